@@ -1,0 +1,1 @@
+"""cluster: Spark standalone clusters, on loopback (`cluster.local`) or over SSH (Fabric)."""

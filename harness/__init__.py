@@ -1,0 +1,1 @@
+"""harness: experimental designs and the campaign runner (`python -m harness.submit`)."""

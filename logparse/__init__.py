@@ -1,0 +1,1 @@
+"""logparse: figures and status from BigDL job logs (.out/.err)."""

@@ -1,0 +1,1 @@
+"""models: cost, ANOVA, queueing and performance-prediction models over a results table."""

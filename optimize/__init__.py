@@ -1,0 +1,1 @@
+"""optimize: searches that run real jobs through the harness (learning rate, batch size, epochs)."""
