@@ -1,0 +1,30 @@
+"""Errors raised by the models package: one base class, ``ModelError``, and its subclasses."""
+
+from __future__ import annotations
+
+
+class ModelError(Exception):
+    """Base class for every error raised by models/."""
+
+
+# --- models.predict ---------------------------------------------------------------------------
+
+
+class MissingColumnError(ModelError):
+    """A column the model needs is not in the table."""
+
+
+class TooFewRowsError(ModelError):
+    """The table has too few rows for the requested fit (e.g. fewer than the CV folds need)."""
+
+
+class InvalidTableError(ModelError):
+    """The table's values cannot be used (non-numeric target, NaN, non-positive power-law input)."""
+
+
+class NotFittedError(ModelError):
+    """predict() or evaluate() was called before fit()."""
+
+
+class FitError(ModelError):
+    """A fit that got valid input failed at run time (the optimizer or solver did not succeed)."""
