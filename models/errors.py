@@ -28,3 +28,18 @@ class NotFittedError(ModelError):
 
 class FitError(ModelError):
     """A fit that got valid input failed at run time (the optimizer or solver did not succeed)."""
+
+
+# --- models.results / models.cost / models.anova ---------------------------------------------
+
+
+class ResultsNotFoundError(ModelError):
+    """The results path is neither a CSV file nor a campaign directory holding results.csv."""
+
+
+class CostError(ModelError):
+    """A cost specification or cost expression is invalid (unknown name, unsafe or malformed)."""
+
+
+class FormulaError(ModelError):
+    """A model formula names unknown columns, cannot be parsed, or is not estimable on the data."""
