@@ -43,3 +43,14 @@ class CostError(ModelError):
 
 class FormulaError(ModelError):
     """A model formula names unknown columns, cannot be parsed, or is not estimable on the data."""
+
+
+# --- models.queueing --------------------------------------------------------------------------
+
+
+class QueueParameterError(ModelError):
+    """A queue parameter is invalid (non-positive rate, fewer than one server, negative scv)."""
+
+
+class UnstableQueueError(ModelError):
+    """The offered load reaches the capacity (rho >= 1): the queue grows without bound."""
