@@ -54,3 +54,7 @@ class QueueParameterError(ModelError):
 
 class UnstableQueueError(ModelError):
     """The offered load reaches the capacity (rho >= 1): the queue grows without bound."""
+
+
+class AnalysisOptionError(ModelError):
+    """Analysis options conflict with each other or with the data (e.g. --robust with --typ 1)."""
