@@ -1,0 +1,79 @@
+"""``python -m harness.design``: make a design from a factors file and write its jobs as CSV.
+
+    python -m harness.design --factors examples/marinos2021/factors.toml --kind fractional \\
+        --generators F=ABCDE --replications 10 --seed 42 --out design.csv
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from harness.design._base import Design
+from harness.design.boxbehnken import box_behnken
+from harness.design.factors import FactorSet, load_factors
+from harness.design.fractional import fractional, parse_generators
+from harness.design.full import full_factorial
+from harness.design.resolution import by_resolution
+from harness.design.schedule import schedule
+from harness.design.summary import describe, describe_schedule
+from harness.errors import DesignError
+
+KINDS = ("fractional", "full", "box-behnken")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line and exit code 2, like DesignError
+        raise DesignError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="python -m harness.design", description="Make an experimental design and its run order.")
+    p.add_argument("--factors", required=True, help="TOML factors file ([factors.NAME] levels = [...])")
+    p.add_argument("--kind", required=True, choices=KINDS)
+    p.add_argument("--generators", help='fractional: generators, e.g. "F=ABCDE" or "D=AB E=AC"')
+    p.add_argument("--resolution", type=int, help="fractional: smallest design of at least this resolution")
+    p.add_argument("--center-points", type=int, default=3, help="box-behnken: center runs (default 3)")
+    p.add_argument("--replications", type=int, default=1, help="jobs per design point (default 1)")
+    p.add_argument("--seed", type=int, help="seed of the random run order (required unless --no-randomize)")
+    p.add_argument("--no-randomize", action="store_true", help="keep standard order")
+    p.add_argument("--block-on", metavar="NAME", help="hard-to-change factor: group its levels into blocks")
+    p.add_argument("--out", required=True, help="CSV to write: one row per job, in execution order")
+    return p
+
+
+def make_design(args: argparse.Namespace, factors: FactorSet) -> Design:
+    """The design the options ask for; conflicting options are a :class:`DesignError`."""
+    if args.kind != "fractional" and (args.generators or args.resolution is not None):
+        raise DesignError(f"--generators and --resolution apply to --kind fractional, not {args.kind}")
+    if args.kind == "full":
+        return full_factorial(factors)
+    if args.kind == "box-behnken":
+        return box_behnken(factors, args.center_points)
+    if (args.generators is None) == (args.resolution is None):
+        raise DesignError("--kind fractional needs exactly one of --generators or --resolution")
+    if args.resolution is not None:
+        return by_resolution(factors, args.resolution)
+    return fractional(factors, parse_generators(args.generators, factors))
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        factors = load_factors(args.factors)
+        design = make_design(args, factors)
+        plan = schedule(design, args.replications, args.seed, not args.no_randomize, args.block_on)
+    except DesignError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        plan.write_csv(args.out)
+    except OSError as exc:
+        print(f"error: cannot write {args.out}: {exc.strerror}", file=sys.stderr)
+        return 1
+    print("\n".join(describe(design) + describe_schedule(plan) + [f"wrote {args.out}"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

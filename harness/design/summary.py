@@ -1,0 +1,69 @@
+"""Plain-text summaries of a design and of its execution order, for the CLI and reports."""
+
+from __future__ import annotations
+
+from harness.design._base import Design
+from harness.design.schedule import Schedule
+
+
+def describe(design: Design) -> list[str]:
+    """Title, factors, generators, defining relation, resolution and alias structure."""
+    lines = [design.title()]
+    lines += ["factors: " + ", ".join(f.label() for f in design.factors.factors)]
+    if design.factors.constants:
+        lines += ["constants: " + ", ".join(f"{n}={v}" for n, v in design.factors.constants)]
+    if design.kind == "box-behnken":
+        lines += ["levels are low, middle, high; a quadratic response surface, not a regular fraction: no alias table"]
+        return lines
+    if design.generators:
+        lines += ["generators: " + ", ".join(map(str, design.generators))]
+        lines += ["defining relation: I = " + " = ".join(map(str, design.defining_relation))]
+    lines += [f"resolution: {design.resolution_label()}"]
+    if not design.aliases:
+        lines += ["aliases: none, every effect is estimable on its own"]
+        return lines
+    lines += ["alias structure (main effects and two-factor interactions):"]
+    lines += [f"  {chain}" for chain in design.aliases]
+    lines += _confounding(design)
+    return lines
+
+
+def _confounding(design: Design) -> list[str]:
+    mains, twos = [], []
+    for chain in design.aliases:
+        low = [str(w) for w in chain.low_order_aliases]
+        if not low:
+            continue
+        text = " = ".join([chain.effect, *low])
+        if len(chain.effect) == 1 or any(len(w.letters) == 1 for w in chain.low_order_aliases):
+            mains.append(text)
+        else:
+            twos.append(text)
+    out = []
+    out += ["main effects aliased with main effects or 2FIs: " + "; ".join(mains)] if mains else [
+        "main effects are clear of other main effects and of two-factor interactions"
+    ]
+    out += ["two-factor interactions aliased with each other: " + "; ".join(twos)] if twos else [
+        "two-factor interactions are clear of each other"
+    ]
+    return out
+
+
+def describe_schedule(plan: Schedule) -> list[str]:
+    """Job count, how the order was made, and how often a blocked factor changes."""
+    d = plan.design
+    lines = [f"jobs: {len(plan.jobs)} ({d.n_runs} runs x {plan.replications} replicates)"]
+    if not plan.randomized:
+        lines += ["order: standard order, not randomized"]
+    else:
+        lines += [f"order: randomized with seed {plan.seed}"]
+    if plan.block_on:
+        name = plan.block_on
+        levels = len(d.factors.by_name(name).levels)
+        lines += [
+            f"blocked on {name}: it changes {plan.changes(name)} times ({levels} blocks"
+            + (f"; about {plan.expected_random_changes(name):.0f} under complete randomization)" if plan.randomized else ")"),
+            f"note: {name} is a hard-to-change (whole-plot) factor; its effect is confounded with drift "
+            "between blocks, so an ordinary ANOVA overstates its significance (analyse as split-plot)",
+        ]
+    return lines
