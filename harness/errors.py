@@ -7,3 +7,21 @@ class HarnessError(Exception):
 
 class DesignError(HarnessError):
     """A factors file, generator or design option is invalid."""
+
+
+class DesignFileError(HarnessError):
+    """A design CSV has bad columns or values; ``problems`` holds one line per bad row."""
+
+    def __init__(self, path: str, problems: list[str]) -> None:
+        self.path = path
+        self.problems = problems
+        head = f"{path}: {len(problems)} problem(s); nothing was submitted"
+        super().__init__("\n".join([head, *problems]))
+
+
+class CapacityError(HarnessError):
+    """A run needs more workers, cores or memory than the cluster offers."""
+
+
+class CampaignError(HarnessError):
+    """The campaign directory cannot be used (e.g. it holds another design)."""
