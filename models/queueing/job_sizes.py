@@ -1,0 +1,115 @@
+"""Job sizes from a results table, and the queue metrics they imply at a chosen utilization.
+
+A job's size is either its wall-clock time in seconds (column ``wall_clock_s``) or seed 001's
+cost T / (100 A)^2 (column ``cost``, or computed from ``wall_clock_s`` and ``accuracy``). The
+service rate is 1 / mean size, per second or per unit of cost; the scv is the sample variance
+(ddof = 1) over the squared mean.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from models.errors import InvalidTableError, MissingColumnError, ResultsNotFoundError
+from models.queueing.formulas import QueueMetrics, arrival_rate_for, mgk, mmk
+
+UNITS = {"time": "seconds (wall_clock_s)", "cost": "seed 001 cost units, T / (100 A)^2"}
+
+
+@dataclass(frozen=True)
+class JobSizes:
+    """Summary of the job sizes of the usable runs in one table."""
+
+    source: str
+    quantity: str  # "time" or "cost"
+    count: int
+    mean: float
+    scv: float
+
+    @property
+    def service_rate(self) -> float:
+        """1 / mean size: jobs per second (time) or per unit of cost."""
+        return 1.0 / self.mean
+
+
+def table_path(results: str | Path) -> Path:
+    """DIR/results.csv for a campaign directory, else the path itself; raises if it is not a file."""
+    path = Path(results)
+    if path.is_dir():
+        path = path / "results.csv"
+    if not path.is_file():
+        raise ResultsNotFoundError(f"no results table at {path}: pass a campaign directory or a CSV file")
+    return path
+
+
+def _number(row: dict[str, str], column: str, line: int) -> float:
+    try:
+        value = float(row[column])
+    except (TypeError, ValueError):
+        raise InvalidTableError(f"line {line}: {column} = {row[column]!r} is not a number") from None
+    if not math.isfinite(value) or value <= 0:
+        raise InvalidTableError(f"line {line}: {column} = {value!r} must be positive for a job size")
+    return value
+
+
+def _size(row: dict[str, str], quantity: str, line: int) -> float:
+    if quantity == "time":
+        return _number(row, "wall_clock_s", line)
+    if row.get("cost") not in (None, ""):
+        return _number(row, "cost", line)
+    accuracy = _number(row, "accuracy", line)
+    if accuracy > 1:
+        raise InvalidTableError(f"line {line}: accuracy {accuracy!r} is above 1; expected a fraction")
+    return _number(row, "wall_clock_s", line) / (100 * accuracy) ** 2
+
+
+def load_job_sizes(results: str | Path, job_size: str | None = None) -> JobSizes:
+    """Read job sizes from a campaign directory (DIR/results.csv) or a CSV.
+
+    Rows with a ``status`` column other than ``ok`` are skipped. ``job_size`` is "time", "cost"
+    or None (time if the table has ``wall_clock_s``, else cost).
+    """
+    path = table_path(results)
+    with path.open(newline="") as handle:
+        reader = csv.DictReader(handle)
+        columns = set(reader.fieldnames or ())
+        rows = [(line, row) for line, row in enumerate(reader, start=2)]
+    quantity = job_size or ("time" if "wall_clock_s" in columns else "cost")
+    if quantity not in UNITS:
+        raise InvalidTableError(f"job_size must be 'time' or 'cost', got {quantity!r}")
+    needed = {"wall_clock_s"} if quantity == "time" else (
+        {"cost"} if "cost" in columns else {"wall_clock_s", "accuracy"})
+    missing = sorted(needed - columns)
+    if missing:
+        raise MissingColumnError(f"{path} has no column {', '.join(missing)} for job_size={quantity!r}")
+    if "status" in columns:
+        rows = [(line, row) for line, row in rows if row["status"] == "ok"]
+    sizes = [_size(row, quantity, line) for line, row in rows]
+    if len(sizes) < 2:
+        raise InvalidTableError(f"{path} has {len(sizes)} usable runs; need at least 2 for a mean and an scv")
+    mean = statistics.fmean(sizes)
+    return JobSizes(str(path), quantity, len(sizes), mean, statistics.variance(sizes) / mean**2)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Queue metrics for one number of servers at the target utilization."""
+
+    servers: int
+    markovian: QueueMetrics  # M/M/k: exponential job sizes assumed, as seed 001 does
+    general: QueueMetrics  # M/G/k with the measured scv (exact P-K when k = 1)
+
+
+def plan(sizes: JobSizes, utilization: float, servers: Sequence[int]) -> list[Plan]:
+    """For each k, the arrival rate rho k mu and the M/M/k and M/G/k metrics it gives."""
+    mu = sizes.service_rate
+    result = []
+    for k in servers:
+        lam = arrival_rate_for(utilization, mu, k)
+        result.append(Plan(k, mmk(lam, mu, k), mgk(lam, mu, k, sizes.scv)))
+    return result
