@@ -8,8 +8,8 @@ words. An effect's aliases are its products with every word of the relation.
 >>> from harness.design.factors import make_factors
 >>> fs = make_factors({n: [-1, 1] for n in "abcd"})
 >>> d = fractional(fs, parse_generators("D=ABC", fs))
->>> d.index[:, 3].tolist()
-[1, 0, 0, 1, 0, 1, 1, 0]
+>>> d.coded[:, 3].astype(int).tolist()
+[-1, 1, 1, -1, 1, -1, -1, 1]
 >>> [str(w) for w in d.defining_relation], d.resolution
 (['ABCD'], 4)
 >>> str(d.aliases[4])
