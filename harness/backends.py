@@ -1,0 +1,157 @@
+"""Where runs go: a cluster the harness may rescale (local), or a fixed one (``--master URL``).
+
+A backend answers three questions for the campaign loop: which master to submit to,
+whether every run fits (checked before the first job: Spark standalone would wait
+forever otherwise), and how to make the cluster match one run (``prepare``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Protocol, Sequence
+
+from cluster.errors import ClusterError, NotRunning
+from cluster.local import LocalCluster, parse_memory_mb
+from cluster.master import AppInfo, MasterState, fetch_state
+from harness.errors import CapacityError
+from harness.runspec import RunSpec
+
+Progress = Callable[[str], None]
+
+
+class Backend(Protocol):
+    master_url: str
+
+    def open(self, specs: Sequence[RunSpec]) -> None: ...
+    def check(self, spec: RunSpec) -> list[str]: ...
+    def prepare(self, spec: RunSpec) -> None: ...
+    def describe(self) -> dict[str, object]: ...
+    def find_app(self, name: str) -> AppInfo | None: ...
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class WorkerSize:
+    """What each worker offers so that every run of a design fits on its nodes."""
+
+    cores: int
+    memory_mb: int
+
+    @classmethod
+    def for_design(cls, specs: Sequence[RunSpec], executor_memory_mb: int) -> "WorkerSize":
+        most = max(s.executors for s in specs)
+        return cls(cores=max(s.cores_per_node for s in specs), memory_mb=most * executor_memory_mb)
+
+
+def capacity_problems(spec: RunSpec, state: MasterState, executor_memory_mb: int, need_exact_nodes: bool) -> list[str]:
+    """Why ``spec`` cannot run on the cluster ``state`` describes (empty when it can)."""
+    workers = state.alive_workers
+    problems = []
+    if len(workers) < spec.nodes:
+        problems.append(f"nodes={spec.nodes} but the cluster has {len(workers)} alive worker(s): "
+                        "add workers or lower nodes")
+    elif need_exact_nodes and len(workers) != spec.nodes:
+        problems.append(f"nodes={spec.nodes} but the fixed cluster has {len(workers)} alive workers and Spark spreads "
+                        "executors over all of them: use --local (it rescales) or a cluster of that size")
+    fitting = [w for w in workers
+               if w.cores >= spec.cores_per_node and w.memory_mb >= spec.executors * executor_memory_mb]
+    if len(fitting) < spec.nodes and workers:
+        best = max(workers, key=lambda w: (w.cores, w.memory_mb))
+        problems.append(
+            f"executors x executor_cores = {spec.executors} x {spec.executor_cores} needs {spec.cores_per_node} cores "
+            f"and {spec.executors * executor_memory_mb} MB on each of {spec.nodes} worker(s); the largest worker offers "
+            f"{best.cores} cores and {best.memory_mb} MB: lower executors/executor_cores or --executor-memory")
+    return problems
+
+
+class FixedBackend:
+    """An existing standalone cluster that the harness does not rescale."""
+
+    def __init__(self, master_url: str, webui_url: str, executor_memory_mb: int) -> None:
+        self.master_url, self.webui_url = master_url, webui_url
+        self.executor_memory_mb = executor_memory_mb
+        self._state: MasterState | None = None
+
+    def open(self, specs: Sequence[RunSpec]) -> None:
+        try:
+            self._state = fetch_state(self.webui_url)
+        except NotRunning as e:
+            raise CapacityError(f"{e} (pass --master-webui if its web UI is not on port 8080)") from e
+
+    def check(self, spec: RunSpec) -> list[str]:
+        assert self._state is not None, "open() first"
+        return capacity_problems(spec, self._state, self.executor_memory_mb, need_exact_nodes=True)
+
+    def prepare(self, spec: RunSpec) -> None:
+        problems = capacity_problems(spec, fetch_state(self.webui_url), self.executor_memory_mb, True)
+        if problems:
+            raise CapacityError(f"run {spec.key}: {problems[0]}")
+
+    def describe(self) -> dict[str, object]:
+        st = self._state
+        return {"backend": "fixed", "master": self.master_url,
+                "workers": [{"id": w.id, "cores": w.cores, "memory_mb": w.memory_mb} for w in st.alive_workers] if st else []}
+
+    def find_app(self, name: str) -> AppInfo | None:
+        return _latest_app(fetch_state(self.webui_url), name)
+
+    def close(self) -> None:
+        pass
+
+
+def _latest_app(state: MasterState, name: str) -> AppInfo | None:
+    apps = [a for a in (*state.active_apps, *state.completed_apps) if a.name == name]
+    return max(apps, key=lambda a: a.id) if apps else None
+
+
+class LocalBackend:
+    """The loopback cluster of :mod:`cluster.local`, rescaled to each run's ``nodes``."""
+
+    def __init__(self, cluster: LocalCluster, executor_memory_mb: int, keep_running: bool = False,
+                 progress: Progress = lambda _: None) -> None:
+        self.cluster = cluster
+        self.executor_memory_mb = executor_memory_mb
+        self.keep_running = keep_running
+        self.progress = progress
+        self.size: WorkerSize | None = None
+        self.started_here = False
+
+    @property
+    def master_url(self) -> str:
+        return self.cluster.master_url
+
+    def open(self, specs: Sequence[RunSpec]) -> None:
+        self.size = WorkerSize.for_design(specs, self.executor_memory_mb)
+        self.started_here = not self.cluster.status().running
+        first = specs[0].nodes if specs else 1
+        self.progress(f"local cluster: workers of {self.size.cores} cores and {self.size.memory_mb} MB "
+                      f"({'starting' if self.started_here else 'reusing'} {self.cluster.master_url})")
+        try:
+            self.cluster.start(first, self.size.cores, self.size.memory_mb)
+        except ClusterError as e:
+            raise CapacityError(f"cannot start the local cluster: {e}") from e
+
+    def check(self, spec: RunSpec) -> list[str]:
+        return []  # workers are sized for the design; the machine's memory is checked in submit
+
+    def prepare(self, spec: RunSpec) -> None:
+        assert self.size is not None, "open() first"
+        if self.cluster.status().workers_started != spec.nodes:
+            self.progress(f"scaling the local cluster to {spec.nodes} worker(s)")
+        self.cluster.scale(spec.nodes, self.size.cores, self.size.memory_mb)
+
+    def describe(self) -> dict[str, object]:
+        assert self.size is not None
+        return {"backend": "local", "master": self.master_url, "worker_cores": self.size.cores,
+                "worker_memory_mb": self.size.memory_mb, "state_dir": str(self.cluster.state_dir)}
+
+    def find_app(self, name: str) -> AppInfo | None:
+        return _latest_app(fetch_state(self.cluster.webui_url), name)
+
+    def close(self) -> None:
+        if self.started_here and not self.keep_running:
+            self.cluster.stop()
+
+
+def executor_memory_mb(text: str) -> int:
+    return parse_memory_mb(text)

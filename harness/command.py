@@ -1,0 +1,76 @@
+"""The spark-submit command line of one run: a pure function of the run spec and the options.
+
+How a design row maps onto Spark standalone (seed 001's meaning of the factors):
+
+* ``nodes`` workers take part: the backend scales the cluster to exactly that many
+  workers before the run (standalone spreads executors over all alive workers).
+* ``--executor-cores executor_cores`` and
+  ``--total-executor-cores nodes x executors x executor_cores``: with the master's
+  default spread-out scheduling every worker then runs ``executors`` executors.
+* ``--executor-memory`` is the same for every executor; each worker offers at least
+  ``executors x executor-memory`` so all executors of a node fit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import jobs
+from cluster.sparkenv import SparkEnv
+from harness.runspec import RunSpec
+
+JOB_SCRIPT = Path(jobs.__file__).with_name("train.py")
+
+
+@dataclass(frozen=True)
+class SubmitOptions:
+    """Everything about a submission that is not a design factor."""
+
+    master_url: str
+    executor_memory: str = "700m"
+    driver_memory: str = "2g"
+    data_dir: Path | None = None  # None: the bundled 5,000-digit sample
+    train_samples: int | None = None
+    test_samples: int | None = None
+    seed: int = 42
+    learning_rate_decay: float | None = None  # None: the job's default (0.0002)
+
+
+def job_args(spec: RunSpec, options: SubmitOptions) -> list[str]:
+    """Arguments of jobs/train.py for this run (every value is one argv element)."""
+    args = [
+        "--model", spec.model,
+        "--learning-rate", repr(float(spec.learning_rate)),
+        "--batch-size", str(spec.batch_size),
+        "--epochs", str(spec.epochs),
+        "--seed", str(options.seed + spec.replicate - 1),
+    ]
+    args += ["--sample"] if options.data_dir is None else ["--data-dir", str(options.data_dir)]
+    if options.train_samples:
+        args += ["--train-samples", str(options.train_samples)]
+    if options.test_samples:
+        args += ["--test-samples", str(options.test_samples)]
+    if options.learning_rate_decay is not None:
+        args += ["--learning-rate-decay", repr(float(options.learning_rate_decay))]
+    return args
+
+
+def submit_argv(spec: RunSpec, options: SubmitOptions, env: SparkEnv) -> list[str]:
+    """The complete spark-submit argv for one run (no shell is ever involved)."""
+    return [
+        str(env.spark_submit),
+        "--master", options.master_url,
+        "--deploy-mode", "client",
+        "--name", f"sparkdl run {spec.key} {spec.model}",
+        "--executor-cores", str(spec.executor_cores),
+        "--total-executor-cores", str(spec.total_cores),
+        "--executor-memory", options.executor_memory,
+        "--driver-memory", options.driver_memory,
+        # Spark would otherwise wait forever for resources it cannot get.
+        "--conf", "spark.scheduler.maxRegisteredResourcesWaitingTime=120s",
+        "--conf", "spark.scheduler.minRegisteredResourcesRatio=1.0",
+        *env.submit_args(),
+        str(JOB_SCRIPT),
+        *job_args(spec, options),
+    ]
