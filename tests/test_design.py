@@ -180,7 +180,8 @@ def test_committed_marinos2021_csv_is_what_the_cli_makes(tmp_path):
 
 def test_seed_004_full_factorial_96_points_3_replications(tmp_path):
     out = tmp_path / "c.csv"
-    assert main(["--factors", str(COURIER), "--kind", "full", "--replications", "3", "--seed", "4", "--out", str(out)]) == 0
+    args = ["--factors", str(COURIER), "--kind", "full", "--replications", "3", "--seed", "4"]
+    assert main([*args, "--out", str(out)]) == 0
     rows = list(csv.DictReader(out.open()))
     assert len(rows) == 288
     names = ["executors", "batch_size", "njobs", "model"]
@@ -191,7 +192,8 @@ def test_seed_004_full_factorial_96_points_3_replications(tmp_path):
     assert Counter((r["run"], r["replicate"]) for r in rows) == {
         (str(run), str(rep)): 1 for run in range(1, 97) for rep in (1, 2, 3)
     }
-    assert {(r["nodes"], r["executor_cores"], r["epochs"], r["learning_rate"]) for r in rows} == {("1", "1", "10", "0.01")}
+    constants = {(r["nodes"], r["executor_cores"], r["epochs"], r["learning_rate"]) for r in rows}
+    assert constants == {("1", "1", "10", "0.01")}
 
 
 def test_full_factorial_standard_order_first_factor_fastest():
@@ -359,7 +361,9 @@ def test_box_behnken_middle_levels():
 
 # -- errors -----------------------------------------------------------------------------
 
-GOOD = '[factors.a]\nlevels = [1, 2]\n[factors.b]\nlevels = [1, 2]\n[factors.c]\nlevels = [1, 2]\n[factors.d]\nlevels = [1, 2]\n'
+TWO = "[factors.a]\nlevels = [1, 2]\n[factors.b]\nlevels = [1, 2]\n"
+GOOD = TWO + "[factors.c]\nlevels = [1, 2]\n[factors.d]\nlevels = [1, 2]\n"
+THREE_LEVEL_A = GOOD.replace("[1, 2]", "[1, 2, 3]", 1)
 
 
 @pytest.mark.parametrize(
@@ -386,8 +390,9 @@ GOOD = '[factors.a]\nlevels = [1, 2]\n[factors.b]\nlevels = [1, 2]\n[factors.c]\
         (GOOD, ["--kind", "fractional"], "exactly one of"),
         (GOOD, ["--kind", "fractional", "--resolution", "2"], "must be >= 3"),
         (GOOD, ["--kind", "full", "--generators", "D=ABC"], "apply to --kind fractional"),
-        (GOOD.replace("[1, 2]\n[factors.b]", "[1, 2, 3]\n[factors.b]"), ["--kind", "fractional", "--generators", "D=ABC"], "exactly 2"),
-        ("[factors.a]\nlevels = [1, 2]\n[factors.b]\nlevels = [1, 2]\n", ["--kind", "box-behnken"], "at least 3 factors"),
+        (THREE_LEVEL_A, ["--kind", "fractional", "--generators", "D=ABC"], "exactly 2"),
+        (THREE_LEVEL_A, ["--kind", "fractional", "--resolution", "3"], "exactly 2"),
+        (TWO, ["--kind", "box-behnken"], "at least 3 factors"),
         (GOOD.replace("[1, 2]", "['x', 'y']", 1), ["--kind", "box-behnken"], "non-numeric"),
         (GOOD, ["--kind", "full", "--block-on", "zz", "--seed", "1"], "unknown factor 'zz'"),
         (GOOD, ["--kind", "full", "--replications", "0", "--seed", "1"], "replications must be >= 1"),
@@ -429,3 +434,24 @@ def test_doctests():
         failed, tried = doctest.testmod(module)
         assert tried > 0, module.__name__
         assert failed == 0, module.__name__
+
+
+@pytest.mark.parametrize("k, resolution", [(6, 4), (7, 3), (8, 5)])
+def test_summary_lists_exactly_the_confounded_low_order_effects(k, resolution):
+    d = by_resolution(two_level(k), resolution)
+    letters, x = d.factors.letters, d.coded
+    low = ["".join(letters[j] for j in s) for n in (1, 2) for s in itertools.combinations(range(k), n)]
+    cols = {e: column_product(x, [letters.index(ch) for ch in e]) for e in low}
+    brute = {
+        frozenset((a, b)) for a, b in itertools.combinations(low, 2) if abs(int(cols[a] @ cols[b])) == d.n_runs
+    }
+    text = "\n".join(hd.describe(d))
+    listed = set()
+    for line in text.splitlines():
+        if line.startswith(("main effects aliased", "two-factor interactions aliased")):
+            for group in line.split(": ", 1)[1].split("; "):
+                members = [m.lstrip("-") for m in group.split(" = ")]
+                listed |= {frozenset(p) for p in itertools.combinations(members, 2)}
+    assert listed == brute
+    assert ("main effects are clear" in text) == (d.resolution >= 4)
+    assert ("two-factor interactions are clear" in text) == (d.resolution >= 5)

@@ -71,7 +71,10 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         print(f"error: cannot write {args.out}: {exc.strerror}", file=sys.stderr)
         return 1
-    print("\n".join(describe(design) + describe_schedule(plan) + [f"wrote {args.out}"]))
+    searched = []
+    if args.resolution is not None:
+        searched = [f"searched: the fewest runs with resolution >= {args.resolution}, minimum aberration"]
+    print("\n".join(searched + describe(design) + describe_schedule(plan) + [f"wrote {args.out}"]))
     return 0
 
 

@@ -158,7 +158,9 @@ def _check_levels(name: str, values: Any) -> tuple[Level, ...]:
         raise DesignError(f"factors.{name}.levels must be a list, e.g. levels = [1, 4]")
     levels = tuple(_check_value(f"factors.{name}.levels", v) for v in values)
     if len(levels) < 2:
-        raise DesignError(f"factors.{name} has {len(levels)} level(s); a factor needs >= 2 (fixed values go in [constants])")
+        raise DesignError(
+            f"factors.{name} has {len(levels)} level(s); a factor needs >= 2 (fixed values go in [constants])"
+        )
     kinds = {isinstance(v, str) for v in levels}
     if len(kinds) > 1:
         raise DesignError(f"factors.{name}.levels mixes numbers and strings; use one kind")

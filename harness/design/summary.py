@@ -29,24 +29,25 @@ def describe(design: Design) -> list[str]:
 
 
 def _confounding(design: Design) -> list[str]:
+    """Which main effects and two-factor interactions share an estimate with each other."""
     mains, twos = [], []
     for chain in design.aliases:
-        low = [str(w) for w in chain.low_order_aliases]
-        if not low:
+        members = [chain.effect, *map(str, chain.low_order_aliases)]
+        if len(members) < 2:
             continue
-        text = " = ".join([chain.effect, *low])
-        if len(chain.effect) == 1 or any(len(w.letters) == 1 for w in chain.low_order_aliases):
-            mains.append(text)
-        else:
-            twos.append(text)
-    out = []
-    out += ["main effects aliased with main effects or 2FIs: " + "; ".join(mains)] if mains else [
-        "main effects are clear of other main effects and of two-factor interactions"
+        if len(chain.effect) == 1 or any(len(m.lstrip("-")) == 1 for m in members):
+            mains.append(" = ".join(members))
+        pairs = [m for m in members if len(m.lstrip("-")) == 2]
+        if len(pairs) >= 2:
+            twos.append(" = ".join(pairs))
+    return [
+        "main effects aliased with main effects or 2FIs: " + "; ".join(mains)
+        if mains
+        else "main effects are clear of other main effects and of two-factor interactions",
+        "two-factor interactions aliased with each other: " + "; ".join(twos)
+        if twos
+        else "two-factor interactions are clear of each other",
     ]
-    out += ["two-factor interactions aliased with each other: " + "; ".join(twos)] if twos else [
-        "two-factor interactions are clear of each other"
-    ]
-    return out
 
 
 def describe_schedule(plan: Schedule) -> list[str]:
@@ -60,9 +61,11 @@ def describe_schedule(plan: Schedule) -> list[str]:
     if plan.block_on:
         name = plan.block_on
         levels = len(d.factors.by_name(name).levels)
+        versus = ""
+        if plan.randomized:
+            versus = f"; about {plan.expected_random_changes(name):.0f} under complete randomization"
         lines += [
-            f"blocked on {name}: it changes {plan.changes(name)} times ({levels} blocks"
-            + (f"; about {plan.expected_random_changes(name):.0f} under complete randomization)" if plan.randomized else ")"),
+            f"blocked on {name}: it changes {plan.changes(name)} times ({levels} blocks{versus})",
             f"note: {name} is a hard-to-change (whole-plot) factor; its effect is confounded with drift "
             "between blocks, so an ordinary ANOVA overstates its significance (analyse as split-plot)",
         ]
