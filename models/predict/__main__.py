@@ -1,0 +1,5 @@
+"""Entry point for ``python -m models.predict``."""
+
+from models.predict.cli import main
+
+raise SystemExit(main())
