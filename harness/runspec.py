@@ -106,21 +106,26 @@ def parse_row(row: dict[str, str], default_run: int) -> RunSpec | list[str]:
     if model not in MODELS:
         problems.append(f"model={model!r} is unknown: use one of {', '.join(MODELS)}")
     values["model"] = model
-    if not problems:
-        spec = RunSpec(**values)  # type: ignore[arg-type]
-        if spec.batch_size % spec.total_cores:
-            lo = spec.batch_size // spec.total_cores * spec.total_cores
-            hint = f"{lo} or {lo + spec.total_cores}" if lo else str(spec.total_cores)
-            problems.append(
-                f"batch_size={spec.batch_size} is not a multiple of nodes x executors x executor_cores = "
-                f"{spec.total_cores} (BigDL rejects it): use e.g. {hint}")
-        else:
-            return spec
-    return problems
+    if problems:
+        return problems
+    return RunSpec(**values)  # type: ignore[arg-type]
 
 
-def read_design(path: Path) -> list[RunSpec]:
-    """Every row of a design CSV as a :class:`RunSpec`; raises :class:`DesignFileError` listing all problems."""
+def batch_problem(spec: RunSpec) -> str | None:
+    """BigDL needs the batch size to be a multiple of the job's total cores."""
+    if spec.batch_size % spec.total_cores == 0:
+        return None
+    lo = spec.batch_size // spec.total_cores * spec.total_cores
+    hint = f"{lo} or {lo + spec.total_cores}" if lo else str(spec.total_cores)
+    return (f"batch_size={spec.batch_size} is not a multiple of nodes x executors x executor_cores = "
+            f"{spec.total_cores} (BigDL rejects it): use e.g. {hint}")
+
+
+def read_design(path: Path, check_batch: bool = True) -> list[RunSpec]:
+    """Every row of a design CSV as a :class:`RunSpec`; raises :class:`DesignFileError` listing all problems.
+
+    ``check_batch=False`` lets rows that BigDL will reject through (to record how it fails).
+    """
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8-sig")
@@ -147,6 +152,10 @@ def read_design(path: Path) -> list[RunSpec]:
         result = parse_row(row, default_run=number)
         if isinstance(result, list):
             problems.extend(f"row {number}: {p}" for p in result)
+            continue
+        batch = batch_problem(result) if check_batch else None
+        if batch:
+            problems.append(f"row {number}: {batch}")
             continue
         cell = (result.run, result.replicate)
         if cell in seen:
