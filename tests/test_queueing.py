@@ -1,0 +1,416 @@
+"""Queueing closed forms vs textbook values, independent formulas, ciw simulations and properties."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import statistics
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.special import gammaln, logsumexp
+
+from models.errors import FitError, MissingColumnError, QueueParameterError, UnstableQueueError
+from models.queueing import erlang_b, erlang_c, ggk, mg1, mgk, mm1, mmk
+from models.queueing.cli import main
+from models.queueing.compare import compare, compare_grid, explain
+from models.queueing.cpu_disk import (JobConfig, cpu_disk_response_time, disk_service_rate_from_time,
+                                      fit_cpu_disk)
+from models.queueing.job_sizes import load_job_sizes, plan
+from models.queueing.simulate import simulate, simulate_ps_tandem
+
+# ---------------------------------------------------------------- textbook values
+
+
+def test_mm1_textbook():
+    m = mm1(0.5, 1.0)
+    assert (m.rho, m.p_wait, m.EN, m.ENq, m.ET, m.ETq) == pytest.approx((0.5, 0.5, 1.0, 0.5, 2.0, 1.0))
+
+
+def test_mm3_textbook_example():
+    # lambda = 6/h, mu = 3/h, c = 3: P0 = 1/9, C = 4/9, Lq = 8/9, Wq = 4/27 h (Gross & Harris style example).
+    m = mmk(6.0, 3.0, 3)
+    assert m.p_wait == pytest.approx(4 / 9, rel=1e-12)
+    assert m.ENq == pytest.approx(8 / 9, rel=1e-12)
+    assert m.ETq == pytest.approx(4 / 27, rel=1e-12)
+    assert m.ET == pytest.approx(4 / 27 + 1 / 3, rel=1e-12)
+
+
+@pytest.mark.parametrize("rho", [0.1, 0.5, 0.9])
+def test_mm2_erlang_c_closed_form(rho):
+    assert erlang_c(2, 2 * rho) == pytest.approx(2 * rho**2 / (1 + rho), rel=1e-12)
+
+
+@pytest.mark.parametrize("servers,load,blocking", [(5, 1.36, 0.01), (10, 4.46, 0.01), (20, 12.03, 0.01),
+                                                   (10, 6.22, 0.05), (50, 37.90, 0.01)])
+def test_erlang_b_table(servers, load, blocking):
+    # Classic Erlang B table (offered load in Erlangs for a grade of service), loads rounded to 0.01.
+    assert erlang_b(servers, load) == pytest.approx(blocking, rel=0.02)
+
+
+def test_md1_pollaczek_khinchine_textbook():
+    m = mg1(0.5, 1.0, 0.0)  # M/D/1: Lq = rho^2 / (2 (1 - rho)) = 0.25
+    assert m.ENq == pytest.approx(0.25, rel=1e-12)
+    assert m.ETq == pytest.approx(0.5, rel=1e-12)
+    assert m.ET == pytest.approx(1.5, rel=1e-12)
+    assert m.p_wait == pytest.approx(0.5)
+
+
+def test_seed001_corrected_numbers():
+    # Mean of the 320 costs in seed 001's Table II is 12.479 / 320 = 0.038996875 (summed by hand/script).
+    mean_cost = 0.038996875
+    mu = 1 / mean_cost
+    one = mm1(0.8 * mu, mu)
+    assert one.EN == pytest.approx(4.0) and one.ET == pytest.approx(mean_cost / 0.2)
+    four = mmk(0.8 * 4 * mu, mu, 4)
+    # M/M/4 at rho 0.8: P0 = 1 / (sum_{n<4} 3.2^n/n! + 3.2^4/4!/(1-0.8)), C = 3.2^4/4!/(0.2) P0.
+    a = 3.2
+    p0 = 1 / (sum(a**n / math.factorial(n) for n in range(4)) + a**4 / 24 / 0.2)
+    c = a**4 / 24 / 0.2 * p0
+    assert four.p_wait == pytest.approx(c, rel=1e-12)
+    assert four.EN == pytest.approx(c * 4 + a, rel=1e-12)
+    assert four.ET == pytest.approx((c * 4 + a) / (0.8 * 4 * mu), rel=1e-12)
+
+
+# ---------------------------------------------------------------- Erlang C: recursion vs direct
+
+
+def _erlang_c_direct(k: int, a: Fraction) -> Fraction:
+    top = a**k / math.factorial(k) * Fraction(k) / (k - a)
+    return top / (sum(a**i / math.factorial(i) for i in range(k)) + top)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 5, 8, 13, 21, 30])
+@pytest.mark.parametrize("rho", [Fraction(1, 10), Fraction(1, 2), Fraction(9, 10), Fraction(99, 100)])
+def test_erlang_c_recursion_matches_factorial_formula(k, rho):
+    a = rho * k
+    assert erlang_c(k, float(a)) == pytest.approx(float(_erlang_c_direct(k, a)), rel=1e-12)
+
+
+@pytest.mark.parametrize("k,rho", [(500, 0.98), (500, 0.5), (1000, 0.999)])
+def test_erlang_c_large_k_no_overflow(k, rho):
+    a = rho * k
+    # Independent: log-space direct formula (gammaln, logsumexp).
+    n = np.arange(k)
+    log_top = k * math.log(a) - gammaln(k + 1) + math.log(k / (k - a))
+    log_sum = logsumexp(np.append(n * math.log(a) - gammaln(n + 1), log_top))
+    expected = math.exp(log_top - log_sum)
+    got = erlang_c(k, a)
+    assert 0 < got < 1 and got == pytest.approx(expected, rel=1e-9)
+    m = mmk(a, 1.0, k)
+    assert all(math.isfinite(v) for v in m.metrics().values())
+
+
+# ---------------------------------------------------------------- reductions between models
+
+
+@given(st.floats(0.01, 0.99), st.floats(0.1, 100))
+def test_mmk_with_one_server_is_mm1(rho, mu):
+    a, b = mmk(rho * mu, mu, 1), mm1(rho * mu, mu)
+    for key, value in b.metrics().items():
+        assert a.metrics()[key] == pytest.approx(value, rel=1e-12, abs=1e-15)
+
+
+@given(st.floats(0.01, 0.99), st.integers(1, 50), st.floats(0, 10))
+def test_reductions(rho, k, scv):
+    lam = rho * k
+    assert mgk(lam, 1.0, k, 1.0).metrics() == pytest.approx(mmk(lam, 1.0, k).metrics(), rel=1e-12)
+    assert mg1(rho, 1.0, 1.0).metrics() == pytest.approx(mm1(rho, 1.0).metrics(), rel=1e-12)
+    assert mgk(rho, 1.0, 1, scv).metrics() == pytest.approx(mg1(rho, 1.0, scv).metrics(), rel=1e-12)
+    assert ggk(lam, 1.0, k, scv, 1.0).metrics() == pytest.approx(mgk(lam, 1.0, k, scv).metrics(), rel=1e-12)
+
+
+@given(st.floats(0.01, 0.99), st.floats(0, 5), st.floats(0, 5))
+def test_allen_cunneen_one_server_is_kingman(rho, ca2, cs2):
+    assert ggk(rho, 1.0, 1, cs2, ca2).ETq == pytest.approx(rho / (1 - rho) * (ca2 + cs2) / 2, rel=1e-12)
+
+
+# ---------------------------------------------------------------- properties
+
+MODELS = {
+    "mmk": lambda lam, mu, k, cs2, ca2: mmk(lam, mu, k),
+    "mgk": lambda lam, mu, k, cs2, ca2: mgk(lam, mu, k, cs2),
+    "ggk": lambda lam, mu, k, cs2, ca2: ggk(lam, mu, k, cs2, ca2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+@settings(max_examples=60, deadline=None)
+@given(rho=st.floats(0.001, 0.999), mu=st.floats(0.01, 1000), k=st.integers(1, 200),
+       cs2=st.floats(0, 20), ca2=st.floats(0, 20))
+def test_identities(name, rho, mu, k, cs2, ca2):
+    lam = rho * k * mu
+    m = MODELS[name](lam, mu, k, cs2, ca2)
+    assert m.rho == pytest.approx(rho, rel=1e-12)
+    assert m.ET == pytest.approx(m.ETq + 1 / mu, rel=1e-12)
+    assert m.EN == pytest.approx(lam * m.ET, rel=1e-12)  # Little's law
+    assert m.ENq == pytest.approx(lam * m.ETq, rel=1e-12)
+    assert 0 <= m.p_wait <= 1
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+@settings(max_examples=60, deadline=None)
+@given(r1=st.floats(0.001, 0.998), r2=st.floats(0.001, 0.998), k=st.integers(1, 100), cs2=st.floats(0, 20))
+def test_monotone_in_arrival_rate(name, r1, r2, k, cs2):
+    lo, hi = sorted((r1, r2))
+    a, b = MODELS[name](lo * k, 1.0, k, cs2, 1.0), MODELS[name](hi * k, 1.0, k, cs2, 1.0)
+    assert a.ET <= b.ET * (1 + 1e-12) and a.ETq <= b.ETq * (1 + 1e-12) + 1e-300
+    assert a.p_wait <= b.p_wait + 1e-12 and a.EN <= b.EN * (1 + 1e-12)
+
+
+# ---------------------------------------------------------------- errors
+
+
+@pytest.mark.parametrize("call", [lambda: mm1(1.0, 1.0), lambda: mmk(4.0, 1.0, 4), lambda: mgk(9.0, 2.0, 4, 1.0),
+                                  lambda: mg1(2.0, 1.0, 0.5), lambda: ggk(5.0, 1.0, 2, 1.0, 1.0)])
+def test_unstable_is_an_error(call):
+    with pytest.raises(UnstableQueueError, match="servers"):
+        call()
+
+
+def test_unstable_message_names_needed_servers():
+    with pytest.raises(UnstableQueueError, match="at least 6 servers"):
+        mmk(5.0, 1.0, 4)
+
+
+@pytest.mark.parametrize("call,field", [
+    (lambda: mm1(0.0, 1.0), "arrival_rate"), (lambda: mm1(0.5, -1.0), "service_rate"),
+    (lambda: mm1(math.nan, 1.0), "arrival_rate"), (lambda: mmk(0.5, 1.0, 0), "servers"),
+    (lambda: mmk(0.5, 1.0, 2.5), "servers"), (lambda: mg1(0.5, 1.0, -0.1), "scv"),
+    (lambda: ggk(0.5, 1.0, 1, 1.0, -1.0), "scv_arrival"),
+])
+def test_bad_parameters(call, field):
+    with pytest.raises(QueueParameterError, match=field):
+        call()
+
+
+# ---------------------------------------------------------------- simulation (ciw), 99% CIs
+# Each run: 6 replications x 2000 jobs (a fraction of a second on an idle core). Seeds are fixed, so
+# the outcome is reproducible; the 99% intervals come from the replications (Student t).
+
+
+def _sim(lam, mu, k, scv=1.0, family=None, seed=0):
+    return simulate(lam, mu, k, seed=seed, scv=scv, service_family=family, jobs=2000, replications=6)
+
+
+def test_sim_mm1():
+    m, s = mm1(0.5, 1.0), _sim(0.5, 1.0, 1, seed=101)
+    assert s.ET.contains(m.ET) and s.ETq.contains(m.ETq) and s.p_wait.contains(m.p_wait)
+
+
+def test_sim_mm4():
+    m, s = mmk(2.8, 1.0, 4), _sim(2.8, 1.0, 4, seed=102)
+    assert s.ET.contains(m.ET) and s.ETq.contains(m.ETq) and s.p_wait.contains(m.p_wait)
+
+
+def test_sim_md1():
+    m, s = mg1(0.5, 1.0, 0.0), _sim(0.5, 1.0, 1, scv=0.0, seed=103)
+    assert s.ET.contains(m.ET) and s.ETq.contains(m.ETq)
+
+
+def test_sim_mg1_gamma():
+    m, s = mg1(0.5, 1.0, 2.0), _sim(0.5, 1.0, 1, scv=2.0, family="gamma", seed=104)
+    assert s.ET.contains(m.ET) and s.ETq.contains(m.ETq)
+
+
+@pytest.mark.parametrize("scv,family,seed", [(0.0, None, 105), (2.0, "gamma", 106)])
+def test_sim_mgk_lee_longton_tolerance(scv, family, seed):
+    # Lee-Longton is an approximation: long runs (10 x 20000 jobs) put its ETq error for M/G/4 at
+    # rho 0.7 at -7% (deterministic) and +0.4% (gamma scv 2), +7% (gamma scv 4), +37% (lognormal
+    # scv 4 at rho 0.5); ET errors are a few percent. We require ET within 5% of the simulated mean,
+    # beyond the simulation's own 99% half-width.
+    m, s = mgk(2.8, 1.0, 4, scv), _sim(2.8, 1.0, 4, scv=scv, family=family, seed=seed)
+    half = (s.ET.high - s.ET.low) / 2
+    assert abs(m.ET - s.ET.mean) <= 0.05 * s.ET.mean + half
+
+
+def test_sim_ps_cpu_then_disk_is_sum_of_mm1_means():
+    # M/M/1-PS has the M/M/1 mean, and a Jackson tandem's mean is the sum of the stations' means.
+    est = simulate_ps_tandem(0.4, 1.0, 0.8, seed=107, jobs=1500, replications=6)
+    assert est.contains(mm1(0.4, 1.0).ET + mm1(0.4, 0.8).ET)
+
+
+def test_simulation_is_reproducible():
+    a = simulate(0.5, 1.0, 1, seed=5, jobs=200, replications=2)
+    b = simulate(0.5, 1.0, 1, seed=5, jobs=200, replications=2)
+    c = simulate(0.5, 1.0, 1, seed=6, jobs=200, replications=2)
+    assert a == b and a != c
+
+
+# ---------------------------------------------------------------- fast vs slow (seed 000)
+
+
+@given(st.floats(0.01, 0.99), st.integers(2, 32))
+def test_fast_server_always_wins_for_exponential_jobs(rho, k):
+    assert compare(k, rho, 1.0).winner == "fast"
+
+
+def test_slow_servers_win_with_high_variability_and_load():
+    c = compare(4, 0.9, 10.0)
+    assert c.winner == "slow" and "slow servers win" in explain(c)
+    assert compare(4, 0.5, 0.0).winner == "fast"
+
+
+def test_fast_vs_slow_verdict_matches_simulation_at_clear_gap():
+    c = compare(4, 0.7, 0.0)
+    fast = simulate(c.fast.arrival_rate, c.fast.service_rate, 1, scv=0.0, seed=108, jobs=1000, replications=4)
+    slow = simulate(c.slow.arrival_rate, c.slow.service_rate, 4, scv=0.0, seed=109, jobs=1000, replications=4)
+    assert fast.ET.high < slow.ET.low and c.winner == "fast"
+
+
+def test_compare_grid_shape():
+    grid = compare_grid(4, [0.5, 0.7, 0.9], [0, 1, 4])
+    assert [(c.utilization, c.scv) for c in grid][:3] == [(0.5, 0), (0.5, 1), (0.5, 4)] and len(grid) == 9
+    for c in grid:
+        assert c.fast.rho == pytest.approx(c.slow.rho) and c.fast.servers == 1 and c.slow.servers == 4
+
+
+# ---------------------------------------------------------------- seed 004 CPU + disk
+
+
+def test_cpu_disk_worked_example():
+    cfg = JobConfig(batch_size=64, epochs=1, cpus=4, workers=2)  # ceil(60000/64) = 938 iterations
+    p = cpu_disk_response_time(cfg, 0.045, 100.0)
+    lam = 2 / 0.045
+    assert p.iterations == 938 and p.disk_arrival_rate == pytest.approx(lam)
+    assert p.ET == pytest.approx(938 * (0.045 + 1 / (100 - lam)), rel=1e-12)
+    with pytest.raises(UnstableQueueError):
+        cpu_disk_response_time(cfg, 0.045, 40.0)
+
+
+@given(st.sampled_from([32, 64, 128, 256, 512]), st.integers(1, 64), st.integers(1, 8), st.integers(1, 4),
+       st.floats(0.001, 1.0), st.floats(1.01, 50))
+def test_cpu_disk_inversion_roundtrip(batch, cpus, workers, njobs, s_cpu, headroom):
+    cfg = JobConfig(batch, 1, cpus, workers, njobs)
+    mu = headroom * cfg.tasks_per_worker() / s_cpu
+    t = cpu_disk_response_time(cfg, s_cpu, mu).ET
+    assert disk_service_rate_from_time(cfg, t, s_cpu) == pytest.approx(mu, rel=1e-9)
+
+
+def _synthetic_runs():
+    configs = [JobConfig(b, e, c, w, j) for b in (64, 128, 256, 512) for c in (1, 4, 16)
+               for w in (1, 3) for j in (1, 2) for e in (1, 2)]
+    truth = (200.0, 0.2, 30.0)  # mu_D >= 200 + 30 p > lambda_D = max(1, p/w) / 0.045
+    times = [cpu_disk_response_time(c, 0.045, truth[0] + truth[1] * c.batch_size + truth[2] * c.processes).ET
+             for c in configs]
+    return configs, times, truth
+
+
+def test_cpu_disk_fit_recovers_generating_rates():
+    configs, times, truth = _synthetic_runs()
+    model = fit_cpu_disk(configs, times, 0.045)
+    assert (model.intercept, model.per_batch, model.per_process) == pytest.approx(truth, rel=1e-8)
+    assert [model.predict(c).ET for c in configs] == pytest.approx(times, rel=1e-8)
+
+
+def test_cpu_disk_fit_errors():
+    cfg = JobConfig(64, 1, 4, 2)
+    with pytest.raises(QueueParameterError, match="cpu_service_time"):
+        disk_service_rate_from_time(cfg, 938 * 0.04, 0.045)
+    with pytest.raises(FitError, match="batch_size and processes"):
+        fit_cpu_disk([cfg, cfg, cfg], [100.0, 110.0, 120.0], 0.045)
+
+
+# ---------------------------------------------------------------- results tables
+
+
+def _write(path, header, rows):
+    with open(path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(header)
+        writer.writerows(rows)
+
+
+HARNESS = ["run", "replicate", "model", "nodes", "executors", "executor_cores", "epochs", "learning_rate",
+           "batch_size", "status", "reason", "wall_clock_s", "accuracy", "elapsed_s", "start", "end", "app_id"]
+
+
+def _harness_rows(times, statuses):
+    return [[i, 1, "lenet", 1, 1, 1, 1, 0.01, 64, s, "", t, 0.97, t + 5, "", "", f"app-{i}"]
+            for i, (t, s) in enumerate(zip(times, statuses))]
+
+
+def test_job_sizes_from_campaign_dir_use_ok_rows_only(tmp_path):
+    times = [100.0, 120.0, 80.0, 5000.0, 95.0]
+    _write(tmp_path / "results.csv", HARNESS, _harness_rows(times, ["ok", "ok", "ok", "failed", "ok"]))
+    sizes = load_job_sizes(tmp_path)
+    ok = [100.0, 120.0, 80.0, 95.0]
+    assert sizes.quantity == "time" and sizes.count == 4
+    assert sizes.mean == pytest.approx(statistics.mean(ok))
+    assert sizes.scv == pytest.approx(np.var(ok, ddof=1) / np.mean(ok) ** 2)
+    cost = load_job_sizes(tmp_path, "cost")
+    assert cost.mean == pytest.approx(statistics.mean(t / 97.0**2 for t in ok))
+    p1, p4 = plan(sizes, 0.8, [1, 4])
+    assert p1.markovian.arrival_rate == pytest.approx(0.8 / sizes.mean)
+    assert p4.general.arrival_rate == pytest.approx(3.2 / sizes.mean) and p4.general.rho == pytest.approx(0.8)
+
+
+def test_job_sizes_missing_column(tmp_path):
+    _write(tmp_path / "t.csv", ["run", "cost"], [[1, 0.1], [2, 0.2]])
+    with pytest.raises(MissingColumnError, match="wall_clock_s"):
+        load_job_sizes(tmp_path / "t.csv", "time")
+
+
+# ---------------------------------------------------------------- CLI
+
+
+@pytest.mark.parametrize("argv", [
+    ["mm1", "--arrival-rate", "0.5", "--service-rate", "1"],
+    ["mmk", "--arrival-rate", "2.8", "--service-rate", "1", "--servers", "4"],
+    ["mg1", "--arrival-rate", "0.5", "--service-rate", "1", "--scv", "0"],
+    ["mgk", "--arrival-rate", "2.8", "--service-rate", "1", "--servers", "4", "--scv", "2"],
+    ["ggk", "--arrival-rate", "2.8", "--service-rate", "1", "--servers", "4", "--scv", "2", "--scv-arrival", "0.5"],
+])
+def test_cli_json_keys(argv, capsys):
+    assert main(argv + ["--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert list(out) == ["rho", "p_wait", "EN", "ENq", "ET", "ETq"]
+
+
+def test_cli_mm1_values(capsys):
+    assert main(["mm1", "--arrival-rate", "0.5", "--service-rate", "1", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["ET"] == pytest.approx(2.0)
+
+
+@pytest.mark.parametrize("argv", [
+    ["mm1", "--arrival-rate", "1", "--service-rate", "1"],
+    ["mmk", "--arrival-rate", "5", "--service-rate", "1", "--servers", "4"],
+    ["mg1", "--arrival-rate", "0.5", "--service-rate", "1", "--scv", "-1"],
+])
+def test_cli_bad_input_exit_2(argv, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1
+
+
+def test_cli_from_results(tmp_path, capsys):
+    _write(tmp_path / "t.csv", ["run", "cost"], [[1, 0.02], [2, 0.04], [3, 0.06]])
+    assert main(["from-results", str(tmp_path / "t.csv"), "--utilization", "0.8", "--servers", "1,4",
+                 "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["job_size"]["quantity"] == "cost" and out["job_size"]["service_rate"] == pytest.approx(25.0)
+    assert [(r["servers"], r["model"]) for r in out["rows"]] == [(1, "M/M/1"), (1, "M/G/1"), (4, "M/M/4"),
+                                                                  (4, "M/G/4")]
+    assert out["rows"][0]["ET"] == pytest.approx(1 / (25.0 * 0.2))
+    assert main(["from-results", str(tmp_path / "missing.csv")]) == 2
+
+
+def test_cli_compare(capsys):
+    assert main(["compare", "--servers", "4", "--utilization", "0.5,0.9", "--scv", "1,10"]) == 0
+    out = capsys.readouterr().out
+    assert "rho=0.5, scv=1: one fast server wins" in out and "rho=0.9, scv=10: 4 slow servers win" in out
+
+
+def test_cli_cpu_disk(tmp_path, capsys):
+    configs, times, _ = _synthetic_runs()
+    rows = [[i, 1, "lenet", c.workers, c.cpus, 1, c.epochs, 0.01, c.batch_size, "ok", "", t, 0.97, t, "", "", ""]
+            for i, (c, t) in enumerate(zip(configs, times))]
+    _write(tmp_path / "results.csv", HARNESS + ["njobs"], [r + [c.njobs] for r, c in zip(rows, configs)])
+    assert main(["cpu-disk", str(tmp_path), "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["mape_config_means"] == pytest.approx(0.0, abs=1e-9)
+    assert out["disk_rate"]["per_process"] == pytest.approx(30.0, rel=1e-8)
