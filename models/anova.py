@@ -325,27 +325,22 @@ def default_terms(
         for i, a in enumerate(factors)
         for b in factors[i + 1 :]
     ]
-    # A member of a user-given alias group is skipped once another member was kept.
-    groups = [{_canonical(t, order) for t in g} for g in parse_aliases(aliases)]
+    # Alias groups only set priority: the first-listed member of each group is tried before the
+    # other interactions, so it is the one kept when the rank test finds the group aliased.
+    strip = lambda t: _canonical(t.replace("C(", "").replace(")", ""), order)  # noqa: E731
+    firsts = {_canonical(g[0], order) for g in parse_aliases(aliases)}
+    ordered = [t for t in pairs if strip(t) in firsts] + [t for t in pairs if strip(t) not in firsts]
     pts = code_factors(frame[list(factors)].drop_duplicates(), factors)
     x, slices = _design_matrix(" + ".join(mains + pairs), pts)
     keep_cols = list(range(slices["Intercept"].stop))
     kept: dict[str, slice] = {"Intercept": slices["Intercept"]}
     aliased: list[Alias] = []
-    kept_names: list[str] = []
-    for term in mains + pairs:
+    for term in mains + ordered:
         s = slices[term]
         cols = list(range(s.start, s.stop))
-        trial = x[:, keep_cols + cols]
-        canon = _canonical(term.replace("C(", "").replace(")", ""), order)
-        group = next((g for g in groups if canon in g), None)
-        named = group is not None and any(
-            _canonical(k.replace("C(", "").replace(")", ""), order) in group for k in kept_names
-        )
-        if not named and _rank(trial) == len(keep_cols) + len(cols):
+        if _rank(x[:, keep_cols + cols]) == len(keep_cols) + len(cols):
             kept[term] = slice(len(keep_cols), len(keep_cols) + len(cols))
             keep_cols += cols
-            kept_names.append(term)
             continue
         if term in mains:
             raise FormulaError(
@@ -354,6 +349,8 @@ def default_terms(
             )
         partners = _partners(x[:, keep_cols], kept, x[:, s.start])
         aliased.append(Alias(term, partners))
+    kept_names = [t for t in mains + pairs if t in kept]
+    aliased.sort(key=lambda al: pairs.index(al.term))
     return DefaultTerms(" + ".join(kept_names), tuple(kept_names), tuple(aliased))
 
 
@@ -465,7 +462,9 @@ def _transform(y: np.ndarray, transform: str | None, x: np.ndarray, label: str) 
 
 def _coded_effects(rhs: str, coded: pd.DataFrame, two_level: set[str], robust: str | None) -> tuple[Effect, ...]:
     fit = _ols(rhs, coded)
-    cov = np.asarray(fit.cov_HC3 if robust == "hc3" else fit.cov_params(), dtype=float)
+    with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
+        warnings.simplefilter("ignore")
+        cov = np.asarray(fit.cov_HC3 if robust == "hc3" else fit.cov_params(), dtype=float)
     params = np.asarray(fit.params, dtype=float)
     out = []
     for term, s in fit.model.data.model_spec.term_name_slices.items():
