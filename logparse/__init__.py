@@ -1,1 +1,19 @@
-"""logparse: figures and status from BigDL job logs (.out/.err)."""
+"""logparse: figures and status from BigDL job logs (.out/.err).
+
+    from logparse import parse
+    log = parse("runs/point07/rep3.out")          # final figures, tail first
+    log.status, log.reason, log.wall_clock_s, log.accuracy
+    parse(path, full=True).iterations             # every iteration, epoch and validation
+
+``python -m logparse PATH... [--format csv|json] [--epochs] [--min-replications N]``.
+Status rules: ``logparse.status``. Nothing heavy is imported here (no pandas).
+"""
+
+from logparse.errors import LogNotFoundError, LogParseError, LogReadError, OptionError
+from logparse.parser import find_logs, parse
+from logparse.records import EpochEnd, Iteration, JobLog, Metric, Validation
+
+__all__ = [
+    "parse", "find_logs", "JobLog", "Iteration", "EpochEnd", "Validation", "Metric",
+    "LogParseError", "LogNotFoundError", "LogReadError", "OptionError",
+]

@@ -1,0 +1,5 @@
+import sys
+
+from logparse.cli import main
+
+sys.exit(main())

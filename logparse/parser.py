@@ -1,0 +1,100 @@
+"""parse(): one job log (.out, .gz too, with the .err beside it) into a JobLog."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from logparse import patterns as P
+from logparse.errors import LogNotFoundError, OptionError
+from logparse.records import JobLog
+from logparse.scan import Evidence, scan_final, scan_full
+from logparse.source import Source, err_path_for
+from logparse.status import decide, markers
+
+LOG_SUFFIXES = (".out", ".out.gz")
+
+
+def parse(path: str | os.PathLike[str], *, full: bool = False, expected_epochs: int | None = None) -> JobLog:
+    """Read one job's log: final figures and status; with ``full=True`` every record too.
+
+    ``path`` is the job's .out (plain or .gz); the .err beside it, if any, is read for
+    errors. ``expected_epochs`` is the number of epochs the job was asked for: with it,
+    a log that validated fewer epochs is ``incomplete`` (BigDL does not print the plan).
+    The final figures are the same with and without ``full``.
+    """
+    if expected_epochs is not None and (not isinstance(expected_epochs, int) or expected_epochs < 1):
+        raise OptionError(f"expected_epochs must be a positive int, got {expected_epochs!r}")
+    p = Path(path)
+    scan = scan_full if full else scan_final
+    with Source(p) as src:
+        out = scan(src)
+    err_p = err_path_for(p)
+    err: Evidence | None = None
+    if err_p is not None:
+        try:
+            with Source(err_p) as src:
+                err = scan_final(src)
+        except LogNotFoundError:  # removed between the check and the read
+            err_p = None
+    main, other = out, err
+    if err is not None and not out.has_events and err.has_events:  # log4j wrote to stderr
+        main, other = err, out
+        if full:
+            with Source(err_p) as src:  # type: ignore[arg-type]
+                main = scan_full(src)
+    planned = expected_epochs if expected_epochs is not None else _planned(main.head.app_name)
+    other_found = markers(other.region) if other is not None else []
+    other_ended = other is not None and P.SHUTDOWN in other.region
+    verdict = decide(main, other_found, other_ended, planned)
+    return _joblog(str(p), main, verdict, planned, None if err_p is None else str(err_p))
+
+
+def _planned(app_name: str | None) -> int | None:
+    """``epochs=N`` in the application name (jobs/train.py names apps that way), else None."""
+    if not app_name:
+        return None
+    m = P.PLANNED_EPOCHS.search(app_name.encode("utf-8", "replace"))
+    return int(m.group(1)) if m and int(m.group(1)) > 0 else None
+
+
+def _joblog(path: str, ev: Evidence, verdict, planned: int | None, err_path: str | None) -> JobLog:
+    v, f, first, last = ev.last_validation, ev.last_epoch, ev.head.first_iteration, ev.last_iteration
+    return JobLog(
+        path=path,
+        status=verdict.status,
+        reason=verdict.reason,
+        failure_kind=verdict.failure_kind,
+        wall_clock_s=None if v is None else v.wall_clock_s,
+        accuracy=None if v is None else v.accuracy,
+        epochs_completed=0 if f is None else f.epoch,
+        learning_rate=None if first is None else first.learning_rate,
+        batch_size=None if first is None else int(first.records),
+        app_id=ev.head.app_id,
+        epoch_wall_clock_ms=None if f is None else f.epoch_wall_clock_ms,
+        epochs_validated=None if v is None else v.epoch,
+        planned_epochs=planned,
+        iterations_completed=None if last is None else last.iteration,
+        final_loss=None if last is None else last.loss,
+        final_metrics=() if v is None else v.metrics,
+        app_name=ev.head.app_name,
+        err_path=err_path,
+        notes=verdict.notes,
+        iterations=tuple(ev.iterations),
+        epochs=tuple(ev.epochs),
+        validations=tuple(ev.validations),
+    )
+
+
+def find_logs(paths: list[str | os.PathLike[str]]) -> list[Path]:
+    """Files as given; directories searched recursively for ``*.out`` and ``*.out.gz``, sorted."""
+    found: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            found.extend(sorted(q for q in p.rglob("*") if q.name.endswith(LOG_SUFFIXES) and q.is_file()))
+        elif p.is_file():
+            found.append(p)
+        else:
+            raise LogNotFoundError(f"{p}: no such file or directory")
+    return found

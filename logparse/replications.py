@@ -1,0 +1,55 @@
+"""The original study's rule: every design point needs at least N good (ok) logs."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from logparse.errors import OptionError
+from logparse.records import JobLog
+
+
+@dataclass(frozen=True)
+class PointCount:
+    """How many logs of one design point are ok, failed and incomplete."""
+
+    point: str
+    ok: int
+    failed: int
+    incomplete: int
+
+
+def point_of(path: str, pattern: re.Pattern[str] | None) -> str:
+    """The design point a log belongs to: ``pattern``'s first group (or whole match), else its directory."""
+    if pattern is None:
+        return str(Path(path).parent)
+    m = pattern.search(path)
+    if m is None:
+        return path
+    return m.group(1) if m.groups() else m.group(0)
+
+
+def compile_point_pattern(text: str | None) -> re.Pattern[str] | None:
+    if text is None:
+        return None
+    try:
+        return re.compile(text)
+    except re.error as e:
+        raise OptionError(f"--point-pattern {text!r} is not a valid regex ({e}); e.g. '(point\\d+)'") from None
+
+
+def count_points(logs: list[JobLog], pattern: re.Pattern[str] | None = None) -> list[PointCount]:
+    """Per design point, the number of logs of each status, sorted by point."""
+    counts: dict[str, list[int]] = {}
+    for log in logs:
+        c = counts.setdefault(point_of(log.path, pattern), [0, 0, 0])
+        c[("ok", "failed", "incomplete").index(log.status)] += 1
+    return [PointCount(p, *c) for p, c in sorted(counts.items())]
+
+
+def short_points(logs: list[JobLog], minimum: int, pattern: re.Pattern[str] | None = None) -> list[PointCount]:
+    """Design points with fewer than ``minimum`` ok logs."""
+    if minimum < 1:
+        raise OptionError(f"--min-replications must be >= 1, got {minimum}")
+    return [c for c in count_points(logs, pattern) if c.ok < minimum]

@@ -1,0 +1,204 @@
+"""Scanning one log's bytes into Evidence: the training events and the text after the last one.
+
+Two ways, same Evidence for the same file:
+
+* ``scan_final``: the tail (64 KB, grown x4 while needed) must hold an iteration line,
+  a later "Epoch finished" line and a later validation line; then the last of each kind
+  and the whole last validation are in the tail, and so is everything after the last
+  event. The head is read forward only until the first iteration line.
+* ``scan_full``: every event of the file, in chunks of 32 MB, kept as records.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from logparse import patterns as P
+from logparse.records import EpochEnd, Iteration, Metric, Validation
+from logparse.source import Source
+
+HEAD0 = 64 << 10
+TAIL0 = 64 << 10
+GROW = 4
+
+
+@dataclass(frozen=True)
+class Head:
+    """What the log says before training: the application and the first iteration."""
+
+    first_iteration: Iteration | None
+    app_name: str | None
+    app_id: str | None
+    spark_info: bool  # Spark's own INFO lines are in this log (so its shutdown line is expected)
+
+
+@dataclass
+class Evidence:
+    """The facts the status rules need, gathered the same way by both scans."""
+
+    size: int
+    cut: bool                   # the last line has no newline
+    damage: str                 # a damaged .gz, else ""
+    head: Head
+    last_iteration: Iteration | None = None
+    last_iteration_at: int = -1
+    last_epoch: EpochEnd | None = None
+    last_epoch_at: int = -1
+    last_validation: Validation | None = None
+    last_validation_at: int = -1
+    region: bytes = b""         # everything after the last training event (the whole log if none)
+    iterations: list[Iteration] = field(default_factory=list)
+    epochs: list[EpochEnd] = field(default_factory=list)
+    validations: list[Validation] = field(default_factory=list)
+
+    @property
+    def has_events(self) -> bool:
+        return self.last_iteration is not None or self.last_epoch is not None or self.last_validation is not None
+
+
+def _metric(name: bytes, kind: bytes, body: bytes) -> Metric:
+    fields = tuple((k.decode("ascii").strip(), float(v)) for k, v in P.METRIC_FIELD.findall(body))
+    kind_s = kind.decode("ascii")
+    value = None
+    if fields:
+        value = fields[-1][1]
+        for k, v in fields:
+            if (kind_s == "Accuracy" and k == "accuracy") or k.startswith("Average"):
+                value = v
+                break
+    return Metric(name.decode("ascii"), kind_s, value, fields)
+
+
+class _Collector:
+    """Folds events (in file order) into the last of each kind and, if ``keep``, every record."""
+
+    def __init__(self, keep: bool) -> None:
+        self.keep = keep
+        self.iterations: list[Iteration] = []
+        self.epochs: list[EpochEnd] = []
+        self.validations: list[Validation] = []
+        self.last_iteration: Iteration | None = None
+        self.last_iteration_at = -1
+        self.last_epoch: EpochEnd | None = None
+        self.last_epoch_at = -1
+        self.last_validation: Validation | None = None
+        self.last_validation_at = -1
+        self.last_end = -1
+        self._open = False  # the last event was a validation line (more metrics may join it)
+
+    def feed(self, data: bytes, base: int, start: int = 0) -> None:
+        keep = self.keep
+        for m in P.EVENT.finditer(data, start):
+            g = m.groups()
+            at = base + m.start()
+            if g[5] is not None:
+                rec = Iteration(int(g[0]), int(g[3]), float(g[4]), int(g[1]), int(g[2]), float(g[5]),
+                                float(g[6]), float(g[7]), float(g[8]), None if g[9] is None else float(g[9]))
+                self.last_iteration, self.last_iteration_at, self._open = rec, at, False
+                if keep:
+                    self.iterations.append(rec)
+            elif g[10] is not None:
+                end = EpochEnd(int(g[0]), int(g[3]), float(g[4]), float(g[10]))
+                self.last_epoch, self.last_epoch_at, self._open = end, at, False
+                if keep:
+                    self.epochs.append(end)
+            else:
+                self._validation(int(g[0]), int(g[3]), float(g[4]), _metric(g[11], g[12], g[13]), at)
+            self.last_end = base + m.end()
+
+    def _validation(self, epoch: int, iteration: int, wall: float, metric: Metric, at: int) -> None:
+        last = self.last_validation
+        if self._open and last is not None and (last.epoch, last.iteration, last.wall_clock_s) == (epoch, iteration, wall):
+            merged = Validation(epoch, iteration, wall, last.metrics + (metric,))
+            self.last_validation = merged
+            if self.keep:
+                self.validations[-1] = merged
+            return
+        val = Validation(epoch, iteration, wall, (metric,))
+        self.last_validation, self.last_validation_at, self._open = val, at, True
+        if self.keep:
+            self.validations.append(val)
+
+
+def _chain_in(data: bytes, start: int) -> bool:
+    """True when ``data`` holds an iteration line, a later epoch end and a later validation line."""
+    it = data.find(b"] Trained ", start)
+    if it < 0:
+        return False
+    ep = data.find(b"] Epoch finished. ", it)
+    if ep < 0:
+        return False
+    for m in P.EVENT.finditer(data, ep):
+        if m.group(P.VALIDATION_GROUP) is not None:
+            return True
+    return False
+
+
+def read_head(src: Source) -> Head:
+    """Read forward until the first iteration line; the application facts come from that part."""
+    length = HEAD0
+    while True:
+        data = src.read(0, length)
+        m = None
+        for m in P.EVENT.finditer(data):
+            if m.group(P.ITERATION_GROUP) is not None:
+                break
+        else:
+            m = None
+        if m is not None or length >= src.size:
+            break
+        length *= GROW
+    part = data if m is None else data[:m.start()]
+    first = None if m is None else _first_iteration(data, m.start())
+    name = P.APP_NAME.search(part)
+    app_id = P.APP_ID.search(part)
+    return Head(
+        first_iteration=first,
+        app_name=name.group(1).decode("utf-8", "replace").strip() if name else None,
+        app_id=app_id.group(1).decode("ascii") if app_id else None,
+        spark_info=P.SPARK_INFO in part,
+    )
+
+
+def _first_iteration(data: bytes, at: int) -> Iteration | None:
+    c = _Collector(keep=True)
+    m = P.EVENT.match(data, at)
+    if m is not None:
+        c.feed(data[at:m.end()], 0)
+    return c.iterations[0] if c.iterations else None
+
+
+def _evidence(src: Source, head: Head, c: _Collector, region: bytes) -> Evidence:
+    last = src.read(src.size - 1, 1) if src.size else b""
+    return Evidence(
+        size=src.size, cut=bool(last) and last != b"\n", damage=src.damage, head=head,
+        last_iteration=c.last_iteration, last_iteration_at=c.last_iteration_at,
+        last_epoch=c.last_epoch, last_epoch_at=c.last_epoch_at,
+        last_validation=c.last_validation, last_validation_at=c.last_validation_at,
+        region=region, iterations=c.iterations, epochs=c.epochs, validations=c.validations,
+    )
+
+
+def scan_final(src: Source) -> Evidence:
+    """The final figures from the tail (grown until it holds the answer) and the head."""
+    length = TAIL0
+    while True:
+        start = max(0, src.size - length)
+        data = src.read(start, src.size - start)
+        skip = 0 if start == 0 else data.find(b"\n") + 1
+        if start == 0 or (skip > 0 and _chain_in(data, skip)):
+            break
+        length *= GROW
+    c = _Collector(keep=False)
+    c.feed(data, start, skip)
+    region = data[c.last_end - start:] if c.last_end >= 0 else data
+    return _evidence(src, read_head(src), c, region)
+
+
+def scan_full(src: Source) -> Evidence:
+    """Every event of the file, as records."""
+    c = _Collector(keep=True)
+    for offset, data in src.chunks():
+        c.feed(data, offset)
+    region = src.read(c.last_end, src.size - c.last_end) if c.last_end >= 0 else src.read(0, src.size)
+    return _evidence(src, read_head(src), c, region)
