@@ -18,7 +18,7 @@ from models.errors import FitError, MissingColumnError, QueueParameterError, Uns
 from models.queueing import erlang_b, erlang_c, ggk, mg1, mgk, mm1, mmk
 from models.queueing.cli import main
 from models.queueing.compare import compare, compare_grid, explain
-from models.queueing.cpu_disk import (JobConfig, cpu_disk_response_time, disk_service_rate_from_time,
+from models.queueing.cpu_disk import (CpuDiskModel, JobConfig, cpu_disk_response_time, disk_service_rate_from_time,
                                       fit_cpu_disk)
 from models.queueing.job_sizes import load_job_sizes, plan
 from models.queueing.simulate import simulate, simulate_ps_tandem
@@ -311,8 +311,10 @@ def test_cpu_disk_fit_errors():
     cfg = JobConfig(64, 1, 4, 2)
     with pytest.raises(QueueParameterError, match="cpu_service_time"):
         disk_service_rate_from_time(cfg, 938 * 0.04, 0.045)
-    with pytest.raises(FitError, match="batch_size and processes"):
+    with pytest.raises(QueueParameterError, match="batch_size and processes"):
         fit_cpu_disk([cfg, cfg, cfg], [100.0, 110.0, 120.0], 0.045)
+    with pytest.raises(FitError, match="outside the data"):
+        CpuDiskModel(0.045, -100.0, 0.0, 0.0).predict(cfg)
 
 
 # ---------------------------------------------------------------- results tables

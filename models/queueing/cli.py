@@ -14,7 +14,7 @@ from models.queueing.compare import compare_grid, explain
 from models.queueing.cpu_disk import fit_cpu_disk, load_runs
 from models.queueing.formulas import METRIC_KEYS, QueueMetrics, ggk, mg1, mgk, mm1, mmk
 from models.queueing.job_sizes import UNITS, load_job_sizes, plan
-from models.queueing.simulate import simulate
+from models.queueing.simulate import SimulationResult, simulate
 
 
 def _floats(text: str) -> list[float]:
@@ -65,6 +65,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="also simulate each cell with ciw, REPS replications (slow: seconds per cell)")
     cmp.add_argument("--jobs", type=int, default=5000, help="jobs per simulated replication")
     cmp.add_argument("--seed", type=int, default=0)
+    cmp.add_argument("--family", choices=("gamma", "lognormal"), default="gamma",
+                     help="simulated job-size distribution for scv other than 0 and 1 (M/G/k depends on it)")
 
     cd = sub.add_parser("cpu-disk", parents=[fmt], help="seed 004's CPU + disk model fitted to a results table")
     cd.add_argument("results", help="campaign directory (DIR/results.csv) or a CSV file")
@@ -121,14 +123,18 @@ def _from_results(args: argparse.Namespace) -> None:
               + " ".join(f"{row[key]:>10.5g}" for key in METRIC_KEYS))
 
 
+def _simulated(m: QueueMetrics, scv: float, args: argparse.Namespace, seed: int) -> SimulationResult:
+    family = None if scv in (0, 1) else args.family
+    return simulate(m.arrival_rate, m.service_rate, m.servers, seed=seed, scv=scv, service_family=family,
+                    jobs=args.jobs, replications=args.simulate)
+
+
 def _compare(args: argparse.Namespace) -> None:
     grid = compare_grid(args.servers, args.utilization, args.scv)
-    sims = [None] * len(grid)
+    sims: list[tuple[SimulationResult, SimulationResult] | None] = [None] * len(grid)
     if args.simulate:
-        sims = [(simulate(c.fast.arrival_rate, c.fast.service_rate, 1, seed=args.seed + 2 * i, scv=c.scv,
-                          jobs=args.jobs, replications=args.simulate),
-                 simulate(c.slow.arrival_rate, c.slow.service_rate, c.servers, seed=args.seed + 2 * i + 1,
-                          scv=c.scv, jobs=args.jobs, replications=args.simulate)) for i, c in enumerate(grid)]
+        sims = [(_simulated(c.fast, c.scv, args, args.seed + 2 * i),
+                 _simulated(c.slow, c.scv, args, args.seed + 2 * i + 1)) for i, c in enumerate(grid)]
     if args.format == "json":
         out = []
         for c, sim in zip(grid, sims):
@@ -173,8 +179,10 @@ def _cpu_disk(args: argparse.Namespace) -> None:
     mape = statistics.fmean(abs(p - m) / m for m, p in finite) if finite else math.nan
     coef = {"intercept": model.intercept, "per_batch": model.per_batch, "per_process": model.per_process}
     if args.format == "json":
+        clean = [{key: (v if not isinstance(v, float) or math.isfinite(v) else None) for key, v in r.items()}
+                 for r in rows]
         print(json.dumps({"cpu_service_time": model.cpu_service_time, "disk_rate": coef,
-                          "mape_config_means": mape, "rows": rows}))
+                          "mape_config_means": mape if math.isfinite(mape) else None, "rows": clean}))
         return
     print(f"fitted disk service rate mu_D = {model.intercept:.4g} + {model.per_batch:.4g} * batch_size "
           f"+ {model.per_process:.4g} * processes  (per second; cpu_service_time {model.cpu_service_time:g} s)")

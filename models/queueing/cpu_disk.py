@@ -135,7 +135,7 @@ def fit_cpu_disk(configs: Sequence[JobConfig], response_times: Sequence[float],
     rates = [disk_service_rate_from_time(c, t, cpu_service_time) for c, t in zip(configs, response_times)]
     design = np.array([[1.0, c.batch_size, c.processes] for c in configs])
     if np.linalg.matrix_rank(design) < 3:
-        raise FitError("the runs must vary both batch_size and processes (cpus * njobs) to fit mu_D")
+        raise QueueParameterError("the runs must vary both batch_size and processes (cpus * njobs) to fit mu_D")
     coef, *_ = np.linalg.lstsq(design, np.array(rates), rcond=None)
     return CpuDiskModel(cpu_service_time, *map(float, coef))
 
@@ -162,7 +162,7 @@ def load_runs(results: str | Path, dataset_size: int = 60_000) -> tuple[list[Job
                                                               "nodes")}
             njobs = int(float(row.get("njobs") or 1))
             seconds = float(row["wall_clock_s"])
-        except ValueError as exc:
+        except (ValueError, OverflowError) as exc:
             raise InvalidTableError(f"line {line}: {exc}") from None
         configs.append(JobConfig(ints["batch_size"], ints["epochs"], ints["executors"] * ints["executor_cores"],
                                  ints["nodes"], njobs, dataset_size))
