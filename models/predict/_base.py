@@ -11,7 +11,8 @@ Inputs are checked up front: a missing column, a NaN, a non-numeric target or a 
 never seen in training raise a ``models.errors.ModelError`` subclass that names the column.
 Derived columns (``parallelism``, ``processes``; see ``table.with_derived``) are added before fitting
 and predicting. Columns that are constant in the training table are dropped from the inputs (nothing can be learnt
-about them); ``features_`` lists the inputs actually used.
+about them); ``features_`` lists the inputs actually used. Predicting for a categorical level the
+training table did not contain is an error, also when that column was constant in training.
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ class Predictor(ABC):
                 f"{self.name} needs at least {self.min_rows} training rows, got {len(table)}; run more configurations"
             )
         self.features_ = varying(table, candidates)
-        self._levels = {c: set(table[c].unique()) for c in self.features_ if is_categorical(table[c])}
+        self._levels = {c: set(table[c].unique()) for c in candidates if is_categorical(table[c])}
         self._fit(table.reset_index(drop=True), y)
         self._fitted = True
         return self
@@ -94,6 +95,8 @@ class Predictor(ABC):
         require_columns(configs, self.required_columns(), "a model input")
         self._check_inputs(configs, self.required_columns())
         for column, levels in self._levels.items():
+            if column not in configs.columns:
+                continue
             unseen = set(configs[column].unique()) - levels
             if unseen:
                 raise InvalidTableError(

@@ -12,12 +12,14 @@ factorial), the terms are aliased and statsmodels' pseudo-inverse returns the mi
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 import statsmodels.formula.api as smf
 from statsmodels.regression.linear_model import RegressionResultsWrapper
+from statsmodels.tools.sm_exceptions import SingularMatrixWarning
 
 from models.errors import InvalidTableError
 from models.predict._base import Predictor
@@ -76,7 +78,9 @@ class LinearModel(Predictor):
                 self._scale[column] = float(values.std()) or 1.0
         frame = self._design_frame(table)
         frame["y"] = y
-        self.results_ = smf.ols(self.formula, data=frame).fit()
+        with warnings.catch_warnings():  # aliasing is expected and reported by rank < n_terms
+            warnings.simplefilter("ignore", SingularMatrixWarning)
+            self.results_ = smf.ols(self.formula, data=frame).fit()
 
     def _predict(self, configs: pd.DataFrame) -> np.ndarray:
         assert self.results_ is not None

@@ -26,7 +26,8 @@ PARALLELISM_COLUMNS: tuple[str, ...] = ("nodes", "executors", "executor_cores")
 #: Columns that are never model inputs: identifiers, outcomes, timestamps, derived columns.
 NON_FACTORS: frozenset[str] = frozenset({
     "run", "replicate", "status", "reason", "wall_clock_s", "accuracy", "elapsed_s",
-    "start", "end", "app_id", "parallelism", "processes",
+    "start", "end", "app_id", "parallelism", "processes", "failure_kind", "attempts", "epochs_completed",
+    "learning_rate_used", "batch_size_used", "exit_code", "log",
 })
 
 

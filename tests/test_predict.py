@@ -1,0 +1,385 @@
+"""Tests for models.predict: each model against an independent computation or a known truth."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.optimize import nnls
+from sklearn.metrics import mean_absolute_percentage_error, mean_squared_error, r2_score
+
+from models.errors import InvalidTableError, MissingColumnError, NotFittedError, TooFewRowsError
+from models.predict import (
+    ErnestModel,
+    GradientBoostingModel,
+    LinearModel,
+    PowerLawModel,
+    RandomForestModel,
+    describe_exponent,
+    evaluation,
+    extrapolation_split,
+    random_split,
+    read_results,
+)
+from models.predict.cli import main
+from models.predict.compare import MODELS
+
+# --- synthetic tables ---------------------------------------------------------------------------
+
+#: Parameters of the generic model the synthetic harness table is drawn from.
+TRUTH = {
+    "a_epochs": 30.0, "p_epochs": 1.0, "a_level": {"birnn": 80.0, "lenet": 20.0},
+    "q": {"batch_size": -0.3, "nodes": -0.9, "executors": -0.7, "executor_cores": -0.5}, "C": 25.0,
+}
+SMALL_RF = {"max_depth": [None], "max_features": [1.0]}
+SMALL_GB = {"n_estimators": [50], "max_depth": [3]}
+
+
+def truth_time(df: pd.DataFrame) -> np.ndarray:
+    """t = (a e^p + a_net) * prod E^q + C with TRUTH's parameters."""
+    work = TRUTH["a_epochs"] * df["epochs"] ** TRUTH["p_epochs"] + df["model"].map(TRUTH["a_level"])
+    scale = np.prod([df[c] ** q for c, q in TRUTH["q"].items()], axis=0)
+    return np.asarray(work * scale + TRUTH["C"], dtype=float)
+
+
+def harness_table(seed: int = 0, noise: float = 0.01) -> pd.DataFrame:
+    """A 192-run full factorial in the harness's column layout, times from TRUTH with lognormal noise."""
+    rng = np.random.default_rng(seed)
+    levels = itertools.product(["lenet", "birnn"], [1, 2, 4], [1, 2], [1, 3], [1, 2, 4, 8], [64, 256])
+    df = pd.DataFrame(list(levels), columns=["model", "nodes", "executors", "executor_cores", "epochs", "batch_size"])
+    df["learning_rate"] = 0.01
+    df["wall_clock_s"] = truth_time(df) * np.exp(rng.normal(0.0, noise, len(df)))
+    return df
+
+
+# --- metrics ------------------------------------------------------------------------------------
+
+
+def test_metrics_match_sklearn():
+    rng = np.random.default_rng(1)
+    y = rng.uniform(10, 100, 50)
+    yhat = y + rng.normal(0, 5, 50)
+    ev = evaluation(y, yhat)
+    assert ev.n == 50
+    assert ev.mse == pytest.approx(mean_squared_error(y, yhat), rel=1e-12)
+    assert ev.r2 == pytest.approx(r2_score(y, yhat), rel=1e-12)
+    assert ev.mape == pytest.approx(mean_absolute_percentage_error(y, yhat), rel=1e-12)
+
+
+def test_r2_is_nan_for_constant_observations():
+    assert np.isnan(evaluation(np.ones(4), np.arange(4.0)).r2)
+
+
+# --- generic power-law model (seed 002) -----------------------------------------------------------
+
+
+def test_differential_evolution_recovers_the_exponents():
+    df = harness_table()
+    fit = PowerLawModel(seed=3).fit(df).fit_
+    assert fit is not None and fit.converged
+    for column, q in TRUTH["q"].items():
+        assert fit.exponents[column] == pytest.approx(q, abs=0.05), column
+    epochs = next(t for t in fit.terms if t.column == "epochs")
+    assert epochs.p == pytest.approx(TRUTH["p_epochs"], abs=0.08)
+    assert fit.constant == pytest.approx(TRUTH["C"], rel=0.15)
+
+
+def test_power_law_fit_is_at_least_as_good_as_the_truth():
+    """A global optimizer of the MAE must not end above the MAE of the generating parameters."""
+    df = harness_table(seed=4, noise=0.05)
+    model = PowerLawModel(seed=0).fit(df)
+    y = df["wall_clock_s"].to_numpy()
+    mae_fit = np.mean(np.abs(y - model.predict(df)))
+    mae_truth = np.mean(np.abs(y - truth_time(df)))
+    assert mae_fit <= mae_truth * 1.001
+
+
+def test_reported_parameters_reproduce_the_predictions():
+    """The fit's a, p, q and C (in target units) plugged into the formula by hand give predict()."""
+    df = harness_table(seed=5, noise=0.05)
+    model = PowerLawModel(seed=1).fit(df)
+    fit = model.fit_
+    assert fit is not None
+    work = np.zeros(len(df))
+    for term in fit.terms:
+        if term.p is not None:
+            work += term.a * df[term.column].to_numpy(dtype=float) ** term.p
+        else:
+            work += term.a * (df[term.column].astype(str) == term.level).to_numpy()
+    scale = np.prod([df[c].to_numpy(dtype=float) ** q for c, q in fit.exponents.items()], axis=0)
+    np.testing.assert_allclose(work * scale + fit.constant, model.predict(df), rtol=1e-9)
+
+
+def test_l2_penalty_shrinks_the_exponents():
+    df = harness_table(seed=6)
+    plain = PowerLawModel(seed=0).fit(df).fit_
+    shrunk = PowerLawModel(seed=0, penalty="l2", alpha=1.0).fit(df).fit_
+    assert plain is not None and shrunk is not None
+    assert sum(abs(q) for q in shrunk.exponents.values()) < sum(abs(q) for q in plain.exponents.values())
+
+
+def test_power_law_with_only_extrinsic_inputs_uses_a_constant_term():
+    m = np.array([1, 2, 4, 8, 16] * 4, dtype=float)
+    df = pd.DataFrame({"m": m, "t": 100.0 * m**-1.0 + 5.0})
+    fit = PowerLawModel("t", intrinsic=[], extrinsic=["m"], seed=0).fit(df).fit_
+    assert fit is not None
+    assert fit.exponents["m"] == pytest.approx(-1.0, abs=0.01)
+    assert [t.column for t in fit.terms] == ["1"] and fit.terms[0].a == pytest.approx(100.0, rel=0.02)
+
+
+def test_power_law_rejects_non_positive_inputs():
+    df = harness_table()
+    df.loc[0, "nodes"] = 0
+    with pytest.raises(InvalidTableError, match="nodes"):
+        PowerLawModel().fit(df)
+
+
+def test_describe_exponent():
+    assert "near-ideal" in describe_exponent("nodes", -1.0)
+    assert "0.500" in describe_exponent("nodes", -1.0)
+    assert "sublinear" in describe_exponent("nodes", -0.73)  # seed 002 calls -0.73 "less than -1": it is not
+    assert "slower" in describe_exponent("nodes", 0.4)
+
+
+# --- Ernest -------------------------------------------------------------------------------------
+
+
+def ernest_table(theta: dict[str, np.ndarray], seed: int = 0, noise: float = 0.0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    frames = []
+    for network, th in theta.items():
+        nodes, executors, cores = np.meshgrid([1, 2, 4], [1, 2], [1, 2, 4], indexing="ij")
+        df = pd.DataFrame({"nodes": nodes.ravel(), "executors": executors.ravel(), "executor_cores": cores.ravel()})
+        df = pd.concat([df.assign(epochs=e) for e in (2, 5)], ignore_index=True)
+        df["model"] = network
+        m = (df["nodes"] * df["executors"] * df["executor_cores"]).to_numpy(dtype=float)
+        design = np.column_stack([np.ones_like(m), df["epochs"] / m, np.log(m), m])
+        df["wall_clock_s"] = design @ th + rng.normal(0, noise, len(df))
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_ernest_recovers_non_negative_coefficients_and_matches_scipy_nnls():
+    theta = np.array([20.0, 300.0, 0.0, 1.5])
+    df = ernest_table({"lenet": theta}, noise=0.5)
+    model = ErnestModel().fit(df)
+    np.testing.assert_allclose(model.pooled_, theta, atol=1.0)
+    m = (df["nodes"] * df["executors"] * df["executor_cores"]).to_numpy(dtype=float)
+    design = np.column_stack([np.ones_like(m), df["epochs"] / m, np.log(m), m])
+    np.testing.assert_allclose(model.pooled_, nnls(design, df["wall_clock_s"].to_numpy())[0], rtol=1e-10)
+
+
+def test_ernest_solution_satisfies_the_nnls_optimality_conditions():
+    """KKT: x >= 0, gradient A^T(Ax - b) >= 0, and zero where x > 0 (checked without scipy)."""
+    rng = np.random.default_rng(7)
+    theta = np.array([50.0, 100.0, 0.0, 0.0])  # the last two pull negative under noise
+    df = ernest_table({"lenet": theta}, seed=7, noise=5.0)
+    x = ErnestModel().fit(df).pooled_
+    m = (df["nodes"] * df["executors"] * df["executor_cores"]).to_numpy(dtype=float)
+    a = np.column_stack([np.ones_like(m), df["epochs"] / m, np.log(m), m])
+    grad = a.T @ (a @ x - df["wall_clock_s"].to_numpy())
+    assert (x >= 0).all()
+    assert (grad >= -1e-6 * np.abs(a.T @ df["wall_clock_s"].to_numpy()).max()).all()
+    np.testing.assert_allclose(grad[x > 1e-9], 0.0, atol=1e-6 * np.abs(grad).max() + 1e-6)
+    assert (x == 0).any()  # the constraint is active in this case, so nnls differs from lstsq
+    del rng
+
+
+def test_ernest_fits_each_network_separately():
+    theta = {"lenet": np.array([10.0, 100.0, 2.0, 0.5]), "birnn": np.array([40.0, 500.0, 0.0, 3.0])}
+    model = ErnestModel().fit(ernest_table(theta))
+    for network, th in theta.items():
+        np.testing.assert_allclose(model.coefficients_[(network,)], th, atol=1e-6)
+
+
+# --- ANOVA-linear model ---------------------------------------------------------------------------
+
+
+def interaction_design(df: pd.DataFrame, numeric: list[str], dummy: np.ndarray) -> np.ndarray:
+    """Raw-unit design: every product of a subset of the numeric columns, times (1, dummy)."""
+    columns = []
+    for k in range(len(numeric) + 1):
+        for subset in itertools.combinations(numeric, k):
+            base = np.prod([df[c].to_numpy(dtype=float) for c in subset], axis=0) if subset else np.ones(len(df))
+            columns += [base, base * dummy]
+    return np.column_stack(columns)
+
+
+def test_linear_model_matches_numpy_lstsq_on_all_interactions():
+    rng = np.random.default_rng(2)
+    levels = itertools.product([1, 2, 4], [64, 128, 256], [2, 5, 10], ["lenet", "birnn"])
+    df = pd.DataFrame(list(levels), columns=["nodes", "batch_size", "epochs", "model"])
+    df = pd.concat([df, df], ignore_index=True)
+    df["wall_clock_s"] = 100 * df["epochs"] / df["nodes"] + 0.1 * df["batch_size"] + rng.normal(0, 3, len(df))
+    model = LinearModel().fit(df)
+    assert model.n_terms == 16 and model.rank == 16
+    numeric = ["nodes", "batch_size", "epochs"]
+    x = interaction_design(df, numeric, (df["model"] == "lenet").to_numpy(dtype=float))
+    beta = np.linalg.lstsq(x, df["wall_clock_s"].to_numpy(), rcond=None)[0]
+    new = pd.DataFrame({"nodes": [3, 1.5], "batch_size": [100, 200], "epochs": [7, 3], "model": ["lenet", "birnn"]})
+    x_new = interaction_design(new, numeric, (new["model"] == "lenet").to_numpy(dtype=float))
+    np.testing.assert_allclose(model.predict(new), x_new @ beta, rtol=1e-8)
+
+
+def test_linear_model_on_an_aliased_fraction_gives_the_least_squares_fitted_values():
+    """2^(4-1) design with all 16 terms: rank 8; fitted values are still the unique projection."""
+    base = np.array(list(itertools.product([-1, 1], repeat=3)), dtype=float)
+    d = base.prod(axis=1)
+    df = pd.DataFrame({"a": base[:, 0] + 3, "b": base[:, 1] + 3, "c": base[:, 2] + 3, "d": d + 3})
+    df["y"] = np.random.default_rng(3).normal(50, 5, 8) + 2 * df["a"]
+    model = LinearModel("y").fit(df)
+    assert model.n_terms == 16 and model.rank == 8
+    x = interaction_design(df, ["a", "b", "c", "d"], np.zeros(8))[:, ::2]
+    fitted = x @ np.linalg.lstsq(x, df["y"].to_numpy(), rcond=None)[0]
+    np.testing.assert_allclose(model.predict(df), fitted, rtol=1e-8)
+
+
+def test_linear_model_max_order_one_is_main_effects():
+    df = harness_table()
+    model = LinearModel(max_order=1).fit(df)
+    assert model.n_terms == 1 + len(model.features_)
+
+
+# --- tree ensembles ---------------------------------------------------------------------------------
+
+
+def courier_table(n_rep: int = 2) -> pd.DataFrame:
+    levels = itertools.product([64, 128, 256, 512], [1, 2, 4, 8], [1, 3, 5], ["shallow", "deep"])
+    df = pd.DataFrame(list(levels) * n_rep, columns=["batch", "cpus", "njobs", "network"])
+    df["t"] = 2e4 / df["batch"] + 5 * df["cpus"] * df["njobs"] + np.where(df["network"] == "deep", 100, 0)
+    return df
+
+
+def test_forest_uses_seed_004_features_and_gb_baseline_does_not_see_parallelism():
+    df = courier_table(1)
+    rf = RandomForestModel("t", grid=SMALL_RF, n_estimators=20).fit(df)
+    gb = GradientBoostingModel("t", grid=SMALL_GB).fit(df)
+    assert rf.features_ == ["batch", "cpus", "njobs", "network", "processes"]
+    assert gb.features_ == ["batch", "cpus", "network"]
+    assert rf.evaluate(df).r2 > 0.9
+
+
+def test_forest_grid_search_picks_from_the_grid():
+    df = courier_table(1)
+    rf = RandomForestModel("t", grid={"max_depth": [2, None]}, n_estimators=20, seed=1).fit(df)
+    assert rf.best_params_["max_depth"] in (2, None)
+    assert rf.search_ is not None and rf.search_.n_splits_ == 5
+
+
+def test_forest_needs_two_rows_per_fold():
+    with pytest.raises(TooFewRowsError, match="cross-validation"):
+        RandomForestModel("t", grid=SMALL_RF).fit(courier_table(1).head(9))
+
+
+def test_random_forest_cannot_extrapolate_but_the_generic_model_can():
+    """Target increasing in epochs; train on epochs 1, 2, 4 and test on epochs 8. (With only two
+    training levels a*e^p + a_network cannot separate a from p: three are needed.)"""
+    df = harness_table(seed=8, noise=0.02)
+    random, extrapolate = random_split(df, seed=0), extrapolation_split(df, by="epochs")
+    scores = {}
+    for kind, split in (("random", random), ("extrapolate", extrapolate)):
+        rf = RandomForestModel(grid=SMALL_RF, n_estimators=50, seed=0).fit(split.train)
+        generic = PowerLawModel(seed=0).fit(split.train)
+        scores[kind] = (rf.evaluate(split.test), generic.evaluate(split.test))
+    rf_random, generic_random = scores["random"]
+    rf_extra, generic_extra = scores["extrapolate"]
+    assert rf_extra.r2 < rf_random.r2 - 0.2
+    assert rf_extra.mape > 2 * rf_random.mape
+    assert generic_extra.r2 > 0.97 and generic_random.r2 > 0.97
+    assert generic_extra.mape < 0.05
+
+
+# --- splits -----------------------------------------------------------------------------------------
+
+
+def test_random_split_is_a_seeded_partition():
+    df = harness_table().reset_index(names="row")
+    a, b = random_split(df, 0.2, seed=4), random_split(df, 0.2, seed=4)
+    assert len(a.test) == round(0.2 * len(df))
+    assert sorted(pd.concat([a.train, a.test])["row"]) == list(range(len(df)))
+    assert list(a.test["row"]) == list(b.test["row"])
+    assert list(random_split(df, 0.2, seed=5).test["row"]) != list(a.test["row"])
+
+
+def test_extrapolation_split_tests_on_the_largest_configurations():
+    df = harness_table()
+    split = extrapolation_split(df, by="parallelism", test_fraction=0.2)
+    assert split.train["parallelism"].max() < split.test["parallelism"].min()
+    assert len(split.test) >= 0.2 * len(df) and len(split.train) + len(split.test) == len(df)
+
+
+def test_extrapolation_split_needs_two_levels():
+    df = harness_table()
+    with pytest.raises(TooFewRowsError, match="learning_rate"):
+        extrapolation_split(df, by="learning_rate")
+
+
+# --- interface errors ---------------------------------------------------------------------------------
+
+
+def test_clear_errors():
+    df = harness_table()
+    with pytest.raises(MissingColumnError, match="accuracy"):
+        LinearModel("accuracy").fit(df)
+    with pytest.raises(NotFittedError):
+        ErnestModel().predict(df)
+    model = LinearModel().fit(df[df["model"] == "lenet"])
+    with pytest.raises(InvalidTableError, match="birnn"):
+        model.predict(df)
+    with pytest.raises(MissingColumnError, match="nodes"):
+        model.predict(df.drop(columns="nodes"))
+
+
+def test_read_results_keeps_ok_rows(tmp_path):
+    df = harness_table().head(6)
+    df["status"] = ["ok", "failed", "ok", "incomplete", "ok", "ok"]
+    df.to_csv(tmp_path / "results.csv", index=False)
+    assert len(read_results(tmp_path)) == 4
+    assert len(read_results(tmp_path / "results.csv")) == 4
+    with pytest.raises(MissingColumnError):
+        read_results(tmp_path / "nope")
+
+
+# --- CLI ----------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def campaign(tmp_path, monkeypatch):
+    monkeypatch.setitem(MODELS, "rf", lambda t, s: RandomForestModel(t, grid=SMALL_RF, n_estimators=20, seed=s))
+    monkeypatch.setitem(MODELS, "gb", lambda t, s: GradientBoostingModel(t, grid=SMALL_GB, seed=s))
+    df = harness_table()
+    df["status"] = "ok"
+    df.to_csv(tmp_path / "results.csv", index=False)
+    return tmp_path
+
+
+def test_cli_prints_every_model_on_both_splits(campaign, capsys):
+    assert main([str(campaign), "--target", "wall_clock_s"]) == 0
+    out = capsys.readouterr().out
+    table = [line.split() for line in out.splitlines()]
+    table = [row for row in table if len(row) == 8 and row[1] in ("random", "extrapolate")]
+    assert {(row[0], row[1]) for row in table} == {
+        (m, s) for m in ("linear", "rf", "gb", "generic", "ernest") for s in ("random", "extrapolate")
+    }
+    assert "q[nodes]" in out
+
+
+def test_cli_json(campaign, capsys):
+    assert main([str(campaign), "--models", "generic,ernest", "--split", "random", "--format", "json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert [r["model"] for r in payload["rows"]] == ["generic", "ernest"]
+    assert payload["generic"]["random"]["exponents"]["nodes"] == pytest.approx(-0.9, abs=0.1)
+
+
+def test_cli_exits_2_on_a_missing_column(campaign, capsys):
+    assert main([str(campaign), "--target", "throughput"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error:") and "throughput" in err and len(err.strip().splitlines()) == 1
+
+
+def test_cli_exits_2_on_an_unknown_model(campaign, capsys):
+    assert main([str(campaign), "--models", "rf,svm"]) == 2
+    assert "svm" in capsys.readouterr().err
