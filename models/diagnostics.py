@@ -318,8 +318,8 @@ class TransformComparison:
         lines = [f"what analysing {self.after} instead of {self.before} changes:",
                  f"  R^2 {self.r_squared[0]:.4f} -> {self.r_squared[1]:.4f}"]
         for b, a in self.checks:
-            if b.holds is None and a.holds is None:
-                continue
+            if not (math.isfinite(b.p) or math.isfinite(a.p)):
+                continue  # VIF depends on the design only; a transform cannot change it
             lines.append(f"  {b.name if b.name == a.name else b.name + ' / ' + a.name}: "
                          f"p {_p(b.p)} ({b.verdict}) -> {_p(a.p)} ({a.verdict})")
         flips = [t for t in self.terms if (t.p_before < self.alpha) != (t.p_after < self.alpha)]
