@@ -40,7 +40,8 @@ LOG_PREFIX = re.compile(rb"^\d\d(?:\d\d)?-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? (
 class Marker:
     """One kind of error evidence: a regex, whether it alone fails the job, and whose fault it is.
 
-    ``hard`` markers end a job (an uncaught exception, a signal); ``soft`` ones (an ERROR
+    Each regex matches only the marker itself (so two on one line are both found); the
+    reason is the rest of the line from the marker on. ``hard`` markers end a job (an uncaught exception, a signal); ``soft`` ones (an ERROR
     line, a lost executor) only explain a job that did not reach its end. ``specific``
     markers name a root cause; generic ones (a traceback, an ERROR line) give the reason
     only when no specific marker is present.
@@ -55,20 +56,20 @@ class Marker:
 
 MARKERS = (
     Marker("usage_error", rb"\*{4,}Usage Error\*{4,}", hard=True, kind="job"),
-    Marker("oom", rb"java\.lang\.OutOfMemoryError[^\r\n]*", hard=True, kind="job"),
-    Marker("cli_error", rb"^(?:[\w.\-/]+: )?error: [^\r\n]*", hard=True, kind="job"),
+    Marker("oom", rb"java\.lang\.OutOfMemoryError", hard=True, kind="job"),
+    Marker("cli_error", rb"^(?:[\w.\-/]+: )?error: ", hard=True, kind="job"),
     Marker("signal", rb"RECEIVED SIGNAL [A-Z]+", hard=True, kind="infrastructure"),
-    Marker("killed", rb"^Killed\b[^\r\n]*", hard=True, kind="infrastructure"),
-    Marker("master_removed", rb"Master removed our application[^\r\n]*", hard=True, kind="infrastructure"),
-    Marker("masters_unresponsive", rb"All masters are unresponsive[^\r\n]*", hard=True, kind="infrastructure"),
-    Marker("app_killed", rb"Application has been killed[^\r\n]*", hard=True, kind="infrastructure"),
-    Marker("lost_executor", rb"Lost executor [^\r\n]*|ExecutorLostFailure[^\r\n]*", hard=False, kind="infrastructure"),
-    Marker("worker_lost", rb"[Ww]orker lost[^\r\n]*|Lost worker[^\r\n]*", hard=False, kind="infrastructure"),
-    Marker("rpc_disassociated", rb"Remote RPC client disassociated[^\r\n]*", hard=False, kind="infrastructure"),
-    Marker("connection_refused", rb"Connection refused[^\r\n]*", hard=False, kind="infrastructure"),
+    Marker("killed", rb"^Killed\b", hard=True, kind="infrastructure"),
+    Marker("master_removed", rb"Master removed our application", hard=True, kind="infrastructure"),
+    Marker("masters_unresponsive", rb"All masters are unresponsive", hard=True, kind="infrastructure"),
+    Marker("app_killed", rb"Application has been killed", hard=True, kind="infrastructure"),
+    Marker("lost_executor", rb"Lost executor |ExecutorLostFailure", hard=False, kind="infrastructure"),
+    Marker("worker_lost", rb"[Ww]orker lost|Lost worker", hard=False, kind="infrastructure"),
+    Marker("rpc_disassociated", rb"Remote RPC client disassociated", hard=False, kind="infrastructure"),
+    Marker("connection_refused", rb"Connection refused", hard=False, kind="infrastructure"),
     Marker("traceback", rb"^Traceback \(most recent call last\):", hard=True, kind="job", specific=False),
-    Marker("java_main", rb'Exception in thread "main"[^\r\n]*', hard=True, kind="job", specific=False),
-    Marker("error_line", rb"^\d\d(?:\d\d)?-\d\d-\d\d [\d:.,]+ (?:\[[^\]\r\n]*\] )?ERROR [^\r\n]*",
+    Marker("java_main", rb'Exception in thread "main"', hard=True, kind="job", specific=False),
+    Marker("error_line", rb"^\d\d(?:\d\d)?-\d\d-\d\d [\d:.,]+ (?:\[[^\]\r\n]*\] )?ERROR ",
            hard=False, kind="job", specific=False),
 )
 MARKER_REGEX = re.compile(b"|".join(b"(?P<%s>%s)" % (m.name.encode(), m.regex) for m in MARKERS), re.M)

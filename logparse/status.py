@@ -97,9 +97,11 @@ def _reason(region: bytes, m) -> str:
                         text = _text(line + b" " + nxt[2:])
                 return text
         return "Python traceback"
+    end = region.find(b"\n", m.start())
+    line = region[m.start():] if end < 0 else region[m.start():end]
     if name == "error_line":
-        return _text(P.LOG_PREFIX.sub(b"", m.group(0)))
-    return _text(m.group(0))
+        line = P.LOG_PREFIX.sub(b"", line)
+    return _text(line)
 
 
 def markers(region: bytes) -> list[Found]:
