@@ -394,6 +394,43 @@ def _check_rank(fit: Any) -> None:
     )
 
 
+def _saturated_table(fit: Any, typ: int) -> pd.DataFrame:
+    """Sums of squares by nested least squares when no residual df are left (anova_lm needs some)."""
+    spec = fit.model.data.model_spec
+    x = np.asarray(fit.model.exog, dtype=float)
+    y = np.asarray(fit.model.endog, dtype=float)
+    terms = [t for t in spec.terms if spec.term_names[spec.terms.index(t)] != "Intercept"]
+    names = [spec.term_names[spec.terms.index(t)] for t in terms]
+    slices = spec.term_name_slices
+
+    def rss(keep: list[str]) -> float:
+        cols = [slices["Intercept"]] if "Intercept" in slices else []
+        cols += [slices[n] for n in keep]
+        xs = np.concatenate([x[:, s] for s in cols], axis=1) if cols else np.zeros((len(y), 0))
+        if xs.shape[1] == 0:
+            return float(y @ y)
+        beta, *_ = np.linalg.lstsq(xs, y, rcond=None)
+        r = y - xs @ beta
+        return float(r @ r)
+
+    def contains(big: Any, small: Any) -> bool:
+        return set(small.factors) <= set(big.factors)
+
+    ss = {}
+    for i, (t, n) in enumerate(zip(terms, names)):
+        if typ == 1:
+            base = names[:i]
+        elif typ == 2:
+            base = [m for u, m in zip(terms, names) if not contains(u, t)]
+        else:
+            base = [m for m in names if m != n]
+        ss[n] = rss(base) - rss(base + [n])
+    df = {n: float(slices[n].stop - slices[n].start) for n in names}
+    table = pd.DataFrame({"df": df, "sum_sq": ss})
+    table.loc[RESIDUAL] = [0.0, float(np.sum(np.asarray(fit.resid) ** 2))]
+    return table
+
+
 def lenth(effects: Sequence[float], terms: Sequence[str] | None = None, alpha: float = 0.05) -> LenthResult:
     """Lenth's PSE = 1.5 * median(|c| : |c| < 2.5 s0), s0 = 1.5 * median|c|, on d = m/3 df.
 
@@ -538,10 +575,17 @@ def fit_anova(
 
     fit = _ols(fit_rhs, fit_frame)
     _check_rank(fit)
-    with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
-        warnings.simplefilter("ignore")
-        aov = sm.stats.anova_lm(fit, typ=typ)
-        rob = sm.stats.anova_lm(fit, typ=typ, robust=robust) if robust else None
+    rob = None
+    if fit.df_resid <= 0:
+        aov = _saturated_table(fit, typ)
+    else:
+        try:
+            with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
+                warnings.simplefilter("ignore")
+                aov = sm.stats.anova_lm(fit, typ=typ)
+                rob = sm.stats.anova_lm(fit, typ=typ, robust=robust) if robust else None
+        except (ValueError, np.linalg.LinAlgError) as exc:
+            raise FitError(f"ANOVA of {rhs!r} failed: {exc}") from None
     aov = aov.drop(index="Intercept", errors="ignore")
     sst = float(np.sum((yt - yt.mean()) ** 2))
 

@@ -249,7 +249,11 @@ def _remedies(checks: list[Check], result: AnovaResult) -> tuple[str, ...]:
 def check_assumptions(result: AnovaResult, alpha: float | None = None) -> Diagnostics:
     """Run every check on a fitted ANOVA and list the remedies that apply."""
     a = result.alpha if alpha is None else alpha
-    shapiro = shapiro_check(result.residuals, a)
+    if result.summary.df_resid <= 0:
+        shapiro = Check("Shapiro-Wilk", "normality of residuals", math.nan, math.nan, None,
+                        "No residual degrees of freedom: the residuals are zero by construction.")
+    else:
+        shapiro = shapiro_check(result.residuals, a)
     variance = variance_check(result, normal=shapiro.holds is not False, alpha=a)
     bp = breusch_pagan_check(result, a)
     vifs = vif_table(result)

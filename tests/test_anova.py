@@ -227,6 +227,14 @@ def test_lenth_pse_matches_hand_computation_on_montgomery_example():
     assert dict(zip(se.terms, se.values))["a"] == pytest.approx(21.625 / 2.625)
 
 
+@pytest.mark.parametrize("typ", [1, 2, 3])
+def test_saturated_fit_sums_of_squares_are_n_effect_squared_over_4(typ):
+    result = fit_anova(filtration(), "y", "a*b*c*d", typ=typ)
+    for e in result.effects:
+        assert result.row(e.term).sum_sq == pytest.approx(16 * e.effect**2 / 4, rel=1e-9, abs=1e-9)
+    assert sum(r.sum_sq for r in result.rows) == pytest.approx(np.var(filtration()["y"]) * 16)
+
+
 def test_lenth_function_on_plain_effects():
     out = lenth([10.0, -1.0, 2.0, 1.5, -0.5, 0.8], alpha=0.05)
     s0 = 1.5 * np.median([10, 1, 2, 1.5, 0.5, 0.8])
