@@ -136,7 +136,7 @@ def decide(out: Evidence, err_found: list[Found], err_ended: bool, planned: int 
         pick = _pick(found)
         prefix = "after training: " if validated and reached else ""
         return Verdict("failed", prefix + pick.reason, pick.marker.kind)
-    notes = tuple(f"after training: {f.reason}" for f in found[:3])
+    notes = tuple(f"after training: {f.reason}" for f in found[:3]) + ((out.damage,) if out.damage else ())
     if validated and reached and ended:
         return Verdict("ok", "", None, notes)
     if validated and reached and planned is not None:

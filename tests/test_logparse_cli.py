@@ -1,0 +1,83 @@
+"""python -m logparse: CSV/JSON output, --epochs, --min-replications, exit codes, import cost."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+import subprocess
+import sys
+
+from logparse import cli, parse
+from tests.test_logparse import FIXTURES, fixture_text, reference
+
+
+def run_cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    args = cli.build_parser().parse_args(list(argv))
+    code = cli.run(args, out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_json_has_the_contract_keys_for_every_log_in_a_directory():
+    code, out, _ = run_cli("--format", "json", str(FIXTURES))
+    rows = json.loads(out)
+    assert code == 0 and len(rows) == len(list(FIXTURES.glob("*.out.gz")))
+    for row in rows:
+        assert {"path", "status", "reason", "wall_clock_s", "accuracy", "epochs_completed", "learning_rate"} <= row.keys()
+    by_name = {r["path"].rsplit("/", 1)[1]: r for r in rows}
+    lr = by_name["lenet-lr2.5-3ep.out.gz"]
+    ref = reference(fixture_text("lenet-lr2.5-3ep"))
+    assert (lr["status"], lr["learning_rate"], lr["accuracy"], lr["wall_clock_s"]) == (
+        "ok", 2.5, ref["accuracy"], ref["wall_clock_s"])
+    assert by_name["birnn-batch65.out.gz"]["status"] == "failed"
+
+
+def test_csv_round_trips_the_figures():
+    code, out, _ = run_cli(str(FIXTURES / "birnn-small-1ep.out.gz"), str(FIXTURES / "lenet-killed.out.gz"))
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert code == 0 and [r["status"] for r in rows] == ["ok", "incomplete"]
+    ref = reference(fixture_text("birnn-small-1ep"))
+    assert float(rows[0]["accuracy"]) == ref["accuracy"] and float(rows[0]["wall_clock_s"]) == ref["wall_clock_s"]
+    assert rows[0]["reason"] == "" and rows[1]["failure_kind"] == "infrastructure"
+
+
+def test_epochs_rows_agree_with_the_records():
+    code, out, _ = run_cli("--epochs", "--format", "json", str(FIXTURES / "lenet-lr2.5-3ep.out.gz"))
+    rows = json.loads(out)
+    log = parse(FIXTURES / "lenet-lr2.5-3ep.out.gz", full=True)
+    assert [r["epoch"] for r in rows] == [1, 2, 3]
+    for row, end, val in zip(rows, log.epochs, log.validations):
+        its = [i for i in log.iterations if i.epoch == row["epoch"]]
+        assert row["iterations"] == len(its) == 4 and row["records"] == 256
+        assert row["epoch_wall_clock_ms"] == end.epoch_wall_clock_ms and row["accuracy"] == val.accuracy
+        assert abs(row["mean_loss"] - sum(i.loss for i in its) / 4) < 1e-12
+
+
+def test_min_replications_warns_per_design_point(tmp_path):
+    for point, names in {"p1": ["lenet-lr2.5-3ep", "birnn-small-1ep"], "p2": ["lenet-killed", "birnn-4000-1ep"]}.items():
+        (tmp_path / point).mkdir()
+        for n in names:
+            shutil.copy(FIXTURES / f"{n}.out.gz", tmp_path / point / f"{n}.out.gz")
+    code, _, err = run_cli("--min-replications", "2", str(tmp_path))
+    assert code == 0
+    assert err.strip() == f"warning: design point {tmp_path / 'p2'}: 1 ok log(s) of 2 required (0 failed, 1 incomplete)"
+    code, _, err = run_cli("--min-replications", "1", "--point-pattern", r"/(p\d)/", str(tmp_path))
+    assert err == ""
+
+
+def test_exit_codes_for_bad_input(tmp_path):
+    assert cli.main([str(tmp_path / "missing.out")]) == 2
+    assert cli.main(["--min-replications", "0", str(FIXTURES)]) == 2
+    assert cli.main(["--point-pattern", "(", str(FIXTURES)]) == 2
+
+
+def test_module_entry_point_and_light_imports():
+    code = ("import sys, logparse, logparse.cli; "
+            "print(sorted(m for m in ('pandas', 'numpy', 'json', 'csv') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+    r = subprocess.run([sys.executable, "-m", "logparse", "--format", "json", str(FIXTURES / "bad-data-dir.out.gz")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and json.loads(r.stdout)[0]["status"] == "failed"

@@ -1,0 +1,161 @@
+"""logparse never crashes and never reports wrong figures: arbitrary bytes, damaged .gz, logs cut anywhere."""
+
+from __future__ import annotations
+
+import gzip
+import random
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from logparse import LogNotFoundError, parse
+from logparse import scan as scan_mod
+from logparse.records import FAILURE_KINDS, STATUSES
+from tests.test_logparse import FIXTURES, fixture_text
+
+HSETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@contextmanager
+def windows(size: int):
+    """Shrink the head/tail windows so that small inputs exercise the growth paths."""
+    saved = scan_mod.TAIL0, scan_mod.HEAD0
+    scan_mod.TAIL0 = scan_mod.HEAD0 = size
+    try:
+        yield
+    finally:
+        scan_mod.TAIL0, scan_mod.HEAD0 = saved
+
+
+def check(path: Path, **kw):
+    """Both scans agree and the result is well formed; returns the final-only JobLog."""
+    fast, full = parse(path, **kw), parse(path, full=True, **kw)
+    assert fast.summary() == full.summary()
+    assert fast.status in STATUSES
+    assert (fast.failure_kind is None) == (fast.status == "ok") and (fast.reason == "") == (fast.status == "ok")
+    assert fast.failure_kind is None or fast.failure_kind in FAILURE_KINDS
+    return fast
+
+
+@HSETTINGS
+@given(data=st.binary(max_size=3000), window=st.sampled_from([16, 300, 65536]))
+def test_arbitrary_bytes(tmp_path, data, window):
+    (tmp_path / "x.out").write_bytes(data)
+    (tmp_path / "y.out.gz").write_bytes(data)
+    with windows(window):
+        check(tmp_path / "x.out")
+        check(tmp_path / "y.out.gz")
+
+
+def _pool() -> list[bytes]:
+    lines = fixture_text("lenet-lr2.5-3ep").encode().split(b"\n")
+    keep = [l for l in lines if b"[Epoch " in l or b"Shutdown hook" in l or b"Submitted application" in l]
+    keep += fixture_text("birnn-batch65").encode().split(b"\n")[350:400]
+    keep += [b"Traceback (most recent call last):", b"  File \"x\", line 1", b"ValueError: bad", b"error: nope",
+             b"2026-11-23 15:00:00 ERROR X:1 - Lost executor 2 on h: worker lost", "\u00e9\u4e2d".encode("utf-8"),
+             b"\xff\xfe\x00", b"RECEIVED SIGNAL TERM", b"Killed"]
+    return keep
+
+
+POOL = _pool()
+
+
+@HSETTINGS
+@given(
+    picks=st.lists(st.one_of(st.sampled_from(POOL), st.binary(max_size=60)), max_size=60),
+    crlf=st.booleans(), cut=st.integers(min_value=0, max_value=400), window=st.sampled_from([64, 2048, 65536]),
+    expected=st.sampled_from([None, 1, 3]),
+)
+def test_real_lines_shuffled_cut_and_mixed_with_garbage(tmp_path, picks, crlf, cut, window, expected):
+    data = (b"\r\n" if crlf else b"\n").join(picks)
+    data = data[:max(0, len(data) - cut)]
+    (tmp_path / "x.out").write_bytes(data)
+    with windows(window):
+        log = check(tmp_path / "x.out", expected_epochs=expected)
+    if log.status == "ok":
+        assert log.accuracy is not None and log.wall_clock_s is not None and log.epochs_validated == log.epochs_completed
+
+
+def _truth(text: str):
+    full = parse_text_full(text)
+    return {(v.epoch, v.accuracy, v.wall_clock_s) for v in full.validations}, full
+
+
+def parse_text_full(text: str):
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "t.out"
+        p.write_text(text)
+        return parse(p, full=True)
+
+
+@pytest.mark.parametrize("name", ["lenet-lr2.5-3ep", "birnn-small-1ep", "lenet-killed", "birnn-batch65"])
+def test_real_logs_cut_at_random_points(tmp_path, name):
+    text = fixture_text(name)
+    raw = text.encode()
+    truth, whole = _truth(text)
+    final_val = raw.rfind(b"Top1Accuracy is Accuracy(")
+    final_val_end = raw.find(b")", final_val) + 1 if final_val >= 0 else len(raw) + 1
+    shutdown_end = raw.find(b"\n", raw.find(b"Shutdown hook called")) + 1
+    rng = random.Random(20261123)
+    cuts = sorted({0, 1, final_val_end - 1, final_val_end, final_val_end + 1, shutdown_end - 1, shutdown_end,
+                   *rng.sample(range(len(raw)), 60)})
+    for k in cuts:
+        p = tmp_path / "cut.out"
+        p.write_bytes(raw[:k])
+        log = check(p)
+        if log.status == "ok":
+            # Only a cut after the final validation of the last planned epoch may be ok, with the whole log's figures.
+            assert whole.status == "ok" and k >= final_val_end, k
+            assert (log.accuracy, log.wall_clock_s, log.epochs_completed) == (
+                whole.accuracy, whole.wall_clock_s, whole.epochs_completed)
+        elif k < len(raw):
+            assert log.status in ("incomplete", "failed")
+        if log.accuracy is not None:  # never a wrong figure, only an earlier one
+            assert (log.epochs_validated, log.accuracy, log.wall_clock_s) in truth
+        assert log.learning_rate in (None, whole.learning_rate) and log.batch_size in (None, whole.batch_size)
+        assert log.epochs_completed <= whole.epochs_completed
+        if whole.status == "ok" and shutdown_end <= k:
+            assert log.status == "ok"
+
+
+def test_truncated_gzip_of_a_real_log(tmp_path):
+    blob = (FIXTURES / "lenet-lr2.5-3ep.out.gz").read_bytes()
+    for n in (0, 10, len(blob) // 3, len(blob) - 9):
+        p = tmp_path / "t.out.gz"
+        p.write_bytes(blob[:n])
+        log = check(p)
+        if n < len(blob) // 2:
+            assert (log.status, log.failure_kind) == ("incomplete", "infrastructure")
+        else:  # only the gzip trailer is lost: every line through Spark's shutdown decompressed
+            assert log.status == "ok" and "gzip stream truncated" in log.notes
+    (tmp_path / "z.out.gz").write_bytes(b"")
+    assert "empty .gz file" in check(tmp_path / "z.out.gz").reason
+    (tmp_path / "e.out.gz").write_bytes(gzip.compress(b""))
+    assert check(tmp_path / "e.out.gz").reason == "empty log"
+    (tmp_path / "n.out.gz").write_bytes(b"not gzip at all\n")
+    assert "corrupt gzip" in check(tmp_path / "n.out.gz").reason
+
+
+def test_multi_member_gzip_is_read_whole(tmp_path):
+    raw = fixture_text("lenet-lr2.5-3ep").encode()
+    half = len(raw) // 2
+    (tmp_path / "m.out.gz").write_bytes(gzip.compress(raw[:half]) + gzip.compress(raw[half:]))
+    (tmp_path / "m.out").write_bytes(raw)
+    assert parse(tmp_path / "m.out.gz").summary() | {"path": ""} == parse(tmp_path / "m.out").summary() | {"path": ""}
+
+
+def test_empty_file(tmp_path):
+    (tmp_path / "e.out").write_bytes(b"")
+    log = check(tmp_path / "e.out")
+    assert (log.status, log.reason, log.failure_kind) == ("incomplete", "empty log", "infrastructure")
+
+
+def test_missing_paths_raise(tmp_path):
+    with pytest.raises(LogNotFoundError, match="no such file"):
+        parse(tmp_path / "missing.out")
+    with pytest.raises(LogNotFoundError):
+        parse(tmp_path)
