@@ -174,7 +174,6 @@ def test_ernest_recovers_non_negative_coefficients_and_matches_scipy_nnls():
 
 def test_ernest_solution_satisfies_the_nnls_optimality_conditions():
     """KKT: x >= 0, gradient A^T(Ax - b) >= 0, and zero where x > 0 (checked without scipy)."""
-    rng = np.random.default_rng(7)
     theta = np.array([50.0, 100.0, 0.0, 0.0])  # the last two pull negative under noise
     df = ernest_table({"lenet": theta}, seed=7, noise=5.0)
     x = ErnestModel().fit(df).pooled_
@@ -185,7 +184,6 @@ def test_ernest_solution_satisfies_the_nnls_optimality_conditions():
     assert (grad >= -1e-6 * np.abs(a.T @ df["wall_clock_s"].to_numpy()).max()).all()
     np.testing.assert_allclose(grad[x > 1e-9], 0.0, atol=1e-6 * np.abs(grad).max() + 1e-6)
     assert (x == 0).any()  # the constraint is active in this case, so nnls differs from lstsq
-    del rng
 
 
 def test_ernest_fits_each_network_separately():

@@ -13,7 +13,10 @@ Fitting minimizes the mean absolute error (seed 002, eq. 8; ``loss="mse"`` for s
 optional L1 or L2 penalty ``alpha * sum|x|`` or ``alpha * sum x^2`` over every parameter but C
 (eq. 10-11; the paper's sum over k = 1..N there is a typo for a sum over parameters), with
 scipy.optimize.differential_evolution, the population evaluated in one numpy broadcast
-(``vectorized=True``, ``updating="deferred"``) and an explicit seed.
+(``vectorized=True``, ``updating="deferred"``; ``vectorized=False`` evaluates one candidate at a
+time, for comparison) and an explicit seed. The defaults (popsize 10 x the number of parameters,
+tol 1e-3, then scipy's L-BFGS-B polish) reach the same optimum as popsize 15 / tol 1e-6 on our
+synthetic tests in a third of the time.
 
 Units: the fit runs on a scaled problem: the target divided by its mean and every numeric input
 divided by its geometric mean, so that the seed's bounds (0..1000 for a and C, -5..5 for p and q) do
@@ -31,7 +34,7 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import differential_evolution
+from scipy.optimize import OptimizeResult, differential_evolution
 
 from models.errors import FitError, InvalidTableError
 from models.predict._base import Predictor
@@ -122,6 +125,7 @@ class PowerLawModel(Predictor):
         maxiter: int = 1000,
         tol: float = 1e-3,
         seed: int = 0,
+        vectorized: bool = True,
     ) -> None:
         super().__init__(target)
         if loss not in ("mae", "mse"):
@@ -133,6 +137,7 @@ class PowerLawModel(Predictor):
         self.loss, self.penalty, self.alpha = loss, penalty, alpha
         self.coef_bounds, self.power_bounds = coef_bounds, power_bounds
         self.popsize, self.maxiter, self.tol, self.seed = popsize, maxiter, tol, seed
+        self.vectorized = vectorized
         self.fit_: PowerLawFit | None = None
 
     # -- inputs ---------------------------------------------------------------------------------
@@ -207,14 +212,16 @@ class PowerLawModel(Predictor):
             indicators.append(np.ones(n))
         return logs(self._numeric_i), np.array(indicators).reshape(-1, n), logs(self._extrinsic)
 
+    def _unpack(self, theta: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Split parameters (rows of ``theta``) into a_numeric, a_levels (incl. the constant term), p, q, C."""
+        n_num, n_lvl = len(self._numeric_i), self._n_terms - len(self._numeric_i)
+        ends = np.cumsum([n_num, n_lvl, n_num, len(self._extrinsic)])
+        return theta[:ends[0]], theta[ends[0]:ends[1]], theta[ends[1]:ends[2]], theta[ends[2]:ends[3]], theta[-1]
+
     def _evaluate(self, theta: np.ndarray, design: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
         """Scaled predictions for a population ``theta`` of shape (n_params, S): returns (S, n)."""
         log_i, indicators, log_e = design
-        n_num, n_lvl, n_e = log_i.shape[0], indicators.shape[0], log_e.shape[0]
-        a_num, a_lvl = theta[:n_num], theta[n_num:n_num + n_lvl]
-        p = theta[n_num + n_lvl:2 * n_num + n_lvl]
-        q = theta[2 * n_num + n_lvl:2 * n_num + n_lvl + n_e]
-        c = theta[-1]
+        a_num, a_lvl, p, q, c = self._unpack(theta)
         work = np.einsum("is,isn->sn", a_num, np.exp(p[:, :, None] * log_i[:, None, :])) + a_lvl.T @ indicators
         return work * np.exp(q.T @ log_e) + c[:, None]
 
@@ -241,35 +248,32 @@ class PowerLawModel(Predictor):
         start = time.perf_counter()
         result = differential_evolution(
             objective, bounds, popsize=self.popsize, maxiter=self.maxiter, tol=self.tol,
-            rng=self.seed, vectorized=True, updating="deferred", polish=True,
+            rng=self.seed, vectorized=self.vectorized, updating="deferred" if self.vectorized else "immediate",
+            polish=True,
         )
         elapsed = time.perf_counter() - start
         if not np.isfinite(result.fun):
             raise FitError(f"differential evolution found no finite fit ({result.message}); check the inputs' ranges")
         return result.x, self._report(result, elapsed, dropped)
 
-    def _report(self, result: object, elapsed: float, dropped: tuple[str, ...]) -> PowerLawFit:
-        theta = result.x  # type: ignore[attr-defined]
-        n_num, n_lvl = len(self._numeric_i), len(self._levels_i)
-        q = theta[2 * n_num + n_lvl + int(self._constant_term):-1]
-        p = theta[n_num + n_lvl + int(self._constant_term):2 * n_num + n_lvl + int(self._constant_term)]
-        e_scale = math.prod(self._scales[c] ** qj for c, qj in zip(self._extrinsic, q))
-        unit = self._y_scale / e_scale
+    def _report(self, result: OptimizeResult, elapsed: float, dropped: tuple[str, ...]) -> PowerLawFit:
+        a_num, a_lvl, p, q, c = self._unpack(result.x)
+        unit = self._y_scale / math.prod(self._scales[col] ** qj for col, qj in zip(self._extrinsic, q))
         terms = [
-            PowerLawTerm(c, None, float(theta[i] * unit / self._scales[c] ** p[i]), float(p[i]))
-            for i, c in enumerate(self._numeric_i)
+            PowerLawTerm(col, None, float(a * unit / self._scales[col] ** pi), float(pi))
+            for col, a, pi in zip(self._numeric_i, a_num, p)
         ]
-        terms += [PowerLawTerm(c, level, float(theta[n_num + k] * unit), None) for k, (c, level) in enumerate(self._levels_i)]
+        terms += [PowerLawTerm(col, level, float(a * unit), None) for (col, level), a in zip(self._levels_i, a_lvl)]
         if self._constant_term:
-            terms.append(PowerLawTerm("1", None, float(theta[n_num + n_lvl] * unit), None))
+            terms.append(PowerLawTerm("1", None, float(a_lvl[-1] * unit), None))
         return PowerLawFit(
             terms=tuple(terms),
-            exponents={c: float(qj) for c, qj in zip(self._extrinsic, q)},
-            constant=float(theta[-1] * self._y_scale),
-            objective=float(result.fun),  # type: ignore[attr-defined]
-            iterations=int(result.nit),  # type: ignore[attr-defined]
-            evaluations=int(result.nfev),  # type: ignore[attr-defined]
-            converged=bool(result.success),  # type: ignore[attr-defined]
+            exponents={col: float(qj) for col, qj in zip(self._extrinsic, q)},
+            constant=float(c * self._y_scale),
+            objective=float(result.fun),
+            iterations=int(result.nit),
+            evaluations=int(result.nfev),
+            converged=bool(result.success),
             fit_seconds=elapsed,
             dropped=dropped,
         )
