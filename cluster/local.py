@@ -240,13 +240,13 @@ class LocalCluster:
         with open(self.state_dir / "lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             state = ClusterState.load(self._state_path)
-            if state is not None:
+            if state is not None and state.master is not None and state.master.alive():
                 # A running cluster keeps its own ports; later commands need not repeat them.
                 self.host, self.port, self.webui_port = state.host, state.port, state.webui_port
-                if state.master and not state.master.alive():
-                    state.master = None
                 state.workers = [w for w in state.workers if w.alive()]
             else:
+                for leftover in state.workers if state else []:
+                    leftover.terminate()  # workers whose master died are of no use
                 state = ClusterState(self.host, self.port, self.webui_port)
             try:
                 yield state
@@ -392,7 +392,7 @@ class LocalCluster:
     def status(self) -> ClusterStatus:
         state = ClusterState.load(self._state_path)
         running = bool(state and state.master and state.master.alive())
-        if state is not None:
+        if state is not None and running:
             self.host, self.port, self.webui_port = state.host, state.port, state.webui_port
         workers = len([w for w in state.workers if w.alive()]) if state else 0
         return ClusterStatus(self.master_url, self.webui_url, running, workers,
