@@ -7,6 +7,7 @@
   ``pct_variation`` = 100 * SS / SST, where SST is the corrected total sum of squares of the
   (transformed) response. For Type I the rows sum to 100; for Types II/III in an unbalanced
   design they need not, because the terms' sums of squares then overlap.
+* Type II by default (``typ=``/``--typ`` 1, 2 or 3); Type I is sequential, so term order matters.
 * factors enter as numbers unless wrapped in ``C()``; Types I and II use the levels as given
   (for a hierarchical model they do not depend on the origin of the levels). Type III codes
   every numeric factor to ``(x - centre) / half-range`` (two levels become -1/+1) and gives
