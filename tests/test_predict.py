@@ -381,3 +381,11 @@ def test_cli_exits_2_on_a_missing_column(campaign, capsys):
 def test_cli_exits_2_on_an_unknown_model(campaign, capsys):
     assert main([str(campaign), "--models", "rf,svm"]) == 2
     assert "svm" in capsys.readouterr().err
+
+
+def test_cli_exits_1_when_a_model_fails_on_a_split(tmp_path, capsys):
+    df = harness_table().head(9)
+    df.to_csv(tmp_path / "results.csv", index=False)
+    assert main([str(tmp_path), "--models", "rf,ernest", "--split", "random"]) == 1
+    captured = capsys.readouterr()
+    assert "failed" in captured.out and "cross-validation" in captured.err
