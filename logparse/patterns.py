@@ -38,39 +38,47 @@ LOG_PREFIX = re.compile(rb"^\d\d(?:\d\d)?-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? (
 
 
 class Marker:
-    """One kind of error evidence: a regex, whether it alone fails the job, and whose fault it is.
+    """One kind of error evidence: literal needles to find it fast, a regex to confirm it on its line.
 
-    Each regex matches only the marker itself (so two on one line are both found); the
-    reason is the rest of the line from the marker on. ``hard`` markers end a job (an uncaught exception, a signal); ``soft`` ones (an ERROR
-    line, a lost executor) only explain a job that did not reach its end. ``specific``
-    markers name a root cause; generic ones (a traceback, an ERROR line) give the reason
-    only when no specific marker is present.
+    The regex matches only the marker itself (so two markers on one line are both found);
+    the reason is the rest of the line from the marker on. ``hard`` markers end a job (an
+    uncaught exception, a signal); ``soft`` ones (an ERROR line, a lost executor) only
+    explain a job that did not reach its end. ``specific`` markers name a root cause;
+    generic ones (a traceback, an ERROR line) give the reason only when no specific
+    marker is present.
     """
 
-    __slots__ = ("name", "regex", "hard", "kind", "specific")
+    __slots__ = ("name", "needles", "regex", "hard", "kind", "specific")
 
-    def __init__(self, name: str, regex: bytes, *, hard: bool, kind: str, specific: bool = True) -> None:
-        self.name, self.hard, self.kind, self.specific = name, hard, kind, specific
-        self.regex = regex
+    def __init__(self, name: str, needles: tuple[bytes, ...], regex: bytes, *, hard: bool, kind: str,
+                 specific: bool = True) -> None:
+        self.name, self.needles, self.hard, self.kind, self.specific = name, needles, hard, kind, specific
+        self.regex = re.compile(regex, re.M)
 
 
 MARKERS = (
-    Marker("usage_error", rb"\*{4,}Usage Error\*{4,}", hard=True, kind="job"),
-    Marker("oom", rb"java\.lang\.OutOfMemoryError", hard=True, kind="job"),
-    Marker("cli_error", rb"^(?:[\w.\-/]+: )?error: ", hard=True, kind="job"),
-    Marker("signal", rb"RECEIVED SIGNAL [A-Z]+", hard=True, kind="infrastructure"),
-    Marker("killed", rb"^Killed\b", hard=True, kind="infrastructure"),
-    Marker("master_removed", rb"Master removed our application", hard=True, kind="infrastructure"),
-    Marker("masters_unresponsive", rb"All masters are unresponsive", hard=True, kind="infrastructure"),
-    Marker("app_killed", rb"Application has been killed", hard=True, kind="infrastructure"),
-    Marker("lost_executor", rb"Lost executor |ExecutorLostFailure", hard=False, kind="infrastructure"),
-    Marker("worker_lost", rb"[Ww]orker lost|Lost worker", hard=False, kind="infrastructure"),
-    Marker("rpc_disassociated", rb"Remote RPC client disassociated", hard=False, kind="infrastructure"),
-    Marker("connection_refused", rb"Connection refused", hard=False, kind="infrastructure"),
-    Marker("traceback", rb"^Traceback \(most recent call last\):", hard=True, kind="job", specific=False),
-    Marker("java_main", rb'Exception in thread "main"', hard=True, kind="job", specific=False),
-    Marker("error_line", rb"^\d\d(?:\d\d)?-\d\d-\d\d [\d:.,]+ (?:\[[^\]\r\n]*\] )?ERROR ",
+    Marker("usage_error", (b"Usage Error*",), rb"\*{4,}Usage Error\*{4,}", hard=True, kind="job"),
+    Marker("oom", (b"OutOfMemoryError",), rb"java\.lang\.OutOfMemoryError", hard=True, kind="job"),
+    Marker("cli_error", (b"error: ",), rb"^(?:[\w.\-/]+: )?error: ", hard=True, kind="job"),
+    Marker("signal", (b"RECEIVED SIGNAL ",), rb"RECEIVED SIGNAL [A-Z]+", hard=True, kind="infrastructure"),
+    Marker("killed", (b"Killed",), rb"^Killed\b", hard=True, kind="infrastructure"),
+    Marker("master_removed", (b"Master removed our application",), rb"Master removed our application",
+           hard=True, kind="infrastructure"),
+    Marker("masters_unresponsive", (b"All masters are unresponsive",), rb"All masters are unresponsive",
+           hard=True, kind="infrastructure"),
+    Marker("app_killed", (b"Application has been killed",), rb"Application has been killed",
+           hard=True, kind="infrastructure"),
+    Marker("lost_executor", (b"Lost executor ", b"ExecutorLostFailure"), rb"Lost executor |ExecutorLostFailure",
+           hard=False, kind="infrastructure"),
+    Marker("worker_lost", (b"orker lost", b"Lost worker"), rb"[Ww]orker lost|Lost worker", hard=False,
+           kind="infrastructure"),
+    Marker("rpc_disassociated", (b"Remote RPC client disassociated",), rb"Remote RPC client disassociated",
+           hard=False, kind="infrastructure"),
+    Marker("connection_refused", (b"Connection refused",), rb"Connection refused", hard=False, kind="infrastructure"),
+    Marker("traceback", (b"Traceback (most recent call last):",), rb"^Traceback \(most recent call last\):",
+           hard=True, kind="job", specific=False),
+    Marker("java_main", (b'Exception in thread "main"',), rb'Exception in thread "main"', hard=True, kind="job",
+           specific=False),
+    Marker("error_line", (b" ERROR ",), rb"^\d\d(?:\d\d)?-\d\d-\d\d [\d:.,]+ (?:\[[^\]\r\n]*\] )?ERROR ",
            hard=False, kind="job", specific=False),
 )
-MARKER_REGEX = re.compile(b"|".join(b"(?P<%s>%s)" % (m.name.encode(), m.regex) for m in MARKERS), re.M)
-MARKER_BY_NAME = {m.name: m for m in MARKERS}

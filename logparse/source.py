@@ -1,4 +1,4 @@
-"""Byte access to one log file: plain files by offset (head, tail, chunks), .gz decompressed once.
+"""Byte access to one log file: plain files by offset (head, tail) or mapped whole; .gz decompressed once.
 
 A .gz cannot be read backwards, so it is decompressed into memory; a truncated or
 corrupt stream keeps what was decompressed and says why in ``damage``.
@@ -6,14 +6,12 @@ corrupt stream keeps what was decompressed and says why in ``damage``.
 
 from __future__ import annotations
 
+import mmap
 import os
 import zlib
 from pathlib import Path
 
 from logparse.errors import LogNotFoundError, LogReadError
-
-CHUNK = 32 << 20  # bytes per read in a full scan
-
 
 class Source:
     """The bytes of one log, read lazily from disk or held in memory (.gz)."""
@@ -23,6 +21,7 @@ class Source:
         self.damage = ""  # why the bytes may not be the whole log (a damaged .gz), else ""
         self._data: bytes | None = None
         self._file = None
+        self._map: mmap.mmap | None = None
         try:
             if not path.is_file():
                 raise LogNotFoundError(f"{path}: no such file; pass the .out of a job (or a directory of them)")
@@ -47,25 +46,24 @@ class Source:
         except OSError as e:
             raise LogReadError(f"{self.path}: read failed at byte {offset} ({e.strerror or e})") from None
 
-    def chunks(self, start: int = 0, size: int = CHUNK):
-        """(offset, bytes) pieces from ``start`` to the end, each ending at a newline except the last."""
-        pos, carry, carry_at = start, b"", start
-        while pos < self.size:
-            block = self.read(pos, size)
-            if not block:
-                break
-            pos += len(block)
-            data = carry + block if carry else block
-            cut = data.rfind(b"\n") + 1 if pos < self.size else len(data)
-            if cut == 0:
-                carry = data
-                continue
-            yield carry_at, data[:cut] if cut < len(data) else data
-            carry, carry_at = data[cut:], carry_at + cut
-        if carry:
-            yield carry_at, carry
+    def view(self):
+        """The whole log as one buffer (a read-only mmap for plain files), for a full scan."""
+        if self._data is not None:
+            return self._data
+        if self.size == 0:
+            return b""
+        assert self._file is not None
+        if self._map is None:
+            try:
+                self._map = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ)
+            except (OSError, ValueError):  # a file that cannot be mapped: read it
+                return self.read(0, self.size)
+        return self._map
 
     def close(self) -> None:
+        if self._map is not None:
+            self._map.close()
+            self._map = None
         if self._file is not None:
             self._file.close()
             self._file = None

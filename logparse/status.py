@@ -79,15 +79,14 @@ def _lines_after(region: bytes, pos: int, limit: int = 200):
         nl = end
 
 
-def _reason(region: bytes, m) -> str:
-    name = m.lastgroup
+def _reason(region: bytes, name: str, start: int, end: int) -> str:
     if name == "usage_error":
-        for line in _lines_after(region, m.start(), 5):
+        for line in _lines_after(region, start, 5):
             if line.strip():
                 return "BigDL Usage Error: " + _text(line)
         return "BigDL Usage Error"
     if name == "traceback":
-        lines = _lines_after(region, m.start())
+        lines = _lines_after(region, start)
         for line in lines:
             if line and not line[:1].isspace():
                 text = _text(line)
@@ -97,16 +96,28 @@ def _reason(region: bytes, m) -> str:
                         text = _text(line + b" " + nxt[2:])
                 return text
         return "Python traceback"
-    end = region.find(b"\n", m.start())
-    line = region[m.start():] if end < 0 else region[m.start():end]
+    eol = region.find(b"\n", start)
+    line = region[start:] if eol < 0 else region[start:eol]
     if name == "error_line":
         line = P.LOG_PREFIX.sub(b"", line)
     return _text(line)
 
 
 def markers(region: bytes) -> list[Found]:
-    """Every error marker in ``region``, in order."""
-    return [Found(m.start(), P.MARKER_BY_NAME[m.lastgroup], _reason(region, m)) for m in P.MARKER_REGEX.finditer(region)]
+    """Every error marker in ``region``, in order: needles found by bytes.find, confirmed by regex on their line."""
+    hits: dict[tuple[int, str], Found] = {}
+    for mk in P.MARKERS:
+        for needle in mk.needles:
+            pos = region.find(needle)
+            while pos >= 0:
+                start = region.rfind(b"\n", 0, pos) + 1
+                eol = region.find(b"\n", pos)
+                eol = len(region) if eol < 0 else eol
+                for m in mk.regex.finditer(region, start, eol):
+                    if (m.start(), mk.name) not in hits:
+                        hits[m.start(), mk.name] = Found(m.start(), mk, _reason(region, mk.name, m.start(), m.end()))
+                pos = region.find(needle, eol)
+    return [hits[k] for k in sorted(hits)]
 
 
 def _pick(found: list[Found]) -> Found:
