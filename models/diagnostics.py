@@ -99,7 +99,7 @@ class Diagnostics:
     def to_text(self) -> str:
         lines = [f"assumption checks (alpha = {self.alpha:g}; a test's null hypothesis is the assumption):"]
         for c in self.checks:
-            stat = "-" if not math.isfinite(c.statistic) else f"{c.statistic:.4g}"
+            stat = "-" if math.isnan(c.statistic) else f"{c.statistic:.4g}"
             p = "-" if not math.isfinite(c.p) else f"{c.p:.3g}"
             lines.append(f"  {c.name}: statistic = {stat}, p = {p} -> {c.assumption} {c.verdict}.")
             lines.append(f"    {c.meaning}")
@@ -151,11 +151,14 @@ def variance_check(result: AnovaResult, normal: bool, alpha: float = 0.05) -> Ch
         return Check(name, assumption, math.nan, math.nan, None,
                      "Needs two or more replicated design points; the design is not replicated.")
     if normal:
-        variances = [np.var(g, ddof=1) for g in groups]
-        if min(variances) == 0:
-            stat, p = math.inf, 0.0
-        else:
-            stat, p = stats.bartlett(*groups)
+        variances = np.array([np.var(g, ddof=1) for g in groups])
+        # Identical values can leave a variance of 1e-35 (rounding of the mean), not exactly 0.
+        flat = int(np.sum(variances <= 1e-20 * max(float(variances.max()), 1e-300)))
+        if flat:
+            return Check(name, assumption, math.inf, 0.0, False,
+                         f"{flat} design point(s) show no spread at all while others vary, so variances "
+                         "are unequal and the F-test p-values above can be too small or too large.")
+        stat, p = stats.bartlett(*groups)
     else:
         stat, p = stats.levene(*groups, center="median")
     if not math.isfinite(p):

@@ -211,3 +211,12 @@ def test_kruskal_wallis_matches_rank_formula(fig2):
         h /= tie
         assert row.H == pytest.approx(h, rel=1e-9)
         assert row.p == pytest.approx(stats.chi2.sf(h, 1), rel=1e-7)
+
+
+def test_bartlett_with_a_flat_design_point_is_violated_not_a_huge_number():
+    data = normal_replicated(5)
+    data.loc[(data.a == 1) & (data.b == 1) & (data.c == 1), "y"] = 0.008  # e.g. rounded costs
+    result = fit_anova(data, "y", "a + b + c")
+    check = variance_check(result, normal=True)
+    assert check.holds is False and check.statistic == float("inf") and check.p == 0.0
+    assert "no spread" in check.meaning
