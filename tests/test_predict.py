@@ -11,7 +11,13 @@ import pytest
 from scipy.optimize import nnls
 from sklearn.metrics import mean_absolute_percentage_error, mean_squared_error, r2_score
 
-from models.errors import InvalidTableError, MissingColumnError, NotFittedError, TooFewRowsError
+from models.errors import (
+    InvalidTableError,
+    MissingColumnError,
+    NotFittedError,
+    ResultsNotFoundError,
+    TooFewRowsError,
+)
 from models.predict import (
     ErnestModel,
     GradientBoostingModel,
@@ -337,7 +343,7 @@ def test_read_results_keeps_ok_rows(tmp_path):
     df.to_csv(tmp_path / "results.csv", index=False)
     assert len(read_results(tmp_path)) == 4
     assert len(read_results(tmp_path / "results.csv")) == 4
-    with pytest.raises(MissingColumnError):
+    with pytest.raises(ResultsNotFoundError):
         read_results(tmp_path / "nope")
 
 

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from models.errors import InvalidTableError, MissingColumnError
+from models.results import resolve_path
 
 #: Factor columns of the harness's results table (``model`` is the network name).
 HARNESS_FACTORS: tuple[str, ...] = (
@@ -32,11 +33,11 @@ NON_FACTORS: frozenset[str] = frozenset({
 
 
 def read_results(path: str | Path) -> pd.DataFrame:
-    """Read RESULTS (a campaign directory holding results.csv, or a CSV file); keep status == ok rows."""
-    path = Path(path)
-    csv = path / "results.csv" if path.is_dir() else path
-    if not csv.is_file():
-        raise MissingColumnError(f"no results table at {csv}: pass a campaign directory or a CSV file")
+    """Read RESULTS (a campaign directory holding results.csv, or a CSV file); keep status == ok rows.
+
+    Unlike ``models.results.load_results`` no cost is computed, so rows are not dropped for a missing
+    accuracy when the target is the time."""
+    csv = resolve_path(path)
     try:
         table = pd.read_csv(csv)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
