@@ -232,6 +232,19 @@ def test_by_resolution_picks_minimum_aberration():
     assert d.n_runs == 16 and lengths == {4: 14, 8: 1}
 
 
+def test_search_budget_returns_a_valid_design_or_a_clear_error(monkeypatch):
+    import harness.design.resolution as res
+
+    monkeypatch.setattr(res, "MAX_WORK", 50)
+    found = res.search_generators(two_level(8), 3)
+    assert not found.minimum_aberration and len(found.generators) == 4
+    d = fractional(two_level(8), found.generators)
+    assert d.n_runs == 16 and brute_resolution(d.coded) >= 3
+    monkeypatch.setattr(res, "MAX_WORK", 5)
+    with pytest.raises(DesignError, match="too large; give --generators"):
+        res.search_generators(two_level(8), 3)
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.data())
 def test_generated_fractions_match_brute_force(data):

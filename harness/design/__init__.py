@@ -12,7 +12,7 @@ from harness.design.boxbehnken import box_behnken
 from harness.design.factors import Factor, FactorSet, load_factors, make_factors
 from harness.design.fractional import fractional, parse_generators
 from harness.design.full import full_factorial
-from harness.design.resolution import by_resolution
+from harness.design.resolution import Search, by_resolution, search_generators
 from harness.design.schedule import Job, Schedule, schedule
 from harness.design.summary import describe, describe_schedule
 
@@ -24,6 +24,7 @@ __all__ = [
     "Generator",
     "Job",
     "Schedule",
+    "Search",
     "Word",
     "box_behnken",
     "by_resolution",
@@ -35,4 +36,5 @@ __all__ = [
     "make_factors",
     "parse_generators",
     "schedule",
+    "search_generators",
 ]

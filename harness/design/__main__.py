@@ -14,7 +14,7 @@ from harness.design.boxbehnken import box_behnken
 from harness.design.factors import FactorSet, load_factors
 from harness.design.fractional import fractional, parse_generators
 from harness.design.full import full_factorial
-from harness.design.resolution import by_resolution
+from harness.design.resolution import search_generators
 from harness.design.schedule import schedule
 from harness.design.summary import describe, describe_schedule
 from harness.errors import DesignError
@@ -42,26 +42,31 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def make_design(args: argparse.Namespace, factors: FactorSet) -> Design:
-    """The design the options ask for; conflicting options are a :class:`DesignError`."""
+def make_design(args: argparse.Namespace, factors: FactorSet) -> tuple[Design, list[str]]:
+    """The design the options ask for and notes on how it was found; bad options raise DesignError."""
     if args.kind != "fractional" and (args.generators or args.resolution is not None):
         raise DesignError(f"--generators and --resolution apply to --kind fractional, not {args.kind}")
     if args.kind == "full":
-        return full_factorial(factors)
+        return full_factorial(factors), []
     if args.kind == "box-behnken":
-        return box_behnken(factors, args.center_points)
+        return box_behnken(factors, args.center_points), []
     if (args.generators is None) == (args.resolution is None):
         raise DesignError("--kind fractional needs exactly one of --generators or --resolution")
-    if args.resolution is not None:
-        return by_resolution(factors, args.resolution)
-    return fractional(factors, parse_generators(args.generators, factors))
+    if args.generators is not None:
+        return fractional(factors, parse_generators(args.generators, factors)), []
+    found = search_generators(factors, args.resolution)
+    design = fractional(factors, found.generators) if found.generators else full_factorial(factors)
+    how = "minimum aberration"
+    if not found.minimum_aberration:
+        how = "search budget reached: not checked for minimum aberration"
+    return design, [f"searched: the fewest runs with resolution >= {args.resolution} ({how})"]
 
 
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         factors = load_factors(args.factors)
-        design = make_design(args, factors)
+        design, notes = make_design(args, factors)
         plan = schedule(design, args.replications, args.seed, not args.no_randomize, args.block_on)
     except DesignError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -71,10 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         print(f"error: cannot write {args.out}: {exc.strerror}", file=sys.stderr)
         return 1
-    searched = []
-    if args.resolution is not None:
-        searched = [f"searched: the fewest runs with resolution >= {args.resolution}, minimum aberration"]
-    print("\n".join(searched + describe(design) + describe_schedule(plan) + [f"wrote {args.out}"]))
+    print("\n".join(notes + describe(design) + describe_schedule(plan) + [f"wrote {args.out}"]))
     return 0
 
 

@@ -104,5 +104,6 @@ class Design:
             return f"2^({k}-{len(self.generators)}) fractional factorial, {n} runs"
         if self.kind == "box-behnken":
             return f"Box-Behnken design, {k} factors, {n} runs ({self.center_points} center points)"
-        sizes = "x".join(str(len(f.levels)) for f in self.factors.factors)
+        counts = [len(f.levels) for f in self.factors.factors]
+        sizes = f"{counts[0]}^{k}" if len(set(counts)) == 1 else "x".join(map(str, counts))
         return f"{sizes} full factorial, {n} runs"

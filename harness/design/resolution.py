@@ -15,17 +15,37 @@ from its defining relation (the tests recompute it again from the columns).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from harness.design._base import Design, Generator
 from harness.design.factors import FactorSet
 from harness.design.fractional import fractional
 from harness.design.full import full_factorial
 from harness.errors import DesignError
 
-MAX_NODES = 2_000_000  # search steps before giving up on proving a size infeasible
+MAX_WORK = 5_000_000  # word products computed before the search stops (a few seconds)
+
+
+@dataclass(frozen=True)
+class Search:
+    """Outcome of a generator search: the generators (none for the full factorial).
+
+    ``minimum_aberration`` is False when the search budget ran out after finding a design
+    of the required resolution and run count but before checking every alternative.
+    """
+
+    generators: tuple[Generator, ...]
+    minimum_aberration: bool
 
 
 def by_resolution(factors: FactorSet, resolution: int) -> Design:
     """The fewest-run 2^(k-p) design of ``factors`` whose resolution is at least ``resolution``."""
+    found = search_generators(factors, resolution)
+    return fractional(factors, found.generators) if found.generators else full_factorial(factors)
+
+
+def search_generators(factors: FactorSet, resolution: int) -> Search:
+    """Generators of the fewest-run design of at least ``resolution``, of minimum aberration."""
     k = len(factors.factors)
     if resolution < 3:
         raise DesignError(f"--resolution must be >= 3 (resolution {resolution} aliases main effects), got {resolution}")
@@ -36,56 +56,69 @@ def by_resolution(factors: FactorSet, resolution: int) -> Design:
     for n in range(1, k):
         if 2**n < k + 1:
             continue  # too few runs to estimate k main effects
-        masks = search_words(n, k - n, resolution)
+        masks, complete = search_words(n, k - n, resolution)
         if masks is not None:
             gens = tuple(
                 Generator(letters[n + i], "".join(letters[j] for j in range(n) if m >> j & 1))
                 for i, m in enumerate(masks)
             )
-            return fractional(factors, gens)
-    return full_factorial(factors)
+            return Search(gens, complete)
+    return Search((), True)
 
 
-def search_words(n: int, p: int, resolution: int) -> tuple[int, ...] | None:
-    """Minimum-aberration base-letter masks for p generators over n base factors, or None.
+def search_words(n: int, p: int, resolution: int) -> tuple[tuple[int, ...] | None, bool]:
+    """Base-letter masks for p generators over n base factors (or None), and whether the search finished.
 
-    Generated letter i is bit n + i; a candidate word must have at least resolution - 1 base
-    letters. Sets are grown in candidate order and pruned as soon as a word of the partial
-    defining relation is shorter than ``resolution``.
+    Generated letter i is bit n + i; a candidate word has at least resolution - 1 base letters.
+    Sets are grown in candidate order (by size, then letters) and pruned as soon as the
+    partial defining relation has a word shorter than ``resolution`` or a word-length
+    pattern no better than the best complete set's (adding generators only adds words).
+    Relabelling base letters maps any set onto one whose first word is AB, ABC, ... of its
+    size, so only those first words are tried. Past ``MAX_WORK`` word products the best
+    set so far is returned, unfinished; with none found yet that is a :class:`DesignError`.
     """
+    size = lambda m: bin(m).count("1")  # noqa: E731
     cands = sorted(
-        (m for m in range(1, 2**n) if bin(m).count("1") >= max(2, resolution - 1)),
-        key=lambda m: (bin(m).count("1"), [j for j in range(n) if m >> j & 1]),
+        (m for m in range(1, 2**n) if size(m) >= max(2, resolution - 1)),
+        key=lambda m: (size(m), [j for j in range(n) if m >> j & 1]),
     )
-    best: tuple[tuple[int, ...], tuple[int, ...]] | None = None
-    steps = 0
+    firsts = [c for c in range(len(cands)) if cands[c] == (1 << size(cands[c])) - 1]
+    k = n + p
+    best: tuple[list[int], tuple[int, ...]] | None = None
+    work = 0
 
-    def grow(chosen: list[int], relation: list[int], start: int) -> None:
-        nonlocal best, steps
-        if len(chosen) == p:
-            pattern = _wordlength_pattern(relation, n + p)
-            if best is None or pattern < best[0]:
-                best = (pattern, tuple(chosen))
+    def grow(chosen: list[int], relation: list[int], counts: list[int], start: int) -> None:
+        nonlocal best, work
+        if best is not None and counts >= best[0]:
             return
-        for c in range(start, len(cands) - (p - len(chosen)) + 1):
-            steps += 1
-            if steps > MAX_NODES:
-                raise DesignError(
-                    f"search for a resolution {resolution} design of {n + p} factors is too large; "
-                    "give --generators instead"
-                )
+        if len(chosen) == p:
+            best = (counts, tuple(chosen))
+            return
+        options = firsts if not chosen else range(start, len(cands) - (p - len(chosen)) + 1)
+        for c in options:
+            work += len(relation) + 1
+            if work > MAX_WORK:
+                raise _OutOfBudget
             word = cands[c] | 1 << (n + len(chosen))
             new = [word] + [word ^ w for w in relation]
-            if min(bin(w).count("1") for w in new) >= resolution:
-                grow(chosen + [cands[c]], relation + new, c + 1)
+            if min(map(size, new)) >= resolution:
+                grown = counts.copy()
+                for w in new:
+                    grown[size(w)] += 1
+                grow(chosen + [cands[c]], relation + new, grown, c + 1)
 
-    grow([], [], 0)
-    return None if best is None else best[1]
+    try:
+        grow([], [], [0] * (k + 1), 0)
+    except _OutOfBudget:
+        if best is None:
+            raise DesignError(
+                f"the search for a resolution {resolution} design of {k} factors in {2**n} runs "
+                "is too large; give --generators instead"
+            ) from None
+        return best[1], False
+    return (None if best is None else best[1]), True
 
 
-def _wordlength_pattern(relation: list[int], k: int) -> tuple[int, ...]:
-    counts = [0] * (k + 1)
-    for w in relation:
-        counts[bin(w).count("1")] += 1
-    return tuple(counts[3:])
+class _OutOfBudget(Exception):
+    pass
 
