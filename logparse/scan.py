@@ -146,37 +146,54 @@ def _chain_in(data: bytes, start: int) -> bool:
     return False
 
 
+def _first_iteration_at(data: bytes) -> int:
+    """Offset of the first iteration line's header in ``data``, or -1."""
+    pos = data.find(b"] Trained ")
+    while pos >= 0:
+        start = data.rfind(b"[Epoch ", 0, pos)
+        if start >= 0 and data.find(b"\n", start, pos) < 0 and P.EVENT.match(data, start):
+            return start
+        pos = data.find(b"] Trained ", pos + 10)
+    return -1
+
+
+def _app_id(part: bytes) -> str | None:
+    best = None
+    for needle in (b"app-", b"local-", b"application_"):
+        pos = part.find(needle)
+        while pos >= 0:
+            m = P.APP_ID.match(part, pos) if pos == 0 or not part[pos - 1:pos].isalnum() else None
+            if m is not None:
+                if best is None or m.start() < best.start():
+                    best = m
+                break
+            pos = part.find(needle, pos + 1)
+    return None if best is None else best.group(1).decode("ascii")
+
+
 def read_head(src: Source) -> Head:
-    """Read forward until the first iteration line; the application facts come from that part."""
+    """Read forward until the first iteration line; the application facts come from the part before it."""
     length = HEAD0
     while True:
         data = src.read(0, length)
-        m = None
-        for m in P.EVENT.finditer(data):
-            if m.group(P.ITERATION_GROUP) is not None:
-                break
-        else:
-            m = None
-        if m is not None or length >= src.size:
+        at = _first_iteration_at(data)
+        whole = length >= src.size
+        if whole or (at >= 0 and data.find(b"\n", at) >= 0):  # the first iteration line is all here  # the first iteration line is all here
             break
         length *= GROW
-    part = data if m is None else data[:m.start()]
-    first = None if m is None else _first_iteration(data, m.start())
+    part = data if at < 0 else data[:at]
     name = P.APP_NAME.search(part)
-    app_id = P.APP_ID.search(part)
     return Head(
-        first_iteration=first,
+        first_iteration=None if at < 0 else _first_iteration(data, at),
         app_name=name.group(1).decode("utf-8", "replace").strip() if name else None,
-        app_id=app_id.group(1).decode("ascii") if app_id else None,
+        app_id=_app_id(part),
         spark_info=P.SPARK_INFO in part,
     )
 
 
 def _first_iteration(data: bytes, at: int) -> Iteration | None:
     c = _Collector(keep=True)
-    m = P.EVENT.match(data, at)
-    if m is not None:
-        c.feed(data[at:m.end()], 0)
+    c.feed(data[at:data.find(b"\n", at) if data.find(b"\n", at) >= 0 else len(data)], 0)
     return c.iterations[0] if c.iterations else None
 
 

@@ -92,6 +92,16 @@ def parse_text_full(text: str):
         return parse(p, full=True)
 
 
+@pytest.mark.parametrize("window", range(44700, 45100, 13))
+def test_head_window_ending_inside_the_first_iteration_line(tmp_path, window):
+    """A head read that stops mid-line must not take a cut first iteration (its learning rate would be lost)."""
+    p = tmp_path / "h.out"
+    p.write_text(fixture_text("lenet-4000-2ep"))
+    with windows(window):
+        log = check(p)
+    assert (log.learning_rate, log.batch_size) == (0.1, 64)
+
+
 @pytest.mark.parametrize("name", ["lenet-lr2.5-3ep", "birnn-small-1ep", "lenet-killed", "birnn-batch65"])
 def test_real_logs_cut_at_random_points(tmp_path, name):
     text = fixture_text(name)
