@@ -178,7 +178,7 @@ def read_head(src: Source) -> Head:
         data = src.read(0, length)
         at = _first_iteration_at(data)
         whole = length >= src.size
-        if whole or (at >= 0 and data.find(b"\n", at) >= 0):  # the first iteration line is all here  # the first iteration line is all here
+        if whole or (at >= 0 and data.find(b"\n", at) >= 0):  # the first iteration line is all here
             break
         length *= GROW
     part = data if at < 0 else data[:at]
