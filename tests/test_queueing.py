@@ -17,7 +17,7 @@ from scipy.special import gammaln, logsumexp
 from models.errors import FitError, MissingColumnError, QueueParameterError, UnstableQueueError
 from models.queueing import erlang_b, erlang_c, ggk, mg1, mgk, mm1, mmk
 from models.queueing.cli import main
-from models.queueing.compare import compare, compare_grid, explain
+from models.queueing.compare import break_even_scv, compare, compare_grid, explain
 from models.queueing.cpu_disk import (CpuDiskModel, JobConfig, cpu_disk_response_time, disk_service_rate_from_time,
                                       fit_cpu_disk)
 from models.queueing.job_sizes import load_job_sizes, plan
@@ -255,11 +255,28 @@ def test_slow_servers_win_with_high_variability_and_load():
     assert compare(4, 0.5, 0.0).winner == "fast"
 
 
+@given(st.floats(0.05, 0.98), st.integers(2, 16))
+def test_break_even_scv_flips_the_verdict(rho, k):
+    scv = break_even_scv(k, rho)
+    assert compare(k, rho, scv * 0.99).winner == "fast" and compare(k, rho, scv * 1.01 + 1e-9).winner == "slow"
+
+
 def test_fast_vs_slow_verdict_matches_simulation_at_clear_gap():
     c = compare(4, 0.7, 0.0)
     fast = simulate(c.fast.arrival_rate, c.fast.service_rate, 1, scv=0.0, seed=108, jobs=1000, replications=4)
     slow = simulate(c.slow.arrival_rate, c.slow.service_rate, 4, scv=0.0, seed=109, jobs=1000, replications=4)
     assert fast.ET.high < slow.ET.low and c.winner == "fast"
+
+
+@pytest.mark.slow
+def test_slow_servers_win_in_simulation_with_scv_10():
+    # About 100 s: 2 x 10 replications x 40000 jobs. Gamma job sizes with scv 10 at rho 0.7, k = 4.
+    c = compare(4, 0.7, 10.0)
+    slow = simulate(c.slow.arrival_rate, 1.0, 4, seed=21, scv=10.0, service_family="gamma", jobs=40000,
+                    replications=10, warmup_jobs=2000)
+    fast = simulate(c.fast.arrival_rate, 4.0, 1, seed=22, scv=10.0, service_family="gamma", jobs=40000,
+                    replications=10, warmup_jobs=2000)
+    assert c.winner == "slow" and fast.ET.contains(c.fast.ET) and slow.ET.high < fast.ET.low
 
 
 def test_compare_grid_shape():

@@ -10,7 +10,7 @@ import sys
 from typing import Sequence
 
 from models.errors import FitError, ModelError, UnstableQueueError
-from models.queueing.compare import compare_grid, explain
+from models.queueing.compare import break_even_scv, compare_grid, explain
 from models.queueing.cpu_disk import fit_cpu_disk, load_runs
 from models.queueing.formulas import METRIC_KEYS, QueueMetrics, ggk, mg1, mgk, mm1, mmk
 from models.queueing.job_sizes import UNITS, load_job_sizes, plan
@@ -157,6 +157,8 @@ def _compare(args: argparse.Namespace) -> None:
     print()
     for c in grid:
         print(explain(c))
+    print("break-even scv (k slow servers win above it, Lee-Longton): "
+          + ", ".join(f"rho={rho:g}: {break_even_scv(k, rho):.3g}" for rho in args.utilization))
 
 
 def _cpu_disk(args: argparse.Namespace) -> None:

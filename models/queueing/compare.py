@@ -74,3 +74,16 @@ def explain(c: Comparison) -> str:
                 f" short jobs wait behind long ones on a single server, and that extra queueing"
                 f" ({extra_wait:.3g}) exceeds the {saved_service:.3g} its {k}x faster service saves." + caveat)
     return head + "a tie: the extra queueing equals the service saving." + caveat
+
+
+def break_even_scv(servers: int, utilization: float) -> float:
+    """The job-size scv above which k slow servers beat one fast one, under Lee-Longton.
+
+    Both queueing delays scale by (1 + scv) / 2, so the slow servers win once
+    (1 + scv) / 2 * (ETq(M/M/1, k mu) - ETq(M/M/k, mu)) exceeds the service saving (k - 1) / (k mu).
+    """
+    c = compare(servers, utilization, 1.0)
+    gap = c.fast.ETq - c.slow.ETq
+    if gap <= 0:
+        return float("inf")  # k = 1: the two systems are the same
+    return 2 * (1 / c.slow.service_rate - 1 / c.fast.service_rate) / gap - 1
