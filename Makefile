@@ -22,7 +22,8 @@ doctor: venv
 	$(PY) -m harness.doctor
 
 demo: venv
-	$(PY) -m harness.demo --out $(DEMO_OUT)
+	$(PY) -m harness.submit examples/demo.csv --local --out $(DEMO_OUT)
+	$(PY) -m harness.report $(DEMO_OUT) -o $(DEMO_OUT)/report.html
 
 test: venv
 	$(PY) -m pytest -q

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import jobs
+from jobs.train import app_name
 from cluster.sparkenv import SparkEnv
 from harness.runspec import RunSpec
 
@@ -62,7 +63,7 @@ def submit_argv(spec: RunSpec, options: SubmitOptions, env: SparkEnv) -> list[st
         str(env.spark_submit),
         "--master", options.master_url,
         "--deploy-mode", "client",
-        "--name", f"sparkdl run {spec.key} {spec.model}",
+        "--name", f"{app_name(spec.model, float(spec.learning_rate), spec.batch_size, spec.epochs)} run={spec.key}",
         "--executor-cores", str(spec.executor_cores),
         "--total-executor-cores", str(spec.total_cores),
         "--executor-memory", options.executor_memory,

@@ -15,6 +15,7 @@ import hashlib
 import math
 import os
 import platform
+import shlex
 import socket
 import subprocess
 import sys
@@ -239,7 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--master-webui", help="its web UI (default http://HOST:8080)")
     p.add_argument("--state-dir", type=Path, default=DEFAULT_STATE_DIR, help="local cluster state (default .cluster)")
     p.add_argument("--keep-cluster", action="store_true", help="leave a local cluster this command started running")
-    p.add_argument("--out", type=Path, required=True, help="campaign directory, e.g. runs/NAME")
+    p.add_argument("--out", type=Path, help="campaign directory (default runs/<design file name>)")
     p.add_argument("--resume", action="store_true", help="continue a campaign in --out, skipping finished runs")
     data = p.add_mutually_exclusive_group()
     data.add_argument("--data-dir", type=Path, help="MNIST idx files (default: the bundled 5,000-digit sample)")
@@ -266,6 +267,7 @@ def _backend(args: argparse.Namespace, mem_mb: int, progress: Progress) -> Backe
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    args.out = args.out or Path("runs") / args.design.stem
     say: Progress = lambda msg: print(msg, flush=True)  # noqa: E731
     try:
         specs = read_design(args.design, check_batch=not args.unchecked)
@@ -279,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
             for spec in specs:
                 print(f"# run {spec.key}: {spec.nodes} worker(s) x {spec.executors} executor(s) x "
                       f"{spec.executor_cores} core(s)")
-                print(" ".join(submit_argv(spec, options, env)))
+                print(shlex.join(submit_argv(spec, options, env)))
             return 0
         settings = CampaignSettings(out=args.out, options=options, timeout=args.timeout, retries=args.retries,
                                     resume=args.resume)

@@ -92,6 +92,11 @@ def parse_args(argv: list[str]) -> JobArgs:
     )
 
 
+def app_name(model: str, learning_rate: float, batch_size: int, epochs: int) -> str:
+    """The Spark application name of a job: what it trains, readable in the master's UI and the log."""
+    return f"{model} lr={learning_rate!r} batch={batch_size} epochs={epochs}"
+
+
 def run(args: JobArgs) -> None:
     """Train and validate every epoch; BigDL writes the log this project parses."""
     from cluster.sparkenv import alias_cloudpickle
@@ -108,8 +113,9 @@ def run(args: JobArgs) -> None:
 
     from jobs.networks import NETWORKS
 
-    conf = create_spark_conf().setAppName(
-        f"{args.model} lr={args.learning_rate} batch={args.batch_size} epochs={args.epochs}")
+    # spark-submit --name wins; otherwise the name says what the job trains.
+    conf = create_spark_conf().setIfMissing("spark.app.name", app_name(args.model, args.learning_rate,
+                                                                      args.batch_size, args.epochs))
     sc = SparkContext.getOrCreate(conf=conf)
     try:
         init_engine()

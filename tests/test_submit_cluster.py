@@ -1,0 +1,68 @@
+"""harness.submit end to end: real BigDL jobs on a real 2-worker standalone cluster on 127.0.0.1."""
+
+from __future__ import annotations
+
+import csv
+import re
+import subprocess
+import sys
+
+import pytest
+
+from cluster.master import fetch_state
+from harness.store import COLUMNS
+
+pytestmark = [pytest.mark.slow, pytest.mark.cluster]
+
+DESIGN = """run,model,nodes,executors,executor_cores,epochs,learning_rate,batch_size
+1,lenet,2,1,1,2,0.05,32
+2,lenet,2,1,1,1,0.05,33
+3,lenet,1,1,2,1,1.5,32
+"""
+
+
+def submit(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "harness.submit", *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def test_campaign_on_a_real_cluster(local_cluster, tmp_path):
+    local_cluster.start(workers=1, cores=1, memory="700m")  # harness must resize and rescale it
+    design = tmp_path / "design.csv"
+    design.write_text(DESIGN)
+    out = tmp_path / "campaign"
+    proc = submit(str(design), "--local", "--state-dir", str(local_cluster.state_dir), "--out", str(out),
+                  "--train-samples", "256", "--test-samples", "128", "--unchecked", "--executor-memory", "600m")
+    assert proc.returncode == 3, proc.stderr  # finished, with one failed run
+    assert "[3/3] run 3-1 ok" in proc.stdout
+
+    rows = {r["run"]: r for r in csv.DictReader(open(out / "results.csv"))}
+    assert list(csv.DictReader(open(out / "results.csv")).fieldnames) == list(COLUMNS)
+    assert set(rows) == {"1", "2", "3"}
+    ok1, bad, ok3 = rows["1"], rows["2"], rows["3"]
+
+    for r, epochs in ((ok1, 2), (ok3, 1)):
+        assert r["status"] == "ok", r["reason"]
+        assert 0 < float(r["wall_clock_s"]) < float(r["elapsed_s"])
+        assert 0 <= float(r["accuracy"]) <= 1
+        assert int(r["epochs_completed"]) == epochs
+        assert re.fullmatch(r"app-\d{14}-\d{4}", r["app_id"])
+    # the job really ran what was asked, read back from its own log
+    assert float(ok3["learning_rate_used"]) == 1.5 and int(ok3["batch_size_used"]) == 32
+
+    # batch 33 on 2 cores: BigDL rejects it; recorded as failed with BigDL's reason, the campaign went on
+    assert bad["status"] == "failed" and bad["failure_kind"] == "job"
+    assert "33" in bad["reason"] and "core" in bad["reason"]
+
+    for key in ("1-1", "2-1", "3-1"):
+        assert (out / "logs" / f"{key}.out").stat().st_size > 0 and (out / "logs" / f"{key}.err").exists()
+    assert "Top1Accuracy" in (out / "logs" / "1-1.out").read_text()
+
+    # the cluster was resized for the design (2 cores per worker) and left at the last run's size
+    ms = fetch_state(local_cluster.webui_url)
+    assert len(ms.alive_workers) == 1 and ms.alive_workers[0].cores == 2
+    assert local_cluster.status().running  # started by the test, so the harness leaves it running
+
+    again = submit(str(design), "--local", "--state-dir", str(local_cluster.state_dir), "--out", str(out),
+                   "--unchecked")
+    assert again.returncode == 2 and "pass --resume" in again.stderr
