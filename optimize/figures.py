@@ -1,0 +1,44 @@
+"""Figures of the optimizers as matplotlib Figures (Agg canvas, no pyplot state)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+if TYPE_CHECKING:
+    from optimize.lr import LRSearchResult
+
+
+def lr_cost_figure(result: LRSearchResult, cost_label: str) -> Figure:
+    """Seed 001 Fig. 5: cost against learning rate, both axes logarithmic.
+
+    Each replication is a dot, the mean of each point a marker joined in learning-rate order,
+    the best point circled; point numbers give the evaluation order."""
+    fig = Figure(figsize=(6.4, 4.4), layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
+    ordered = sorted(result.points, key=lambda p: p.lr)
+    for p in result.points:
+        ax.scatter([p.lr] * len(p.costs), p.costs, s=10, color="tab:gray", alpha=0.6, zorder=2)
+    ax.plot([p.lr for p in ordered], [p.mean for p in ordered], marker="o", color="tab:blue",
+            label=f"mean of {result.replications} replication(s)", zorder=3)
+    for i, p in enumerate(result.points, start=1):
+        ax.annotate(str(i), (p.lr, p.mean), textcoords="offset points", xytext=(4, 4), fontsize=7)
+    ax.scatter([result.best.lr], [result.best.mean], s=160, facecolors="none", edgecolors="tab:red", zorder=4,
+               label=f"best: lr = {result.best.lr:.4g}, cost = {result.best.mean:.4g}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("learning rate")
+    ax.set_ylabel(f"cost = {cost_label}")
+    ax.set_title(f"learning-rate search ({result.method}): {len(result.points)} points, {result.jobs} jobs")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    return fig
+
+
+def save(fig: Figure, path: Path, dpi: int = 120) -> Path:
+    fig.savefig(path, dpi=dpi)
+    return path

@@ -1,0 +1,367 @@
+"""Learning-rate searches over an objective ``objective(lr) -> one cost measurement``.
+
+``search`` is seed 001's heuristic (section V), exactly as issue 7 states it:
+
+1. evaluate the cost at ``start`` (mean of ``replications`` calls of the objective);
+2. double the learning rate while the mean cost goes down compared with the previous point;
+3. when it stays the same or goes up, go back to the previous learning rate L and try
+   L + 0.1L, L + 0.2L, ... while the cost goes down (each step compared with the step before,
+   the first with L itself); stop at the first step that does not improve;
+4. the answer is the lowest-cost point seen (the first one, on a tie).
+
+Arithmetic is exact and well defined: doubling a float is exact, and step k of the linear
+phase is the double nearest the decimal ``L * (10 + k) / 10``, computed in :mod:`decimal` from
+the shortest decimal form of L (so 0.064 gives 0.0704, 0.0768, ... and never 0.07680000000000001).
+Step 10 equals 2L, whose cost is already known: it is reused, not measured again (and since
+cost(2L) >= cost(L) > cost(1.9L) whenever step 10 is reached, the search always stops there).
+
+``golden_search`` needs fewer jobs: it brackets the minimum with steps of ``expand`` (x4) in
+log learning rate (downwards too, when the start is already past the minimum), then refines with
+Brent's rule (parabolic steps through the best point and its two neighbours, golden-section steps
+when a parabola is unusable). It stops when a parabolic prediction has been confirmed by a
+measurement (within ``ftol`` of the best cost) and the next parabola promises less than ``ftol``,
+or when the best point's neighbours are within a factor ``xtol`` of it.
+
+Both searches evaluate each learning rate at most once, call the objective ``replications`` times
+per point, and stop (returning what they have) after ``max_points`` points.
+
+CLI (real jobs through the harness, resumable)::
+
+    python -m optimize.lr --model lenet --replications 2 --train-samples 512 --out runs/lr-lenet
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import sys
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import Callable, Sequence
+
+from cluster.errors import ClusterError
+from cluster.local import DEFAULT_STATE_DIR
+from harness.errors import HarnessError
+from models.cost import parse_cost
+from models.errors import ModelError
+from optimize.errors import ObjectiveError, OptimizeError, SearchOptionError
+from optimize.figures import lr_cost_figure, save
+from optimize.objective import JobObjective
+from optimize.session import ClusterOptions, JobConfig, open_session, submit_options
+
+Objective = Callable[[float], float]
+
+#: Golden-section fraction of the larger segment, (3 - sqrt 5) / 2.
+GOLDEN = (3.0 - math.sqrt(5.0)) / 2.0
+
+
+@dataclass(frozen=True)
+class LRPoint:
+    """One evaluated learning rate: its cost measurements, their mean, and the step that chose it."""
+
+    lr: float
+    costs: tuple[float, ...]
+    step: str  # start | double | linear | expand | parabolic | golden
+
+    @property
+    def mean(self) -> float:
+        return math.fsum(self.costs) / len(self.costs)
+
+
+@dataclass(frozen=True)
+class LRSearchResult:
+    """A finished search: every point in evaluation order, the best one, jobs used and why it stopped."""
+
+    method: str
+    points: tuple[LRPoint, ...]
+    best: LRPoint
+    jobs: int
+    replications: int
+    stop_reason: str
+
+    @property
+    def best_lr(self) -> float:
+        return self.best.lr
+
+    @property
+    def learning_rates(self) -> tuple[float, ...]:
+        return tuple(p.lr for p in self.points)
+
+
+class _Budget(Exception):
+    """Internal: the point budget is spent."""
+
+
+class _Evaluator:
+    """Calls the objective ``replications`` times per new learning rate; remembers every point."""
+
+    def __init__(self, objective: Objective, replications: int, max_points: int) -> None:
+        self.objective, self.replications, self.max_points = objective, replications, max_points
+        self.points: list[LRPoint] = []
+        self.by_lr: dict[float, LRPoint] = {}
+
+    def __call__(self, lr: float, step: str) -> LRPoint:
+        if lr in self.by_lr:
+            return self.by_lr[lr]
+        if len(self.points) >= self.max_points:
+            raise _Budget
+        costs = tuple(self._measure(lr, i) for i in range(1, self.replications + 1))
+        point = LRPoint(lr, costs, step)
+        self.points.append(point)
+        self.by_lr[lr] = point
+        return point
+
+    def _measure(self, lr: float, i: int) -> float:
+        where = f"at learning rate {lr!r} (replication {i} of {self.replications})"
+        try:
+            value = self.objective(lr)
+        except OptimizeError:
+            raise
+        except Exception as e:  # the objective is user code: name where it failed, keep the cause
+            raise ObjectiveError(f"the objective failed {where}: {type(e).__name__}: {e}") from e
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            try:
+                value = float(value)  # numpy scalars
+            except (TypeError, ValueError):
+                raise ObjectiveError(f"the objective returned {value!r} {where}: it must return one number") from None
+        value = float(value)
+        if math.isnan(value):
+            raise ObjectiveError(f"the objective returned NaN {where}: return a number (inf for a useless run)")
+        return value
+
+    @property
+    def jobs(self) -> int:
+        return len(self.points) * self.replications
+
+    def result(self, method: str, stop_reason: str) -> LRSearchResult:
+        best = min(self.points, key=lambda p: p.mean)  # first of equals
+        return LRSearchResult(method, tuple(self.points), best, self.jobs, self.replications, stop_reason)
+
+
+def linear_step(base: float, k: int) -> float:
+    """Step k of the linear phase: the double nearest the decimal ``base * (1 + k/10)``."""
+    return float(Decimal(repr(float(base))) * (10 + k) / 10)
+
+
+def _check(start: float, replications: int, max_points: int, max_lr: float | None) -> None:
+    if not (isinstance(start, (int, float)) and math.isfinite(start) and start > 0):
+        raise SearchOptionError(f"start={start!r} must be a positive learning rate, e.g. 0.002")
+    if not isinstance(replications, int) or replications < 1:
+        raise SearchOptionError(f"replications={replications!r} must be a whole number >= 1")
+    if max_points < 1:
+        raise SearchOptionError(f"max_points={max_points!r} must be >= 1")
+    if max_lr is not None and not max_lr >= start:
+        raise SearchOptionError(f"max_lr={max_lr!r} is below start={start!r}: raise max_lr or lower start")
+
+
+def search(objective: Objective, start: float = 0.002, replications: int = 5, *, max_points: int = 40,
+           max_lr: float | None = None) -> LRSearchResult:
+    """Seed 001's heuristic: double while the mean cost goes down, then +10% steps from the last good point."""
+    _check(start, replications, max_points, max_lr)
+    ev = _Evaluator(objective, replications, max_points)
+    try:
+        previous = ev(float(start), "start")
+        while True:
+            nxt = previous.lr * 2.0
+            if max_lr is not None and nxt > max_lr:
+                return ev.result("paper", f"doubling would pass max_lr={max_lr:g}")
+            point = ev(nxt, "double")
+            if not point.mean < previous.mean:
+                break
+            previous = point
+        base, last, k = previous, previous, 1
+        while True:
+            lr = linear_step(base.lr, k)
+            if max_lr is not None and lr > max_lr:
+                return ev.result("paper", f"the next linear step would pass max_lr={max_lr:g}")
+            reused = lr in ev.by_lr
+            point = ev(lr, "linear")
+            if not point.mean < last.mean:
+                again = " (2L, already measured)" if reused else ""
+                return ev.result("paper", f"linear step {k}{again} did not improve on {last.lr:g}")
+            last, k = point, k + 1
+    except _Budget:
+        return ev.result("paper", f"max_points={max_points} reached")
+
+
+# ---------------------------------------------------------------- bracketing + Brent on log lr
+
+
+def _parabola(a: tuple[float, float], b: tuple[float, float], c: tuple[float, float]) -> tuple[float, float] | None:
+    """Vertex (u, f) of the parabola through three points, or None when it has no minimum."""
+    (u1, f1), (u2, f2), (u3, f3) = a, b, c
+    d1, d2 = (f2 - f1) / (u2 - u1), (f3 - f2) / (u3 - u2)
+    curvature = (d2 - d1) / (u3 - u1)  # the quadratic coefficient
+    if not math.isfinite(curvature) or curvature <= 0:
+        return None
+    u = 0.5 * (u1 + u2) - d1 / (2.0 * curvature)
+    f = f2 + d1 * (u - u2) + curvature * (u - u1) * (u - u2)
+    return u, f
+
+
+def golden_search(objective: Objective, start: float = 0.002, replications: int = 5, *, expand: float = 4.0,
+                  ftol: float = 0.02, xtol: float = 1.1, max_points: int = 40, max_lr: float | None = None,
+                  min_lr: float | None = None) -> LRSearchResult:
+    """Bracket on log lr with steps of ``expand``, then Brent's parabolic/golden refinement (see module doc)."""
+    _check(start, replications, max_points, max_lr)
+    if not expand > 1.0:
+        raise SearchOptionError(f"expand={expand!r} must be > 1 (the bracketing step factor), e.g. 4")
+    if not 0.0 < ftol < 1.0:
+        raise SearchOptionError(f"ftol={ftol!r} must be a fraction in (0, 1), e.g. 0.02")
+    if not xtol > 1.0:
+        raise SearchOptionError(f"xtol={xtol!r} must be a factor > 1, e.g. 1.1")
+    floor = min_lr if min_lr is not None else start / expand**4
+    ev = _Evaluator(objective, replications, max_points)
+    tol_u = math.log(xtol)
+    confirmed = False
+    try:
+        ev(float(start), "start")
+        while True:
+            pts = sorted(ev.points, key=lambda p: p.lr)
+            best = min(ev.points, key=lambda p: p.mean)
+            i = pts.index(best)
+            if i == len(pts) - 1:  # the best is the highest lr tried: expand upwards
+                lr = best.lr * expand
+                if max_lr is not None and lr > max_lr:
+                    if best.lr >= max_lr:
+                        return ev.result("golden", f"the best point is at max_lr={max_lr:g}")
+                    lr = max_lr
+                ev(lr, "expand")
+                continue
+            if i == 0:  # the start is past the minimum: expand downwards
+                lr = best.lr / expand
+                if lr < floor:
+                    return ev.result("golden", f"the best point is at the lowest learning rate allowed ({floor:g})")
+                ev(lr, "expand")
+                continue
+            a, b, c = ((math.log(p.lr), p.mean) for p in pts[i - 1:i + 2])
+            if max(b[0] - a[0], c[0] - b[0]) <= tol_u:
+                return ev.result("golden", f"the best point's neighbours are within x{xtol:g}")
+            vertex = _parabola(a, b, c) if all(math.isfinite(f) for _, f in (a, b, c)) else None
+            if vertex is not None and confirmed and b[1] - vertex[1] <= ftol * abs(b[1]):
+                return ev.result("golden", f"a confirmed parabola promises less than {ftol:.0%} improvement")
+            taken = [math.log(p.lr) for p in pts]
+            usable = (vertex is not None and a[0] < vertex[0] < c[0]
+                      and min(abs(vertex[0] - u) for u in taken) >= tol_u / 2)
+            if usable:
+                assert vertex is not None
+                point = ev(math.exp(vertex[0]), "parabolic")
+                confirmed = abs(point.mean - vertex[1]) <= ftol * abs(b[1])
+            else:
+                u = (b[0] + GOLDEN * (c[0] - b[0]) if c[0] - b[0] >= b[0] - a[0]
+                     else b[0] - GOLDEN * (b[0] - a[0]))
+                ev(math.exp(u), "golden")
+    except _Budget:
+        return ev.result("golden", f"max_points={max_points} reached")
+
+
+METHODS: dict[str, Callable[..., LRSearchResult]] = {"paper": search, "golden": golden_search}
+
+
+# ---------------------------------------------------------------- output
+
+
+def trajectory_table(result: LRSearchResult) -> str:
+    """The points in evaluation order: learning rate, step, each cost, mean; the best marked with *."""
+    head = ("#", "learning_rate", "step", "costs", "mean_cost", "")
+    rows = [head]
+    for i, p in enumerate(result.points, start=1):
+        rows.append((str(i), repr(p.lr), p.step, " ".join(f"{c:.4g}" for c in p.costs), f"{p.mean:.5g}",
+                     "*" if p is result.best else ""))
+    widths = [max(len(r[j]) for r in rows) for j in range(len(head))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+CSV_COLUMNS = ("order", "learning_rate", "step", "replications", "mean_cost", "min_cost", "max_cost", "best")
+
+
+def write_csv(result: LRSearchResult, path: Path) -> Path:
+    """lr_search.csv: one row per point in evaluation order."""
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(CSV_COLUMNS)
+        for i, p in enumerate(result.points, start=1):
+            w.writerow((i, repr(p.lr), p.step, len(p.costs), repr(p.mean), repr(min(p.costs)), repr(max(p.costs)),
+                        int(p is result.best)))
+    return path
+
+
+# ---------------------------------------------------------------- CLI
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m optimize.lr",
+                                description="Learning-rate search on real jobs through the harness (seed 001, V).")
+    p.add_argument("--out", type=Path, required=True, help="campaign directory, e.g. runs/lr-lenet")
+    p.add_argument("--resume", action="store_true", help="continue the search in --out (finished jobs are reused)")
+    p.add_argument("--method", choices=sorted(METHODS), default="paper", help="paper heuristic (default) or golden")
+    p.add_argument("--start", type=float, default=0.002, help="first learning rate (default 0.002)")
+    p.add_argument("--replications", type=int, default=5, help="jobs per learning rate (default 5)")
+    p.add_argument("--max-points", type=int, default=40, help="stop after this many learning rates (default 40)")
+    p.add_argument("--max-lr", type=float, help="never try a learning rate above this")
+    p.add_argument("--cost", default="acc2", help="cost of (T, A), see models.cost (default acc2 = T/A^2, Fig. 5's)")
+    p.add_argument("--model", choices=("birnn", "lenet"), default="birnn")
+    for name, default in (("nodes", 1), ("executors", 1), ("executor-cores", 1), ("batch-size", 256), ("epochs", 1)):
+        p.add_argument(f"--{name}", type=int, default=default, help=f"default {default}")
+    p.add_argument("--train-samples", type=int, help="train on the first N digits only")
+    p.add_argument("--test-samples", type=int, help="validate on the first N digits only")
+    p.add_argument("--seed", type=int, default=42, help="weight-init seed of replicate 1 (replicate r: seed+r-1)")
+    p.add_argument("--state-dir", type=Path, default=DEFAULT_STATE_DIR, help="local cluster state (default .cluster)")
+    p.add_argument("--port", type=int, default=7077, help="master port of a cluster this command starts")
+    p.add_argument("--webui-port", type=int, default=8080, help="master web UI port of a cluster this command starts")
+    p.add_argument("--keep-cluster", action="store_true", help="leave a cluster this command started running")
+    p.add_argument("--executor-memory", default="700m")
+    p.add_argument("--timeout", type=float, default=3600.0, help="seconds before a job is stopped (default 3600)")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    say = lambda msg: print(msg, flush=True)  # noqa: E731
+    try:
+        cost = parse_cost(args.cost)
+        config = JobConfig(model=args.model, nodes=args.nodes, executors=args.executors,
+                           executor_cores=args.executor_cores, batch_size=args.batch_size, epochs=args.epochs,
+                           learning_rate=args.start)
+        method = METHODS[args.method]
+        settings = {"optimizer": "lr", "method": args.method, "start": args.start, "replications": args.replications,
+                    "max_points": args.max_points, "max_lr": args.max_lr, "cost": cost.formula,
+                    "config": config.__dict__, "train_samples": args.train_samples,
+                    "test_samples": args.test_samples, "seed": args.seed}
+        cluster = ClusterOptions(state_dir=args.state_dir, port=args.port, webui_port=args.webui_port,
+                                 keep_cluster=args.keep_cluster, executor_memory=args.executor_memory,
+                                 timeout=args.timeout)
+        options = submit_options(args.out, cluster, args.train_samples, args.test_samples, args.seed)
+        _check(args.start, args.replications, args.max_points, args.max_lr)
+        with open_session(args.out, settings, options, cluster, [config.spec(1, 1)], args.resume, say) as session:
+            objective = JobObjective(session, config, cost)
+            result = method(objective, args.start, args.replications, max_points=args.max_points,
+                            max_lr=args.max_lr)
+            reused = len(objective.results) - session.executed
+    except (SearchOptionError, ModelError, HarnessError, ClusterError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except OptimizeError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"interrupted: finished jobs are kept in {args.out}; continue with --resume", file=sys.stderr)
+        return 130
+    print()
+    print(trajectory_table(result))
+    print(f"\n{result.method}: best learning rate {result.best_lr!r} (mean cost {result.best.mean:.5g} = "
+          f"{cost.formula}); {len(result.points)} points, {result.jobs} jobs ({reused} reused from the store); "
+          f"stopped: {result.stop_reason}")
+    print("every job's learning rate was read back from its log and matched the one asked")
+    csv_path = write_csv(result, args.out / "lr_search.csv")
+    png = save(lr_cost_figure(result, cost.formula), args.out / "lr_search.png")
+    print(f"wrote {csv_path} and {png}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,83 @@
+"""Test doubles for optimize/: a backend and a runner that write BigDL-like logs instead of running Spark."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+from cluster.sparkenv import SparkEnv
+from harness.runner import Completed
+from harness.runspec import RunSpec
+
+LOG = """2026-11-23 15:04:08 INFO  SparkContext:57 - Submitted application: {model} lr={lr} batch={batch} epochs={epochs}
+2026-11-23 15:04:10 INFO  StandaloneSchedulerBackend:57 - Connected to Spark cluster with app ID app-20261123150410-{n:04d}
+26-11-23 15:04:36 [Thread-5] INFO  DistriOptimizer$:432 - [Epoch 1 64/256][Iteration 1][Wall Clock 1.5s] Trained {batch}.0 records in 1.5 seconds. Throughput is 42.1 records/second. Loss is 2.30. Sequential53eda5ac's hyper parameters: Current learning rate is {used}. Current dampening is 1.7976931348623157E308.
+"""
+EPOCH = """26-11-23 15:04:44 [Thread-5] INFO  DistriOptimizer$:474 - [Epoch {e} 256/256][Iteration 4][Wall Clock {wall}s] Epoch finished. Wall clock time is {ms} ms
+26-11-23 15:04:44 [Thread-5] INFO  DistriOptimizer$:112 - [Epoch {e} 256/256][Iteration 4][Wall Clock {wall}s] Validate model...
+26-11-23 15:04:44 [Thread-5] INFO  DistriOptimizer$:184 - [Epoch {e} 256/256][Iteration 4][Wall Clock {wall}s] Top1Accuracy is Accuracy(correct: 23, count: 128, accuracy: {acc})
+"""
+END = "jobs.train: {model} trained 256 digits for {epochs} epoch(s) in 20.4 s (validated on 128)\n"
+
+#: (lr, batch, epochs, seed) -> (wall clock seconds, accuracy)
+Outcome = Callable[[float, int, int, int], tuple[float, float]]
+
+
+def fake_env() -> SparkEnv:
+    p = Path("/nonexistent")
+    return SparkEnv(python=p, java_home=p, spark_home=p, dllib_jar=p / "a.jar", core_jar=p / "b.jar")
+
+
+def _arg(argv: Sequence[str], name: str) -> str:
+    return argv[list(argv).index(name) + 1]
+
+
+class FakeRunner:
+    """Writes the log a job would; ``lie`` maps an asked learning rate to the one the log shows."""
+
+    def __init__(self, outcome: Outcome, lie: Mapping[float, float] | None = None, fail: set[float] | None = None):
+        self.outcome, self.lie, self.fail = outcome, dict(lie or {}), set(fail or ())
+        self.argvs: list[list[str]] = []
+
+    def run(self, argv, env, out: Path, err: Path, timeout) -> Completed:
+        self.argvs.append(list(argv))
+        lr, batch = float(_arg(argv, "--learning-rate")), int(_arg(argv, "--batch-size"))
+        epochs, seed, model = int(_arg(argv, "--epochs")), int(_arg(argv, "--seed")), _arg(argv, "--model")
+        err.write_text("")
+        text = LOG.format(model=model, lr=lr, batch=batch, epochs=epochs, n=len(self.argvs),
+                          used=self.lie.get(lr, lr))
+        if lr in self.fail:
+            out.write_text(text + "Exception in thread main java.lang.OutOfMemoryError: Java heap space\n")
+            return Completed(tuple(argv), 1, 1.0)
+        wall, acc = self.outcome(lr, batch, epochs, seed)
+        for e in range(1, epochs + 1):
+            text += EPOCH.format(e=e, wall=wall * e / epochs, ms=wall * 1000 / epochs, acc=acc)
+        out.write_text(text + END.format(model=model, epochs=epochs))
+        return Completed(tuple(argv), 0, wall + 5.0)
+
+
+class FakeBackend:
+    master_url = "spark://127.0.0.1:7077"
+
+    def __init__(self) -> None:
+        self.opened: list[RunSpec] = []
+        self.prepared: list[RunSpec] = []
+        self.closed = False
+
+    def open(self, specs):
+        self.opened = list(specs)
+
+    def check(self, spec):
+        return []
+
+    def prepare(self, spec):
+        self.prepared.append(spec)
+
+    def describe(self):
+        return {"backend": "fake"}
+
+    def find_app(self, name):
+        return None
+
+    def close(self):
+        self.closed = True
