@@ -72,9 +72,8 @@ def build(size: int, file_size: int, dense: bool) -> tuple[int, int]:
         for name, data, err in templates:
             point = CORPUS / f"point{files % 16:02d}"
             point.mkdir(exist_ok=True)
-            stem = point / f"{name}-{files:05d}"
-            stem.with_suffix(".out").write_bytes(data)
-            stem.with_suffix(".err").write_bytes(err)
+            (point / f"{name}-{files:05d}.out").write_bytes(data)
+            (point / f"{name}-{files:05d}.err").write_bytes(err)
             files, total = files + 1, total + len(data) + len(err)
             if total >= size:
                 break
@@ -120,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         statuses = {s: sum(r["status"] == s for r in rows) for s in ("ok", "failed", "incomplete")}
         print(f"checked: {len(rows)} logs {statuses}; epochs completed = grep's {grep_total} 'Epoch finished' lines;"
               f" final-only == full on every field")
+        assert len(rows) == files, f"{len(rows)} rows for {files} logs"
         print(f"{'':34}{'seconds':>9}{'MB/s':>10}{'vs grep':>10}")
         for name, sec in (('grep -rc "Epoch finished"', g), ("python -m logparse (final only)", f),
                           ("python -m logparse --full", u)):

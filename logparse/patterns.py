@@ -77,6 +77,8 @@ MARKERS = (
     Marker("connection_refused", (b"Connection refused",), rb"Connection refused", hard=False, kind="infrastructure"),
     Marker("traceback", (b"Traceback (most recent call last):",), rb"^Traceback \(most recent call last\):",
            hard=True, kind="job", specific=False),
+    Marker("py4j", (b"Py4JJavaError",), rb"(?:py4j\.protocol\.)?Py4JJavaError", hard=True, kind="job",
+           specific=False),
     Marker("java_main", (b'Exception in thread "main"',), rb'Exception in thread "main"', hard=True, kind="job",
            specific=False),
     Marker("error_line", (b" ERROR ",), rb"^\d\d(?:\d\d)?-\d\d-\d\d [\d:.,]+ (?:\[[^\]\r\n]*\] )?ERROR ",

@@ -16,7 +16,7 @@ from logparse import JobLog, parse
 from logparse import scan as scan_mod
 
 FIXTURES = Path(__file__).parent / "fixtures" / "logs"
-OK_LOGS = ["lenet-lr2.5-3ep", "birnn-small-1ep", "lenet-4000-2ep", "birnn-4000-1ep"]
+OK_LOGS = ["lenet-lr2.5-3ep", "birnn-small-1ep", "lenet-4000-2ep", "birnn-4000-1ep", "cluster-lenet-1ep"]
 ALL_LOGS = OK_LOGS + ["lenet-killed", "bad-data-dir", "birnn-batch65"]
 
 
@@ -256,6 +256,12 @@ def test_crlf_gives_the_same_figures(tmp_path):
     assert a.iterations == b.iterations and a.validations == b.validations
 
 
+def test_real_standalone_log_has_its_app_id():
+    log = parse(FIXTURES / "cluster-lenet-1ep.out.gz")
+    assert log.status == "ok" and log.app_id == "app-20261123151058-0000"
+    assert parse(FIXTURES / "lenet-lr2.5-3ep.out.gz").app_id is None  # local mode prints none
+
+
 def test_standalone_app_id_is_read(tmp_path):
     text = _ok_text()
     i = text.index("Submitted application")
@@ -289,3 +295,37 @@ def test_long_error_spam_after_the_last_event(tmp_path, monkeypatch):
     assert (log.status, log.failure_kind) == ("failed", "infrastructure")
     assert log.reason.startswith("Lost executor 3")
     assert parse(tmp_path / "spam.out", full=True).summary() == log.summary()
+
+
+SHUTDOWN = "2026-11-23 15:06:42 INFO  ShutdownHookManager:57 - Shutdown hook called\n"
+
+
+@pytest.mark.parametrize("tail, kind, reason", [
+    ("py4j.protocol.Py4JJavaError: An error occurred while calling o97.optimize.\n", "job",
+     "py4j.protocol.Py4JJavaError: An error occurred while calling o97.optimize."),
+    ("2026-11-23 15:06:41 ERROR SignalUtils:73 - RECEIVED SIGNAL TERM\n", "infrastructure", "RECEIVED SIGNAL TERM"),
+    ("2026-11-23 15:06:41 ERROR StandaloneSchedulerBackend:73 - Application has been killed. Reason: Master removed "
+     "our application: FAILED\n", "infrastructure", "Application has been killed. Reason: Master removed our application: FAILED"),
+    ("2026-11-23 15:06:41 ERROR StandaloneSchedulerBackend:73 - Application has been killed. Reason: All masters are "
+     "unresponsive! Giving up.\n", "infrastructure", "Application has been killed. Reason: All masters are unresponsive! Giving up."),
+    ('Exception in thread "main" java.lang.OutOfMemoryError: GC overhead limit exceeded\n', "job",
+     "java.lang.OutOfMemoryError: GC overhead limit exceeded"),
+    ("jobs.train: error: argument --epochs: must be > 0, got '0'\n", "job", "jobs.train: error: argument --epochs: must be > 0, got '0'"),
+    ("Killed\n", "infrastructure", "Killed"),
+    ("2026-11-23 15:06:41 WARN  TransportClientFactory:69 - Connection refused: localhost/127.0.0.1:7077\n",
+     "infrastructure", "Connection refused: localhost/127.0.0.1:7077"),
+    ("2026-11-23 15:06:41 ERROR Executor:94 - Exception in task 0.0 in stage 50.0 (TID 28)\n", "job",
+     "ERROR Executor:94 - Exception in task 0.0 in stage 50.0 (TID 28)"),
+])
+def test_each_failure_marker_after_the_last_event(tmp_path, tail, kind, reason):
+    log = parse(write_log(tmp_path, "m", fixture_text("lenet-killed") + tail + SHUTDOWN))
+    assert (log.status, log.failure_kind, log.reason) == ("failed", kind, reason)
+
+
+def test_errors_before_the_last_event_were_survived(tmp_path):
+    text = _ok_text()
+    i = text.index("[Epoch 2 ")
+    i = text.rindex("\n", 0, i) + 1
+    lost = "2026-11-23 15:04:40 ERROR TaskSchedulerImpl:73 - Lost executor 1 on 10.0.0.7: worker lost\n"
+    log = parse(write_log(tmp_path, "survived", text[:i] + lost + text[i:]))
+    assert log.status == "ok" and figures(log) == {k: reference(text)[k] for k in figures(log)}
