@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
@@ -69,7 +70,7 @@ def _joblog(path: str, ev: Evidence, verdict, planned: int | None, err_path: str
         accuracy=None if v is None else v.accuracy,
         epochs_completed=0 if f is None else f.epoch,
         learning_rate=None if first is None else first.learning_rate,
-        batch_size=None if first is None else int(first.records),
+        batch_size=None if first is None or not math.isfinite(first.records) else int(first.records),
         app_id=ev.head.app_id,
         epoch_wall_clock_ms=None if f is None else f.epoch_wall_clock_ms,
         epochs_validated=None if v is None else v.epoch,

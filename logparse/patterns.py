@@ -12,8 +12,9 @@ import re
 # Java's Double/Float.toString: 0.1, 1.7976931348623157E308, 9.9E-4, NaN, Infinity, -Infinity.
 NUM = rb"[-+]?(?:\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|NaN|Infinity)"
 
-HEADER = rb"\[Epoch (\d+) (\d+)/(\d+)\]\[Iteration (\d+)\]\[Wall Clock (" + NUM + rb")s\] "
+HEADER = rb"\[Epoch (\d{1,18}) (\d{1,18})/(\d{1,18})\]\[Iteration (\d{1,18})\]\[Wall Clock (" + NUM + rb")s\] "
 
+# Integers are capped at 18 digits (int() refuses > 4300 digits).
 # One pattern for the three kinds of training event, so a single pass finds them in order.
 # Groups: 1-5 header; 6-10 iteration; 11 epoch end; 12-14 validation.
 EVENT = re.compile(
@@ -28,7 +29,7 @@ ITERATION_GROUP, EPOCH_GROUP, VALIDATION_GROUP = 6, 11, 12
 METRIC_FIELD = re.compile(rb"([A-Za-z][A-Za-z0-9 _]*?): (" + NUM + rb")(?=[,)]|$)")
 
 APP_NAME = re.compile(rb"Submitted application: ([^\r\n]*)")
-PLANNED_EPOCHS = re.compile(rb"(?:^|\s)epochs=(\d+)\b")
+PLANNED_EPOCHS = re.compile(rb"(?:^|\s)epochs=(\d{1,9})\b")
 APP_ID = re.compile(rb"(app-\d{14}-\d{4,}|local-\d{10,}|application_\d+_\d+)(?![\w-])")
 SPARK_INFO = b"Running Spark version"
 SHUTDOWN = b"Shutdown hook called"

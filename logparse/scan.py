@@ -133,17 +133,21 @@ class _Collector:
 
 
 def _chain_in(data: bytes, start: int) -> bool:
-    """True when ``data`` holds an iteration line, a later epoch end and a later validation line."""
-    it = data.find(b"] Trained ", start)
-    if it < 0:
-        return False
-    ep = data.find(b"] Epoch finished. ", it)
-    if ep < 0:
-        return False
-    for m in P.EVENT.finditer(data, ep):
-        if m.group(P.VALIDATION_GROUP) is not None:
-            return True
-    return False
+    """True when ``data[start:]`` holds an iteration line, a later epoch end and a later validation line."""
+    want, pos = P.ITERATION_GROUP, start
+    while True:
+        pos = data.find(b"[Epoch ", pos)
+        if pos < 0:
+            return False
+        m = P.EVENT.match(data, pos)
+        if m is None:
+            pos += 7
+            continue
+        pos = m.end()
+        if m.group(want) is not None:
+            if want == P.VALIDATION_GROUP:
+                return True
+            want = P.EPOCH_GROUP if want == P.ITERATION_GROUP else P.VALIDATION_GROUP
 
 
 def _first_iteration_at(data: bytes) -> int:
