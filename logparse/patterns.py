@@ -49,12 +49,19 @@ class Marker:
     marker is present.
     """
 
-    __slots__ = ("name", "needles", "regex", "hard", "kind", "specific")
+    __slots__ = ("name", "needles", "source", "hard", "kind", "specific", "_regex")
 
     def __init__(self, name: str, needles: tuple[bytes, ...], regex: bytes, *, hard: bool, kind: str,
                  specific: bool = True) -> None:
         self.name, self.needles, self.hard, self.kind, self.specific = name, needles, hard, kind, specific
-        self.regex = re.compile(regex, re.M)
+        self.source, self._regex = regex, None
+
+    @property
+    def regex(self) -> re.Pattern[bytes]:
+        """Compiled on first use: most logs never need it, and start-up time matters to the CLI."""
+        if self._regex is None:
+            self._regex = re.compile(self.source, re.M)
+        return self._regex
 
 
 MARKERS = (
