@@ -2,7 +2,7 @@
 
 Two ways, same Evidence for the same file:
 
-* ``scan_final``: the tail (64 KB, grown x4 while needed) must hold an iteration line,
+* ``scan_final``: the tail (32 KB, grown x4 while needed) must hold an iteration line,
   a later "Epoch finished" line and a later validation line; then the last of each kind
   and the whole last validation are in the tail, and so is everything after the last
   event. The head is read forward only until the first iteration line.
@@ -17,8 +17,8 @@ from logparse import patterns as P
 from logparse.records import EpochEnd, Iteration, Metric, Validation
 from logparse.source import Source
 
-HEAD0 = 64 << 10
-TAIL0 = 64 << 10
+HEAD0 = 64 << 10  # real logs: first iteration line at 44-51 KB
+TAIL0 = 32 << 10  # real logs: last iteration line 14-24 KB from the end
 GROW = 4
 
 
@@ -85,6 +85,12 @@ class _Collector:
         self.last_validation_at = -1
         self.last_end = -1
         self._open = False  # the last event was a validation line (more metrics may join it)
+        self._chain = 0     # 1: an iteration seen, 2: then an epoch end, 3: then a validation
+
+    @property
+    def chain_complete(self) -> bool:
+        """An iteration, a later epoch end and a later validation were fed: every last event is here."""
+        return self._chain == 3
 
     def feed(self, data, base: int, start: int = 0) -> None:
         """Fold every event in ``data[start:]``; ``base`` is ``data``'s offset in the file.
@@ -107,15 +113,21 @@ class _Collector:
                 rec = Iteration(int(g[0]), int(g[3]), float(g[4]), int(g[1]), int(g[2]), float(g[5]),
                                 float(g[6]), float(g[7]), float(g[8]), None if g[9] is None else float(g[9]))
                 self.last_iteration, self.last_iteration_at, self._open = rec, at, False
+                if not self._chain:
+                    self._chain = 1
                 if keep:
                     self.iterations.append(rec)
             elif g[10] is not None:
                 end = EpochEnd(int(g[0]), int(g[3]), float(g[4]), float(g[10]))
                 self.last_epoch, self.last_epoch_at, self._open = end, at, False
+                if self._chain == 1:
+                    self._chain = 2
                 if keep:
                     self.epochs.append(end)
             else:
                 self._validation(int(g[0]), int(g[3]), float(g[4]), _metric(g[11], g[12], g[13]), at)
+                if self._chain == 2:
+                    self._chain = 3
             self.last_end = base + m.end()
 
     def _validation(self, epoch: int, iteration: int, wall: float, metric: Metric, at: int) -> None:
@@ -132,24 +144,6 @@ class _Collector:
             self.validations.append(val)
 
 
-def _chain_in(data: bytes, start: int) -> bool:
-    """True when ``data[start:]`` holds an iteration line, a later epoch end and a later validation line."""
-    want, pos = P.ITERATION_GROUP, start
-    while True:
-        pos = data.find(b"[Epoch ", pos)
-        if pos < 0:
-            return False
-        m = P.EVENT.match(data, pos)
-        if m is None:
-            pos += 7
-            continue
-        pos = m.end()
-        if m.group(want) is not None:
-            if want == P.VALIDATION_GROUP:
-                return True
-            want = P.EPOCH_GROUP if want == P.ITERATION_GROUP else P.VALIDATION_GROUP
-
-
 def _first_iteration_at(data: bytes) -> int:
     """Offset of the first iteration line's header in ``data``, or -1."""
     pos = data.find(b"] Trained ")
@@ -162,8 +156,9 @@ def _first_iteration_at(data: bytes) -> int:
 
 
 def _app_id(part: bytes) -> str | None:
+    """The first Spark application id: standalone ``app-...``, local ``local-1...``, YARN ``application_...``."""
     best = None
-    for needle in (b"app-", b"local-", b"application_"):
+    for needle in (b"app-2", b"local-1", b"application_"):
         pos = part.find(needle)
         while pos >= 0:
             m = P.APP_ID.match(part, pos) if pos == 0 or not part[pos - 1:pos].isalnum() else None
@@ -186,7 +181,8 @@ def read_head(src: Source) -> Head:
             break
         length *= GROW
     part = data if at < 0 else data[:at]
-    name = P.APP_NAME.search(part)
+    at_name = part.find(b"Submitted application: ")
+    name = P.APP_NAME.match(part, at_name) if at_name >= 0 else None
     return Head(
         first_iteration=None if at < 0 else _first_iteration(data, at),
         app_name=name.group(1).decode("utf-8", "replace").strip() if name else None,
@@ -218,12 +214,13 @@ def scan_final(src: Source) -> Evidence:
     while True:
         start = max(0, src.size - length)
         data = src.read(start, src.size - start)
-        skip = 0 if start == 0 else data.find(b"\n") + 1
-        if start == 0 or (skip > 0 and _chain_in(data, skip)):
-            break
+        skip = 0 if start == 0 else data.find(b"\n") + 1  # the first line may be cut: skip it
+        if start == 0 or skip > 0:
+            c = _Collector(keep=False)
+            c.feed(data, start, skip)
+            if start == 0 or c.chain_complete:
+                break
         length *= GROW
-    c = _Collector(keep=False)
-    c.feed(data, start, skip)
     region = data[c.last_end - start:] if c.last_end >= 0 else data
     return _evidence(src, read_head(src), c, region)
 
