@@ -61,7 +61,7 @@ def parse_memory_mb(text: str | int) -> int:
 # ---------------------------------------------------------------- processes
 
 
-def _start_ticks(pid: int) -> int | None:
+def start_ticks(pid: int) -> int | None:
     """The kernel's start time of ``pid`` (clock ticks since boot), or None if it is gone."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
@@ -85,7 +85,7 @@ class ProcessRecord:
     memory_mb: int = 0
 
     def alive(self) -> bool:
-        ticks = _start_ticks(self.pid)
+        ticks = start_ticks(self.pid)
         if ticks is None or ticks != self.start_ticks:
             return False
         try:
@@ -115,7 +115,7 @@ def _reap(pid: int) -> None:
         os.waitpid(pid, os.WNOHANG)
 
 
-def _port_free(host: str, port: int) -> bool:
+def port_free(host: str, port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
@@ -123,6 +123,10 @@ def _port_free(host: str, port: int) -> bool:
         except OSError:
             return False
     return True
+
+
+# Older private names, still imported by cluster/daemon.py.
+_start_ticks, _port_free = start_ticks, port_free
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -262,7 +266,7 @@ class LocalCluster:
                 argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                 env=self.env.environ(), cwd=self.state_dir, start_new_session=True,
             )
-        return ProcessRecord(role, proc.pid, _start_ticks(proc.pid), port, webui_port, str(log), cores, memory_mb)
+        return ProcessRecord(role, proc.pid, start_ticks(proc.pid), port, webui_port, str(log), cores, memory_mb)
 
     def _master_state(self) -> MasterState | None:
         try:
@@ -275,7 +279,7 @@ class LocalCluster:
         if state.master is not None:
             return
         for what, port in (("master port", self.port), ("master web UI port", self.webui_port)):
-            if not _port_free(self.host, port):
+            if not port_free(self.host, port):
                 raise PortInUse(
                     f"{what} {self.host}:{port} is taken by another process: stop it, or pick another with "
                     f"--{'port' if what == 'master port' else 'webui-port'}")

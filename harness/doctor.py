@@ -14,7 +14,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Callable
 
 from cluster.errors import ClusterError
-from cluster.local import _port_free
+from cluster.local import port_free
 from cluster.sparkenv import SparkEnv, discover
 
 
@@ -79,7 +79,7 @@ def _cloudpickle() -> Check:
 
 
 def _ports(host: str, ports: list[int]) -> Check:
-    taken = [p for p in ports if not _port_free(host, p)]
+    taken = [p for p in ports if not port_free(host, p)]
     return Check("ports", not taken, f"{', '.join(map(str, ports))} free on {host}" if not taken else
                  f"{', '.join(map(str, taken))} taken on {host}: `python -m cluster.local stop`, or start with "
                  "--port/--webui-port")

@@ -13,7 +13,9 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Protocol
+from typing import Callable, Mapping, Protocol
+
+OnStart = Callable[[int], None]
 
 
 @dataclass(frozen=True)
@@ -32,7 +34,17 @@ class Completed:
 
 class Runner(Protocol):
     def run(self, argv: list[str], env: Mapping[str, str], out: Path, err: Path,
-            timeout: float | None) -> Completed: ...
+            timeout: float | None, on_start: OnStart | None = None) -> Completed: ...
+
+
+def _die_with_parent() -> None:
+    """In the child: get SIGKILL if the harness dies (Linux PR_SET_PDEATHSIG), so no job outlives it."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):  # pragma: no cover - not Linux; resume cleans orphans up instead
+        pass
 
 
 def _kill_group(proc: subprocess.Popen, grace: float = 10.0) -> None:
@@ -47,15 +59,21 @@ def _kill_group(proc: subprocess.Popen, grace: float = 10.0) -> None:
 
 
 class ProcessRunner:
-    """Runs the command in its own session; on timeout or interrupt the whole group is ended."""
+    """Runs the command in its own process group; on timeout or interrupt the whole group is ended.
+
+    ``on_start(pid)`` is called once the process exists, so the caller can record it
+    (a resumed campaign ends the process group of a run that was in flight).
+    """
 
     def run(self, argv: list[str], env: Mapping[str, str], out: Path, err: Path,
-            timeout: float | None) -> Completed:
+            timeout: float | None, on_start: OnStart | None = None) -> Completed:
         started = time.monotonic()
         with open(out, "wb") as fout, open(err, "wb") as ferr:
             proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=fout, stderr=ferr,
-                                    env=dict(env), start_new_session=True)
+                                    env=dict(env), start_new_session=True, preexec_fn=_die_with_parent)
             try:
+                if on_start is not None:
+                    on_start(proc.pid)
                 code = proc.wait(timeout)
                 timed_out = False
             except subprocess.TimeoutExpired:

@@ -68,7 +68,7 @@ def _schema() -> str:
     CREATE TABLE IF NOT EXISTS attempts (
         run INTEGER NOT NULL, replicate INTEGER NOT NULL, attempt INTEGER NOT NULL,
         state TEXT NOT NULL, started TEXT NOT NULL, ended TEXT, status TEXT, reason TEXT, failure_kind TEXT,
-        argv TEXT NOT NULL, PRIMARY KEY (run, replicate, attempt));
+        argv TEXT NOT NULL, pid INTEGER, pid_ticks INTEGER, PRIMARY KEY (run, replicate, attempt));
     """
 
 
@@ -114,9 +114,16 @@ class ResultStore:
             self.db.execute("BEGIN IMMEDIATE")
             (n,) = self.db.execute("SELECT COUNT(*) FROM attempts WHERE run=? AND replicate=?",
                                    (spec.run, spec.replicate)).fetchone()
-            self.db.execute("INSERT INTO attempts VALUES (?, ?, ?, 'running', ?, NULL, NULL, NULL, NULL, ?)",
+            self.db.execute("INSERT INTO attempts VALUES (?, ?, ?, 'running', ?, NULL, NULL, NULL, NULL, ?, NULL, NULL)",
                             (spec.run, spec.replicate, n + 1, started, json.dumps(argv)))
         return n + 1
+
+    def set_attempt_process(self, spec: RunSpec, attempt: int, pid: int, ticks: int | None) -> None:
+        """Remember the process of an attempt, so a resumed campaign can end it if it outlived the harness."""
+        with self.db:
+            self.db.execute("BEGIN")
+            self.db.execute("UPDATE attempts SET pid=?, pid_ticks=? WHERE run=? AND replicate=? AND attempt=?",
+                            (pid, ticks, spec.run, spec.replicate, attempt))
 
     def end_attempt(self, spec: RunSpec, attempt: int, ended: str, status: str, reason: str,
                     failure_kind: str | None) -> None:
@@ -126,10 +133,10 @@ class ResultStore:
                             "WHERE run=? AND replicate=? AND attempt=?",
                             (ended, status, reason, failure_kind, spec.run, spec.replicate, attempt))
 
-    def interrupted_attempts(self) -> list[tuple[int, int, int]]:
-        """Attempts that were running when the harness last died."""
-        return list(self.db.execute("SELECT run, replicate, attempt FROM attempts WHERE state='running' "
-                                    "AND (run, replicate) NOT IN (SELECT run, replicate FROM results)"))
+    def interrupted_attempts(self) -> list[tuple[int, int, int, int | None, int | None]]:
+        """(run, replicate, attempt, pid, pid_ticks) of attempts in flight when the harness last died."""
+        return list(self.db.execute("SELECT run, replicate, attempt, pid, pid_ticks FROM attempts "
+                                    "WHERE state='running'"))
 
     def mark_interrupted(self, ended: str) -> int:
         with self.db:

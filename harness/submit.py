@@ -11,11 +11,13 @@ A failed run is recorded with its reason and the campaign goes on.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import math
 import os
 import platform
 import shlex
+import signal
 import socket
 import subprocess
 import sys
@@ -27,7 +29,7 @@ from typing import Callable, Sequence
 
 import logparse
 from cluster.errors import ClusterError
-from cluster.local import DEFAULT_STATE_DIR, LocalCluster
+from cluster.local import DEFAULT_STATE_DIR, LocalCluster, start_ticks
 from cluster.sparkenv import SparkEnv, discover
 from harness.backends import Backend, FixedBackend, LocalBackend, executor_memory_mb
 from harness.command import SubmitOptions, submit_argv
@@ -126,13 +128,13 @@ class Campaign:
         out, err = _log_paths(self.settings.out, spec)
         attempts = self.settings.retries + 1
         for attempt in range(1, attempts + 1):
-            if attempt > 1:
-                _keep_previous(out, err, attempt - 1)
             self.backend.prepare(spec)
             argv = submit_argv(spec, self.options, self.env)
             start = now()
             n = self.store.begin_attempt(spec, start, argv)
-            completed = self.runner.run(argv, self.env.environ(), out, err, self.settings.timeout)
+            completed = self.runner.run(
+                argv, self.env.environ(), out, err, self.settings.timeout,
+                on_start=lambda pid: self.store.set_attempt_process(spec, n, pid, start_ticks(pid)))
             log = logparse.parse(out, expected_epochs=spec.epochs)
             outcome = interpret(spec, completed, log)
             if not outcome.get("app_id"):
@@ -143,10 +145,23 @@ class Campaign:
                                    outcome["failure_kind"])  # type: ignore[arg-type]
             if outcome["status"] != "ok" and outcome["failure_kind"] == "infrastructure" and attempt < attempts:
                 self.progress(f"run {spec.key}: infrastructure failure ({outcome['reason']}); retrying")
+                _keep_previous(out, err, n)
                 continue
             return RunResult.for_spec(spec, elapsed_s=round(completed.elapsed_s, 3), start=start, end=end,
                                       attempts=n, log=str(out.relative_to(self.settings.out)), **outcome)
         raise AssertionError("unreachable")
+
+    def _clean_up_interrupted(self) -> None:
+        """End jobs that outlived a killed harness; keep their logs aside; their cells run again."""
+        for run, replicate, attempt, pid, ticks in self.store.interrupted_attempts():
+            if pid is not None and ticks is not None and start_ticks(pid) == ticks:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(pid, signal.SIGKILL)
+                self.progress(f"run {run}-{replicate}: ended its job (pid {pid}) left over from the killed harness")
+            logs = self.settings.out / "logs"
+            _keep_previous(logs / f"{run}-{replicate}.out", logs / f"{run}-{replicate}.err", attempt)
+            self.progress(f"run {run}-{replicate} was in flight when the harness stopped: it runs again")
+        self.store.mark_interrupted(now())
 
     def run(self, specs: Sequence[RunSpec]) -> CampaignSummary:
         done = self.store.finished_cells()
@@ -154,8 +169,7 @@ class Campaign:
         skipped = len(specs) - len(todo)
         if skipped:
             self.progress(f"resuming: {skipped} run(s) already finished, {len(todo)} to go")
-        if self.store.mark_interrupted(now()):
-            self.progress("the run that was in flight when the harness stopped will run again")
+        self._clean_up_interrupted()
         failures, started = 0, time.monotonic()
         for i, spec in enumerate(todo, start=1):
             self.progress(f"[{i}/{len(todo)}] run {spec.key}: {spec.model} nodes={spec.nodes} executors={spec.executors} "
