@@ -39,7 +39,8 @@ class FakeRunner:
         self.outcome, self.lie, self.fail = outcome, dict(lie or {}), set(fail or ())
         self.argvs: list[list[str]] = []
 
-    def run(self, argv, env, out: Path, err: Path, timeout) -> Completed:
+    def run(self, argv, env, out: Path, err: Path, timeout, on_start=None) -> Completed:
+        # on_start (the pid hook) is not called: there is no process, and a recorded pid could be killed on resume
         self.argvs.append(list(argv))
         lr, batch = float(_arg(argv, "--learning-rate")), int(_arg(argv, "--batch-size"))
         epochs, seed, model = int(_arg(argv, "--epochs")), int(_arg(argv, "--seed")), _arg(argv, "--model")

@@ -1,0 +1,255 @@
+"""Courier (seed 004): the batch size with the highest predicted accuracy whose predicted response time meets a
+latency SLO; when no candidate does, say so and return the fastest.
+
+Two random forests from :mod:`models.predict` (response time and accuracy) are trained on a Courier
+table: batch, cpus, njobs, network, time, accuracy (see :func:`optimize.concurrent.courier_table`,
+or a CSV with those columns).
+
+    python -m optimize.batch --slo 300 --cpus 4 --njobs 2 --network lenet --campaign runs/courier
+    python -m optimize.batch --campaign runs/courier --evaluate 200      # Courier vs a uniformly random batch
+
+``--evaluate`` follows seed 004 section 5 on held-out rows of the campaign (not fresh jobs): the
+table's (cpus, njobs, network) configurations are split into train and test groups; for each test
+configuration an SLO is drawn from N(300, 100) (truncated at 1 s); Courier chooses with forests
+trained on the other configurations, the baseline picks a batch uniformly at random, and both
+choices are scored with the mean measured time and accuracy of that configuration and batch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from models.errors import ModelError
+from models.predict import RandomForestModel
+from models.results import resolve_path
+from optimize.concurrent import COURIER_COLUMNS, courier_table
+from optimize.errors import CampaignDataError, OptimizeError, SearchOptionError
+
+CANDIDATES: tuple[int, ...] = (64, 128, 256, 512)
+JOB_COLUMNS = ("cpus", "njobs", "network")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A batch size with its predicted response time and accuracy, and whether that time meets the SLO."""
+
+    batch: int
+    time: float
+    accuracy: float
+    meets_slo: bool
+
+
+@dataclass(frozen=True)
+class BatchChoice:
+    """Courier's answer: the chosen candidate, whether it meets the SLO, and every candidate's prediction."""
+
+    batch: int
+    slo: float
+    meets_slo: bool
+    candidates: tuple[Candidate, ...]
+
+    @property
+    def chosen(self) -> Candidate:
+        return next(c for c in self.candidates if c.batch == self.batch)
+
+
+def choose(batches: Sequence[int], times: Sequence[float], accuracies: Sequence[float], slo: float) -> BatchChoice:
+    """The highest-accuracy batch whose time is <= slo (ties: the faster, then the smaller batch);
+    when none meets it, the fastest (ties: the more accurate, then the smaller batch), flagged."""
+    if not (len(batches) == len(times) == len(accuracies)) or not batches:
+        raise SearchOptionError("give one predicted time and accuracy per candidate batch size")
+    if not slo > 0:
+        raise SearchOptionError(f"slo={slo!r} must be a positive number of seconds")
+    cands = tuple(Candidate(int(b), float(t), float(a), float(t) <= slo) for b, t, a in zip(batches, times, accuracies))
+    meeting = [c for c in cands if c.meets_slo]
+    if meeting:
+        best = min(meeting, key=lambda c: (-c.accuracy, c.time, c.batch))
+    else:
+        best = min(cands, key=lambda c: (c.time, -c.accuracy, c.batch))
+    return BatchChoice(best.batch, float(slo), best.meets_slo, cands)
+
+
+class Courier:
+    """Random forests for time and accuracy over batch, cpus, njobs, network (+ processes = cpus x njobs)."""
+
+    def __init__(self, seed: int = 0, cv_folds: int = 5, n_estimators: int = 100,
+                 grid: dict[str, list[object]] | None = None) -> None:
+        kw = dict(features=["batch", "cpus", "njobs", "network", "processes"], seed=seed, cv_folds=cv_folds,
+                  n_estimators=n_estimators, grid=grid)
+        self.time_model = RandomForestModel(target="time", **kw)  # type: ignore[arg-type]
+        self.accuracy_model = RandomForestModel(target="accuracy", **kw)  # type: ignore[arg-type]
+
+    def fit(self, table: pd.DataFrame) -> "Courier":
+        check_table(table)
+        self.time_model.fit(table)
+        self.accuracy_model.fit(table)
+        return self
+
+    def predict(self, job: dict[str, object], batches: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        configs = pd.DataFrame([{**job, "batch": b} for b in batches])
+        return self.time_model.predict(configs), self.accuracy_model.predict(configs)
+
+    def choose(self, job: dict[str, object], slo: float, batches: Sequence[int] = CANDIDATES) -> BatchChoice:
+        times, accs = self.predict(job, batches)
+        return choose(batches, times, accs, slo)
+
+
+def check_table(table: pd.DataFrame) -> None:
+    missing = [c for c in COURIER_COLUMNS if c not in table.columns]
+    if missing:
+        raise CampaignDataError(f"the Courier table lacks column(s) {', '.join(missing)}: it needs "
+                                f"{', '.join(COURIER_COLUMNS)} (build it from a campaign with optimize.concurrent)")
+
+
+def load_table(path: str | Path) -> pd.DataFrame:
+    """A campaign directory (results.csv + concurrency.csv) or a CSV already in Courier's columns."""
+    path = Path(path)
+    if path.is_dir():
+        return courier_table(path)
+    table = pd.read_csv(resolve_path(path))
+    check_table(table)
+    return table
+
+
+# ---------------------------------------------------------------- evaluation vs a uniformly random batch
+
+
+@dataclass(frozen=True)
+class EvaluationRow:
+    job: dict[str, object]
+    slo: float
+    courier_batch: int
+    courier_time: float
+    courier_accuracy: float
+    random_batch: int
+    random_time: float
+    random_accuracy: float
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Seed 004 section 5's figures on held-out rows: SLO fulfilment rates and mean accuracies."""
+
+    rows: tuple[EvaluationRow, ...]
+
+    @property
+    def courier_fulfilment(self) -> float:
+        return float(np.mean([r.courier_time <= r.slo for r in self.rows]))
+
+    @property
+    def random_fulfilment(self) -> float:
+        return float(np.mean([r.random_time <= r.slo for r in self.rows]))
+
+    @property
+    def courier_accuracy(self) -> float:
+        return float(np.mean([r.courier_accuracy for r in self.rows]))
+
+    @property
+    def random_accuracy(self) -> float:
+        return float(np.mean([r.random_accuracy for r in self.rows]))
+
+    def accuracy_when_both_meet(self) -> tuple[float, float, int]:
+        both = [r for r in self.rows if r.courier_time <= r.slo and r.random_time <= r.slo]
+        if not both:
+            return float("nan"), float("nan"), 0
+        return (float(np.mean([r.courier_accuracy for r in both])), float(np.mean([r.random_accuracy for r in both])),
+                len(both))
+
+
+def evaluate(table: pd.DataFrame, trials: int = 100, slo_mean: float = 300.0, slo_sd: float = 100.0,
+             test_share: float = 0.3, seed: int = 0, batches: Sequence[int] = CANDIDATES,
+             courier: Courier | None = None) -> Evaluation:
+    """Courier vs a uniformly random batch on held-out configurations (see the module docstring)."""
+    check_table(table)
+    rng = np.random.default_rng(seed)
+    means = table.groupby([*JOB_COLUMNS, "batch"], as_index=False)[["time", "accuracy"]].mean()
+    jobs = means[list(JOB_COLUMNS)].drop_duplicates().reset_index(drop=True)
+    complete = [i for i, j in jobs.iterrows()
+                if set(batches) <= set(means.loc[(means[list(JOB_COLUMNS)] == j.values).all(axis=1), "batch"])]
+    if len(complete) < 2:
+        raise CampaignDataError("evaluation needs at least 2 (cpus, njobs, network) configurations measured at every "
+                                f"candidate batch {list(batches)}; run more configurations")
+    order = rng.permutation(complete)
+    n_test = max(1, int(round(test_share * len(order))))
+    test_jobs, train_jobs = jobs.loc[order[:n_test]], jobs.loc[order[n_test:]]
+    key = list(JOB_COLUMNS)
+    train = table.merge(train_jobs, on=key)
+    model = (courier or Courier(seed=seed)).fit(train)
+    rows = []
+    for _ in range(trials):
+        job = test_jobs.iloc[int(rng.integers(len(test_jobs)))].to_dict()
+        slo = max(1.0, float(rng.normal(slo_mean, slo_sd)))
+        pick = model.choose(job, slo, batches).batch
+        rand = int(batches[int(rng.integers(len(batches)))])
+        measured = means[(means[key] == pd.Series(job)[key].values).all(axis=1)].set_index("batch")
+        rows.append(EvaluationRow(job, slo, pick, float(measured.at[pick, "time"]), float(measured.at[pick, "accuracy"]),
+                                  rand, float(measured.at[rand, "time"]), float(measured.at[rand, "accuracy"])))
+    return Evaluation(tuple(rows))
+
+
+# ---------------------------------------------------------------- CLI
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m optimize.batch", description=__doc__.split("\n")[0])
+    p.add_argument("--campaign", type=Path, required=True,
+                   help="campaign directory (results.csv + concurrency.csv) or a CSV with "
+                        + ", ".join(COURIER_COLUMNS))
+    p.add_argument("--slo", type=float, help="latency SLO in seconds")
+    p.add_argument("--cpus", type=int, help="CPUs of the job")
+    p.add_argument("--njobs", type=int, help="concurrent jobs")
+    p.add_argument("--network", help="lenet or birnn")
+    p.add_argument("--batches", type=int, nargs="+", default=list(CANDIDATES), help="candidates (64 128 256 512)")
+    p.add_argument("--cv-folds", type=int, default=5)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--evaluate", type=int, metavar="TRIALS", help="Courier vs random batch on held-out rows")
+    p.add_argument("--slo-mean", type=float, default=300.0)
+    p.add_argument("--slo-sd", type=float, default=100.0)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        table = load_table(args.campaign)
+        if args.evaluate:
+            ev = evaluate(table, args.evaluate, args.slo_mean, args.slo_sd, seed=args.seed, batches=args.batches,
+                          courier=Courier(seed=args.seed, cv_folds=args.cv_folds))
+            both = ev.accuracy_when_both_meet()
+            print(f"held-out campaign rows ({len(ev.rows)} trials, SLO ~ N({args.slo_mean:g}, {args.slo_sd:g})):")
+            print(f"  SLO met:  Courier {ev.courier_fulfilment:.0%}   random batch {ev.random_fulfilment:.0%}")
+            print(f"  accuracy: Courier {ev.courier_accuracy:.4f}  random batch {ev.random_accuracy:.4f}")
+            print(f"  accuracy where both meet the SLO ({both[2]} trials): Courier {both[0]:.4f}  random {both[1]:.4f}")
+            return 0
+        if args.slo is None or args.cpus is None or args.njobs is None or args.network is None:
+            raise SearchOptionError("give --slo, --cpus, --njobs and --network (or --evaluate TRIALS)")
+        courier = Courier(seed=args.seed, cv_folds=args.cv_folds).fit(table)
+        choice = courier.choose({"cpus": args.cpus, "njobs": args.njobs, "network": args.network}, args.slo,
+                                args.batches)
+    except (SearchOptionError, CampaignDataError, ModelError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except OptimizeError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    print(f"{'batch':>6}  {'pred. time (s)':>14}  {'pred. accuracy':>14}  SLO {args.slo:g} s")
+    for c in choice.candidates:
+        mark = " <- chosen" if c.batch == choice.batch else ""
+        print(f"{c.batch:>6}  {c.time:>14.1f}  {c.accuracy:>14.4f}  {'met' if c.meets_slo else 'missed'}{mark}")
+    if choice.meets_slo:
+        print(f"batch {choice.batch}: highest predicted accuracy within the SLO")
+    else:
+        print(f"no batch size meets the SLO of {args.slo:g} s: batch {choice.batch} is the fastest "
+              f"(predicted {choice.chosen.time:.1f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

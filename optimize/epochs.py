@@ -1,0 +1,265 @@
+"""Max epochs under a time budget (seed 000, section V).
+
+For a fixed job configuration, predict the time of every epoch count in ``lower..upper`` (step
+``step``) as the mean of a random forest and the ANOVA regression (interactions up to order 3, as
+seed 000 keeps), both from :mod:`models.predict`, and return the largest epoch count whose predicted
+time fits the budget. An interval comes with each prediction: the prediction plus the
+``(1-level)/2`` and ``(1+level)/2`` quantiles of the combined model's out-of-fold residuals
+(K-fold cross-validation; the coverage is approximate). ``--safe`` picks by the interval's upper end.
+
+    python -m optimize.epochs --budget 120 --config model=lenet,batch_size=64 --campaign runs/NAME
+    python -m optimize.epochs ... --confirm --out runs/NAME-confirm     # one real job at the answer
+
+The time is the harness's ``elapsed_s`` (what a user with a budget waits for) unless ``--time``
+names another column (``wall_clock_s``: BigDL's own training clock).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+from sklearn.model_selection import KFold
+
+from cluster.errors import ClusterError
+from cluster.local import DEFAULT_STATE_DIR
+from harness.errors import HarnessError
+from models.errors import ModelError
+from models.predict import LinearModel, RandomForestModel, read_results
+from models.predict.table import HARNESS_FACTORS
+from optimize.errors import CampaignDataError, JobFailedError, OptimizeError, SearchOptionError
+from optimize.session import ClusterOptions, JobConfig, open_session, submit_options
+
+
+@dataclass(frozen=True)
+class EpochPrediction:
+    epochs: int
+    time: float  # mean of the two models
+    forest: float
+    regression: float
+    low: float | None
+    high: float | None
+    fits: bool
+
+
+@dataclass(frozen=True)
+class EpochChoice:
+    """The answer (None when even ``lower`` epochs do not fit) and every candidate's prediction."""
+
+    epochs: int | None
+    config: dict[str, object]
+    budget: float
+    safe: bool
+    level: float | None
+    largest_trained: int
+    predictions: tuple[EpochPrediction, ...]
+
+    @property
+    def extrapolated(self) -> bool:
+        return self.epochs is not None and self.epochs > self.largest_trained
+
+    @property
+    def chosen(self) -> EpochPrediction | None:
+        return next((p for p in self.predictions if p.epochs == self.epochs), None)
+
+
+def largest_fitting(epochs: Sequence[int], times: Sequence[float], budget: float) -> int | None:
+    """The largest epoch count whose time is <= budget (None if none is)."""
+    fitting = [e for e, t in zip(epochs, times) if t <= budget]
+    return max(fitting) if fitting else None
+
+
+class EpochTimeModel:
+    """Mean of a random forest and the order-3 ANOVA regression of time on the harness factors."""
+
+    def __init__(self, target: str = "elapsed_s", seed: int = 0, cv_folds: int = 5, n_estimators: int = 100,
+                 grid: dict[str, list[object]] | None = None, max_order: int = 3) -> None:
+        self.target, self.seed, self.cv_folds = target, seed, cv_folds
+        self.n_estimators, self.grid, self.max_order = n_estimators, grid, max_order
+        self.residuals_: np.ndarray | None = None
+
+    def _models(self, features: list[str], grid=None) -> tuple[RandomForestModel, LinearModel]:
+        forest = RandomForestModel(target=self.target, features=features, seed=self.seed, cv_folds=self.cv_folds,
+                                   n_estimators=self.n_estimators, grid=grid if grid is not None else self.grid)
+        return forest, LinearModel(target=self.target, features=features, max_order=self.max_order)
+
+    def fit(self, table: pd.DataFrame, intervals: bool = True) -> "EpochTimeModel":
+        if self.target not in table.columns or "epochs" not in table.columns:
+            raise CampaignDataError(f"the campaign table needs the columns epochs and {self.target}")
+        if table["epochs"].nunique() < 2:
+            raise CampaignDataError("the campaign never varied epochs, so no model can learn how time grows with "
+                                    "them: add runs at other epoch counts")
+        self.features = [c for c in HARNESS_FACTORS if c in table.columns]
+        self.constants = {c: table[c].iloc[0] for c in self.features if table[c].nunique() == 1}
+        self.forest, self.regression = self._models(self.features)
+        self.forest.fit(table)
+        self.regression.fit(table)
+        self.largest_trained = int(table["epochs"].max())
+        if intervals:
+            self.residuals_ = self._out_of_fold_residuals(table)
+        return self
+
+    def _out_of_fold_residuals(self, table: pd.DataFrame) -> np.ndarray:
+        """Residuals of the combined model on each fold when fitted on the others (forest tuned once)."""
+        tuned = {k: [v] for k, v in self.forest.best_params_.items()}
+        folds = KFold(n_splits=self.cv_folds, shuffle=True, random_state=self.seed)
+        out = np.empty(len(table))
+        for train, test in folds.split(table):
+            forest, regression = self._models(self.features, grid=tuned)
+            forest.cv_folds = min(self.cv_folds, len(train) // 2)
+            part = table.iloc[train]
+            forest.fit(part)
+            regression.fit(part)
+            held = table.iloc[test]
+            out[test] = held[self.target].to_numpy(float) - 0.5 * (forest.predict(held) + regression.predict(held))
+        return out
+
+    def predict(self, configs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(mean, forest, regression) predictions, one per row."""
+        forest, regression = self.forest.predict(configs), self.regression.predict(configs)
+        return 0.5 * (forest + regression), forest, regression
+
+    def interval(self, prediction: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+        if self.residuals_ is None:
+            raise OptimizeError("fit(table, intervals=True) first to get prediction intervals")
+        lo, hi = np.quantile(self.residuals_, [(1 - level) / 2, (1 + level) / 2])
+        return prediction + lo, prediction + hi
+
+
+def max_epochs(model: EpochTimeModel, config: dict[str, object], budget: float, lower: int = 1, upper: int = 20,
+               step: int = 1, level: float | None = 0.9, safe: bool = False) -> EpochChoice:
+    """The largest epoch count in lower..upper (by step) whose predicted time (or interval top, ``safe``) fits."""
+    if not (budget > 0 and math.isfinite(budget)):
+        raise SearchOptionError(f"budget={budget!r} must be a positive number of seconds")
+    if not (1 <= lower <= upper and step >= 1):
+        raise SearchOptionError(f"need 1 <= lower <= upper and step >= 1, got {lower}, {upper}, {step}")
+    if safe and level is None:
+        raise SearchOptionError("safe choice needs an interval level, e.g. level=0.9")
+    for column, value in model.constants.items():
+        if column in config and config[column] != value:
+            raise SearchOptionError(f"--config {column}={config[column]!r} but the campaign only ran {column}={value!r}: "
+                                    "nothing can be predicted for it; use a campaign that varied it")
+    config = {**model.constants, **config}
+    missing = [c for c in model.features if c != "epochs" and c not in config]
+    if missing:
+        raise SearchOptionError(f"--config lacks {', '.join(missing)}: give every factor the campaign varied except "
+                                "epochs, e.g. model=lenet,batch_size=64")
+    epochs = list(range(lower, upper + 1, step))
+    configs = pd.DataFrame([{**config, "epochs": e} for e in epochs])
+    mean, forest, regression = model.predict(configs)
+    low, high = model.interval(mean, level) if level is not None else (None, None)
+    judged = high if safe else mean
+    preds = tuple(EpochPrediction(e, float(m), float(f), float(r), None if low is None else float(low[i]),
+                                  None if high is None else float(high[i]), bool(judged[i] <= budget))
+                  for i, (e, m, f, r) in enumerate(zip(epochs, mean, forest, regression)))
+    answer = largest_fitting(epochs, judged, budget)
+    return EpochChoice(answer, config, float(budget), safe, level, model.largest_trained, preds)
+
+
+def parse_config(text: str) -> dict[str, object]:
+    """``key=value,key=value`` with numbers as int or float."""
+    out: dict[str, object] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        if "=" not in part:
+            raise SearchOptionError(f"--config item {part!r} is not key=value: write e.g. model=lenet,batch_size=64")
+        key, value = (s.strip() for s in part.split("=", 1))
+        for kind in (int, float):
+            try:
+                out[key] = kind(value)
+                break
+            except ValueError:
+                continue
+        else:
+            out[key] = value
+    return out
+
+
+# ---------------------------------------------------------------- CLI
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m optimize.epochs", description=__doc__.split("\n")[0])
+    p.add_argument("--budget", type=float, required=True, help="seconds")
+    p.add_argument("--config", default="", help="the job's other factors: key=value,... (model, nodes, batch_size...)")
+    p.add_argument("--campaign", type=Path, required=True, help="campaign directory or results CSV to learn from")
+    p.add_argument("--time", default="elapsed_s", help="time column (default elapsed_s; or wall_clock_s)")
+    p.add_argument("--lower", type=int, default=1)
+    p.add_argument("--upper", type=int, default=20)
+    p.add_argument("--step", type=int, default=1)
+    p.add_argument("--level", type=float, default=0.9, help="interval level (default 0.9)")
+    p.add_argument("--safe", action="store_true", help="choose by the interval's upper end")
+    p.add_argument("--cv-folds", type=int, default=5)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--confirm", action="store_true", help="run one real job at the answer and report its time")
+    p.add_argument("--out", type=Path, help="campaign directory of the confirming job")
+    p.add_argument("--train-samples", type=int)
+    p.add_argument("--test-samples", type=int)
+    p.add_argument("--state-dir", type=Path, default=DEFAULT_STATE_DIR)
+    p.add_argument("--port", type=int, default=7077)
+    p.add_argument("--webui-port", type=int, default=8080)
+    p.add_argument("--keep-cluster", action="store_true")
+    return p
+
+
+def _confirm(args: argparse.Namespace, config: dict[str, object], epochs: int) -> float:
+    if args.out is None:
+        raise SearchOptionError("--confirm needs --out DIR for the confirming job's campaign")
+    fields = {k: config[k] for k in ("model", "nodes", "executors", "executor_cores", "batch_size", "learning_rate")
+              if k in config}
+    job = JobConfig(**{**fields, "epochs": epochs})  # type: ignore[arg-type]
+    cluster = ClusterOptions(state_dir=args.state_dir, port=args.port, webui_port=args.webui_port,
+                             keep_cluster=args.keep_cluster)
+    settings = {"optimizer": "epochs-confirm", "job": job.__dict__, "budget": args.budget,
+                "train_samples": args.train_samples, "test_samples": args.test_samples}
+    options = submit_options(args.out, cluster, args.train_samples, args.test_samples)
+    say = lambda msg: print(msg, flush=True)  # noqa: E731
+    with open_session(args.out, settings, options, cluster, [job.spec(1, 1)], True, say) as session:
+        result = session.run(job.spec(1, 1))
+    if result.status != "ok":
+        raise JobFailedError(f"the confirming job {result.status}: {result.reason} (log: {args.out / result.log})")
+    return float(getattr(result, args.time))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        config = parse_config(args.config)
+        table = read_results(args.campaign)
+        model = EpochTimeModel(target=args.time, seed=args.seed, cv_folds=args.cv_folds).fit(table)
+        choice = max_epochs(model, config, args.budget, args.lower, args.upper, args.step, args.level, args.safe)
+        print(f"{'epochs':>6}  {'predicted s':>11}  {'forest':>8}  {'regression':>10}  {f'{args.level:.0%} interval':>17}")
+        for p in choice.predictions:
+            mark = " <- chosen" if p.epochs == choice.epochs else ""
+            print(f"{p.epochs:>6}  {p.time:>11.1f}  {p.forest:>8.1f}  {p.regression:>10.1f}  "
+                  f"{p.low:>7.1f} .. {p.high:>7.1f}  {'fits' if p.fits else 'over'}{mark}")
+        if choice.epochs is None:
+            print(f"no epoch count from {args.lower} fits a budget of {args.budget:g} s")
+            return 0
+        chosen = choice.chosen
+        assert chosen is not None
+        print(f"max epochs within {args.budget:g} s: {choice.epochs} (predicted {chosen.time:.1f} s, "
+              f"{args.level:.0%} interval {chosen.low:.1f} .. {chosen.high:.1f} s)")
+        if choice.extrapolated:
+            print(f"note: the campaign's largest epoch count is {choice.largest_trained}; beyond it the forest "
+                  "cannot extrapolate and the answer rests on the regression")
+        if args.confirm:
+            measured = _confirm(args, choice.config, choice.epochs)
+            verdict = "within" if measured <= args.budget else "OVER"
+            print(f"confirming job: {args.time} = {measured:.1f} s, {verdict} the budget of {args.budget:g} s")
+    except (SearchOptionError, CampaignDataError, ModelError, HarnessError, ClusterError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except OptimizeError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
