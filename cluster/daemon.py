@@ -1,0 +1,334 @@
+"""The remote end of ``cluster.remote``: starts, tracks and stops Spark daemons on one host.
+
+Run over SSH inside the provisioned venv, always as an argv (the controller quotes every
+element), e.g.
+
+    <base>/venv/bin/python -m cluster.daemon start-master --state DIR --host 10.0.0.10 --port 7077 --webui-port 8080
+    <base>/venv/bin/python -m cluster.daemon start-worker --state DIR --name worker-1 --host 10.0.0.11 ...
+    <base>/venv/bin/python -m cluster.daemon stop --state DIR
+    <base>/venv/bin/python -m cluster.daemon run --local-ip 10.0.0.10 -- spark-submit ...
+
+Daemons are started in their own session (``setsid``) with their output in
+``DIR/logs/<role>.log``; ``DIR/state.json`` records each pid with its kernel start time
+(as :mod:`cluster.local` does), so ``stop`` ends exactly those processes. Every command
+prints one JSON object on stdout; a failure is one line on stderr with exit code 1, or 2
+when the host cannot do what the inventory says (e.g. too few CPUs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import json
+import os
+import signal
+import subprocess
+import sys
+import tarfile
+import threading
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Iterator
+
+from cluster.bootstrap import facts
+from cluster.errors import ClusterError, PortInUse, StartupTimeout
+from cluster.local import MASTER_CLASS, WORKER_CLASS, ProcessRecord, _port_free, _start_ticks, _tail, free_port
+from cluster.master import fetch_state
+from cluster.errors import NotRunning
+from cluster.sparkenv import discover
+
+
+class HostTooSmall(ClusterError):
+    """The host has fewer CPUs or less memory than the inventory says a worker offers."""
+
+
+# ---------------------------------------------------------------- state
+
+
+@contextlib.contextmanager
+def _records(state_dir: Path) -> Iterator[dict[str, ProcessRecord]]:
+    """The live records of this state dir, under its lock; saved on exit."""
+    (state_dir / "logs").mkdir(parents=True, exist_ok=True)
+    path = state_dir / "state.json"
+    with open(state_dir / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        records: dict[str, ProcessRecord] = {}
+        if path.exists():
+            try:
+                raw = json.loads(path.read_text())
+                records = {k: ProcessRecord(**v) for k, v in raw.items()}
+            except (ValueError, TypeError) as e:
+                raise ClusterError(f"{path} is corrupt ({e}); stop leftover Spark processes and delete it") from e
+        records = {k: r for k, r in records.items() if r.alive()}
+        try:
+            yield records
+        finally:
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(json.dumps({k: asdict(r) for k, r in records.items()}, indent=2))
+            os.replace(tmp, path)
+
+
+def _spawn(state_dir: Path, role: str, argv: list[str], local_ip: str, port: int, webui_port: int,
+           cores: int = 0, memory_mb: int = 0, cwd: Path | None = None) -> ProcessRecord:
+    log = state_dir / "logs" / f"{role}.log"
+    env = discover(local_ip=local_ip).environ()
+    with open(log, "ab") as out:
+        out.write(f"\n==== {time.strftime('%Y-%m-%d %H:%M:%S')} starting {role}\n".encode())
+        out.flush()
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env,
+                                cwd=cwd or state_dir, start_new_session=True, close_fds=True)
+    return ProcessRecord(role, proc.pid, _start_ticks(proc.pid), port, webui_port, str(log), cores, memory_mb)
+
+
+# ---------------------------------------------------------------- commands
+
+
+def start_master(state_dir: Path, host: str, port: int, webui_port: int, timeout: float) -> dict:
+    webui = f"http://{host}:{webui_port}"
+    with _records(state_dir) as records:
+        rec = records.get("master")
+        if rec is not None and (rec.port, rec.webui_port) == (port, webui_port):
+            return {"changed": False, "role": "master", "pid": rec.pid, "log": rec.log}
+        if rec is not None:
+            rec.terminate()
+            del records["master"]
+        for what, p in (("master.port", port), ("master.webui_port", webui_port)):
+            if not _port_free(host, p):
+                raise PortInUse(f"{what} {host}:{p} is taken by another process: stop it or change {what} in the inventory")
+        env = discover(local_ip=host)
+        argv = [str(env.spark_class), MASTER_CLASS, "--host", host, "--port", str(port), "--webui-port", str(webui_port)]
+        rec = records["master"] = _spawn(state_dir, "master", argv, host, port, webui_port)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not rec.alive():
+                del records["master"]
+                raise StartupTimeout(f"the Spark master exited at start: {_tail(rec.log)} (log {rec.log})")
+            with contextlib.suppress(NotRunning):
+                if fetch_state(webui, timeout=2.0).status == "ALIVE":
+                    return {"changed": True, "role": "master", "pid": rec.pid, "log": rec.log}
+            time.sleep(0.5)
+        rec.terminate()
+        del records["master"]
+        raise StartupTimeout(f"the Spark master did not answer at {webui}/json/ within {timeout:.0f} s; see {rec.log}")
+
+
+def check_size(cores: int, memory_mb: int, oversubscribe: bool) -> None:
+    """Refuse a worker that offers more than the host has (unless oversubscribing on purpose)."""
+    have = facts()
+    if oversubscribe:
+        return
+    if cores > have["cpus"]:
+        raise HostTooSmall(f"the worker offers cores={cores} but this host has {have['cpus']} CPU(s): lower its cores "
+                           "in the inventory (or set remote.oversubscribe = true)")
+    if have["memory_mb"] and memory_mb > have["memory_mb"]:
+        raise HostTooSmall(f"the worker offers memory={memory_mb} MB but this host has {have['memory_mb']} MB: lower its "
+                           "memory in the inventory (or set remote.oversubscribe = true)")
+
+
+def start_worker(state_dir: Path, name: str, host: str, master: str, master_webui: str, cores: int, memory_mb: int,
+                 webui_port: int, oversubscribe: bool, timeout: float) -> dict:
+    check_size(cores, memory_mb, oversubscribe)
+    with _records(state_dir) as records:
+        rec = records.get(name)
+        if rec is not None and (rec.cores, rec.memory_mb, rec.webui_port) == (cores, memory_mb, webui_port):
+            if _registered(master_webui, host, rec.port):
+                return {"changed": False, "role": name, "pid": rec.pid, "port": rec.port, "log": rec.log}
+        if rec is not None:
+            rec.terminate()
+            del records[name]
+        if not _port_free(host, webui_port):
+            raise PortInUse(f"{name}.webui_port {host}:{webui_port} is taken by another process: stop it or change "
+                            "webui_port of this worker in the inventory")
+        env = discover(local_ip=host)
+        work_dir = state_dir / "work" / name
+        work_dir.mkdir(parents=True, exist_ok=True)
+        port = free_port(host)
+        argv = [str(env.spark_class), WORKER_CLASS, master, "--host", host, "--port", str(port),
+                "--webui-port", str(webui_port), "--cores", str(cores), "--memory", f"{memory_mb}m",
+                "--work-dir", str(work_dir)]
+        rec = records[name] = _spawn(state_dir, name, argv, host, port, webui_port, cores, memory_mb)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not rec.alive():
+                del records[name]
+                raise StartupTimeout(f"{name} exited at start: {_tail(rec.log)} (log {rec.log})")
+            if _registered(master_webui, host, port):
+                return {"changed": True, "role": name, "pid": rec.pid, "port": port, "log": rec.log}
+            time.sleep(0.5)
+        raise StartupTimeout(f"{name} did not register with {master} within {timeout:.0f} s: check that this host "
+                             f"reaches the master (firewall?); see {rec.log}")
+
+
+def _registered(master_webui: str, host: str, port: int) -> bool:
+    try:
+        state = fetch_state(master_webui, timeout=2.0)
+    except NotRunning:
+        return False
+    return any(w.host == host and w.port == port for w in state.alive_workers)
+
+
+def stop(state_dir: Path, roles: list[str]) -> dict:
+    stopped = []
+    if not state_dir.exists():
+        return {"stopped": stopped}
+    with _records(state_dir) as records:
+        # Workers before the master, so the master sees them leave.
+        for role in sorted(records, key=lambda r: r == "master"):
+            if roles and role not in roles:
+                continue
+            records[role].terminate()
+            del records[role]
+            stopped.append(role)
+    return {"stopped": stopped}
+
+
+def status(state_dir: Path) -> dict:
+    if not state_dir.exists():
+        return {"running": {}}
+    with _records(state_dir) as records:
+        return {"running": {k: asdict(r) for k, r in records.items()}}
+
+
+def spark_env(local_ip: str) -> dict:
+    import jobs
+
+    env = discover(local_ip=local_ip)
+    return {"python": str(env.python), "java_home": str(env.java_home), "spark_home": str(env.spark_home),
+            "dllib_jar": str(env.dllib_jar), "core_jar": str(env.core_jar), "local_ip": local_ip,
+            "job_script": str(Path(jobs.__file__).with_name("train.py")), **facts()}
+
+
+def pack_logs(state_dir: Path, out: Path) -> dict:
+    """A tar.gz of the daemon logs and the executors' stdout/stderr (never the jars Spark copies)."""
+    names = []
+    with tarfile.open(out, "w:gz") as tar:
+        for sub in ("logs", "work"):
+            root = state_dir / sub
+            if not root.exists():
+                continue
+            for path in sorted(root.rglob("*")):
+                if path.is_file() and (path.suffix == ".log" or path.name in ("stdout", "stderr")):
+                    arc = str(path.relative_to(state_dir))
+                    tar.add(path, arcname=arc)
+                    names.append(arc)
+    return {"archive": str(out), "files": names}
+
+
+def run_foreground(argv: list[str], local_ip: str) -> int:
+    """Run ``argv`` (spark-submit) with the Spark environment; its output is ours (the SSH channel).
+
+    The child runs in its own session. When our stdin reaches EOF (the controller closed the
+    channel: a timeout, Ctrl-C, a lost connection) or we get SIGTERM/SIGHUP, the child's
+    whole group is ended, so no driver outlives the harness that started it.
+    """
+    env = discover(local_ip=local_ip).environ()
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+
+    def end(*_: object) -> None:
+        for sig, wait in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, sig)
+            try:
+                proc.wait(wait)
+                return
+            except subprocess.TimeoutExpired:
+                continue
+
+    def watch_stdin() -> None:
+        with contextlib.suppress(OSError, ValueError):
+            while sys.stdin.buffer.read(4096):
+                pass
+        if proc.poll() is None:
+            end()
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda *_: (end(), os._exit(143)))
+    threading.Thread(target=watch_stdin, daemon=True).start()
+    return proc.wait()
+
+
+# ---------------------------------------------------------------- CLI
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m cluster.daemon", description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    m = sub.add_parser("start-master")
+    m.add_argument("--state", type=Path, required=True)
+    m.add_argument("--host", required=True)
+    m.add_argument("--port", type=int, required=True)
+    m.add_argument("--webui-port", type=int, required=True)
+    m.add_argument("--timeout", type=float, default=120.0)
+    w = sub.add_parser("start-worker")
+    w.add_argument("--state", type=Path, required=True)
+    w.add_argument("--name", required=True)
+    w.add_argument("--host", required=True)
+    w.add_argument("--master", required=True)
+    w.add_argument("--master-webui", required=True)
+    w.add_argument("--cores", type=int, required=True)
+    w.add_argument("--memory-mb", type=int, required=True)
+    w.add_argument("--webui-port", type=int, required=True)
+    w.add_argument("--oversubscribe", action="store_true")
+    w.add_argument("--timeout", type=float, default=120.0)
+    s = sub.add_parser("stop")
+    s.add_argument("--state", type=Path, required=True)
+    s.add_argument("--role", action="append", default=[])
+    st = sub.add_parser("status")
+    st.add_argument("--state", type=Path, required=True)
+    ms = sub.add_parser("master-state")
+    ms.add_argument("--webui", required=True)
+    e = sub.add_parser("env")
+    e.add_argument("--local-ip", required=True)
+    pk = sub.add_parser("pack-logs")
+    pk.add_argument("--state", type=Path, required=True)
+    pk.add_argument("--out", type=Path, required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--local-ip", required=True)
+    r.add_argument("argv", nargs=argparse.REMAINDER)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "run":
+            cmd = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
+            if not cmd:
+                print("error: run needs a command after --", file=sys.stderr)
+                return 2
+            return run_foreground(cmd, args.local_ip)
+        if args.command == "start-master":
+            out = start_master(args.state, args.host, args.port, args.webui_port, args.timeout)
+        elif args.command == "start-worker":
+            out = start_worker(args.state, args.name, args.host, args.master, args.master_webui, args.cores,
+                               args.memory_mb, args.webui_port, args.oversubscribe, args.timeout)
+        elif args.command == "stop":
+            out = stop(args.state, args.role)
+        elif args.command == "status":
+            out = status(args.state)
+        elif args.command == "master-state":
+            import urllib.request
+
+            try:
+                with urllib.request.urlopen(args.webui.rstrip("/") + "/json/", timeout=5.0) as response:
+                    out = json.load(response)
+            except (OSError, ValueError) as e:
+                raise NotRunning(f"no Spark master answers at {args.webui}/json/ ({e}): run `fab start-master`") from e
+        elif args.command == "env":
+            out = spark_env(args.local_ip)
+        else:
+            out = pack_logs(args.state, args.out)
+    except HostTooSmall as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except ClusterError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,379 @@
+"""A Spark standalone cluster on the inventory's hosts, driven over SSH: the Fabric tasks' logic.
+
+    cluster = RemoteCluster(load_inventory("inventory.toml"))
+    cluster.provision()          # venv + pinned stack + this project on every host
+    cluster.start_master()
+    cluster.start_workers(2)     # the first 2 workers of the inventory
+    cluster.scale(1)             # exactly worker-1 runs
+    cluster.status()             # from the master's JSON
+    cluster.collect_logs(Path("cluster-logs"))
+    cluster.stop()
+
+Every operation is idempotent and returns a :class:`~cluster.group.GroupResult` with one
+result per host (or raises :class:`~cluster.group.GroupFailure`, which keeps them all).
+On the hosts everything happens through two shipped programs, never through shell
+strings built here: ``bootstrap.py`` (installs) and ``python -m cluster.daemon`` (starts,
+tracks and stops daemons, runs a driver). Remote layout under ``remote.base_dir``::
+
+    dist/<digest>/   the wheel, constraints.txt, bootstrap.py     venv/       the environment
+    wheelhouse/      shipped wheels (optional)                    hosts/<host>/{state.json,logs,work}
+
+State lives in a folder per host, so hosts that share a file system (NFS) never mix up
+each other's pids.
+"""
+
+from __future__ import annotations
+
+import json
+import tarfile
+import time
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import IO, Callable, Sequence
+
+from cluster.bundle import Bundle, build_bundle
+from cluster.errors import ClusterError, NotRunning, StartupTimeout
+from cluster.group import GroupFailure, GroupResult, HostResult, on_hosts
+from cluster.inventory import Inventory, WorkerSpec
+from cluster.master import MasterState, parse_state
+from cluster.sparkenv import SparkEnv
+from cluster.ssh import CommandResult, FabricTransport, RemoteCommandFailed, Transport
+
+Progress = Callable[[str], None]
+DEFAULT_BUNDLE_DIR = Path(".cluster") / "bundles"
+LIST_DIR = ("import json, os, sys; d = sys.argv[1]; "
+            "print(json.dumps({f: os.path.getsize(os.path.join(d, f)) for f in os.listdir(d)} if os.path.isdir(d) else {}))")
+
+
+def _quiet(_: str) -> None:
+    pass
+
+
+# ---------------------------------------------------------------- commands (pure)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where things live on every host."""
+
+    base: PurePosixPath
+    system_python: str = "python3"
+
+    @property
+    def python(self) -> str:
+        return str(self.base / "venv" / "bin" / "python")
+
+    @property
+    def wheelhouse(self) -> str:
+        return str(self.base / "wheelhouse")
+
+    def dist(self, bundle: Bundle) -> PurePosixPath:
+        return self.base / "dist" / bundle.short
+
+    def host_dir(self, host: str) -> str:
+        return str(self.base / "hosts" / host)
+
+    # -- argv lists; each element reaches the remote program unchanged
+    def mkdir(self, *paths: str) -> list[str]:
+        return ["mkdir", "-p", "--", *paths]
+
+    def list_dir(self, path: str) -> list[str]:
+        return [self.system_python, "-c", LIST_DIR, path]
+
+    def bootstrap(self, bundle: Bundle, wheelhouse: bool) -> list[str]:
+        d = self.dist(bundle)
+        argv = [self.system_python, str(d / "bootstrap.py"), "--base", str(self.base), "--digest", bundle.digest,
+                "--wheel", str(d / bundle.wheel.name), "--constraints", str(d / "constraints.txt")]
+        return argv + (["--wheelhouse", self.wheelhouse] if wheelhouse else [])
+
+    def daemon(self, *args: str) -> list[str]:
+        return [self.python, "-m", "cluster.daemon", *args]
+
+
+def master_argv(inv: Inventory, layout: Layout, timeout: float) -> list[str]:
+    m = inv.master
+    return layout.daemon("start-master", "--state", layout.host_dir(m.host), "--host", m.spark_host,
+                         "--port", str(m.port), "--webui-port", str(m.webui_port), "--timeout", f"{timeout:g}")
+
+
+def worker_argv(inv: Inventory, layout: Layout, w: WorkerSpec, timeout: float) -> list[str]:
+    argv = layout.daemon("start-worker", "--state", layout.host_dir(w.host), "--name", w.name, "--host", w.spark_host,
+                         "--master", inv.master_url, "--master-webui", inv.webui_url, "--cores", str(w.cores),
+                         "--memory-mb", str(w.memory_mb), "--webui-port", str(w.webui_port), "--timeout", f"{timeout:g}")
+    return argv + (["--oversubscribe"] if inv.remote.oversubscribe else [])
+
+
+def driver_argv(inv: Inventory, layout: Layout, submit: list[str]) -> list[str]:
+    return layout.daemon("run", "--local-ip", inv.master.spark_host, "--", *submit)
+
+
+# ---------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class ClusterReport:
+    """What ``status`` finds: the master's view and each host's own processes."""
+
+    master_url: str
+    master: MasterState | None
+    hosts: GroupResult
+    problem: str | None = None
+
+    def describe(self) -> str:
+        lines = []
+        if self.master is None:
+            lines.append(f"no master answers for {self.master_url}: {self.problem}")
+        else:
+            lines.append(f"master {self.master_url} ({self.master.status})")
+            for w in self.master.alive_workers:
+                lines.append(f"  worker {w.host}:{w.port}: {w.cores} cores ({w.cores_used} used), {w.memory_mb} MB")
+            for a in self.master.active_apps:
+                lines.append(f"  running app {a.id} {a.name!r}: {a.cores} cores")
+            lines.append(f"{len(self.master.alive_workers)} worker(s) alive, {self.master.cores} cores")
+        lines += [r.describe() for r in self.hosts.results]
+        return "\n".join(lines)
+
+
+def _json(result: CommandResult) -> dict:
+    if not result.ok:
+        raise RemoteCommandFailed(result.host, result.command, result.exit_code, result.error_line())
+    try:
+        return json.loads(result.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        raise RemoteCommandFailed(result.host, result.command, result.exit_code,
+                                  f"expected one JSON line, got {result.stdout.strip()[-200:]!r}") from None
+
+
+# ---------------------------------------------------------------- the cluster
+
+
+class RemoteCluster:
+    """The inventory's hosts as one Spark standalone cluster."""
+
+    def __init__(self, inventory: Inventory, transport: Transport | None = None, progress: Progress = _quiet,
+                 bundle_dir: Path = DEFAULT_BUNDLE_DIR, start_timeout: float = 120.0,
+                 install_timeout: float = 1800.0) -> None:
+        self.inv = inventory
+        self.transport = transport or FabricTransport(inventory)
+        self.layout = Layout(inventory.remote.base_dir, inventory.remote.python)
+        self.progress = progress
+        self.bundle_dir = bundle_dir
+        self.start_timeout, self.install_timeout = start_timeout, install_timeout
+
+    @property
+    def master_url(self) -> str:
+        return self.inv.master_url
+
+    def _call(self, host: str, argv: list[str], timeout: float | None = 120.0) -> dict:
+        return _json(self.transport.run(host, argv, timeout))
+
+    # -- provision
+    def _ship_wheelhouse(self, host: str) -> int:
+        local = self.inv.remote.wheelhouse
+        assert local is not None
+        have = self._call(host, self.layout.list_dir(self.layout.wheelhouse))
+        sent = 0
+        for wheel in sorted(local.glob("*.whl")):
+            if have.get(wheel.name) != wheel.stat().st_size:
+                self.transport.put(host, wheel, f"{self.layout.wheelhouse}/{wheel.name}")
+                sent += 1
+        return sent
+
+    def provision(self, hosts: Sequence[str] | None = None) -> GroupResult:
+        """Install the pinned stack and this project into ``<base>/venv`` on every host (idempotent).
+
+        ``hosts`` limits it to some of the inventory's hosts (default: all).
+        """
+        unknown = [h for h in hosts or () if h not in self.inv.hosts]
+        if unknown:
+            raise ClusterError(f"hosts {', '.join(unknown)} are not in the inventory {self.inv.path}: use one of "
+                               f"{', '.join(self.inv.hosts)}")
+        bundle = build_bundle(self.bundle_dir)
+        self.progress(f"bundle {bundle.short}: {bundle.wheel.name}")
+        wheelhouse = self.inv.remote.wheelhouse is not None
+
+        def step(host: str, role: str, _: None) -> HostResult:
+            dist = str(self.layout.dist(bundle))
+            _ok(self.transport.run(host, self.layout.mkdir(dist, self.layout.wheelhouse, self.layout.host_dir(host)), 60))
+            for f in (bundle.wheel, bundle.constraints, bundle.bootstrap):
+                self.transport.put(host, f, f"{dist}/{f.name}")
+            sent = self._ship_wheelhouse(host) if wheelhouse else 0
+            self.progress(f"{host}: installing (pip, up to a few minutes on a fresh host)")
+            out = self._call(host, self.layout.bootstrap(bundle, wheelhouse), timeout=self.install_timeout)
+            env = self._call(host, self.layout.daemon("env", "--local-ip", host), timeout=120)
+            problems = self._size_problems(host, int(env["cpus"]), int(env["memory_mb"]))
+            if problems:
+                return HostResult(host, role, False, bool(out["changed"]), problems[0], data=env)
+            what = "installed" if out["changed"] else "up to date"
+            detail = f"{what} ({bundle.short}), {env['cpus']} CPUs, {env['memory_mb']} MB"
+            if sent:
+                detail += f", {sent} wheel(s) shipped"
+            return HostResult(host, role, True, bool(out["changed"]) or sent > 0, detail, data=env)
+
+        return on_hosts("provision", ((h, "host", None) for h in hosts or self.inv.hosts), step)
+
+    def _size_problems(self, host: str, cpus: int, memory_mb: int) -> list[str]:
+        if self.inv.remote.oversubscribe:
+            return []
+        problems = []
+        for w in (w for w in self.inv.workers if w.host == host):
+            if w.cores > cpus:
+                problems.append(f"{w.name} offers cores={w.cores} but the host has {cpus} CPU(s): lower its cores in "
+                                "the inventory (or set remote.oversubscribe = true)")
+            elif memory_mb and w.memory_mb > memory_mb:
+                problems.append(f"{w.name} offers memory={w.memory_mb} MB but the host has {memory_mb} MB: lower its "
+                                "memory in the inventory (or set remote.oversubscribe = true)")
+        return problems
+
+    # -- daemons
+    def start_master(self) -> GroupResult:
+        m = self.inv.master
+
+        def step(host: str, role: str, _: None) -> HostResult:
+            out = self._call(host, master_argv(self.inv, self.layout, self.start_timeout), self.start_timeout + 30)
+            return HostResult(host, role, True, bool(out["changed"]),
+                              f"{self.master_url} (pid {out['pid']}, log {out['log']})", data=out)
+
+        return on_hosts("start-master", [(m.host, "master", None)], step)
+
+    def _workers(self, count: int | None) -> tuple[WorkerSpec, ...]:
+        n = len(self.inv.workers) if count is None else count
+        if not 0 <= n <= len(self.inv.workers):
+            raise ClusterError(f"--count/--workers = {n} but the inventory lists {len(self.inv.workers)} worker(s): "
+                               f"use 0..{len(self.inv.workers)} or add [[workers]] entries")
+        return self.inv.workers[:n]
+
+    def start_workers(self, count: int | None = None) -> GroupResult:
+        """Start the first ``count`` workers of the inventory (all by default); others are left alone."""
+        workers = self._workers(count)
+
+        def step(host: str, role: str, w: WorkerSpec) -> HostResult:
+            out = self._call(host, worker_argv(self.inv, self.layout, w, self.start_timeout), self.start_timeout + 30)
+            return HostResult(host, role, True, bool(out["changed"]),
+                              f"{w.cores} cores, {w.memory_mb} MB, port {out['port']}", data=out)
+
+        return on_hosts("start-workers", ((w.host, w.name, w) for w in workers), step)
+
+    def stop_workers(self, workers: tuple[WorkerSpec, ...]) -> GroupResult:
+        by_host: dict[str, list[str]] = {}
+        for w in workers:
+            by_host.setdefault(w.host, []).append(w.name)
+
+        def step(host: str, role: str, names: list[str]) -> HostResult:
+            args = ["stop", "--state", self.layout.host_dir(host)]
+            for name in names:
+                args += ["--role", name]
+            return _stopped(host, role, self.transport.run(host, self.layout.daemon(*args), 120))
+
+        return on_hosts("stop-workers", ((h, ",".join(n), n) for h, n in by_host.items()), step)
+
+    def scale(self, workers: int, timeout: float | None = None) -> GroupResult:
+        """Make exactly the first ``workers`` workers run, and wait until the master agrees."""
+        keep = self._workers(workers)
+        result = self.stop_workers(self.inv.workers[workers:]) + self.start_workers(workers)
+        result.raise_on_failure()
+        wanted = {(self._spark_host(r.role), int(r.data["port"])) for r in result.results if "port" in r.data}
+        self._await_workers(wanted, keep, timeout or self.start_timeout)
+        return result
+
+    def _spark_host(self, name: str) -> str:
+        return next(w.spark_host for w in self.inv.workers if w.name == name)
+
+    def _await_workers(self, wanted: set, keep: tuple[WorkerSpec, ...], timeout: float) -> MasterState:
+        deadline = time.monotonic() + timeout
+        while True:
+            state = self.master_state()
+            alive = {(w.host, w.port) for w in state.alive_workers}
+            if alive == wanted:
+                return state
+            if time.monotonic() > deadline:
+                extra = sorted(f"{h}:{p}" for h, p in alive - wanted)
+                missing = sorted(f"{h}:{p}" for h, p in wanted - alive)
+                raise StartupTimeout(
+                    f"after {timeout:.0f} s the master lists {len(alive)} alive worker(s), expected {len(keep)}"
+                    + (f"; not registered: {', '.join(missing)}" if missing else "")
+                    + (f"; not ours or not stopped: {', '.join(extra)} (stop them: Spark spreads executors over every "
+                       "alive worker)" if extra else ""))
+            time.sleep(1.0)
+
+    def stop(self) -> GroupResult:
+        """Stop every daemon this tool started on every host (workers first, then the master)."""
+        def step(host: str, role: str, _: None) -> HostResult:
+            return _stopped(host, role, self.transport.run(host, self.layout.daemon("stop", "--state",
+                                                                                      self.layout.host_dir(host)), 120))
+
+        workers_only = [h for h in self.inv.hosts if h != self.inv.master.host]
+        result = on_hosts("stop", ((h, "host", None) for h in workers_only), step)
+        return result + on_hosts("stop", [(self.inv.master.host, "host", None)], step)
+
+    # -- status
+    def master_state(self) -> MasterState:
+        result = self.transport.run(self.inv.master.host, self.layout.daemon("master-state", "--webui",
+                                                                              self.inv.webui_url), 60)
+        if not result.ok:
+            raise NotRunning(f"{self.inv.master.host}: {result.error_line()}")
+        return parse_state(_json(result))
+
+    def status(self) -> ClusterReport:
+        def step(host: str, role: str, _: None) -> HostResult:
+            out = self._call(host, self.layout.daemon("status", "--state", self.layout.host_dir(host)), 60)
+            running = sorted(out["running"])
+            return HostResult(host, role, True, False, f"running: {', '.join(running) or 'nothing'}", data=out)
+
+        hosts = on_hosts("status", ((h, "host", None) for h in self.inv.hosts), step)
+        try:
+            return ClusterReport(self.master_url, self.master_state(), hosts)
+        except (NotRunning, ClusterError) as e:
+            return ClusterReport(self.master_url, None, hosts, str(e))
+
+    # -- logs
+    def collect_logs(self, dest: Path) -> GroupResult:
+        """Copy every host's daemon logs and executor stdout/stderr into ``dest/<host>/``."""
+        dest.mkdir(parents=True, exist_ok=True)
+
+        def step(host: str, role: str, _: None) -> HostResult:
+            remote = f"{self.layout.host_dir(host)}/logs-bundle.tar.gz"
+            out = self._call(host, self.layout.daemon("pack-logs", "--state", self.layout.host_dir(host),
+                                                      "--out", remote), 300)
+            local = dest / f"{host}.tar.gz"
+            self.transport.get(host, remote, local)
+            target = dest / host
+            target.mkdir(parents=True, exist_ok=True)
+            with tarfile.open(local) as tar:
+                tar.extractall(target, filter="data")
+            local.unlink()
+            return HostResult(host, role, True, True, f"{len(out['files'])} file(s) in {target}", data=out)
+
+        return on_hosts("collect-logs", ((h, "host", None) for h in self.inv.hosts), step)
+
+    # -- driver
+    def spark_env(self) -> tuple[SparkEnv, str]:
+        """The master host's Spark environment (remote paths) and its jobs/train.py."""
+        host = self.inv.master.host
+        out = self._call(host, self.layout.daemon("env", "--local-ip", self.inv.master.spark_host), 120)
+        env = SparkEnv(python=Path(out["python"]), java_home=Path(out["java_home"]), spark_home=Path(out["spark_home"]),
+                       dllib_jar=Path(out["dllib_jar"]), core_jar=Path(out["core_jar"]), local_ip=out["local_ip"])
+        return env, str(out["job_script"])
+
+    def run_driver(self, submit: list[str], out: IO[str], err: IO[str], timeout: float | None) -> CommandResult:
+        """Run a spark-submit argv on the master host; its stdout/stderr stream into ``out``/``err``."""
+        return self.transport.run(self.inv.master.host, driver_argv(self.inv, self.layout, submit), timeout, out, err)
+
+    def close(self) -> None:
+        self.transport.close()
+
+
+def _ok(result: CommandResult) -> CommandResult:
+    if not result.ok:
+        raise RemoteCommandFailed(result.host, result.command, result.exit_code, result.error_line())
+    return result
+
+
+def _stopped(host: str, role: str, result: CommandResult) -> HostResult:
+    if result.exit_code == 127:  # no venv: never provisioned, so nothing of ours runs there
+        return HostResult(host, role, True, False, "not provisioned: nothing to stop")
+    stopped = _json(result)["stopped"]
+    return HostResult(host, role, True, bool(stopped), f"stopped: {', '.join(stopped) or 'nothing'}", data={"stopped": stopped})
+
+
+__all__ = ["RemoteCluster", "ClusterReport", "Layout", "GroupFailure", "master_argv", "worker_argv", "driver_argv"]

@@ -1,0 +1,174 @@
+"""Test hosts on this machine: network namespaces joined by a bridge, each with its own sshd.
+
+Every host is a network namespace with a veth pair into a private bridge (addresses in a
+10.231.N.0/24 that exists only inside this machine), running Debian's openssh-server with
+a throwaway host key and one authorized key, all under a temporary directory. Where
+namespaces cannot be made (no root), sshd instances listen on separate loopback
+addresses (127.0.0.2, 127.0.0.3, ...) instead. :meth:`TestHosts.close` ends every process
+in our namespaces and the sshd processes we started, then deletes the namespaces and the
+bridge, also after a failure.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SSHD = Path("/usr/sbin/sshd")
+PASSPHRASE = "correct horse battery staple 8"  # of the encrypted test key; must never appear in any output
+
+
+def _run(*argv: str) -> None:
+    subprocess.run(list(argv), check=True, capture_output=True, text=True)
+
+
+def keygen(path: Path, passphrase: str = "") -> Path:
+    _run("ssh-keygen", "-q", "-t", "ed25519", "-N", passphrase, "-C", "sparkdl-test", "-f", str(path))
+    return path
+
+
+def namespaces_work() -> bool:
+    name = f"sdlprobe{os.getpid() % 100000}"
+    try:
+        _run("ip", "netns", "add", name)
+    except (OSError, subprocess.CalledProcessError):
+        return False
+    with contextlib.suppress(OSError, subprocess.CalledProcessError):
+        _run("ip", "netns", "del", name)
+    return True
+
+
+def _free_subnet() -> str:
+    routes = subprocess.run(["ip", "-4", "route"], capture_output=True, text=True).stdout
+    for n in range(os.getpid() % 200 + 20, 255):
+        prefix = f"10.231.{n}"
+        if f"{prefix}.0/24" not in routes:
+            return prefix
+    raise RuntimeError("no free 10.231.N.0/24 subnet for the test hosts")
+
+
+@dataclass
+class TestHosts:
+    root: Path
+    addresses: list[str]
+    port: int
+    key: Path
+    other_key: Path
+    encrypted_key: Path
+    known_hosts: Path
+    mode: str  # "netns" or "loopback"
+    namespaces: list[str] = field(default_factory=list)
+    bridge: str | None = None
+    sshd: list[subprocess.Popen] = field(default_factory=list)
+
+    def inventory_text(self, base_dir: str, workers: list[tuple[str, int, str]], master: str | None = None,
+                       key: Path | None = None, port: int | None = None, extra_ssh: str = "",
+                       extra_remote: str = "") -> str:
+        """An inventory for these hosts; ``workers`` is (address, cores, memory) per worker."""
+        lines = ["[ssh]", 'user = "root"', f'key_file = "{key or self.key}"', f"port = {port or self.port}",
+                 f'known_hosts = "{self.known_hosts}"', "connect_timeout = 5", extra_ssh, "",
+                 "[remote]", f'base_dir = "{base_dir}"', 'python = "/usr/bin/python3"', extra_remote, "",
+                 "[master]", f'host = "{master or self.addresses[0]}"', "port = 7077", "webui_port = 8080", ""]
+        for host, cores, memory in workers:
+            lines += ["[[workers]]", f'host = "{host}"', f"cores = {cores}", f'memory = "{memory}"', ""]
+        return "\n".join(lines)
+
+    def close(self) -> None:
+        for ns in self.namespaces:  # everything left in our namespaces is ours (Spark daemons, drivers)
+            pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split()
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError, ValueError):
+                    os.kill(int(pid), signal.SIGKILL)
+        for proc in self.sshd:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(10)
+        for ns in self.namespaces:
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+        if self.bridge:
+            subprocess.run(["ip", "link", "del", self.bridge], capture_output=True)
+
+
+def _wait_port(address: str, port: int, proc: subprocess.Popen, log: Path, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"sshd for {address} exited: {log.read_text()[-500:]}")
+        with contextlib.suppress(OSError), socket.create_connection((address, port), timeout=1.0):
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"sshd for {address}:{port} did not listen within {timeout} s")
+
+
+def _sshd_config(root: Path, i: int, address: str, port: int, host_key: Path, authorized: Path) -> Path:
+    cfg = root / f"sshd_{i}.conf"
+    cfg.write_text("\n".join([
+        f"ListenAddress {address}", f"Port {port}", f"HostKey {host_key}", f"AuthorizedKeysFile {authorized}",
+        f"PidFile {root}/sshd_{i}.pid", "PasswordAuthentication no", "KbdInteractiveAuthentication no",
+        "UsePAM no", "StrictModes no", "PermitRootLogin prohibit-password", "Subsystem sftp internal-sftp",
+        "LogLevel ERROR", "MaxStartups 50", "MaxSessions 50", "",
+    ]))
+    return cfg
+
+
+def start_hosts(root: Path, count: int = 2, force_loopback: bool = False) -> TestHosts:
+    """``count`` hosts with sshd each; call :meth:`TestHosts.close` when done (also on failure)."""
+    if not SSHD.exists():
+        raise RuntimeError("sshd is missing: apt-get install -y openssh-server")
+    root.mkdir(parents=True, exist_ok=True)
+    Path("/run/sshd").mkdir(exist_ok=True)  # sshd's privilege separation directory
+    key, other, enc = keygen(root / "client_key"), keygen(root / "other_key"), keygen(root / "enc_key", PASSPHRASE)
+    host_key = keygen(root / "host_key")
+    authorized = root / "authorized_keys"
+    authorized.write_text((root / "client_key.pub").read_text() + (root / "enc_key.pub").read_text())
+    os.chmod(authorized, 0o600)
+    mode = "loopback" if force_loopback or not namespaces_work() else "netns"
+    tag = f"sdl{os.getpid() % 100000}"
+    hosts = TestHosts(root, [], 22, key, other, enc, root / "known_hosts", mode)
+    try:
+        if mode == "netns":
+            prefix = _free_subnet()
+            hosts.bridge = f"{tag}br"
+            _run("ip", "link", "add", hosts.bridge, "type", "bridge")
+            _run("ip", "addr", "add", f"{prefix}.1/24", "dev", hosts.bridge)
+            _run("ip", "link", "set", hosts.bridge, "up")
+            for i in range(1, count + 1):
+                ns, outer, inner = f"{tag}h{i}", f"{tag}h{i}a", f"{tag}h{i}b"
+                address = f"{prefix}.{i + 1}"
+                _run("ip", "netns", "add", ns)
+                hosts.namespaces.append(ns)
+                _run("ip", "link", "add", outer, "type", "veth", "peer", "name", inner)
+                _run("ip", "link", "set", inner, "netns", ns)
+                _run("ip", "link", "set", outer, "master", hosts.bridge)
+                _run("ip", "link", "set", outer, "up")
+                _run("ip", "netns", "exec", ns, "ip", "addr", "add", f"{address}/24", "dev", inner)
+                _run("ip", "netns", "exec", ns, "ip", "link", "set", inner, "up")
+                _run("ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up")
+                hosts.addresses.append(address)
+        else:
+            hosts.port = 22000 + os.getpid() % 20000
+            hosts.addresses = [f"127.0.0.{i + 1}" for i in range(1, count + 1)]
+        pub = (root / "host_key.pub").read_text().split()
+        known = []
+        for i, address in enumerate(hosts.addresses, start=1):
+            cfg = _sshd_config(root, i, address, hosts.port, host_key, authorized)
+            prefix_cmd = ["ip", "netns", "exec", hosts.namespaces[i - 1]] if mode == "netns" else []
+            log = root / f"sshd_{i}.log"
+            proc = subprocess.Popen([*prefix_cmd, str(SSHD), "-D", "-e", "-f", str(cfg)], stdin=subprocess.DEVNULL,
+                                    stdout=open(log, "wb"), stderr=subprocess.STDOUT, start_new_session=True)
+            hosts.sshd.append(proc)
+            _wait_port(address, hosts.port, proc, log)
+            name = address if hosts.port == 22 else f"[{address}]:{hosts.port}"
+            known.append(f"{name} {pub[0]} {pub[1]}")
+        hosts.known_hosts.write_text("\n".join(known) + "\n")
+        return hosts
+    except BaseException:
+        hosts.close()
+        raise
