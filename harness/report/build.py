@@ -1,8 +1,9 @@
 """Assemble the report: read the campaign, analyse it, and render every section as one HTML page.
 
-Sections, in order: provenance, what the data say, design and aliasing, run status, results,
-ANOVA, assumption checks, plots, queueing, any optional sections (:mod:`harness.report.extras`)
-and method notes. A section whose input is missing says why instead of failing the report.
+Sections, in order: provenance, what the data say, design and aliasing, run status, ANOVA (with
+the Pareto and half-normal plots), assumption checks (with the residual plots), effect plots,
+queueing, any optional sections (:mod:`harness.report.extras`), the results table and method
+notes. A section whose input is missing says why instead of failing the report.
 """
 
 from __future__ import annotations
@@ -233,6 +234,7 @@ def _anova(a: Analysis) -> str:
     if saturated:
         parts.append(h.notice("No residual degrees of freedom: F and p cannot be computed. Replicate the design "
                               "points or run more of them to test the effects."))
+    parts.append(_figures(a, EFFECT_FIGURES, pair=True))
     return "\n".join(p for p in parts if p)
 
 
@@ -256,6 +258,7 @@ def _checks(a: Analysis) -> str:
              h.tcell(c.meaning)] for c in d.checks]
     parts.append(h.table(["check", "assumption", "statistic", "p", "verdict", "what it means"], rows,
                          table_id="checks", numeric_headers=[False, False, True, True, False, False]))
+    parts.append(_figures(a, RESIDUAL_FIGURES, pair=True))
     if d.vif:
         vrows = [[h.tcell(v.term), h.ncell(v.vif), h.ncell(v.vif_coded)] for v in d.vif]
         parts.append(h.table(["model column", "VIF as fitted", "VIF coded + centred"], vrows, table_id="vif",
@@ -288,10 +291,22 @@ def _checks(a: Analysis) -> str:
     return "\n".join(parts)
 
 
+EFFECT_FIGURES = ("pareto", "half_normal")
+RESIDUAL_FIGURES = ("qq_residuals", "residuals_vs_fitted")
+FACTOR_FIGURES = ("main_effects", "interactions")
+
+
+def _figures(a: Analysis, names: tuple[str, ...], pair: bool) -> str:
+    figs = [h.figure(a.figures[n], n.replace("_", " "), FIGURE_CAPTIONS.get(n, n)) for n in names if n in a.figures]
+    return h.figure_row(figs) if pair else "\n".join(figs)
+
+
 def _plots(a: Analysis) -> str:
     if not a.figures:
         return h.notice(a.unavailable or "; ".join(a.notes) or "No plots: no model was fitted.")
-    parts = [h.figure(fig, name.replace("_", " "), FIGURE_CAPTIONS.get(name, name)) for name, fig in a.figures.items()]
+    parts = [h.para("The effect and residual plots are shown with the ANOVA table and the assumption checks "
+                    "above; these show the mean response by factor level.", "small"),
+             _figures(a, FACTOR_FIGURES, pair=False)]
     parts += [h.para(n, "small") for n in a.notes]
     return "\n".join(parts)
 
@@ -339,6 +354,14 @@ def _method(c: Campaign, a: Analysis) -> str:
     return h.bullets(items, "small")
 
 
+def _finite_response(frame: pd.DataFrame, response: str) -> pd.DataFrame:
+    """Rows whose response is a finite number (the cost is finite already; another response may not be)."""
+    if response not in frame.columns:
+        return frame
+    y = pd.to_numeric(frame[response], errors="coerce")
+    return frame[y.notna() & y.abs().lt(float("inf"))].reset_index(drop=True)
+
+
 # --- assembly --------------------------------------------------------------------------------
 
 
@@ -353,7 +376,7 @@ def build_report(path: str | Path, response: str = "cost", cost: str | None = No
     elif frame.empty:
         analysis = Analysis(unavailable="no usable jobs: no job finished with status ok and a finite cost")
     else:
-        analysis = analyse(frame, response, design.names, alpha)
+        analysis = analyse(_finite_response(frame, response), response, design.names, alpha)
     summary = point_summary(frame, design.names)
     best = best_point(summary, design.names, "cost" if "cost" in frame.columns else response)
     q = queueing(frame, str(campaign.results_path)) if len(frame) else "no usable jobs, so no job sizes"
@@ -366,14 +389,14 @@ def build_report(path: str | Path, response: str = "cost", cost: str | None = No
         ("findings", "What the data say", h.bullets(sentences, "findings")),
         ("design", "Design and aliasing", _design(design, campaign)),
         ("status", "Run status", _status(campaign)),
-        ("results", "Results", _results(campaign, design, summary)),
         ("anova", "ANOVA", _anova(analysis)),
         ("checks", "Assumption checks", _checks(analysis)),
-        ("plots", "Plots", _plots(analysis)),
+        ("plots", "Effect plots", _plots(analysis)),
         ("queueing", "Queueing", _queueing(queue, queue_problem)),
     ]
     for section, file in extras.present(campaign.source if campaign.is_campaign else None):
         sections.append((f"extra-{section.key}", section.title, extras.render(section, file)))
+    sections.append(("results", "Results", _results(campaign, design, summary)))
     sections.append(("method", "Method notes", _method(campaign, analysis)))
     subtitle = f"{design.title}; {len(campaign.frame)} of {len(campaign.raw)} jobs analysed; response: {response}"
     page = h.page(f"Campaign report: {name}", subtitle, sections)

@@ -22,7 +22,7 @@ import pandas as pd
 from harness.runspec import OPTIONAL, REQUIRED
 from harness.store import DB_NAME
 from models.errors import InvalidTableError, MissingColumnError
-from models.results import NON_FACTOR_COLUMNS, ResultsTable, build_table, resolve_path
+from models.results import NON_FACTOR_COLUMNS, OK_STATUS, STATUS_COLUMN, ResultsTable, build_table, resolve_path
 
 #: Columns the harness writes that are neither factors nor the response.
 BOOKKEEPING = NON_FACTOR_COLUMNS | {
@@ -45,8 +45,8 @@ class Campaign:
     """The rows of a campaign, the jobs that enter the analysis, and the campaign's records.
 
     ``raw`` holds every row as read, with a ``cost`` column (NaN where none could be computed);
-    ``table`` holds the analysed jobs (status ok, finite cost), or is None when no cost could be
-    computed at all (``cost_problem`` says why). ``candidates`` are the columns that may be
+    ``frame`` the jobs to analyse: those of ``table`` (status ok, finite cost), or when no cost
+    could be computed at all (``table`` is None, ``cost_problem`` says why) the rows with status ok. ``candidates`` are the columns that may be
     design factors; ``measurements`` are candidate-looking columns set aside as measurements.
     """
 
@@ -54,6 +54,7 @@ class Campaign:
     results_path: Path
     results_sha256: str
     raw: pd.DataFrame
+    frame: pd.DataFrame
     table: ResultsTable | None
     cost_problem: str | None
     candidates: tuple[str, ...]
@@ -66,13 +67,6 @@ class Campaign:
     @property
     def is_campaign(self) -> bool:
         return self.source.is_dir()
-
-    @property
-    def frame(self) -> pd.DataFrame:
-        """The analysed jobs (empty when none)."""
-        if self.table is None:
-            return self.raw.iloc[0:0].copy()
-        return self.table.frame
 
     def log_tail(self, run: object, replicate: object, lines: int = LOG_TAIL_LINES) -> tuple[str, str] | None:
         """The last lines of a run's stderr (else stdout) log and its name, if the file exists."""
@@ -95,6 +89,14 @@ def _tail(path: Path, lines: int, max_bytes: int = 16384) -> str:
         data = f.read().decode("utf-8", errors="replace")
     out = [ln[:240] for ln in data.splitlines()[-lines:]]
     return "\n".join(out)
+
+
+def ok_rows(raw: pd.DataFrame) -> pd.DataFrame:
+    """Rows whose status is ok (every row when there is no status column)."""
+    if STATUS_COLUMN not in raw.columns:
+        return raw.reset_index(drop=True)
+    status = raw[STATUS_COLUMN].astype("string").str.strip().str.lower()
+    return raw[(status == OK_STATUS).fillna(False).to_numpy(dtype=bool)].reset_index(drop=True)
 
 
 def candidate_columns(raw: pd.DataFrame, response: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -173,6 +175,8 @@ def load_campaign(path: str | Path, response: str = "cost", cost: str | None = N
         frame = table.frame.drop(columns=[ROW_KEY])
         table = ResultsTable(frame, table.source, tuple(f for f in table.factors if f != ROW_KEY), table.n_read,
                              dict(table.dropped), table.cost_name)
+    else:
+        frame = ok_rows(raw)
     candidates, measured = candidate_columns(raw, response)
     meta: dict[str, Any] = {}
     attempts = None
@@ -186,6 +190,7 @@ def load_campaign(path: str | Path, response: str = "cost", cost: str | None = N
         results_path=csv_path,
         results_sha256=hashlib.sha256(data).hexdigest(),
         raw=raw,
+        frame=frame,
         table=table,
         cost_problem=problem,
         candidates=candidates,

@@ -128,6 +128,11 @@ def figure(fig: Figure, alt: str, caption: str) -> str:
             f"<figcaption>{esc(caption)}</figcaption></figure>")
 
 
+def figure_row(figs: list[str]) -> str:
+    """Figures side by side (two per row), each scaled to its column."""
+    return f'<div class="figs">{"".join(figs)}</div>' if figs else ""
+
+
 def para(text: str, cls: str | None = None) -> str:
     c = f' class="{cls}"' if cls else ""
     return f"<p{c}>{esc(text)}</p>"
@@ -186,6 +191,8 @@ table.kv td { padding: 2px 0; font-family: "DejaVu Sans Mono", monospace; font-s
 pre { background: #f4f6f8; border: 1px solid var(--line); padding: 10px 12px; font-size: 12.5px;
       line-height: 1.4; overflow-x: auto; white-space: pre; }
 figure { margin: 18px 0; }
+.figs { display: grid; grid-template-columns: 1fr 1fr; gap: 18px; align-items: start; }
+.figs figure { margin: 8px 0; }
 figure img { max-width: 100%; height: auto; border: 1px solid var(--line); }
 figcaption { color: var(--muted); font-size: 13.5px; margin-top: 4px; max-width: 82ch; }
 .bar { display: inline-block; width: 56px; height: 9px; background: #e6e9ee; margin-left: 8px;

@@ -1,0 +1,441 @@
+"""The campaign report: sections, embedded images, numbers against independent computations, edge cases, CLI,
+and a real headless browser rendering the page."""
+
+from __future__ import annotations
+
+import base64
+import html as html_lib
+import itertools
+import math
+import re
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from harness.design import fractional, make_factors, parse_generators
+from harness.report import build_report
+from harness.report.cli import main
+from harness.report.recover import recover_design
+from harness.store import ResultStore, RunResult
+from models.anova import fit_anova
+
+ROOT = Path(__file__).resolve().parents[1]
+TABLE2 = ROOT / "examples" / "marinos2021" / "table2.csv"
+DEMO = ROOT / "examples" / "demo.csv"
+FACTORS = ["nodes", "executors", "executor_cores", "epochs", "learning_rate", "batch_size"]
+SECTIONS = ["provenance", "findings", "design", "status", "results", "anova", "checks", "plots", "queueing", "method"]
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+class Tables(HTMLParser):
+    """Every <table id=...>: rows of (text, data-value or None) cells, header rows included."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: dict[str, list[list[tuple[str, float | None]]]] = {}
+        self._id: str | None = None
+        self._row: list[tuple[str, float | None]] | None = None
+        self._cell: list[str] | None = None
+        self._value: float | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "table" and a.get("id"):
+            self._id = a["id"]
+            self.tables[self._id] = []
+        elif tag == "tr" and self._id:
+            self._row = []
+        elif tag in ("td", "th") and self._row is not None:
+            self._cell = []
+            self._value = float(a["data-value"]) if a.get("data-value") else None
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._cell is not None and self._row is not None:
+            self._row.append(("".join(self._cell).strip(), self._value))
+            self._cell = None
+        elif tag == "tr" and self._row is not None and self._id:
+            self.tables[self._id].append(self._row)
+            self._row = None
+        elif tag == "table":
+            self._id = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def tables_of(html: str) -> dict[str, list[list[tuple[str, float | None]]]]:
+    p = Tables()
+    p.feed(html)
+    return p.tables
+
+
+def as_frame(rows: list[list[tuple[str, float | None]]]) -> pd.DataFrame:
+    """A table as a frame of cells; the first row is the header."""
+    head = [t for t, _ in rows[0]]
+    return pd.DataFrame([row for row in rows[1:]], columns=head)
+
+
+def close(shown: str, value: float, digits: int) -> bool:
+    """The displayed text is ``value`` rounded to ``digits`` significant digits."""
+    return math.isclose(float(shown), value, rel_tol=0.51 * 10 ** (1 - digits), abs_tol=1e-300)
+
+
+@pytest.fixture(scope="module")
+def table2_report():
+    return build_report(TABLE2, generated="fixed")
+
+
+def campaign(tmp: Path, rows: list[dict], meta: dict | None = None, logs: dict[str, str] | None = None) -> Path:
+    """A campaign directory written the harness's way: ResultStore rows, results.csv, meta, logs."""
+    store = ResultStore(tmp)
+    store.set_meta(meta or {"design_path": "design.csv", "design_sha256": "ab" * 32, "seed": 42,
+                            "tool_revision": "deadbeef", "python": "3.11", "host": "test", "cluster": {"workers": 2}})
+    for row in rows:
+        store.record(RunResult(**row))
+    store.close()
+    (tmp / "logs").mkdir(exist_ok=True)
+    for name, text in (logs or {}).items():
+        (tmp / "logs" / name).write_text(text)
+    return tmp
+
+
+def job(run: int, rep: int, nodes: int, executors: int, lr: float, *, status: str = "ok", reason: str = "",
+        wall: float | None = None, acc: float | None = None, kind: str | None = None) -> dict:
+    return dict(run=run, replicate=rep, model="lenet", nodes=nodes, executors=executors, executor_cores=1, epochs=1,
+                learning_rate=lr, batch_size=64, status=status, reason=reason, wall_clock_s=wall, accuracy=acc,
+                elapsed_s=(wall or 5.0) + 3, start=f"2024-01-01T00:{run:02d}:{rep:02d}", end="2024-01-01T01:00:00",
+                app_id=f"app-{run}-{rep}" if status == "ok" else None, failure_kind=kind,
+                log=f"logs/{run}-{rep}.out")
+
+
+@pytest.fixture
+def fake_campaign(tmp_path: Path) -> Path:
+    """A 2^3 full factorial x 2 replicates: 14 ok jobs, one job failure, one timeout, and an lr_search.csv."""
+    rng = np.random.default_rng(7)
+    rows, run = [], 0
+    for lr, ex, nodes in itertools.product((0.05, 0.1), (1, 2), (1, 2)):
+        run += 1
+        for rep in (1, 2):
+            if (run, rep) == (3, 2):
+                rows.append(job(run, rep, nodes, ex, lr, status="failed", kind="job",
+                                reason="BigDL rejected the batch size"))
+                continue
+            if (run, rep) == (6, 1):
+                rows.append(job(run, rep, nodes, ex, lr, status="failed", kind="timeout",
+                                reason="no result within 60 s: the run was stopped (raise --timeout)"))
+                continue
+            wall = 40 / nodes + 6 * ex + rng.normal(0, 1.5)
+            acc = min(0.99, 0.80 + 1.2 * lr + rng.normal(0, 0.01))
+            rows.append(job(run, rep, nodes, ex, lr, wall=round(wall, 3), acc=round(acc, 4)))
+    logs = {"3-2.err": "starting\njava.lang.IllegalArgumentException: batch size 64 is not a multiple of 3\n",
+            "6-1.err": "epoch 1 started\n"}
+    out = campaign(tmp_path / "runs" / "fake", rows, logs=logs)
+    pd.DataFrame({"learning_rate": [0.002, 0.004, 0.008, 0.016], "cost": [0.05, 0.03, 0.02, 0.025]}).to_csv(
+        out / "lr_search.csv", index=False)
+    return out
+
+
+# --- sections, images, references -------------------------------------------------------------
+
+
+def test_table2_has_every_section_and_table(table2_report) -> None:
+    html = table2_report.html
+    for sid in SECTIONS:
+        assert f'<section id="{sid}">' in html
+    tables = tables_of(html)
+    for tid in ("provenance", "factors", "points", "anova", "checks", "vif", "queueing", "log-checks", "kruskal"):
+        assert tid in tables, tid
+    assert "jobs" not in tables  # 320 rows: per-point summary instead of the job list
+    assert len(tables["points"]) == 1 + 32
+    assert "I = ABCDEF" in html and "resolution: VI" in html and "F=ABCDE" in html
+
+
+def test_images_are_embedded_and_nothing_is_external(table2_report) -> None:
+    html = table2_report.html
+    imgs = re.findall(r'<img src="data:image/png;base64,([A-Za-z0-9+/=]+)" width="(\d+)" height="(\d+)"', html)
+    assert len(imgs) == len(table2_report.analysis.figures) == 6
+    for data, w, h in imgs:
+        png = base64.b64decode(data)
+        assert png[:8] == b"\x89PNG\r\n\x1a\n"
+        assert (int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")) == (int(w), int(h))
+    refs = re.findall(r'(?:src|href)\s*=\s*["\']([^"\']*)', html, flags=re.I)
+    assert refs and not [r for r in refs if not (r.startswith("data:") or r.startswith("#"))]
+    assert not re.search(r"https?://", html.replace("http://localhost", ""))
+    assert "<script" not in html.lower() and "<link" not in html.lower() and "@import" not in html
+
+
+# --- numbers against independent computations --------------------------------------------------
+
+
+def test_anova_table_numbers_equal_models_anova(table2_report) -> None:
+    data = pd.read_csv(TABLE2)
+    ref = fit_anova(data, "cost", factors=FACTORS)  # the default model, as the report chose
+    assert table2_report.analysis.anova.summary.terms == ref.summary.terms
+    shown = as_frame(tables_of(table2_report.html)["anova"])
+    assert list(shown["term"].map(lambda c: c[0])) == [r.term for r in ref.rows]
+    for (_, cells), r in zip(shown.iterrows(), ref.rows):
+        for col, value, digits in (("df", r.df, 4), ("sum of squares", r.sum_sq, 4), ("F", r.F, 4),
+                                   ("p", r.p, 3), ("% of variation", r.pct_variation, 3)):
+            text, raw = cells[col]
+            if not math.isfinite(value):
+                assert text == "\u2013" and raw is None
+                continue
+            assert raw == pytest.approx(value, rel=1e-12), (r.term, col)
+            if col == "% of variation":  # two decimals
+                assert abs(float(text) - value) <= 0.005 + 1e-12, (r.term, text)
+            else:
+                assert close(text, value, digits), (r.term, col, text)
+    summary = table2_report.html
+    assert f"R^2 = {ref.summary.r_squared:.4g}" in summary
+
+
+def test_anova_residual_and_one_term_by_least_squares(table2_report) -> None:
+    """Residual SS and learning_rate's Type II SS from numpy least squares, not statsmodels."""
+    data = pd.read_csv(TABLE2)
+    y = data["cost"].to_numpy(float)
+    cols = {f: data[f].to_numpy(float) for f in FACTORS}
+    terms = FACTORS + [f"{a}:{b}" for a, b in itertools.combinations(FACTORS, 2)]
+
+    def rss(ts: list[str]) -> float:
+        x = np.column_stack([np.ones(len(y))] + [np.prod([cols[p] for p in t.split(":")], axis=0) for t in ts])
+        beta, *_ = np.linalg.lstsq(x, y, rcond=None)
+        return float(np.sum((y - x @ beta) ** 2))
+
+    full = rss(terms)
+    anova = {r[0][0]: r for r in tables_of(table2_report.html)["anova"][1:]}
+    assert anova["Residual"][2][1] == pytest.approx(full, rel=1e-9)
+    # Type II: learning_rate after every term that does not contain it.
+    without = [t for t in terms if "learning_rate" not in t.split(":")]
+    assert anova["learning_rate"][2][1] == pytest.approx(rss(without) - rss(without + ["learning_rate"]), rel=1e-9)
+    sst = float(np.sum((y - y.mean()) ** 2))
+    assert anova["Residual"][6][1] == pytest.approx(100 * full / sst, rel=1e-9)
+
+
+def test_point_summary_equals_pandas_groupby(table2_report) -> None:
+    data = pd.read_csv(TABLE2)
+    expect = data.groupby(FACTORS)["cost"].agg(["mean", "std", "size"]).reset_index()
+    shown = as_frame(tables_of(table2_report.html)["points"])
+    assert len(shown) == len(expect)
+    for (_, cells), (_, e) in zip(shown.iterrows(), expect.iterrows()):
+        assert [float(cells[f][0]) for f in FACTORS] == [float(e[f]) for f in FACTORS]
+        assert cells["n"][1] == e["size"]
+        assert cells["cost mean"][1] == pytest.approx(e["mean"], rel=1e-12)
+        assert cells["cost sd"][1] == pytest.approx(e["std"], rel=1e-12)
+
+
+def erlang_c(k: int, a: float) -> float:
+    """P(wait) in M/M/k from the textbook sum (offered load a = lambda / mu)."""
+    rho = a / k
+    top = a**k / math.factorial(k) / (1 - rho)
+    return top / (sum(a**n / math.factorial(n) for n in range(k)) + top)
+
+
+def test_queueing_rows_match_closed_forms(table2_report) -> None:
+    cost = pd.read_csv(TABLE2)["cost"].to_numpy(float)
+    mu = 1 / cost.mean()
+    q = as_frame(tables_of(table2_report.html)["queueing"])
+    assert len(q) == 9
+    for _, cells in q.iterrows():
+        u, k = cells["utilization"][1], int(cells["servers k"][1])
+        lam = u * k * mu
+        assert cells["arrival rate"][1] == pytest.approx(lam, rel=1e-12)
+        pw = erlang_c(k, lam / mu)
+        assert cells["P(wait) M/M/k"][1] == pytest.approx(pw, rel=1e-9)
+        et = 1 / mu + pw / (k * mu - lam)
+        assert cells["E[T] M/M/k"][1] == pytest.approx(et, rel=1e-9)
+        if k == 1:
+            assert et == pytest.approx(1 / (mu - lam))
+            scv = cost.var(ddof=1) / cost.mean() ** 2  # Pollaczek-Khinchine
+            assert cells["E[T] M/G/k"][1] == pytest.approx(1 / mu + u / (1 - u) * (1 + scv) / 2 / mu, rel=1e-9)
+    assert "seed 001's cost" in html_lib.unescape(table2_report.html)  # the job size is named
+
+
+def test_findings_follow_the_numbers(table2_report) -> None:
+    ref = table2_report.analysis.anova
+    top = max((r for r in ref.rows if r.term != "Residual"), key=lambda r: r.pct_variation)
+    text = " ".join(table2_report.findings)
+    assert top.term == "learning_rate"
+    assert f"The largest effect is learning_rate: it explains {top.pct_variation:.2f}%" in text
+    assert "normality of residuals (Shapiro-Wilk" in text and "equal variances across design points" in text
+    assert "Analysing log(cost) instead" in text
+    data = pd.read_csv(TABLE2)
+    means = data.groupby(FACTORS)["cost"].mean()
+    assert f"Lowest mean cost: {means.min():.4g} over 10 job(s)" in text
+    best = dict(zip(FACTORS, means.idxmin()))
+    assert f"learning_rate = {best['learning_rate']:g}" in text
+
+
+# --- design recovery --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("k,gens", [(5, "D=AB E=AC"), (6, "E=ABC F=BCD"), (7, "E=ABC F=BCD G=-ACD"), (4, "D=-ABC")])
+def test_recovered_relation_equals_the_generated_design(k: int, gens: str) -> None:
+    names = [f"f{i}" for i in range(k)]
+    fs = make_factors({n: [1, 4] for n in names})
+    d = fractional(fs, parse_generators(gens, fs))
+    rows = pd.DataFrame(list(d.points) * 2, columns=names)
+    got = recover_design(rows, tuple(names))
+    assert got.kind == "fractional factorial"
+    assert got.resolution == d.resolution
+    assert set(map(str, got.defining_relation)) == set(map(str, d.defining_relation))
+    assert got.replicated and got.n_points == d.n_runs
+
+
+def test_irregular_and_full_designs() -> None:
+    fs = make_factors({n: [0, 1] for n in "abc"})
+    full = pd.DataFrame(list(fractional(make_factors({n: [0, 1] for n in "abcd"}),
+                                        parse_generators("D=ABC", make_factors({n: [0, 1] for n in "abcd"}))).points),
+                        columns=list("abcd"))
+    assert recover_design(full[list("abc")], tuple("abc")).kind == "full factorial"
+    assert recover_design(full.iloc[:-1], tuple("abcd")).kind == "irregular two-level"
+    three = pd.DataFrame({"a": [1, 2, 3, 1, 2, 3], "b": ["x", "x", "x", "y", "y", "y"]})
+    assert recover_design(three, ("a", "b")).title.startswith("3x2 full factorial")
+    assert fs.letters == "ABC"
+
+
+# --- campaigns --------------------------------------------------------------------------------
+
+
+def test_fake_campaign_report(fake_campaign: Path) -> None:
+    out = fake_campaign / "report.html"
+    assert main([str(fake_campaign)]) == 0
+    html = out.read_text()
+    t = tables_of(html)
+    counts = {r[0][0]: r[1][1] for r in t["status-counts"][1:]}
+    assert counts == {"ok": 14, "failed": 2, "incomplete": 0, "total": 16}
+    reasons = as_frame(t["failure-reasons"])
+    assert set(reasons["reason"].map(lambda c: c[0])) == {"BigDL rejected the batch size",
+                                                          "no result within 60 s: the run was stopped (raise --timeout)"}
+    assert "not a multiple of 3" in html  # the failed run's log tail
+    assert len(t["jobs"]) == 1 + 16
+    prov = {r[0][0]: r[1][0] for r in t["provenance"]}
+    assert prov["seed"] == "42" and prov["tool revision"] == "deadbeef" and prov["cluster"] == "workers=2"
+    assert '<section id="extra-lr_search">' in html and "Lowest cost: 0.02" in html
+    assert "2^3 full factorial" in html
+    # the analysed jobs and their cost are seed 001's T / (A*100)^2 of the ok rows
+    raw = pd.read_csv(fake_campaign / "results.csv")
+    ok = raw[raw["status"] == "ok"]
+    cost = ok["wall_clock_s"] / (ok["accuracy"] * 100) ** 2
+    ref = fit_anova(ok.assign(cost=cost), "cost", factors=["nodes", "executors", "learning_rate"])
+    shown = {r[0][0]: r[2][1] for r in t["anova"][1:]}
+    assert shown == pytest.approx({r.term: r.sum_sq for r in ref.rows}, rel=1e-12)
+
+
+def test_cost_option_changes_the_response(fake_campaign: Path, tmp_path: Path) -> None:
+    out = tmp_path / "time.html"
+    assert main([str(fake_campaign), "-o", str(out), "--cost", "time"]) == 0
+    t = tables_of(out.read_text())
+    raw = pd.read_csv(fake_campaign / "results.csv")
+    ok = raw[raw["status"] == "ok"]
+    ref = fit_anova(ok.assign(cost=ok["wall_clock_s"]), "cost", factors=["nodes", "executors", "learning_rate"])
+    assert {r[0][0]: r[2][1] for r in t["anova"][1:]} == pytest.approx({r.term: r.sum_sq for r in ref.rows}, rel=1e-12)
+    assert dict((r[0][0], r[1][0]) for r in t["provenance"])["cost"] == "T"
+
+
+def test_demo_sized_campaign_renders_without_residual_df(tmp_path: Path) -> None:
+    design = pd.read_csv(DEMO)
+    rows = [job(int(r.run), 1, int(r.nodes), int(r.executors), float(r.learning_rate), wall=20.0 + 3 * i,
+                acc=0.9 - 0.01 * i) for i, r in enumerate(design.itertuples())]
+    for row, cores in zip(rows, design["executor_cores"]):
+        row["executor_cores"] = int(cores)
+    d = campaign(tmp_path / "demo", rows)
+    report = build_report(d)
+    html = report.html
+    assert "resolution: II" in html and "B = D" in html
+    assert "learning_rate is confounded with executors" in html
+    assert "leave no residual degrees of freedom: 4 jobs and 3 model terms" in html
+    assert "F and p cannot be computed" in html
+    t = tables_of(html)
+    assert [r[0][0] for r in t["anova"][1:]] == ["nodes", "executors", "executor_cores", "Residual"]
+    assert t["anova"][-1][2][0] == "0"  # a saturated fit's residual SS is shown as 0, not 1e-33
+
+
+def test_failed_only_campaign_renders(tmp_path: Path) -> None:
+    rows = [job(1, 1, 1, 1, 0.05, status="failed", kind="infrastructure", reason="executor lost"),
+            job(2, 1, 2, 1, 0.05, status="failed", kind="infrastructure", reason="executor lost"),
+            job(3, 1, 1, 2, 0.1, status="incomplete", reason="the log ends before the final validation")]
+    d = campaign(tmp_path / "bad", rows, logs={"1-1.err": "ERROR executor lost\n"})
+    assert main([str(d)]) == 0
+    html = (d / "report.html").read_text()
+    for sid in SECTIONS:
+        assert f'<section id="{sid}">' in html
+    assert "None of the 3 jobs produced a usable result" in html
+    assert "no usable jobs" in html and "<img" not in html
+    counts = {r[0][0]: r[1][1] for r in tables_of(html)["status-counts"][1:]}
+    assert counts == {"ok": 0, "failed": 2, "incomplete": 1, "total": 3}
+    assert "ERROR executor lost" in html
+
+
+def test_empty_campaign_and_csv_without_cost(tmp_path: Path) -> None:
+    d = campaign(tmp_path / "empty", [])
+    (d / "results.csv").write_text(",".join(RunResult.__dataclass_fields__) + "\n")
+    assert "The results table has no rows yet" in build_report(d).html
+    csv = tmp_path / "plain.csv"
+    pd.DataFrame({"a": [1, 2, 1, 2], "b": [1, 1, 2, 2], "y": [1.0, 2.0, 3.0, 5.0]}).to_csv(csv, index=False)
+    html = build_report(csv).html
+    assert "no cost could be computed" in html
+    html = build_report(csv, response="y").html
+    assert tables_of(html)["anova"][1][0][0] == "a"
+
+
+# --- CLI --------------------------------------------------------------------------------------
+
+
+def test_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([str(tmp_path / "nope")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: no results at") and err.count("\n") == 1
+    (tmp_path / "emptydir").mkdir()
+    assert main([str(tmp_path / "emptydir")]) == 2
+    assert "results.csv" in capsys.readouterr().err
+    assert main([str(TABLE2), "--cost", "time", "-o", str(tmp_path / "x.html")]) == 2
+    assert "wall_clock_s" in capsys.readouterr().err
+
+
+def test_cli_on_plain_csv(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "r.html"
+    assert main([str(TABLE2), "-o", str(out)]) == 0
+    assert "320 of 320 jobs analysed; 6 plot(s)" in capsys.readouterr().out
+    assert out.read_text().startswith("<!DOCTYPE html>")
+
+
+# --- a real browser -----------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_headless_chromium_renders_tables_and_plots(tmp_path: Path) -> None:
+    assert CHROMIUM.exists(), (
+        "Debian's chromium is needed for this test: apt-get install -y chromium (it provides /usr/bin/chromium)")
+    from PIL import Image
+
+    page = build_report(TABLE2).write(tmp_path / "report.html")
+    shot = tmp_path / "shot.png"
+    cmd = [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+           "--disable-background-networking", "--disable-component-update", "--disable-sync",
+           f"--user-data-dir={tmp_path / 'profile'}", f"--screenshot={shot}", "--window-size=1280,4000",
+           page.resolve().as_uri()]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert shot.is_file(), f"chromium wrote no screenshot (exit {done.returncode}): {done.stderr[-500:]}"
+    im = np.asarray(Image.open(shot).convert("RGB")).astype(int)
+    assert im.shape == (4000, 1280, 3)
+    ink = (im < 235).any(axis=2)
+    assert ink.mean() > 0.04, f"only {ink.mean():.1%} of the page is not white"
+    bands = [float(ink[i:i + 500].mean()) for i in range(0, 4000, 500)]
+    assert min(bands) > 0.01, f"a blank stretch of page: ink share per 500 px band {bands}"
+    # Tables: the zebra stripes (#f6f8fa) and header rows (#eef1f5) of rendered tables.
+    zebra = (np.abs(im - [246, 248, 250]).sum(axis=2) <= 3).sum()
+    assert zebra > 100_000, "no table stripes: the tables did not render"
+    # Plots: the Pareto chart's significant bars (matplotlib tab:red) and the half-normal points (tab:blue).
+    red = (np.abs(im - [214, 39, 40]).sum(axis=2) <= 30).sum()
+    blue = (np.abs(im - [31, 119, 180]).sum(axis=2) <= 30).sum()
+    assert red > 20_000, f"{red} tab:red pixels: the Pareto chart did not render"
+    assert blue > 300, f"{blue} tab:blue pixels: the half-normal plot did not render"
