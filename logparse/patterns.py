@@ -30,7 +30,7 @@ METRIC_FIELD = re.compile(rb"([A-Za-z][A-Za-z0-9 _]*?): (" + NUM + rb")(?=[,)]|$
 
 APP_NAME = re.compile(rb"Submitted application: ([^\r\n]*)")
 PLANNED_EPOCHS = re.compile(rb"(?:^|\s)epochs=(\d{1,9})\b")
-APP_ID = re.compile(rb"(app-\d{14}-\d{4,}|local-\d{10,}|application_\d+_\d+)(?![\w-])")
+APP_ID = re.compile(rb"(?<![\w-])(app-\d{14}-\d{4,}|local-\d{10,}|application_\d+_\d+)(?![\w-])")
 SPARK_INFO = b"Running Spark version"
 SHUTDOWN = b"Shutdown hook called"
 

@@ -156,18 +156,18 @@ def _first_iteration_at(data: bytes) -> int:
 
 
 def _app_id(part: bytes) -> str | None:
-    """The first Spark application id: standalone ``app-...``, local ``local-1...``, YARN ``application_...``."""
-    best = None
-    for needle in (b"app-2", b"local-1", b"application_"):
+    """The Spark application id from the line that announces it (standalone: "... with app ID app-...";
+    event log: "Logging events to .../local-..."; YARN: "application_..."); local mode prints none."""
+    best: tuple[int, bytes] | None = None
+    for needle in (b"app ID", b"Logging events to ", b"application_"):
         pos = part.find(needle)
-        while pos >= 0:
-            m = P.APP_ID.match(part, pos) if pos == 0 or not part[pos - 1:pos].isalnum() else None
-            if m is not None:
-                if best is None or m.start() < best.start():
-                    best = m
-                break
-            pos = part.find(needle, pos + 1)
-    return None if best is None else best.group(1).decode("ascii")
+        if pos < 0:
+            continue
+        eol = part.find(b"\n", pos)
+        m = P.APP_ID.search(part, part.rfind(b"\n", 0, pos) + 1, len(part) if eol < 0 else eol)
+        if m is not None and (best is None or m.start() < best[0]):
+            best = (m.start(), m.group(1))
+    return None if best is None else best[1].decode("ascii")
 
 
 def read_head(src: Source) -> Head:

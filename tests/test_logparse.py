@@ -329,3 +329,16 @@ def test_errors_before_the_last_event_were_survived(tmp_path):
     lost = "2026-11-23 15:04:40 ERROR TaskSchedulerImpl:73 - Lost executor 1 on 10.0.0.7: worker lost\n"
     log = parse(write_log(tmp_path, "survived", text[:i] + lost + text[i:]))
     assert log.status == "ok" and figures(log) == {k: reference(text)[k] for k in figures(log)}
+
+
+@pytest.mark.parametrize("line, app_id", [
+    ("INFO  EventLoggingListener:57 - Logging events to file:/tmp/spark-events/local-1763910000123", "local-1763910000123"),
+    ("INFO  Client:57 - Submitted application application_1763910000123_0042", "application_1763910000123_0042"),
+    ("INFO  SparkContext:57 - Submitted application: myapp-20261123150430-0007 lr=1", None),
+])
+def test_other_app_id_lines(tmp_path, line, app_id):
+    text = _ok_text()
+    i = text.index("Submitted application")
+    i = text.rindex("\n", 0, i) + 1
+    log = parse(write_log(tmp_path, "id", text[:i] + "2026-11-23 15:04:30 " + line + "\n" + text[i:]))
+    assert log.app_id == app_id
