@@ -208,6 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--network", help="lenet or birnn")
     p.add_argument("--batches", type=int, nargs="+", default=list(CANDIDATES), help="candidates (64 128 256 512)")
     p.add_argument("--cv-folds", type=int, default=5)
+    p.add_argument("--trees", type=int, default=100, help="trees per random forest (default 100)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--evaluate", type=int, metavar="TRIALS", help="Courier vs random batch on held-out rows")
     p.add_argument("--slo-mean", type=float, default=300.0)
@@ -221,7 +222,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         table = load_table(args.campaign)
         if args.evaluate:
             ev = evaluate(table, args.evaluate, args.slo_mean, args.slo_sd, seed=args.seed, batches=args.batches,
-                          courier=Courier(seed=args.seed, cv_folds=args.cv_folds))
+                          courier=Courier(seed=args.seed, cv_folds=args.cv_folds, n_estimators=args.trees))
             both = ev.accuracy_when_both_meet()
             print(f"held-out campaign rows ({len(ev.rows)} trials, SLO ~ N({args.slo_mean:g}, {args.slo_sd:g})):")
             print(f"  SLO met:  Courier {ev.courier_fulfilment:.0%}   random batch {ev.random_fulfilment:.0%}")
@@ -230,7 +231,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         if args.slo is None or args.cpus is None or args.njobs is None or args.network is None:
             raise SearchOptionError("give --slo, --cpus, --njobs and --network (or --evaluate TRIALS)")
-        courier = Courier(seed=args.seed, cv_folds=args.cv_folds).fit(table)
+        courier = Courier(seed=args.seed, cv_folds=args.cv_folds, n_estimators=args.trees).fit(table)
         choice = courier.choose({"cpus": args.cpus, "njobs": args.njobs, "network": args.network}, args.slo,
                                 args.batches)
     except (SearchOptionError, CampaignDataError, ModelError) as e:

@@ -195,6 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--level", type=float, default=0.9, help="interval level (default 0.9)")
     p.add_argument("--safe", action="store_true", help="choose by the interval's upper end")
     p.add_argument("--cv-folds", type=int, default=5)
+    p.add_argument("--trees", type=int, default=100, help="trees per random forest (default 100)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--confirm", action="store_true", help="run one real job at the answer and report its time")
     p.add_argument("--out", type=Path, help="campaign directory of the confirming job")
@@ -231,7 +232,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         config = parse_config(args.config)
         table = read_results(args.campaign)
-        model = EpochTimeModel(target=args.time, seed=args.seed, cv_folds=args.cv_folds).fit(table)
+        model = EpochTimeModel(target=args.time, seed=args.seed, cv_folds=args.cv_folds, n_estimators=args.trees).fit(table)
         choice = max_epochs(model, config, args.budget, args.lower, args.upper, args.step, args.level, args.safe)
         print(f"{'epochs':>6}  {'predicted s':>11}  {'forest':>8}  {'regression':>10}  {f'{args.level:.0%} interval':>17}")
         for p in choice.predictions:

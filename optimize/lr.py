@@ -53,8 +53,9 @@ from optimize.session import ClusterOptions, JobConfig, open_session, submit_opt
 
 Objective = Callable[[float], float]
 
-#: Golden-section fraction of the larger segment, (3 - sqrt 5) / 2.
-GOLDEN = (3.0 - math.sqrt(5.0)) / 2.0
+#: A neighbour costing more than JUMP times the best point is a jump (training diverged), not a bowl:
+#: no parabola is fitted across it. (A smooth bowl 1 + ln(lr/m)^2 sampled every x4 stays below ~4.)
+JUMP = 10.0
 
 
 @dataclass(frozen=True)
@@ -201,8 +202,15 @@ def _parabola(a: tuple[float, float], b: tuple[float, float], c: tuple[float, fl
     return u, f
 
 
+def _at(a: tuple[float, float], b: tuple[float, float], c: tuple[float, float], u: float) -> float:
+    """The parabola through a, b, c evaluated at u (Newton's divided differences)."""
+    (u1, f1), (u2, f2), (u3, f3) = a, b, c
+    d1, d2 = (f2 - f1) / (u2 - u1), (f3 - f2) / (u3 - u2)
+    return f1 + d1 * (u - u1) + (d2 - d1) / (u3 - u1) * (u - u1) * (u - u2)
+
+
 def golden_search(objective: Objective, start: float = 0.002, replications: int = 5, *, expand: float = 4.0,
-                  ftol: float = 0.02, xtol: float = 1.1, max_points: int = 40, max_lr: float | None = None,
+                  ftol: float = 0.05, xtol: float = 1.1, max_points: int = 40, max_lr: float | None = None,
                   min_lr: float | None = None) -> LRSearchResult:
     """Bracket on log lr with steps of ``expand``, then Brent's parabolic/golden refinement (see module doc)."""
     _check(start, replications, max_points, max_lr)
@@ -239,20 +247,25 @@ def golden_search(objective: Objective, start: float = 0.002, replications: int 
             a, b, c = ((math.log(p.lr), p.mean) for p in pts[i - 1:i + 2])
             if max(b[0] - a[0], c[0] - b[0]) <= tol_u:
                 return ev.result("golden", f"the best point's neighbours are within x{xtol:g}")
-            vertex = _parabola(a, b, c) if all(math.isfinite(f) for _, f in (a, b, c)) else None
+            smooth = all(math.isfinite(f) for _, f in (a, b, c)) and max(a[1], c[1]) <= JUMP * b[1]
+            vertex = _parabola(a, b, c) if smooth else None
             if vertex is not None and confirmed and b[1] - vertex[1] <= ftol * abs(b[1]):
                 return ev.result("golden", f"a confirmed parabola promises less than {ftol:.0%} improvement")
             taken = [math.log(p.lr) for p in pts]
-            usable = (vertex is not None and a[0] < vertex[0] < c[0]
-                      and min(abs(vertex[0] - u) for u in taken) >= tol_u / 2)
-            if usable:
-                assert vertex is not None
-                point = ev(math.exp(vertex[0]), "parabolic")
-                confirmed = abs(point.mean - vertex[1]) <= ftol * abs(b[1])
-            else:
-                u = (b[0] + GOLDEN * (c[0] - b[0]) if c[0] - b[0] >= b[0] - a[0]
-                     else b[0] - GOLDEN * (b[0] - a[0]))
-                ev(math.exp(u), "golden")
+            if vertex is not None and a[0] < vertex[0] < c[0]:
+                u, step = vertex[0], "parabolic"
+                if min(abs(u - t) for t in taken) < tol_u / 2:  # too close to a known point: probe beside b
+                    u = b[0] + (tol_u / 2 if u >= b[0] else -tol_u / 2)
+                    step = "probe"
+            elif not smooth:  # a jump (e.g. training diverged): bisect towards it, where the edge is
+                u = 0.5 * (b[0] + c[0]) if c[1] >= a[1] else 0.5 * (a[0] + b[0])
+                step = "bisect"
+            else:  # no usable parabola: bisect the larger segment on log lr
+                u = 0.5 * (b[0] + c[0]) if c[0] - b[0] >= b[0] - a[0] else 0.5 * (a[0] + b[0])
+                step = "bisect"
+            point = ev(math.exp(u), step)
+            predicted = _at(a, b, c, u) if vertex is not None else math.nan
+            confirmed = abs(point.mean - predicted) <= ftol * abs(b[1])
     except _Budget:
         return ev.result("golden", f"max_points={max_points} reached")
 

@@ -1,0 +1,135 @@
+"""The paper's learning-rate heuristic against the bracketing + Brent search, on cost curves.
+
+    python bench/lr_search.py                          # recorded real curve + synthetic families
+    python bench/lr_search.py --campaign runs/lr-lenet # also the curve measured in a campaign
+
+A measured curve (learning rate -> mean cost) is interpolated linearly in log-log between the
+measured points and held constant beyond them. Each method searches it from the same start; with
+``--noise s`` every measurement is multiplied by exp(N(0, s^2)) and the search is repeated
+``--trials`` times with seeds 0..trials-1. Reported per curve and method:
+
+* jobs: jobs the search used before it stopped (points x replications);
+* to 5%: jobs until its best point so far is truly within 5% of the curve's minimum
+  (true = on the noiseless curve; "never" counts as the jobs it used);
+* final ok: share of searches whose answer is truly within 5% of the minimum.
+
+The minimum is taken over a dense grid of 4,000 log-spaced rates in [start/100, 100].
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from optimize.lr import golden_search, search  # noqa: E402
+
+Curve = Callable[[float], float]
+
+#: A real curve: lenet, 1 core, batch 32, 1 epoch, 1,024 training / 256 test digits, cost = T / A^2
+#: (wall clock from the log), measured by `python -m optimize.lr` on the local cluster (see the README).
+RECORDED: tuple[tuple[float, float], ...] = ()
+
+
+def interpolated(points: list[tuple[float, float]]) -> Curve:
+    xs = np.log([p[0] for p in sorted(points)])
+    ys = np.log([p[1] for p in sorted(points)])
+    return lambda lr: float(np.exp(np.interp(math.log(lr), xs, ys)))
+
+
+def bowl(minimum: float, width: float = 1.0) -> Curve:
+    return lambda lr: 1.0 + (math.log(lr / minimum) / width) ** 2
+
+
+def cliff(edge: float, slope: float = 0.3) -> Curve:
+    """Seed 001 Fig. 5's shape: cost falls as lr^-slope until training diverges at ``edge``."""
+    return lambda lr: lr ** -slope if lr < edge else 50.0 * edge ** -slope
+
+
+def skewed(minimum: float) -> Curve:
+    return lambda lr: (lr / minimum) + 3.0 * (minimum / lr) ** 0.5
+
+
+def campaign_curve(path: Path) -> list[tuple[float, float]]:
+    import csv
+
+    rows = list(csv.DictReader(open(path / "lr_search.csv")))
+    return [(float(r["learning_rate"]), float(r["mean_cost"])) for r in rows]
+
+
+@dataclass
+class Tally:
+    jobs: list[int]
+    to5: list[int]
+    ok: list[bool]
+
+    def line(self) -> str:
+        return (f"{np.mean(self.jobs):6.1f} {np.mean(self.to5):7.1f} {np.mean(self.ok):8.0%}")
+
+
+def run(curve: Curve, method, start: float, replications: int, noise: float, trials: int) -> Tally:
+    grid = np.exp(np.linspace(math.log(start / 100), math.log(100.0), 4000))
+    least = min(curve(float(x)) for x in grid)
+    tally = Tally([], [], [])
+    for seed in range(trials):
+        rng = np.random.default_rng(seed)
+        noisy = (lambda lr: curve(lr) * math.exp(rng.normal(0.0, noise))) if noise else curve
+        result = method(noisy, start, replications)
+        jobs, to5 = 0, None
+        best_true = math.inf
+        for p in result.points:
+            jobs += replications
+            best_true = min(best_true, curve(p.lr))
+            if to5 is None and best_true <= 1.05 * least:
+                to5 = jobs
+        tally.jobs.append(result.jobs)
+        tally.to5.append(to5 if to5 is not None else result.jobs)
+        tally.ok.append(curve(result.best_lr) <= 1.05 * least)
+    return tally
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--campaign", type=Path, action="append", default=[], help="a campaign with lr_search.csv")
+    p.add_argument("--replications", type=int, default=5)
+    p.add_argument("--noise", type=float, default=0.1, help="lognormal sd of each measurement (default 0.1)")
+    p.add_argument("--trials", type=int, default=50)
+    p.add_argument("--start", type=float, default=0.002)
+    args = p.parse_args(argv)
+
+    curves: dict[str, tuple[Curve, float]] = {}
+    if RECORDED:
+        curves["recorded real (lenet)"] = (interpolated(list(RECORDED)), RECORDED[0][0])
+    for path in args.campaign:
+        pts = campaign_curve(path)
+        curves[f"measured {path.name}"] = (interpolated(pts), pts[0][0])
+    for m in (0.01, 0.05, 0.3, 2.0):
+        curves[f"bowl min {m:g}"] = (bowl(m), args.start)
+    for e in (0.1, 1.0, 9.0):
+        curves[f"cliff at {e:g}"] = (cliff(e), args.start)
+    curves["skewed min 0.2"] = (skewed(0.2), args.start)
+
+    print(f"replications {args.replications}, noise sd {args.noise:g}, {args.trials} trials per curve")
+    print(f"{'curve':26} {'paper: jobs  to 5%  final ok':>29}   {'golden: jobs  to 5%  final ok':>30}   ratio")
+    ratios, ratios5 = [], []
+    for name, (curve, start) in curves.items():
+        a = run(curve, search, start, args.replications, args.noise, args.trials)
+        b = run(curve, golden_search, start, args.replications, args.noise, args.trials)
+        ratio, ratio5 = np.mean(b.jobs) / np.mean(a.jobs), np.mean(b.to5) / np.mean(a.to5)
+        ratios.append(ratio)
+        ratios5.append(ratio5)
+        print(f"{name:26} {a.line():>29}   {b.line():>30}   {ratio:.2f} / {ratio5:.2f}")
+    print(f"\ngolden / paper jobs, geometric mean over curves: to stop {math.exp(np.mean(np.log(ratios))):.2f}, "
+          f"to reach 5% {math.exp(np.mean(np.log(ratios5))):.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

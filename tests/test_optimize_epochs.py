@@ -1,0 +1,109 @@
+"""optimize.epochs: max epochs under a budget on a synthetic linear time model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from optimize.epochs import EpochTimeModel, largest_fitting, main, max_epochs, parse_config
+from optimize.errors import CampaignDataError, SearchOptionError
+
+FAST = dict(cv_folds=4, n_estimators=40, grid={"max_depth": [None], "max_features": [1.0]})
+
+
+def linear_campaign(noise: float = 0.5, seed: int = 1) -> pd.DataFrame:
+    """elapsed = 20 + 30 * epochs / sqrt(cores) + 0.02 * batch (+ normal noise)."""
+    rng = np.random.default_rng(seed)
+    rows = [dict(model="lenet", nodes=1, executors=1, executor_cores=c, batch_size=b, epochs=e, learning_rate=0.05,
+                 elapsed_s=20 + 30 * e / c**0.5 + 0.02 * b + rng.normal(0, noise), status="ok")
+            for e in range(1, 11) for c in (1, 2) for b in (64, 256)]
+    return pd.DataFrame(rows)
+
+
+def truth(epochs, cores=1, batch=64):
+    return 20 + 30 * epochs / cores**0.5 + 0.02 * batch
+
+
+@pytest.fixture(scope="module")
+def model():
+    return EpochTimeModel(seed=0, **FAST).fit(linear_campaign())
+
+
+def test_largest_fitting_rule():
+    assert largest_fitting([1, 2, 3, 4], [10, 20, 30, 40], 30) == 3  # equal to the budget fits
+    assert largest_fitting([1, 2, 3], [10, 20, 30], 9.9) is None
+    assert largest_fitting([2, 4, 6], [50, 20, 70], 60) == 4  # the largest that fits, not the last before a miss
+
+
+@pytest.mark.parametrize("budget, cores, expected", [
+    # truth(e) = 21.28 + 30 e: budgets half-way between two epoch counts
+    (185.0, 1, 5),   # 171.3 fits, 201.3 does not
+    (110.0, 1, 2),
+    (60.0, 1, 1),
+    (240.0, 2, 10),  # 21.28 + 21.2 e: 10 epochs = 233.4
+])
+def test_max_epochs_on_a_linear_time_model(model, budget, cores, expected):
+    choice = max_epochs(model, {"executor_cores": cores, "batch_size": 64}, budget, upper=10)
+    assert choice.epochs == expected
+    chosen = choice.chosen
+    assert chosen.time == pytest.approx(truth(expected, cores), rel=0.06)
+    assert chosen.time == pytest.approx(0.5 * (chosen.forest + chosen.regression))
+    assert chosen.low <= chosen.time <= chosen.high
+    assert all(p.fits == (p.time <= budget) for p in choice.predictions)
+
+
+def test_none_fits_and_the_safe_choice_is_never_larger(model):
+    assert max_epochs(model, {"executor_cores": 1, "batch_size": 64}, 10.0).epochs is None
+    plain = max_epochs(model, {"executor_cores": 1, "batch_size": 64}, 185.0, upper=10)
+    safe = max_epochs(model, {"executor_cores": 1, "batch_size": 64}, 185.0, upper=10, safe=True)
+    assert safe.epochs is not None and safe.epochs <= plain.epochs
+    assert safe.chosen.high <= 185.0
+
+
+def test_interval_covers_held_out_noise():
+    """The out-of-fold interval at level 0.9 covers about 90% of fresh runs (noise sd 5)."""
+    m = EpochTimeModel(seed=0, **FAST).fit(linear_campaign(noise=5.0, seed=2))
+    fresh = linear_campaign(noise=5.0, seed=99)
+    mean, _, _ = m.predict(fresh)
+    lo, hi = m.interval(mean, 0.9)
+    y = fresh["elapsed_s"].to_numpy()
+    assert 0.75 <= np.mean((lo <= y) & (y <= hi)) <= 1.0
+
+
+def test_extrapolation_is_flagged(model):
+    choice = max_epochs(model, {"executor_cores": 1, "batch_size": 64}, 500.0, upper=20)
+    assert choice.epochs is not None and choice.epochs > 10 and choice.extrapolated
+
+
+def test_config_errors_name_the_fix(model):
+    with pytest.raises(SearchOptionError, match="lacks executor_cores"):
+        max_epochs(model, {"batch_size": 64}, 100.0)
+    with pytest.raises(SearchOptionError, match="only ran model='lenet'"):
+        max_epochs(model, {"model": "birnn", "executor_cores": 1, "batch_size": 64}, 100.0)
+    with pytest.raises(SearchOptionError, match="budget"):
+        max_epochs(model, {"executor_cores": 1, "batch_size": 64}, 0.0)
+
+
+def test_a_campaign_without_epoch_variation_is_refused():
+    table = linear_campaign()
+    with pytest.raises(CampaignDataError, match="never varied epochs"):
+        EpochTimeModel(**FAST).fit(table[table.epochs == 1])
+
+
+def test_parse_config():
+    assert parse_config("model=lenet, batch_size=64,learning_rate=0.05") == {
+        "model": "lenet", "batch_size": 64, "learning_rate": 0.05}
+    with pytest.raises(SearchOptionError, match="key=value"):
+        parse_config("lenet")
+
+
+def test_cli(tmp_path, capsys):
+    path = tmp_path / "results.csv"
+    linear_campaign().to_csv(path, index=False)
+    code = main(["--budget", "185", "--config", "executor_cores=1,batch_size=64", "--campaign", str(path),
+                 "--upper", "10", "--cv-folds", "4", "--trees", "30"])
+    out = capsys.readouterr().out
+    assert code == 0 and "max epochs within 185 s: 5" in out
+    assert main(["--budget", "185", "--config", "batch_size", "--campaign", str(path)]) == 2
+    assert capsys.readouterr().err.startswith("error: --config item")
