@@ -8,9 +8,13 @@ STATUSES = ("ok", "failed", "incomplete")
 FAILURE_KINDS = ("job", "infrastructure")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Iteration:
-    """One ``[Epoch E n/N][Iteration I][Wall Clock Ss] Trained ...`` line."""
+    """One ``[Epoch E n/N][Iteration I][Wall Clock Ss] Trained ...`` line.
+
+    Read-only by convention but not frozen: a frozen dataclass takes ~3x longer to build,
+    and a full parse builds one per iteration line (millions in a large log).
+    """
 
     epoch: int
     iteration: int
