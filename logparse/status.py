@@ -134,7 +134,7 @@ def _pick(found: list[Found]) -> Found:
 def decide(out: Evidence, err_found: list[Found], err_ended: bool, planned: int | None) -> Verdict:
     """Apply the rules above to the .out's evidence and the .err's markers."""
     found = markers(out.region) + err_found
-    v, f_, i = out.last_validation, out.last_epoch, out.last_iteration
+    v, f_ = out.last_validation, out.last_epoch
     validated = (v is not None and f_ is not None and v.epoch == f_.epoch
                  and out.last_validation_at > out.last_epoch_at
                  and out.last_validation_at > out.last_iteration_at)
@@ -151,7 +151,7 @@ def decide(out: Evidence, err_found: list[Found], err_ended: bool, planned: int 
     if validated and reached and ended:
         return Verdict("ok", "", None, notes)
     if validated and reached and planned is not None:
-        why = out.damage or ("last line cut" if out.cut else "no Spark shutdown line")
+        why = "last line cut" if out.cut else "no Spark shutdown line"
         return Verdict("ok", "", None, notes + (f"all {planned} planned epochs validated; log ends early ({why})",))
     if found:
         pick = _pick(found)
