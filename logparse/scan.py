@@ -20,6 +20,7 @@ from logparse.source import Source
 HEAD0 = 64 << 10  # real logs: first iteration line at 44-51 KB
 TAIL0 = 32 << 10  # real logs: last iteration line 14-24 KB from the end
 GROW = 4
+MAP_ABOVE = 8 << 20
 
 
 @dataclass(frozen=True)
@@ -213,7 +214,8 @@ def scan_final(src: Source) -> Evidence:
     length = TAIL0
     while True:
         start = max(0, src.size - length)
-        data = src.read(start, src.size - start)
+        # The whole of a big file (no answer in its tail): map it rather than copy it.
+        data = src.view() if start == 0 and src.size > MAP_ABOVE else src.read(start, src.size - start)
         skip = 0 if start == 0 else data.find(b"\n") + 1  # the first line may be cut: skip it
         if start == 0 or skip > 0:
             c = _Collector(keep=False)

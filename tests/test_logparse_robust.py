@@ -183,3 +183,15 @@ def test_absurd_numbers_do_not_crash(tmp_path):
     p.write_text(text)
     log = check(p)
     assert log.planned_epochs is None and log.batch_size is None and log.learning_rate == float("inf")
+
+
+def test_big_log_without_an_answer_in_its_tail_is_scanned_whole(tmp_path):
+    """Killed in epoch 2 after ~10 MB of iteration lines: the tail grows to the whole (mapped) file."""
+    text = fixture_text("lenet-killed")
+    last_iter = text.rindex("\n", 0, text.rindex("] Trained ")) + 1
+    line = text[last_iter:text.index("\n", last_iter) + 1]
+    p = tmp_path / "big.out"
+    p.write_text(text + line * (10_000_000 // len(line)))
+    log = check(p)
+    assert (log.status, log.epochs_completed, log.epochs_validated) == ("incomplete", 1, 1)
+    assert log.accuracy == parse(FIXTURES / "lenet-killed.out.gz").accuracy
