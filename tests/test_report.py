@@ -307,7 +307,7 @@ def test_irregular_and_full_designs() -> None:
 
 def test_fake_campaign_report(fake_campaign: Path) -> None:
     out = fake_campaign / "report.html"
-    assert main([str(fake_campaign)]) == 0
+    assert main([str(fake_campaign), "--no-plots"]) == 0
     html = out.read_text()
     t = tables_of(html)
     counts = {r[0][0]: r[1][1] for r in t["status-counts"][1:]}
@@ -332,7 +332,7 @@ def test_fake_campaign_report(fake_campaign: Path) -> None:
 
 def test_cost_option_changes_the_response(fake_campaign: Path, tmp_path: Path) -> None:
     out = tmp_path / "time.html"
-    assert main([str(fake_campaign), "-o", str(out), "--cost", "time"]) == 0
+    assert main([str(fake_campaign), "-o", str(out), "--cost", "time", "--no-plots"]) == 0
     t = tables_of(out.read_text())
     raw = pd.read_csv(fake_campaign / "results.csv")
     ok = raw[raw["status"] == "ok"]
@@ -350,6 +350,10 @@ def test_demo_sized_campaign_renders_without_residual_df(tmp_path: Path) -> None
     d = campaign(tmp_path / "demo", rows)
     report = build_report(d)
     html = report.html
+    # Lenth's Pareto, half-normal and main effects; no residual plots for a saturated fit
+    assert sorted(report.analysis.figures) == ["half_normal", "interactions", "main_effects", "pareto"]
+    assert html.count("<img ") == 4 and "residuals are zero by construction" in html
+    assert "The largest effect is executors (confounded with learning_rate" in html
     assert "resolution: II" in html and "B = D" in html
     assert "learning_rate is confounded with executors" in html
     assert "leave no residual degrees of freedom: 4 jobs and 3 model terms" in html
@@ -378,12 +382,12 @@ def test_failed_only_campaign_renders(tmp_path: Path) -> None:
 def test_empty_campaign_and_csv_without_cost(tmp_path: Path) -> None:
     d = campaign(tmp_path / "empty", [])
     (d / "results.csv").write_text(",".join(RunResult.__dataclass_fields__) + "\n")
-    assert "The results table has no rows yet" in build_report(d).html
+    assert "The results table has no rows yet" in build_report(d, plots=False).html
     csv = tmp_path / "plain.csv"
     pd.DataFrame({"a": [1, 2, 1, 2], "b": [1, 1, 2, 2], "y": [1.0, 2.0, 3.0, 5.0]}).to_csv(csv, index=False)
-    html = build_report(csv).html
+    html = build_report(csv, plots=False).html
     assert "no cost could be computed" in html
-    html = build_report(csv, response="y").html
+    html = build_report(csv, response="y", plots=False).html
     assert tables_of(html)["anova"][1][0][0] == "a"
 
 
@@ -403,21 +407,21 @@ def test_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 def test_cli_on_plain_csv(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "r.html"
-    assert main([str(TABLE2), "-o", str(out)]) == 0
-    assert "320 of 320 jobs analysed; 6 plot(s)" in capsys.readouterr().out
-    assert out.read_text().startswith("<!DOCTYPE html>")
+    assert main([str(TABLE2), "-o", str(out), "--no-plots", "--response", "cost"]) == 0
+    assert "320 of 320 jobs analysed; 0 plot(s)" in capsys.readouterr().out
+    assert out.read_text().startswith("<!DOCTYPE html>") and "<img" not in out.read_text()
 
 
 # --- a real browser -----------------------------------------------------------------------------
 
 
 @pytest.mark.slow
-def test_headless_chromium_renders_tables_and_plots(tmp_path: Path) -> None:
+def test_headless_chromium_renders_tables_and_plots(table2_report, tmp_path: Path) -> None:
     assert CHROMIUM.exists(), (
         "Debian's chromium is needed for this test: apt-get install -y chromium (it provides /usr/bin/chromium)")
     from PIL import Image
 
-    page = build_report(TABLE2).write(tmp_path / "report.html")
+    page = table2_report.write(tmp_path / "report.html")
     shot = tmp_path / "shot.png"
     cmd = [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
            "--disable-background-networking", "--disable-component-update", "--disable-sync",

@@ -49,6 +49,11 @@ class ModelChoice:
     factors: tuple[str, ...]
     reason: str
     left_out: tuple[str, ...] = ()
+    confounded: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def partners_of(self, factor: str) -> tuple[str, ...]:
+        """The left-out factors whose main effect is confounded with ``factor``'s."""
+        return tuple(f for f, with_ in self.confounded if factor in with_)
 
 
 @dataclass(frozen=True, eq=False)
@@ -69,8 +74,9 @@ def _term(factor: str, frame: pd.DataFrame) -> str:
     return factor if is_numeric(frame[factor]) else f"C({factor})"
 
 
-def estimable_factors(frame: pd.DataFrame, factors: Sequence[str]) -> tuple[list[str], list[str]]:
-    """Factors whose main effects are estimable together (first come first kept), and the notes on the rest."""
+def estimable_factors(frame: pd.DataFrame, factors: Sequence[str]) -> tuple[list[str], list[tuple[str, tuple[str, ...]]]]:
+    """Factors whose main effects are estimable together (first come first kept), and each other
+    varying factor with the kept factors its column is a combination of."""
     import patsy
 
     varying = [f for f in factors if frame[f].nunique(dropna=True) > 1]
@@ -83,7 +89,7 @@ def estimable_factors(frame: pd.DataFrame, factors: Sequence[str]) -> tuple[list
     cols = list(range(slices["Intercept"].stop))
     kept: list[str] = []
     kept_cols: dict[str, list[int]] = {}
-    notes = []
+    confounded: list[tuple[str, tuple[str, ...]]] = []
     for f in varying:
         s = slices[_term(f, frame)]
         new = list(range(s.start, s.stop))
@@ -94,11 +100,15 @@ def estimable_factors(frame: pd.DataFrame, factors: Sequence[str]) -> tuple[list
             continue
         coef, *_ = np.linalg.lstsq(x[:, cols], x[:, s.start], rcond=None)
         scale = float(np.abs(coef).max()) or 1.0
-        partners = [k for k in kept if np.abs(coef[kept_cols[k]]).max() > 1e-8 * scale]
-        with_what = " and ".join(partners) if partners else "the mean"
-        notes.append(f"{f} is confounded with {with_what} in the jobs analysed (its column is a combination "
-                     f"of theirs), so its main effect cannot be separated; it is left out of the model")
-    return kept, notes
+        partners = tuple(k for k in kept if np.abs(coef[kept_cols[k]]).max() > 1e-8 * scale)
+        confounded.append((f, partners))
+    return kept, confounded
+
+
+def _confounding_note(factor: str, partners: tuple[str, ...]) -> str:
+    with_what = " and ".join(partners) if partners else "the mean"
+    return (f"{factor} is confounded with {with_what} in the jobs analysed (its column is a combination of "
+            f"theirs), so its main effect cannot be separated; it is left out of the model")
 
 
 def choose_model(frame: pd.DataFrame, response: str, factors: Sequence[str], alpha: float = 0.05) -> tuple[ModelChoice, AnovaResult] | str:
@@ -109,7 +119,8 @@ def choose_model(frame: pd.DataFrame, response: str, factors: Sequence[str], alp
     n = len(frame)
     if n < 2:
         return f"ANOVA is not possible with {n} usable job(s)"
-    kept, notes = estimable_factors(frame, factors)
+    kept, confounded = estimable_factors(frame, factors)
+    notes = [_confounding_note(f, p) for f, p in confounded]
     if not kept:
         return (f"ANOVA is not possible: all {n} usable jobs ran at one design point, so no factor varies "
                 "among them")
@@ -125,16 +136,17 @@ def choose_model(frame: pd.DataFrame, response: str, factors: Sequence[str], alp
         result = fit_anova(frame, response, rhs, factors=kept, alpha=alpha)
         last = (rhs, result)
         if result.summary.df_resid > 0:
-            return ModelChoice(rhs, tuple(kept), "; ".join([why, *notes]), left), result
+            return ModelChoice(rhs, tuple(kept), "; ".join([why, *notes]), left, tuple(confounded)), result
     rhs, result = last  # type: ignore[misc]
     k = int(result.summary.df_model)
     why = (f"main effects only, and even these leave no residual degrees of freedom: {n} jobs and {k} model "
            f"terms plus the mean, so F tests and p-values are not possible; sums of squares and effects are shown")
-    return ModelChoice(rhs, tuple(kept), "; ".join([why, *notes]), left), result
+    return ModelChoice(rhs, tuple(kept), "; ".join([why, *notes]), left, tuple(confounded)), result
 
 
-def analyse(frame: pd.DataFrame, response: str, factors: Sequence[str], alpha: float = 0.05) -> Analysis:
-    """Fit the chosen model and run the checks, the log-transform comparison and the plots."""
+def analyse(frame: pd.DataFrame, response: str, factors: Sequence[str], alpha: float = 0.05,
+            plots: bool = True) -> Analysis:
+    """Fit the chosen model and run the checks, the log-transform comparison and (if ``plots``) the plots."""
     if response not in frame.columns:
         return Analysis(unavailable=f"the response column {response!r} is not in the analysed table")
     try:
@@ -155,10 +167,17 @@ def analyse(frame: pd.DataFrame, response: str, factors: Sequence[str], alpha: f
             comparison = compare_transforms(result, logged)
         else:
             notes.append(f"{response} has values <= 0, so the log transform cannot be shown")
-    try:
-        figures = all_figures(result)
-    except (ModelError, ValueError) as exc:
-        figures, notes = {}, notes + [f"plots not drawn: {exc}"]
+    figures: dict[str, Figure] = {}
+    if plots:
+        try:
+            figures = all_figures(result)
+            if result.summary.df_resid <= 0:  # residuals are zero by construction: nothing to plot
+                for name in ("qq_residuals", "residuals_vs_fitted"):
+                    figures.pop(name, None)
+        except (ModelError, ValueError) as exc:
+            notes.append(f"plots not drawn: {exc}")
+    else:
+        notes.append("plots were not drawn (--no-plots)")
     return Analysis(result, choice, None, diag, comparison, kw, figures, tuple(notes))
 
 

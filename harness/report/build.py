@@ -107,8 +107,10 @@ def _design(d: RecoveredDesign, c: Campaign) -> str:
     if c.measurements:
         parts.append(h.para("Set aside as measurements, not factors (too many distinct values): "
                             + ", ".join(c.measurements) + "."))
-    if d.lines:
+    if d.lines and d.kind in ("full factorial", "fractional factorial"):
         parts.append(h.pre("\n".join(d.lines)))
+    elif d.lines:
+        parts += [h.para(line[0].upper() + line[1:] + ".") for line in d.lines]
     if d.names and len(c.frame):
         analysed = c.frame[list(d.names)].drop_duplicates().shape[0]
         if analysed < d.n_points:
@@ -142,12 +144,13 @@ def _status(c: Campaign) -> str:
         parts.append(h.table(["status", "kind", "reason", "jobs", "runs"], rrows, table_id="failure-reasons",
                              numeric_headers=[False, False, False, True, False]))
         tails = []
+        opened = " open" if len(bad) <= 3 else ""
         for _, row in bad.head(MAX_FAILED_LOGS).iterrows():
             if "run" not in row or "replicate" not in row:
                 break
             tail = c.log_tail(row["run"], row["replicate"])
             if tail:
-                tails.append(f"<details><summary>run {h.esc(_key(row))}: last lines of logs/{h.esc(tail[0])}"
+                tails.append(f"<details{opened}><summary>run {h.esc(_key(row))}: last lines of logs/{h.esc(tail[0])}"
                              f"</summary>{h.pre(tail[1])}</details>")
         if tails:
             parts.append("<h3>Logs of failed runs</h3>" + "".join(tails))
@@ -297,6 +300,9 @@ FACTOR_FIGURES = ("main_effects", "interactions")
 
 
 def _figures(a: Analysis, names: tuple[str, ...], pair: bool) -> str:
+    if names == RESIDUAL_FIGURES and a.anova is not None and a.anova.summary.df_resid <= 0:
+        return h.para("No residual plots: with no residual degrees of freedom the residuals are zero by "
+                      "construction.", "small")
     figs = [h.figure(a.figures[n], n.replace("_", " "), FIGURE_CAPTIONS.get(n, n)) for n in names if n in a.figures]
     return h.figure_row(figs) if pair else "\n".join(figs)
 
@@ -366,8 +372,12 @@ def _finite_response(frame: pd.DataFrame, response: str) -> pd.DataFrame:
 
 
 def build_report(path: str | Path, response: str = "cost", cost: str | None = None, alpha: float = 0.05,
-                 generated: str | None = None) -> Report:
-    """Read, analyse and render the campaign at ``path`` (a directory or a results CSV)."""
+                 generated: str | None = None, plots: bool = True) -> Report:
+    """Read, analyse and render the campaign at ``path`` (a directory or a results CSV).
+
+    ``generated`` overrides the generation timestamp (for reproducible output); ``plots=False``
+    skips drawing the figures, the slow part.
+    """
     campaign = load_campaign(path, response=response, cost=cost)
     design = recover_design(campaign.raw, campaign.candidates)
     frame = campaign.frame
@@ -376,7 +386,7 @@ def build_report(path: str | Path, response: str = "cost", cost: str | None = No
     elif frame.empty:
         analysis = Analysis(unavailable="no usable jobs: no job finished with status ok and a finite cost")
     else:
-        analysis = analyse(_finite_response(frame, response), response, design.names, alpha)
+        analysis = analyse(_finite_response(frame, response), response, design.names, alpha, plots)
     summary = point_summary(frame, design.names)
     best = best_point(summary, design.names, "cost" if "cost" in frame.columns else response)
     q = queueing(frame, str(campaign.results_path)) if len(frame) else "no usable jobs, so no job sizes"

@@ -25,6 +25,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--response", default="cost", help="response column to analyse (default: cost)")
     p.add_argument("--cost", help="cost from wall_clock_s and accuracy: pct2 (default, T/(A*100)^2), acc2, time, "
                                   "tta:TARGET, or an expression of T and A")
+    p.add_argument("--no-plots", action="store_true", help="skip the figures (faster; tables and text only)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     return p
 
@@ -41,7 +42,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     out = args.output or default_output(source)
     try:
-        report = build_report(source, response=args.response, cost=args.cost, alpha=args.alpha)
+        report = build_report(source, response=args.response, cost=args.cost, alpha=args.alpha,
+                              plots=not args.no_plots)
         written = report.write(out)
     except FitError as exc:
         print(f"error: {exc}", file=sys.stderr)

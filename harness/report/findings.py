@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from harness.report import html as h
-from harness.report.analysis import Analysis, Best, Queueing
+from harness.report.analysis import Analysis, Best, ModelChoice, Queueing
 from harness.report.campaign import Campaign
 from harness.report.recover import RecoveredDesign
 from models.anova import RESIDUAL, AnovaResult, _term_parts
@@ -63,7 +63,7 @@ def jobs_sentence(campaign: Campaign) -> str:
     return text + "."
 
 
-def effect_sentences(result: AnovaResult) -> list[str]:
+def effect_sentences(result: AnovaResult, choice: ModelChoice | None = None) -> list[str]:
     rows = [r for r in result.rows if r.term != RESIDUAL]
     if not rows:
         return []
@@ -71,11 +71,14 @@ def effect_sentences(result: AnovaResult) -> list[str]:
     tested = result.summary.df_resid > 0
     top = max(rows, key=lambda r: r.pct_variation if math.isfinite(r.pct_variation) else -1)
     out = []
-    s = f"The largest effect is {_name(top.term)}: it explains {h.pct(top.pct_variation)}% of the variation in {resp}"
+    parts = _term_parts(top.term)
+    aliased = choice.partners_of(parts[0]) if choice is not None and len(parts) == 1 else ()
+    also = (f" (confounded with {_list(list(aliased))}, left out of the model: the effect may belong to "
+            f"{'either' if len(aliased) == 1 else 'any of them'})" if aliased else "")
+    s = f"The largest effect is {_name(top.term)}{also}: it explains {h.pct(top.pct_variation)}% of the variation in {resp}"
     if tested and math.isfinite(top.p):
         s += f" (F = {h.num(top.F)}, p = {h.pval(top.p)}, " + (
             "significant" if top.p < result.alpha else "not significant") + f" at alpha = {result.alpha:g})"
-    parts = _term_parts(top.term)
     if top.effect is not None and len(parts) == 1 and parts[0] in result.data.columns:
         levels = sorted(result.data[parts[0]].unique())
         direction = "raises" if top.effect > 0 else "lowers"
@@ -191,7 +194,7 @@ def findings(campaign: Campaign, design: RecoveredDesign, analysis: Analysis, be
     """The sentences of the "What the data say" section, in reading order."""
     out = [jobs_sentence(campaign)]
     if analysis.anova is not None:
-        out += effect_sentences(analysis.anova)
+        out += effect_sentences(analysis.anova, analysis.choice)
         out += assumption_sentences(analysis)
     elif len(campaign.frame):
         out.append(analysis.unavailable or "No ANOVA was fitted.")
