@@ -34,7 +34,7 @@ def facts() -> dict:
     except OSError:
         pass
     return {"cpus": os.cpu_count() or 1, "memory_mb": mem_mb,
-            "python": "%d.%d.%d" % sys.version_info[:3]}
+            "python_version": "%d.%d.%d" % sys.version_info[:3]}
 
 
 def _run(argv: list, what: str) -> None:

@@ -298,7 +298,10 @@ def main(argv: list[str] | None = None) -> int:
             if not cmd:
                 print("error: run needs a command after --", file=sys.stderr)
                 return 2
-            return run_foreground(cmd, args.local_ip)
+            code = run_foreground(cmd, args.local_ip)
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)  # not a normal exit: the stdin watcher thread may still be blocked in read()
         if args.command == "start-master":
             out = start_master(args.state, args.host, args.port, args.webui_port, args.timeout)
         elif args.command == "start-worker":

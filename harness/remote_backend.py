@@ -32,7 +32,7 @@ from cluster.ssh import CommandTimeout, SSHError
 from harness.backends import _latest_app
 from harness.command import JOB_SCRIPT
 from harness.errors import CapacityError
-from harness.runner import Completed
+from harness.runner import Completed, OnStart
 from harness.runspec import RunSpec
 
 Progress = Callable[[str], None]
@@ -64,8 +64,13 @@ class RemoteRunner:
     def remote_argv(self, argv: list[str]) -> list[str]:
         return [self.paths.get(a, a) for a in argv]
 
-    def run(self, argv: list[str], env: Mapping[str, str], out: Path, err: Path, timeout: float | None) -> Completed:
-        # ``env`` is this machine's; the host computes its own Spark environment (cluster.sparkenv).
+    def run(self, argv: list[str], env: Mapping[str, str], out: Path, err: Path, timeout: float | None,
+            on_start: OnStart | None = None) -> Completed:
+        """Stream the driver's output into ``out``/``err``; ``env`` is this machine's and is not used.
+
+        ``on_start`` is not called: there is no local process to record. A harness that dies
+        closes the SSH channel, and ``cluster.daemon run`` then ends the driver on the host.
+        """
         started = time.monotonic()
         code, timed_out = 255, False
         with open(out, "w", encoding="utf-8", errors="replace") as fout, \
