@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 import logparse
+from logparse.losses import resource_losses
 from cluster.errors import ClusterError
 from cluster.local import DEFAULT_STATE_DIR, LocalCluster, start_ticks
 from cluster.sparkenv import SparkEnv, discover
@@ -72,8 +73,9 @@ def _same(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-12)
 
 
-def interpret(spec: RunSpec, completed: Completed, log: logparse.JobLog) -> dict[str, object]:
-    """Status, reason and figures of one attempt, from the process and its log."""
+def interpret(spec: RunSpec, completed: Completed, log: logparse.JobLog,
+              losses: tuple[str, ...] = ()) -> dict[str, object]:
+    """Status, reason and figures of one attempt, from the process, its log and the resources it lost."""
     outcome: dict[str, object] = dict(
         status=log.status, reason=log.reason, failure_kind=log.failure_kind,
         wall_clock_s=log.wall_clock_s, accuracy=log.accuracy, app_id=log.app_id,
@@ -97,6 +99,10 @@ def interpret(spec: RunSpec, completed: Completed, log: logparse.JobLog) -> dict
         if wrong:
             outcome.update(status="failed", failure_kind="job",
                            reason="the job did not run what the design asked: it ran with " + ", ".join(wrong))
+        elif losses:
+            outcome.update(status="failed", failure_kind="infrastructure",
+                           reason="Spark recovered from a lost executor, but the run did not keep the resources of "
+                                  f"its design row, so its time is not valid: {losses[0]}")
     elif completed.returncode == 0 and log.status == "incomplete" and not log.reason:
         outcome.update(reason="the log ends before the final validation")
     return outcome
@@ -136,7 +142,7 @@ class Campaign:
                 argv, self.env.environ(), out, err, self.settings.timeout,
                 on_start=lambda pid: self.store.set_attempt_process(spec, n, pid, start_ticks(pid)))
             log = logparse.parse(out, expected_epochs=spec.epochs)
-            outcome = interpret(spec, completed, log)
+            outcome = interpret(spec, completed, log, resource_losses(out) if log.status == "ok" else ())
             if not outcome.get("app_id"):
                 app = self.backend.find_app(argv[argv.index("--name") + 1])
                 outcome["app_id"] = app.id if app else None

@@ -125,3 +125,12 @@ def test_resume_skips_finished_cells_and_reruns_the_one_in_flight(tmp_path):
     states = list(c2.store.db.execute("SELECT attempt, status FROM attempts WHERE run=2 ORDER BY attempt"))
     assert states == [(1, "interrupted"), (2, "ok")]
     assert [r.attempts for r in summary.results if r.run == 2] == [2]
+
+
+def test_a_run_that_survived_a_lost_worker_is_not_a_valid_measurement(tmp_path):
+    # Real log: a worker was SIGKILLed mid-training; BigDL retried and finished "ok" on fewer cores.
+    c, runner, _ = campaign(tmp_path, ["lenet-worker-killed", "lenet-worker-killed"])
+    (r,) = c.run([spec(1, nodes=2, epochs=3, learning_rate=0.05)]).results
+    assert len(runner.calls) == 2  # infrastructure: retried once
+    assert r.status == "failed" and r.failure_kind == "infrastructure"
+    assert "Lost executor 0 on 127.0.0.1: worker lost" in r.reason and r.accuracy is not None

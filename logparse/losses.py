@@ -1,0 +1,45 @@
+"""Executors or workers lost during a job, anywhere in its log.
+
+BigDL retries a failed iteration and Spark reschedules lost tasks, so a job can finish
+"ok" after a worker died; it then trained part of the time on fewer cores than its design
+row asked for, and its wall clock measures another configuration. The status rules look
+only after the last training line; this full scan finds the losses that Spark survived.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from logparse import patterns as P
+from logparse.source import Source, err_path_for
+
+LOSS_MARKERS = tuple(m for m in P.MARKERS if m.name in ("lost_executor", "worker_lost"))
+
+
+def _line_at(data, pos: int) -> str:
+    start = data.rfind(b"\n", 0, pos) + 1
+    end = data.find(b"\n", pos)
+    raw = bytes(data[start:end if end >= 0 else len(data)])
+    return P.LOG_PREFIX.sub(b"", raw.strip()).decode("utf-8", "replace")
+
+
+def resource_losses(path: str | Path, limit: int = 3) -> tuple[str, ...]:
+    """The first ``limit`` distinct lines that report a lost executor or worker (empty when none)."""
+    out = Path(path)
+    found: list[str] = []
+    for p in (out, err_path_for(out)):
+        if p is None or not p.is_file():
+            continue
+        src = Source(p)
+        try:
+            data = src.view()
+            for marker in LOSS_MARKERS:
+                for match in marker.regex.finditer(data):
+                    line = _line_at(data, match.start())
+                    if line not in found:
+                        found.append(line)
+                    if len(found) >= limit:
+                        return tuple(found)
+        finally:
+            src.close()
+    return tuple(found)
