@@ -139,8 +139,16 @@ def fake_campaign(tmp_path: Path) -> Path:
     logs = {"3-2.err": "starting\njava.lang.IllegalArgumentException: batch size 64 is not a multiple of 3\n",
             "6-1.err": "epoch 1 started\n"}
     out = campaign(tmp_path / "runs" / "fake", rows, logs=logs)
-    pd.DataFrame({"learning_rate": [0.002, 0.004, 0.008, 0.016], "cost": [0.05, 0.03, 0.02, 0.025]}).to_csv(
-        out / "lr_search.csv", index=False)
+    # optimize.lr's files: lr_search.csv (its columns) and lr_search.png
+    pd.DataFrame({"order": [1, 2, 3, 4], "learning_rate": [0.002, 0.004, 0.008, 0.016],
+                  "step": ["start", "double", "double", "double"], "replications": [2, 2, 2, 2],
+                  "mean_cost": [0.05, 0.03, 0.02, 0.025], "min_cost": [0.04, 0.02, 0.01, 0.02],
+                  "max_cost": [0.06, 0.04, 0.03, 0.03], "best": [0, 0, 1, 0]}).to_csv(out / "lr_search.csv", index=False)
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(3, 2))
+    fig.subplots().plot([1, 2, 3])
+    fig.savefig(out / "lr_search.png", dpi=50)
     return out
 
 
@@ -319,7 +327,12 @@ def test_fake_campaign_report(fake_campaign: Path) -> None:
     assert len(t["jobs"]) == 1 + 16
     prov = {r[0][0]: r[1][0] for r in t["provenance"]}
     assert prov["seed"] == "42" and prov["tool revision"] == "deadbeef" and prov["cluster"] == "workers=2"
-    assert '<section id="extra-lr_search">' in html and "Lowest cost: 0.02" in html
+    assert '<section id="extra-lr_search">' in html
+    assert ("Chosen by the tool, and the lowest mean_cost: order = 3, learning_rate = 0.008, step = double, "
+            "replications = 2, mean_cost = 0.02") in html
+    png = base64.b64encode((fake_campaign / "lr_search.png").read_bytes()).decode()
+    assert f'<img src="data:image/png;base64,{png}" width="150" height="100"' in html
+    assert len(t["extra-lr_search"]) == 1 + 4
     assert "2^3 full factorial" in html
     # the analysed jobs and their cost are seed 001's T / (A*100)^2 of the ok rows
     raw = pd.read_csv(fake_campaign / "results.csv")
@@ -328,6 +341,13 @@ def test_fake_campaign_report(fake_campaign: Path) -> None:
     ref = fit_anova(ok.assign(cost=cost), "cost", factors=["nodes", "executors", "learning_rate"])
     shown = {r[0][0]: r[2][1] for r in t["anova"][1:]}
     assert shown == pytest.approx({r.term: r.sum_sq for r in ref.rows}, rel=1e-12)
+
+
+def test_reading_a_campaign_changes_nothing_in_it(fake_campaign: Path) -> None:
+    before = {p.name: p.stat().st_mtime_ns for p in fake_campaign.rglob("*")}
+    report = build_report(fake_campaign, plots=False)
+    assert {p.name: p.stat().st_mtime_ns for p in fake_campaign.rglob("*")} == before  # no -shm/-wal either
+    assert report.campaign.meta["seed"] == 42 and len(report.campaign.attempts) == 0
 
 
 def test_cost_option_changes_the_response(fake_campaign: Path, tmp_path: Path) -> None:

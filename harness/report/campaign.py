@@ -3,7 +3,8 @@
 A campaign directory ``runs/NAME`` holds ``results.csv`` (one row per job, every status),
 ``campaign.sqlite`` (provenance in ``meta``, every attempt in ``attempts``; see
 :mod:`harness.store`) and ``logs/<run>-<replicate>.out/.err``. A plain CSV is a results
-table alone. The SQLite file is opened read-only.
+table alone. Nothing in the directory is changed: the SQLite file is opened read-only, and
+immutable (no -shm/-wal files created) unless a -wal file shows a campaign still writing.
 """
 
 from __future__ import annotations
@@ -126,7 +127,10 @@ def read_meta(db: Path) -> tuple[dict[str, Any], pd.DataFrame | None, str | None
     if not db.is_file():
         return {}, None, f"no {DB_NAME} in the campaign directory: provenance unknown"
     try:
-        con = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
+        # With no -wal file every committed row is in the main file: open it immutable, which
+        # creates no -shm/-wal beside it. A -wal file means a live (or killed) campaign: read it too.
+        live = db.with_name(db.name + "-wal").exists()
+        con = sqlite3.connect(f"{db.resolve().as_uri()}?{'mode=ro' if live else 'immutable=1'}", uri=True)
         try:
             meta = {}
             for key, value in con.execute("SELECT key, value FROM meta"):

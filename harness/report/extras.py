@@ -38,14 +38,15 @@ class ExtraSection:
     log_x: bool = False
     log_y: bool = True
     measures: tuple[str, ...] = MEASURES
+    chosen: str | None = None  # a 0/1 column marking the row the tool chose
+    image: str | None = None  # a PNG the tool wrote beside the CSV, shown instead of a drawn plot
 
 
 REGISTRY: list[ExtraSection] = [
     ExtraSection("lr_search", "Learning-rate search", "lr_search.csv",
-                 "Each row is one learning rate tried by the search (python -m optimize), with the cost it "
-                 "measured; the lowest is the search's answer.", x="learning_rate", log_x=True),
-    ExtraSection("optimizer", "Optimizer results", "optimize.csv",
-                 "Configurations tried by the optimizer and the cost each measured."),
+                 "Each row is one learning rate tried by the search (python -m optimize.lr), in the order "
+                 "tried, with the cost measured over its replications.", x="learning_rate", log_x=True,
+                 measures=("mean_cost",) + MEASURES, chosen="best", image="lr_search.png"),
 ]
 
 
@@ -96,13 +97,29 @@ def render(section: ExtraSection, path: Path) -> str:
     measure = next((m for m in section.measures if m in frame.columns), None)
     if measure is not None and pd.to_numeric(frame[measure], errors="coerce").notna().any():
         values = pd.to_numeric(frame[measure], errors="coerce")
-        best = frame.loc[values.idxmin()]
-        what = ", ".join(f"{c} = {h.level(best[c])}" for c in frame.columns if c != measure)
-        parts.append(h.para(f"Lowest {measure}: {h.num(values.min())} ({what})."))
-        fig = _plot(frame, section, measure)
-        if fig is not None:
-            parts.append(h.figure(fig, f"{measure} against {section.x}",
-                                  f"{measure} of every configuration tried, against {section.x}; the lowest in red."))
+        lowest = values.idxmin()
+        shown = [c for c in frame.columns if c != section.chosen]
+
+        def describe(row: pd.Series) -> str:
+            return ", ".join(f"{c} = {h.level(row[c])}" for c in shown)
+
+        marked = []
+        if section.chosen in frame.columns:
+            marked = list(frame.index[pd.to_numeric(frame[section.chosen], errors="coerce") == 1])
+        if marked == [lowest]:
+            parts.append(h.para(f"Chosen by the tool, and the lowest {measure}: {describe(frame.loc[lowest])}."))
+        else:
+            parts.append(h.para(f"Lowest {measure}: {describe(frame.loc[lowest])}."))
+            parts += [h.para(f"Chosen by the tool: {describe(frame.loc[i])}.") for i in marked]
+        png = path.with_name(section.image) if section.image else None
+        if png is not None and png.is_file():
+            parts.append(h.image_file(png, section.title, f"{png.name}, as written by the tool."))
+        else:
+            fig = _plot(frame, section, measure)
+            if fig is not None:
+                parts.append(h.figure(fig, f"{measure} against {section.x}",
+                                      f"{measure} of every configuration tried, against {section.x}; the lowest "
+                                      "in red."))
     shown = frame.head(MAX_ROWS)
     numeric = [pd.api.types.is_numeric_dtype(shown[c]) for c in shown.columns]
     rows = [[h.ncell(v) if n else h.tcell(v) for v, n in zip(r, numeric)] for r in shown.itertuples(index=False)]

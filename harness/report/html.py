@@ -13,6 +13,7 @@ import io
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from matplotlib.figure import Figure
@@ -128,6 +129,20 @@ def figure(fig: Figure, alt: str, caption: str) -> str:
             f"<figcaption>{esc(caption)}</figcaption></figure>")
 
 
+def image_file(path: Path, alt: str, caption: str, max_bytes: int = 4_000_000) -> str:
+    """A PNG file embedded as a data URI (its own size; a notice if it is not a readable PNG)."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return notice(f"{path.name} could not be read ({exc.strerror})")
+    if data[:8] != b"\x89PNG\r\n\x1a\n" or len(data) < 24 or len(data) > max_bytes:
+        return notice(f"{path.name} is not a PNG image under {max_bytes // 1_000_000} MB; not shown")
+    w, hgt = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    uri = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+    return (f'<figure><img src="{uri}" width="{w}" height="{hgt}" alt="{esc(alt)}">'
+            f"<figcaption>{esc(caption)}</figcaption></figure>")
+
+
 def figure_row(figs: list[str]) -> str:
     """Figures side by side (two per row), each scaled to its column."""
     return f'<div class="figs">{"".join(figs)}</div>' if figs else ""
@@ -204,7 +219,7 @@ figcaption { color: var(--muted); font-size: 13.5px; margin-top: 4px; max-width:
 
 def page(title: str, subtitle: str, sections: Sequence[tuple[str, str, str]]) -> str:
     """The whole document: ``sections`` are (anchor id, heading, body HTML)."""
-    nav = "".join(f'<a href="#{esc(i)}">{esc(h)}</a>' for i, h, _ in sections)
+    nav = " ".join(f'<a href="#{esc(i)}">{esc(h)}</a>' for i, h, _ in sections)
     body = "\n".join(f'<section id="{esc(i)}"><h2>{esc(h)}</h2>\n{b}\n</section>' for i, h, b in sections)
     return (
         "<!DOCTYPE html>\n"

@@ -170,6 +170,9 @@ def recover_design(rows: pd.DataFrame, candidates: tuple[str, ...]) -> Recovered
     if all(s == 2 for s in sizes):
         return _two_level(points, common)
     shape = "x".join(map(str, sizes))
+    if len(factors) == 1:
+        return RecoveredDesign(**common, kind="one factor", title=f"one factor, {factors[0].name}, at {grid} levels",
+                               lines=("a one-factor design: no interactions, no aliasing",))
     if len(points) == grid:
         design = full_factorial(make_factors({f.name: list(f.levels) for f in factors}))
         return RecoveredDesign(**common, kind="full factorial", title=f"{shape} full factorial, {grid} points",
