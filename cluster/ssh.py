@@ -113,12 +113,8 @@ class FabricTransport:
                 return self._connections[host]
         ssh = self.inventory.ssh
         port = self.inventory.ssh_port(host)
-        kwargs: dict[str, object] = {"key_filename": [str(ssh.key_file)], "look_for_keys": False,
-                                     "allow_agent": ssh.use_agent, "banner_timeout": ssh.connect_timeout,
-                                     "auth_timeout": ssh.connect_timeout}
-        passphrase = ssh.passphrase()
-        if passphrase:
-            kwargs["passphrase"] = passphrase
+        kwargs: dict[str, object] = {"pkey": self._key(host), "look_for_keys": False, "allow_agent": ssh.use_agent,
+                                     "banner_timeout": ssh.connect_timeout, "auth_timeout": ssh.connect_timeout}
         config = Config(overrides={"load_ssh_configs": False, "run": {"hide": True, "warn": True}})
         conn = Connection(host, user=ssh.user, port=port, connect_timeout=int(max(1, ssh.connect_timeout)),
                           connect_kwargs=kwargs, config=config)
@@ -133,9 +129,6 @@ class FabricTransport:
         except paramiko.BadHostKeyException as e:
             raise HostKeyProblem(host, f"its host key does not match {known} (fingerprint {e.key.fingerprint}): if the "
                                        "host was rebuilt, remove its old line with `ssh-keygen -R`, else do not connect") from None
-        except paramiko.PasswordRequiredException:
-            raise KeyRefused(host, f"the key {ssh.key_file} is encrypted: load it into ssh-agent and set ssh.use_agent = "
-                                   "true, or export its passphrase in the variable named by ssh.passphrase_env") from None
         except paramiko.AuthenticationException:
             raise KeyRefused(host, f"refused key {ssh.key_file} for user {ssh.user!r}: add {ssh.key_file}.pub to "
                                    f"~{ssh.user}/.ssh/authorized_keys on the host, or fix ssh.user / ssh.key_file") from None
@@ -149,12 +142,32 @@ class FabricTransport:
             raise Unreachable(host, f"unreachable: no answer from {where} within {ssh.connect_timeout:g} s; check the "
                                     "address, the port and the firewall") from None
         except OSError as e:
-            reason = e.strerror or str(e)
+            errors = list(getattr(e, "errors", {}).values())  # paramiko's NoValidConnectionsError
+            cause = errors[0] if errors else e
+            reason = getattr(cause, "strerror", None) or str(cause)
             raise Unreachable(host, f"unreachable: cannot connect to {where} ({reason}); check the address, the port "
                                     "and that sshd runs") from None
         with self._lock:
             self._connections[host] = conn
         return conn
+
+    def _key(self, host: str):  # -> paramiko.PKey
+        """Load the private key here, so its passphrase goes to paramiko's decryption only."""
+        import paramiko
+
+        ssh = self.inventory.ssh
+        passphrase = ssh.passphrase()
+        try:
+            return paramiko.PKey.from_path(ssh.key_file, passphrase)
+        except (paramiko.PasswordRequiredException, TypeError):  # cryptography: TypeError when one is needed
+            raise KeyRefused(host, f"the key {ssh.key_file} is encrypted: export its passphrase in the variable named "
+                                   "by ssh.passphrase_env, or load it into ssh-agent and set ssh.use_agent = true") from None
+        except (paramiko.SSHException, ValueError) as e:
+            hint = (f"wrong passphrase in ${ssh.passphrase_env}?" if passphrase
+                    else "is it an OpenSSH private key?")
+            raise KeyRefused(host, f"cannot load the key {ssh.key_file} ({type(e).__name__}): {hint}") from None
+        except OSError as e:
+            raise KeyRefused(host, f"cannot read the key {ssh.key_file} ({e.strerror}): fix ssh.key_file") from None
 
     # -- operations
     def run(self, host: str, argv: list[str], timeout: float | None = None,

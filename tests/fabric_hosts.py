@@ -4,7 +4,7 @@ Every host is a network namespace with a veth pair into a private bridge (addres
 10.231.N.0/24 that exists only inside this machine), running Debian's openssh-server with
 a throwaway host key and one authorized key, all under a temporary directory. Where
 namespaces cannot be made (no root), sshd instances listen on separate loopback
-addresses (127.0.0.2, 127.0.0.3, ...) instead. :meth:`TestHosts.close` ends every process
+addresses (127.0.0.2, 127.0.0.3, ...) instead. :meth:`HostSet.close` ends every process
 in our namespaces and the sshd processes we started, then deletes the namespaces and the
 bridge, also after a failure.
 """
@@ -54,7 +54,7 @@ def _free_subnet() -> str:
 
 
 @dataclass
-class TestHosts:
+class HostSet:
     root: Path
     addresses: list[str]
     port: int
@@ -118,8 +118,8 @@ def _sshd_config(root: Path, i: int, address: str, port: int, host_key: Path, au
     return cfg
 
 
-def start_hosts(root: Path, count: int = 2, force_loopback: bool = False) -> TestHosts:
-    """``count`` hosts with sshd each; call :meth:`TestHosts.close` when done (also on failure)."""
+def start_hosts(root: Path, count: int = 2, force_loopback: bool = False) -> HostSet:
+    """``count`` hosts with sshd each; call :meth:`HostSet.close` when done (also on failure)."""
     if not SSHD.exists():
         raise RuntimeError("sshd is missing: apt-get install -y openssh-server")
     root.mkdir(parents=True, exist_ok=True)
@@ -131,7 +131,7 @@ def start_hosts(root: Path, count: int = 2, force_loopback: bool = False) -> Tes
     os.chmod(authorized, 0o600)
     mode = "loopback" if force_loopback or not namespaces_work() else "netns"
     tag = f"sdl{os.getpid() % 100000}"
-    hosts = TestHosts(root, [], 22, key, other, enc, root / "known_hosts", mode)
+    hosts = HostSet(root, [], 22, key, other, enc, root / "known_hosts", mode)
     try:
         if mode == "netns":
             prefix = _free_subnet()

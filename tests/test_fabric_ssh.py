@@ -1,0 +1,237 @@
+"""cluster.remote against real sshd instances on this machine (see tests/fabric_hosts.py).
+
+Fast: the one-line errors for a refused key, a closed port, an unknown host key, an
+encrypted key without its passphrase, and hostile values through a real remote shell.
+Slow: provision two hosts, start a master and two workers over SSH, run a two-row design
+through the harness's RemoteBackend and Campaign, and find results and logs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cluster.bundle import build_bundle, build_wheelhouse, project_root
+from cluster.group import GroupFailure
+from cluster.inventory import load_inventory
+from cluster.remote import RemoteCluster
+from cluster.ssh import FabricTransport, HostKeyProblem, KeyRefused, Unreachable
+from harness.command import SubmitOptions
+from harness.remote_backend import RemoteBackend
+from harness.runspec import read_design
+from harness.store import ResultStore
+from harness.submit import Campaign, CampaignSettings
+from tests.fabric_hosts import PASSPHRASE, HostSet, start_hosts
+
+pytestmark = pytest.mark.cluster
+
+
+@pytest.fixture(scope="module")
+def hosts(tmp_path_factory) -> HostSet:
+    h = start_hosts(tmp_path_factory.mktemp("sshhosts"))
+    try:
+        yield h
+    finally:
+        h.close()
+
+
+def inventory_file(hosts: HostSet, tmp_path: Path, name: str = "inventory.toml", **kw) -> Path:
+    workers = kw.pop("workers", [(hosts.addresses[0], 1, "1g"), (hosts.addresses[1], 1, "1g")])
+    base_dir = kw.pop("base_dir", str(tmp_path / "remote"))
+    p = tmp_path / name
+    p.write_text(hosts.inventory_text(base_dir, workers, **kw))
+    return p
+
+
+def one_line(e: BaseException) -> str:
+    message = str(e)
+    assert "\n" not in message, message
+    return message
+
+
+# ---------------------------------------------------------------- errors against a real sshd
+
+
+def test_a_command_reaches_the_host_and_hostile_values_stay_data(hosts, tmp_path):
+    t = FabricTransport(load_inventory(inventory_file(hosts, tmp_path)))
+    target = tmp_path / "pwned"
+    hostile = f"a b $(touch {target}) `touch {target}`; touch {target} | & > 'x' \"y\" \\ ~"
+    try:
+        r = t.run(hosts.addresses[1], ["printf", "%s", hostile])
+        ip = t.run(hosts.addresses[1], ["ip", "-4", "-o", "addr", "show"])
+    finally:
+        t.close()
+    assert r.ok and r.stdout == hostile and not target.exists()
+    assert hosts.mode != "netns" or f"inet {hosts.addresses[1]}/24" in ip.stdout  # really the other host
+
+
+def test_wrong_key_is_refused_in_one_line(hosts, tmp_path):
+    inv = load_inventory(inventory_file(hosts, tmp_path, key=hosts.other_key))
+    with pytest.raises(KeyRefused) as e:
+        FabricTransport(inv).run(hosts.addresses[0], ["true"])
+    message = one_line(e.value)
+    assert message.startswith(f"{hosts.addresses[0]}: refused key {hosts.other_key} for user 'root'")
+    assert "authorized_keys" in message
+    # through an operation: one result per host, each naming the refusal
+    with pytest.raises(GroupFailure) as g:
+        RemoteCluster(inv).start_workers().raise_on_failure()
+    assert [r.host for r in g.value.result.failed] == hosts.addresses
+    assert all(r.detail.startswith("refused key") for r in g.value.result.failed)
+
+
+def test_closed_port_is_unreachable_in_one_line(hosts, tmp_path):
+    inv = load_inventory(inventory_file(hosts, tmp_path, port=9))  # nothing listens on the discard port
+    with pytest.raises(Unreachable) as e:
+        FabricTransport(inv).run(hosts.addresses[0], ["true"])
+    assert one_line(e.value) == (f"{hosts.addresses[0]}: unreachable: cannot connect to root@{hosts.addresses[0]}:9 "
+                                 "(Connection refused); check the address, the port and that sshd runs")
+
+
+def test_unknown_host_key_is_refused_in_one_line(hosts, tmp_path):
+    hosts_file = tmp_path / "empty_known_hosts"
+    hosts_file.write_text("")
+    text = inventory_file(hosts, tmp_path).read_text().replace(str(hosts.known_hosts), str(hosts_file))
+    inv_path = tmp_path / "unknown.toml"
+    inv_path.write_text(text)
+    with pytest.raises(HostKeyProblem) as e:
+        FabricTransport(load_inventory(inv_path)).run(hosts.addresses[0], ["true"])
+    assert f"its host key is not in {hosts_file}: check its fingerprint, then `ssh-keyscan" in one_line(e.value)
+
+
+def test_an_encrypted_key_needs_its_passphrase_which_is_never_shown(hosts, tmp_path, monkeypatch):
+    monkeypatch.delenv("T8_SSH_PASS", raising=False)
+    inv = load_inventory(inventory_file(hosts, tmp_path, key=hosts.encrypted_key,
+                                        extra_ssh='passphrase_env = "T8_SSH_PASS"'))
+    with pytest.raises(KeyRefused) as e:
+        FabricTransport(inv).run(hosts.addresses[0], ["true"])
+    assert "is encrypted: export its passphrase in the variable named by ssh.passphrase_env" in one_line(e.value)
+    monkeypatch.setenv("T8_SSH_PASS", "wrong " + PASSPHRASE)
+    with pytest.raises(KeyRefused) as e:
+        FabricTransport(inv).run(hosts.addresses[0], ["true"])
+    assert one_line(e.value).endswith("wrong passphrase in $T8_SSH_PASS?") and PASSPHRASE not in str(e.value)
+    monkeypatch.setenv("T8_SSH_PASS", PASSPHRASE)
+    t = FabricTransport(inv)
+    try:
+        r = t.run(hosts.addresses[0], ["sh", "-c", "env; ps -ef"])
+    finally:
+        t.close()
+    assert r.ok and PASSPHRASE not in r.stdout + r.stderr + r.command  # not in the remote environment or commands
+
+
+# ---------------------------------------------------------------- the whole path
+
+
+def wheelhouse() -> Path:
+    """The pinned stack as wheels, cached outside the repo: the namespaces reach no package index."""
+    constraints = (project_root() / "constraints.txt").read_bytes()
+    dest = Path.home() / ".cache" / "sparkdl-lab" / f"test-wheelhouse-{hashlib.sha256(constraints).hexdigest()[:12]}"
+    if not (dest / ".complete").exists():
+        build_wheelhouse(dest, build_bundle(dest.parent / "bundles"))
+        (dest / ".complete").write_text("")
+    return dest
+
+
+DESIGN = """run,model,nodes,executors,executor_cores,epochs,learning_rate,batch_size
+1,lenet,2,1,1,1,0.05,32
+2,lenet,1,1,1,1,0.1,32
+"""
+
+
+@pytest.mark.slow
+def test_provision_start_and_run_a_design_on_two_hosts(hosts, tmp_path, monkeypatch):
+    a, b = hosts.addresses
+    monkeypatch.setenv("T8_SSH_PASS", PASSPHRASE)
+    extra = dict(key=hosts.encrypted_key, extra_ssh='passphrase_env = "T8_SSH_PASS"',
+                 extra_remote=f'wheelhouse = "{wheelhouse()}"')
+    inv_path = inventory_file(hosts, tmp_path, **extra)
+    said: list[str] = []
+    cluster = RemoteCluster(load_inventory(inv_path), progress=said.append, bundle_dir=tmp_path / "bundles")
+    try:
+        # The hosts share this machine's disk, like hosts with an NFS home: one base dir, state per host.
+        # Host A is provisioned from scratch; host B then finds the same venv up to date (and both say so).
+        first = cluster.provision([a]).raise_on_failure()
+        assert [(r.host, r.changed) for r in first.results] == [(a, True)]
+        again = cluster.provision().raise_on_failure()
+        assert [(r.host, r.changed) for r in again.results] == [(a, False), (b, False)]
+        assert all("up to date" in r.detail for r in again.results)
+
+        # A worker that offers more cores than its host has: one line naming the host and the fix.
+        too_big = RemoteCluster(load_inventory(inventory_file(hosts, tmp_path, "big.toml", workers=[(b, 64, "1g")],
+                                                              **extra)))
+        try:
+            res = too_big.provision([b])
+            (bad,) = res.failed
+            assert bad.host == b and bad.detail.startswith("worker-1 offers cores=64 but the host has ")
+            started = too_big.start_workers()
+            (bad,) = started.failed
+            assert bad.host == b and "offers cores=64 but this host has" in bad.detail and "exited 2" in bad.detail
+        finally:
+            too_big.close()
+
+        # Master and both workers over SSH, idempotently.
+        assert cluster.start_master().raise_on_failure().changed
+        assert cluster.start_workers(2).raise_on_failure().changed
+        assert not cluster.start_master().raise_on_failure().changed
+        assert not cluster.start_workers(2).raise_on_failure().changed
+        report = cluster.status()
+        assert report.master is not None and sorted(w.host for w in report.master.alive_workers) == [a, b]
+        fab = subprocess.run([str(Path(sys.executable).with_name("fab")), "status", "--inventory", str(inv_path)],
+                             cwd=project_root(), capture_output=True, text=True, timeout=120)
+        assert fab.returncode == 0, fab.stderr
+        assert "2 worker(s) alive, 2 cores" in fab.stdout and f"{b} host: ok: running: worker-2" in fab.stdout
+        cluster.stop().raise_on_failure()  # the backend starts it again (and stops what it started)
+
+        # A two-row design through the harness: run 1 on both workers, run 2 on one.
+        design = tmp_path / "design.csv"
+        design.write_text(DESIGN)
+        specs = read_design(design)
+        out = tmp_path / "campaign"
+        backend = RemoteBackend(cluster, 700, logs_dir=out / "cluster-logs", progress=said.append)
+        store = ResultStore(out)
+        try:
+            backend.open(specs)
+            assert [backend.check(s) for s in specs] == [[], []]
+            options = SubmitOptions(master_url=backend.master_url, driver_memory="1g", train_samples=256,
+                                    test_samples=128)
+            settings = CampaignSettings(out=out, options=options, timeout=900, retries=0)
+            summary = Campaign(settings, backend, backend.spark_env, backend.runner(), store, said.append).run(specs)
+        finally:
+            backend.close()
+            store.close()
+    finally:
+        cluster.close()
+
+    results = {r.run: r for r in summary.results}
+    assert set(results) == {1, 2}
+    for r in results.values():
+        assert r.status == "ok", r.reason
+        assert 0 < r.wall_clock_s < r.elapsed_s and 0 <= r.accuracy <= 1 and r.app_id.startswith("app-")
+    assert "scaling the remote cluster to 1 worker(s)" in said
+    for key in ("1-1", "2-1"):
+        assert "Top1Accuracy" in (out / "logs" / f"{key}.out").read_text()
+    # the master's and both workers' logs, and the executors' stderr from host B (run 1 used it)
+    logs = out / "cluster-logs"
+    assert "Master" in (logs / a / "logs" / "master.log").read_text()
+    assert (logs / a / "logs" / "worker-1.log").stat().st_size > 0
+    assert "Successfully registered with master" in (logs / b / "logs" / "worker-2.log").read_text()
+    assert list((logs / b / "work" / "worker-2").glob(f"{results[1].app_id}/*/stderr"))
+    assert not list((logs / b / "work" / "worker-2").glob(f"{results[2].app_id}/*/stderr"))  # run 2: worker-1 only
+    assert (out / "results.csv").exists()
+
+    # the backend started the cluster, so it stopped it; nothing of ours runs on either host
+    final = RemoteCluster(load_inventory(inv_path))
+    try:
+        assert final.status().master is None
+        assert all(r.detail == "running: nothing" for r in final.status().hosts.results)
+    finally:
+        final.close()
+
+    # no secret anywhere: progress, local logs and results, the hosts' logs and state
+    texts = said + [p.read_text(errors="replace") for p in out.rglob("*") if p.is_file() and p.suffix != ".sqlite"]
+    texts += [p.read_text(errors="replace") for p in (tmp_path / "remote" / "hosts").rglob("*")
+              if p.is_file() and p.suffix in (".log", ".json", "")]
+    assert not [t for t in texts if PASSPHRASE in t]
