@@ -159,12 +159,13 @@ class FabricTransport:
         passphrase = ssh.passphrase()
         try:
             return paramiko.PKey.from_path(ssh.key_file, passphrase)
-        except (paramiko.PasswordRequiredException, TypeError):  # cryptography: TypeError when one is needed
-            raise KeyRefused(host, f"the key {ssh.key_file} is encrypted: export its passphrase in the variable named "
-                                   "by ssh.passphrase_env, or load it into ssh-agent and set ssh.use_agent = true") from None
-        except (paramiko.SSHException, ValueError) as e:
-            hint = (f"wrong passphrase in ${ssh.passphrase_env}?" if passphrase
-                    else "is it an OpenSSH private key?")
+        except (paramiko.SSHException, TypeError, ValueError) as e:
+            # cryptography raises TypeError when a passphrase is needed but none was given
+            if passphrase is None and isinstance(e, (paramiko.PasswordRequiredException, TypeError)):
+                raise KeyRefused(host, f"the key {ssh.key_file} is encrypted: export its passphrase in the variable "
+                                       "named by ssh.passphrase_env, or load it into ssh-agent and set ssh.use_agent "
+                                       "= true") from None
+            hint = f"wrong passphrase in ${ssh.passphrase_env}?" if passphrase else "is it an OpenSSH private key?"
             raise KeyRefused(host, f"cannot load the key {ssh.key_file} ({type(e).__name__}): {hint}") from None
         except OSError as e:
             raise KeyRefused(host, f"cannot read the key {ssh.key_file} ({e.strerror}): fix ssh.key_file") from None
