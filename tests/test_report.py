@@ -275,6 +275,8 @@ def test_findings_follow_the_numbers(table2_report) -> None:
     assert f"The largest effect is learning_rate: it explains {top.pct_variation:.2f}%" in text
     assert "normality of residuals (Shapiro-Wilk" in text and "equal variances across design points" in text
     assert "Analysing log(cost) instead" in text
+    sig = sum(r.pct_variation for r in ref.rows if r.term != "Residual" and r.p < 0.05)  # balanced: shares add
+    assert f"(together {sig:.2f}% of the variation)" in text
     data = pd.read_csv(TABLE2)
     means = data.groupby(FACTORS)["cost"].mean()
     assert f"Lowest mean cost: {means.min():.4g} over 10 job(s)" in text
@@ -324,6 +326,8 @@ def test_fake_campaign_report(fake_campaign: Path) -> None:
     assert set(reasons["reason"].map(lambda c: c[0])) == {"BigDL rejected the batch size",
                                                           "no result within 60 s: the run was stopped (raise --timeout)"}
     assert "not a multiple of 3" in html  # the failed run's log tail
+    assert "Failures by reason: 1 failed: &#x27;BigDL rejected the batch size&#x27;" in html
+    assert "shares do not add up" in html  # two failed jobs leave the design unbalanced
     assert len(t["jobs"]) == 1 + 16
     prov = {r[0][0]: r[1][0] for r in t["provenance"]}
     assert prov["seed"] == "42" and prov["tool revision"] == "deadbeef" and prov["cluster"] == "workers=2"
@@ -397,6 +401,27 @@ def test_failed_only_campaign_renders(tmp_path: Path) -> None:
     counts = {r[0][0]: r[1][1] for r in tables_of(html)["status-counts"][1:]}
     assert counts == {"ok": 0, "failed": 2, "incomplete": 1, "total": 3}
     assert "ERROR executor lost" in html
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_campaigns_always_render(tmp_path: Path, seed: int) -> None:
+    """Random subsets of points, replicates, statuses, accuracies of 0 and a text factor: never a crash."""
+    rng = np.random.default_rng(seed)
+    points = list(itertools.product((0.05, 0.1), (1, 2), (1, 2)))
+    rows = []
+    for run, (lr, ex, nodes) in enumerate(points[: int(rng.integers(1, 9))], start=1):
+        for rep in range(1, int(rng.integers(1, 3)) + 1):
+            status = str(rng.choice(["ok", "ok", "ok", "failed", "incomplete"]))
+            acc = 0.0 if rng.random() < 0.1 else 0.8 + 0.15 * rng.random()
+            row = (job(run, rep, nodes, ex, lr, wall=10 + 5 * rng.random(), acc=acc) if status == "ok" else
+                   job(run, rep, nodes, ex, lr, status=status, reason="boom", kind="job"))
+            row["model"] = "birnn" if rng.random() < 0.3 else "lenet"
+            rows.append(row)
+    html = build_report(campaign(tmp_path / f"c{seed}", rows), plots=False).html
+    for sid in SECTIONS:
+        assert f'<section id="{sid}">' in html
+    counts = {r[0][0]: r[1][1] for r in tables_of(html)["status-counts"][1:]}
+    assert counts.pop("total") == sum(counts.values()) == len(rows)
 
 
 def test_empty_campaign_and_csv_without_cost(tmp_path: Path) -> None:

@@ -58,8 +58,9 @@ def jobs_sentence(campaign: Campaign) -> str:
         why = "; ".join(f"{n} {reason}" for reason, n in campaign.table.dropped.items())
         text += f"; left out: {why}"
     if reasons:
-        s, r, n = reasons[0]
-        text += f". The most common failure ({n} job(s), {s}) was: '{r}'"
+        listed = "; ".join(f"{n} {s}: '{r}'" for s, r, n in reasons[:3])
+        more = f"; and {len(reasons) - 3} other reason(s)" if len(reasons) > 3 else ""
+        text += f". Failures by reason: {listed}{more}"
     return text + "."
 
 
@@ -89,8 +90,11 @@ def effect_sentences(result: AnovaResult, choice: ModelChoice | None = None) -> 
         sig = [r for r in rows if math.isfinite(r.p) and r.p < result.alpha]
         if sig:
             share = sum(r.pct_variation for r in sig)
-            out.append(f"Significant at alpha = {result.alpha:g}: {_list([_name(r.term) for r in sig])} "
-                       f"(together {h.pct(share)}% of the variation).")
+            additive = abs(sum(r.pct_variation for r in result.rows) - 100.0) < 0.01
+            together = (f" (together {h.pct(share)}% of the variation)" if additive else
+                        " (the design is unbalanced here, so the terms' sums of squares overlap and their shares "
+                        "do not add up)")
+            out.append(f"Significant at alpha = {result.alpha:g}: {_list([_name(r.term) for r in sig])}{together}.")
         else:
             out.append(f"No term is significant at alpha = {result.alpha:g}.")
         resid = next((r for r in result.rows if r.term == RESIDUAL), None)
