@@ -158,7 +158,7 @@ class FabricTransport:
         ssh = self.inventory.ssh
         passphrase = ssh.passphrase()
         try:
-            return paramiko.PKey.from_path(ssh.key_file, passphrase)
+            return paramiko.PKey.from_path(ssh.key_file, passphrase.encode() if passphrase else None)
         except (paramiko.SSHException, TypeError, ValueError) as e:
             # cryptography raises TypeError when a passphrase is needed but none was given
             if passphrase is None and isinstance(e, (paramiko.PasswordRequiredException, TypeError)):
