@@ -100,3 +100,15 @@ def status(c, inventory=None):
 def collect_logs(c, inventory=None, dest="cluster-logs"):
     """Copy daemon logs and executor stdout/stderr of every host into DEST/<host>/."""
     _with(inventory, lambda cl: cl.collect_logs(Path(dest)))
+
+
+@task(help={"dest": "folder for the wheels (default wheelhouse)"})
+def wheelhouse(c, dest="wheelhouse"):
+    """Download/build wheels of the whole pinned stack, for hosts that reach no package index."""
+    from cluster.bundle import build_bundle, build_wheelhouse
+
+    try:
+        path = build_wheelhouse(Path(dest), build_bundle(Path(".cluster") / "bundles"))
+    except ClusterError as e:
+        raise Exit(f"error: {e}", code=1) from None
+    print(f"{len(list(path.glob('*.whl')))} wheel(s) in {path}: set remote.wheelhouse = \"{path}\" in the inventory")

@@ -12,6 +12,7 @@ bridge, also after a failure.
 from __future__ import annotations
 
 import contextlib
+import getpass
 import os
 import signal
 import socket
@@ -71,7 +72,7 @@ class HostSet:
                        key: Path | None = None, port: int | None = None, extra_ssh: str = "",
                        extra_remote: str = "") -> str:
         """An inventory for these hosts; ``workers`` is (address, cores, memory) per worker."""
-        lines = ["[ssh]", 'user = "root"', f'key_file = "{key or self.key}"', f"port = {port or self.port}",
+        lines = ["[ssh]", f'user = "{getpass.getuser()}"', f'key_file = "{key or self.key}"', f"port = {port or self.port}",
                  f'known_hosts = "{self.known_hosts}"', "connect_timeout = 5", extra_ssh, "",
                  "[remote]", f'base_dir = "{base_dir}"', 'python = "/usr/bin/python3"', extra_remote, "",
                  "[master]", f'host = "{master or self.addresses[0]}"', "port = 7077", "webui_port = 8080", ""]
@@ -123,7 +124,8 @@ def start_hosts(root: Path, count: int = 2, force_loopback: bool = False) -> Hos
     if not SSHD.exists():
         raise RuntimeError("sshd is missing: apt-get install -y openssh-server")
     root.mkdir(parents=True, exist_ok=True)
-    Path("/run/sshd").mkdir(exist_ok=True)  # sshd's privilege separation directory
+    with contextlib.suppress(OSError):  # sshd's privilege separation directory (needed when run as root)
+        Path("/run/sshd").mkdir(exist_ok=True)
     key, other, enc = keygen(root / "client_key"), keygen(root / "other_key"), keygen(root / "enc_key", PASSPHRASE)
     host_key = keygen(root / "host_key")
     authorized = root / "authorized_keys"

@@ -69,6 +69,20 @@ def test_a_command_reaches_the_host_and_hostile_values_stay_data(hosts, tmp_path
     assert hosts.mode != "netns" or f"inet {hosts.addresses[1]}/24" in ip.stdout  # really the other host
 
 
+def test_the_loopback_fallback_hosts_work_too(tmp_path):
+    """Where namespaces cannot be made, sshd instances on 127.0.0.2, 127.0.0.3 stand in for hosts."""
+    loop = start_hosts(tmp_path / "loop", force_loopback=True)
+    try:
+        t = FabricTransport(load_inventory(inventory_file(loop, tmp_path)))
+        try:
+            assert [t.run(h, ["printf", "%s", h]).stdout for h in loop.addresses] == ["127.0.0.2", "127.0.0.3"]
+        finally:
+            t.close()
+    finally:
+        loop.close()
+    assert all(p.poll() is not None for p in loop.sshd)
+
+
 def test_wrong_key_is_refused_in_one_line(hosts, tmp_path):
     inv = load_inventory(inventory_file(hosts, tmp_path, key=hosts.other_key))
     with pytest.raises(KeyRefused) as e:
