@@ -8,7 +8,6 @@ import html as html_lib
 import itertools
 import math
 import re
-import shutil
 import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
