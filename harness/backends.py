@@ -132,7 +132,14 @@ class LocalBackend:
             raise CapacityError(f"cannot start the local cluster: {e}") from e
 
     def check(self, spec: RunSpec) -> list[str]:
-        return []  # workers are sized for the design; the machine's memory is checked in submit
+        """Workers are sized for the design; what can still not fit is the machine's memory."""
+        need = spec.nodes * spec.executors * self.executor_memory_mb
+        available = available_memory_mb()
+        if available is not None and need > available:
+            return [f"{spec.nodes} node(s) x {spec.executors} executor(s) x {self.executor_memory_mb} MB = {need} MB "
+                    f"of executor memory, but this machine has {available} MB available: lower --executor-memory, "
+                    "nodes or executors"]
+        return []
 
     def prepare(self, spec: RunSpec) -> None:
         assert self.size is not None, "open() first"
@@ -151,6 +158,18 @@ class LocalBackend:
     def close(self) -> None:
         if self.started_here and not self.keep_running:
             self.cluster.stop()
+
+
+def available_memory_mb(meminfo: str = "/proc/meminfo") -> int | None:
+    """MemAvailable of this machine in MB (None where /proc/meminfo does not exist)."""
+    try:
+        with open(meminfo) as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) // 1024
+    except OSError:
+        return None
+    return None
 
 
 def executor_memory_mb(text: str) -> int:

@@ -121,11 +121,28 @@ def batch_problem(spec: RunSpec) -> str | None:
             f"{spec.total_cores} (BigDL rejects it): use e.g. {hint}")
 
 
-def read_design(path: Path, check_batch: bool = True) -> list[RunSpec]:
+@dataclass(frozen=True)
+class DesignCheck:
+    """The good rows of a design file, and one line per problem of the others."""
+
+    specs: list[RunSpec]
+    problems: list[str]
+
+
+def read_design(path: Path, check_batch: bool = True, skip_invalid: bool = False) -> list[RunSpec]:
     """Every row of a design CSV as a :class:`RunSpec`; raises :class:`DesignFileError` listing all problems.
 
-    ``check_batch=False`` lets rows that BigDL will reject through (to record how it fails).
+    ``check_batch=False`` lets rows that BigDL will reject through (to record how it fails);
+    ``skip_invalid=True`` returns the good rows when only some rows are bad.
     """
+    checked = check_design(path, check_batch)
+    if checked.problems and not (skip_invalid and checked.specs):
+        raise DesignFileError(str(path), checked.problems)
+    return checked.specs
+
+
+def check_design(path: Path, check_batch: bool = True) -> DesignCheck:
+    """Read and check every row; header problems and unreadable files raise :class:`DesignFileError`."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8-sig")
@@ -165,7 +182,5 @@ def read_design(path: Path, check_batch: bool = True) -> list[RunSpec]:
         seen[cell] = number
         specs.append(result)
     if not specs and not problems:
-        problems.append("no rows: add one row per run below the header")
-    if problems:
-        raise DesignFileError(str(path), problems)
-    return specs
+        raise DesignFileError(str(path), ["no rows: add one row per run below the header"])
+    return DesignCheck(specs, problems)

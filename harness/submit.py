@@ -32,11 +32,11 @@ from logparse.losses import resource_losses
 from cluster.errors import ClusterError
 from cluster.local import DEFAULT_STATE_DIR, LocalCluster, start_ticks
 from cluster.sparkenv import SparkEnv, discover
-from harness.backends import Backend, FixedBackend, LocalBackend, executor_memory_mb
+from harness.backends import Backend, FixedBackend, LocalBackend, WorkerSize, executor_memory_mb
 from harness.command import SubmitOptions, submit_argv
 from harness.errors import CapacityError, DesignFileError, HarnessError
 from harness.runner import Completed, ProcessRunner, Runner
-from harness.runspec import RunSpec, read_design
+from harness.runspec import RunSpec, check_design
 from harness.store import RunResult, ResultStore, status_counts
 
 Progress = Callable[[str], None]
@@ -247,6 +247,23 @@ def results_table(results: Sequence[RunResult]) -> str:
     return "\n".join(lines)
 
 
+def dry_run_plan(specs: Sequence[RunSpec], options: SubmitOptions, env: SparkEnv, mem_mb: int, local: bool) -> str:
+    """What a campaign would do: the cluster scaling plan and every run's exact argv."""
+    lines = []
+    if local:
+        size = WorkerSize.for_design(specs, mem_mb)
+        lines.append(f"# local cluster: workers of {size.cores} cores and {size.memory_mb} MB each")
+    workers = None
+    for spec in specs:
+        if local and spec.nodes != workers:
+            lines.append(f"# scale the local cluster to {spec.nodes} worker(s)")
+            workers = spec.nodes
+        lines.append(f"# run {spec.key}: {spec.nodes} node(s) x {spec.executors} executor(s) x "
+                     f"{spec.executor_cores} core(s) = {spec.total_cores} cores")
+        lines.append(shlex.join(submit_argv(spec, options, env)))
+    return "\n".join(lines)
+
+
 # ---------------------------------------------------------------- CLI
 
 
@@ -274,6 +291,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--retries", type=int, default=1, help="extra attempts after an infrastructure failure (default 1)")
     p.add_argument("--unchecked", action="store_true",
                    help="submit rows whose batch size BigDL will reject (they are recorded as failed)")
+    p.add_argument("--skip-invalid", action="store_true",
+                   help="run the good rows when some rows are bad (the bad ones are listed and skipped)")
     p.add_argument("--dry-run", action="store_true", help="print each run's spark-submit argv; run nothing")
     return p
 
@@ -290,7 +309,12 @@ def main(argv: list[str] | None = None) -> int:
     args.out = args.out or Path("runs") / args.design.stem
     say: Progress = lambda msg: print(msg, flush=True)  # noqa: E731
     try:
-        specs = read_design(args.design, check_batch=not args.unchecked)
+        checked = check_design(args.design, check_batch=not args.unchecked)
+        if checked.problems and not (args.skip_invalid and checked.specs):
+            raise DesignFileError(str(args.design), checked.problems)
+        for problem in checked.problems:
+            print(f"skipped {problem}", file=sys.stderr)
+        specs = checked.specs
         mem_mb = executor_memory_mb(args.executor_memory)
         options = SubmitOptions(master_url=args.master or "spark://127.0.0.1:7077",
                                 executor_memory=args.executor_memory, driver_memory=args.driver_memory,
@@ -298,10 +322,7 @@ def main(argv: list[str] | None = None) -> int:
                                 test_samples=args.test_samples, seed=args.seed)
         env = discover()
         if args.dry_run:
-            for spec in specs:
-                print(f"# run {spec.key}: {spec.nodes} worker(s) x {spec.executors} executor(s) x "
-                      f"{spec.executor_cores} core(s)")
-                print(shlex.join(submit_argv(spec, options, env)))
+            print(dry_run_plan(specs, options, env, mem_mb, local=not args.master))
             return 0
         settings = CampaignSettings(out=args.out, options=options, timeout=args.timeout, retries=args.retries,
                                     resume=args.resume)

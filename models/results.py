@@ -53,6 +53,14 @@ NON_FACTOR_COLUMNS = frozenset(
         "end",
         "app_id",
         "cost",
+        # what the harness read back from each job's log, and its bookkeeping (harness/store.py)
+        "failure_kind",
+        "attempts",
+        "epochs_completed",
+        "learning_rate_used",
+        "batch_size_used",
+        "exit_code",
+        "log",
     }
 )
 

@@ -95,3 +95,12 @@ def test_missing_inputs():
 def test_detect_factors_skips_bookkeeping_and_constants():
     df = pd.DataFrame({"run": [1, 2], "x": [1, 2], "k": [3, 3], "opt": ["sgd", "adam"], "cost": [1.0, 2.0]})
     assert detect_factors(df) == ("x", "opt")
+
+
+def test_harness_bookkeeping_columns_are_never_factors():
+    from harness.store import COLUMNS
+    from harness.runspec import SPEC_FIELDS
+    from models.results import NON_FACTOR_COLUMNS
+
+    # every results.csv column that is not a design factor is known as a non-factor
+    assert set(COLUMNS) - set(SPEC_FIELDS) <= NON_FACTOR_COLUMNS | {"model"}
