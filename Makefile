@@ -7,7 +7,11 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 DEMO_OUT ?= runs/demo-$(shell date +%Y%m%d-%H%M%S)
 
-.PHONY: venv demo test test-fast doctor clean
+# System packages the full suite needs: Debian's chromium (the report is checked in a real
+# browser) and openssh-server + iproute2 (Fabric tests talk to real sshd test hosts).
+SYSDEPS := chromium openssh-server iproute2
+
+.PHONY: venv sysdeps demo test test-fast doctor clean
 
 venv: $(STAMP)
 
@@ -25,7 +29,18 @@ demo: venv
 	$(PY) -m harness.submit examples/demo.csv --local --out $(DEMO_OUT)
 	$(PY) -m harness.report $(DEMO_OUT) -o $(DEMO_OUT)/report.html
 
-test: venv
+sysdeps:
+	@missing=""; \
+	command -v chromium >/dev/null || missing="$$missing chromium"; \
+	test -x /usr/sbin/sshd || missing="$$missing openssh-server"; \
+	command -v ip >/dev/null || missing="$$missing iproute2"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing:$$missing"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  else echo "error: the test suite needs:$$missing (e.g. sudo apt-get install$$missing)"; exit 2; fi; \
+	fi
+
+test: venv sysdeps
 	$(PY) -m pytest -q
 
 test-fast: venv
