@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import re
 import subprocess
 import sys
@@ -62,6 +63,15 @@ def test_campaign_on_a_real_cluster(local_cluster, tmp_path):
     ms = fetch_state(local_cluster.webui_url)
     assert len(ms.alive_workers) == 1 and ms.alive_workers[0].cores == 2
     assert local_cluster.status().running  # started by the test, so the harness leaves it running
+
+    # provenance stored with the campaign
+    from harness.store import ResultStore
+
+    meta = ResultStore(out).meta()
+    assert meta["design_sha256"] == hashlib.sha256(design.read_bytes()).hexdigest()
+    assert meta["pyspark"] == "3.1.3" and meta["bigdl"] == "2.4.0" and meta["python"].startswith("3.11")
+    assert meta["cluster"]["backend"] == "local" and meta["cluster"]["worker_cores"] == 2
+    assert meta["tool_revision"] is None or len(meta["tool_revision"]) == 40
 
     again = submit(str(design), "--local", "--state-dir", str(local_cluster.state_dir), "--out", str(out),
                    "--unchecked")
