@@ -234,7 +234,7 @@ def results_table(results: Sequence[RunResult]) -> str:
     head = ("run", "model", "nodes", "exec", "cores", "epochs", "lr", "batch", "status", "wall_s", "accuracy", "elapsed_s")
     rows = [head]
     for r in sorted(results, key=lambda r: (r.run, r.replicate)):
-        rows.append((r.key if hasattr(r, "key") else f"{r.run}-{r.replicate}", r.model, str(r.nodes), str(r.executors),
+        rows.append((f"{r.run}-{r.replicate}", r.model, str(r.nodes), str(r.executors),
                      str(r.executor_cores), str(r.epochs), f"{r.learning_rate:g}", str(r.batch_size), r.status,
                      "" if r.wall_clock_s is None else f"{r.wall_clock_s:.1f}",
                      "" if r.accuracy is None else f"{r.accuracy:.4f}", f"{r.elapsed_s:.1f}"))
