@@ -252,18 +252,23 @@ def golden_search(objective: Objective, start: float = 0.002, replications: int 
             if vertex is not None and confirmed and b[1] - vertex[1] <= ftol * abs(b[1]):
                 return ev.result("golden", f"a confirmed parabola promises less than {ftol:.0%} improvement")
             taken = [math.log(p.lr) for p in pts]
+            larger = 0.5 * (b[0] + c[0]) if c[0] - b[0] >= b[0] - a[0] else 0.5 * (a[0] + b[0])
             if vertex is not None and a[0] < vertex[0] < c[0]:
                 u, step = vertex[0], "parabolic"
                 if min(abs(u - t) for t in taken) < tol_u / 2:  # too close to a known point: probe beside b
-                    u = b[0] + (tol_u / 2 if u >= b[0] else -tol_u / 2)
-                    step = "probe"
-            elif not smooth:  # a jump (e.g. training diverged): bisect towards it, where the edge is
-                u = 0.5 * (b[0] + c[0]) if c[1] >= a[1] else 0.5 * (a[0] + b[0])
-                step = "bisect"
-            else:  # no usable parabola: bisect the larger segment on log lr
-                u = 0.5 * (b[0] + c[0]) if c[0] - b[0] >= b[0] - a[0] else 0.5 * (a[0] + b[0])
-                step = "bisect"
+                    u, step = b[0] + (tol_u / 2 if u >= b[0] else -tol_u / 2), "probe"
+                    if min(abs(u - t) for t in taken) < tol_u / 4:  # probed before: split the larger segment
+                        u, step = larger, "bisect"
+            elif not smooth and max(c[0] - b[0], b[0] - a[0]) > tol_u:
+                # a jump (e.g. training diverged): bisect towards it while that side is wider than xtol
+                toward_c = c[1] >= a[1] if min(c[0] - b[0], b[0] - a[0]) > tol_u else c[0] - b[0] > b[0] - a[0]
+                u, step = (0.5 * (b[0] + c[0]) if toward_c else 0.5 * (a[0] + b[0])), "bisect"
+            else:  # no usable parabola: split the larger segment on log lr
+                u, step = larger, "bisect"
+            before = len(ev.points)
             point = ev(math.exp(u), step)
+            if len(ev.points) == before:  # cannot happen by construction; never loop on a known point
+                return ev.result("golden", f"no new learning rate to try near {math.exp(b[0]):g}")
             predicted = _at(a, b, c, u) if vertex is not None else math.nan
             confirmed = abs(point.mean - predicted) <= ftol * abs(b[1])
     except _Budget:

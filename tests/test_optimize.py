@@ -6,6 +6,7 @@ import csv
 import math
 from fractions import Fraction
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -255,3 +256,11 @@ def test_a_failed_job_stops_the_search_with_its_reason_and_log(tmp_path):
     runner = FakeRunner(accuracy_curve, fail={0.004})
     with pytest.raises(JobFailedError, match=r"run 2-1 at learning rate 0\.004 failed: .*OutOfMemoryError.*logs/2-1\.out"):
         run_search(tmp_path, runner, replications=1)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_golden_terminates_on_noisy_curves_without_repeating_a_point(seed):
+    rng = np.random.default_rng(seed)
+    f = Counting(lambda lr: bowl(0.3)(lr) * math.exp(rng.normal(0, 0.2)))
+    r = golden_search(f, replications=1, xtol=1.2, max_points=60)
+    assert len(set(f.calls)) == len(f.calls) == len(r.points) < 60
