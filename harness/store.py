@@ -12,6 +12,7 @@ import csv
 import json
 import os
 import sqlite3
+import threading
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Iterable
@@ -166,7 +167,8 @@ class ResultStore:
     def export_csv(self, path: Path | None = None) -> Path:
         """Write results.csv atomically (a crash never leaves half a file)."""
         path = path or self.dir / CSV_NAME
-        tmp = path.with_suffix(".csv.tmp")
+        # unique per writer: concurrent runs of one campaign (optimize.concurrent) export at once
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         with open(tmp, "w", newline="") as f:
             w = csv.writer(f)
             w.writerow(COLUMNS)
