@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import KFold
 
+import logparse
 from cluster.errors import ClusterError
 from cluster.local import DEFAULT_STATE_DIR
 from harness.errors import HarnessError
@@ -67,6 +68,26 @@ class EpochChoice:
     @property
     def chosen(self) -> EpochPrediction | None:
         return next((p for p in self.predictions if p.epochs == self.epochs), None)
+
+
+def per_epoch_table(campaign: str | Path) -> pd.DataFrame:
+    """One row per validated epoch of every ok run of a campaign: the run's factors with ``epochs = e`` and
+    ``wall_clock_s`` = BigDL's cumulative wall clock at that epoch's validation (read from the run's log).
+
+    A run of E epochs thus also says how long 1..E-1 epochs take with the same configuration and seed
+    (the training is the same up to that point); only BigDL's wall clock splits this way, not ``elapsed_s``."""
+    runs = read_results(campaign)
+    rows = []
+    for _, run in runs.iterrows():
+        log = logparse.parse(Path(campaign) / str(run["log"]), full=True)
+        for v in log.validations:
+            top1 = v.metric("Top1Accuracy")
+            rows.append({**{c: run[c] for c in HARNESS_FACTORS if c in runs.columns}, "epochs": v.epoch,
+                         "wall_clock_s": v.wall_clock_s, "accuracy": None if top1 is None else top1.value,
+                         "source_run": f"{run['run']}-{run['replicate']}"})
+    if not rows:
+        raise CampaignDataError(f"no validated epochs in the logs of {campaign}: run the campaign first")
+    return pd.DataFrame(rows)
 
 
 def largest_fitting(epochs: Sequence[int], times: Sequence[float], budget: float) -> int | None:
@@ -189,6 +210,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", default="", help="the job's other factors: key=value,... (model, nodes, batch_size...)")
     p.add_argument("--campaign", type=Path, required=True, help="campaign directory or results CSV to learn from")
     p.add_argument("--time", default="elapsed_s", help="time column (default elapsed_s; or wall_clock_s)")
+    p.add_argument("--per-epoch", action="store_true",
+                   help="learn from every validated epoch of each run's log (needs --time wall_clock_s)")
     p.add_argument("--lower", type=int, default=1)
     p.add_argument("--upper", type=int, default=20)
     p.add_argument("--step", type=int, default=1)
@@ -231,7 +254,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         config = parse_config(args.config)
-        table = read_results(args.campaign)
+        if args.per_epoch and args.time != "wall_clock_s":
+            raise SearchOptionError("--per-epoch splits BigDL's wall clock by epoch only: add --time wall_clock_s")
+        table = per_epoch_table(args.campaign) if args.per_epoch else read_results(args.campaign)
         model = EpochTimeModel(target=args.time, seed=args.seed, cv_folds=args.cv_folds, n_estimators=args.trees).fit(table)
         choice = max_epochs(model, config, args.budget, args.lower, args.upper, args.step, args.level, args.safe)
         print(f"{'epochs':>6}  {'predicted s':>11}  {'forest':>8}  {'regression':>10}  {f'{args.level:.0%} interval':>17}")

@@ -264,3 +264,32 @@ def test_golden_terminates_on_noisy_curves_without_repeating_a_point(seed):
     f = Counting(lambda lr: bowl(0.3)(lr) * math.exp(rng.normal(0, 0.2)))
     r = golden_search(f, replications=1, xtol=1.2, max_points=60)
     assert len(set(f.calls)) == len(f.calls) == len(r.points) < 60
+
+
+# ---------------------------------------------------------------- real jobs
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_real_search_on_a_local_cluster(local_cluster, tmp_path):
+    """Two real lenet jobs through the harness; every learning rate read back from its log."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "lr"
+    argv = [sys.executable, "-m", "optimize.lr", "--model", "lenet", "--replications", "1", "--max-points", "2",
+            "--train-samples", "256", "--test-samples", "128", "--batch-size", "64", "--start", "0.05",
+            "--out", str(out), "--state-dir", str(local_cluster.state_dir), "--port", str(local_cluster.port),
+            "--webui-port", str(local_cluster.webui_port), "--executor-memory", "600m"]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    assert "max_points=2 reached" in proc.stdout
+    rows = list(csv.DictReader(open(out / "results.csv")))
+    assert [(float(r["learning_rate"]), float(r["learning_rate_used"])) for r in rows] == [(0.05, 0.05), (0.1, 0.1)]
+    assert all(r["status"] == "ok" for r in rows)
+    search_rows = list(csv.DictReader(open(out / "lr_search.csv")))
+    for r, s in zip(rows, search_rows):  # cost = T / A^2 recomputed from the harness's results
+        assert float(s["mean_cost"]) == pytest.approx(float(r["wall_clock_s"]) / float(r["accuracy"]) ** 2)
+    assert (out / "lr_search.png").stat().st_size > 10_000
+    again = subprocess.run(argv + ["--resume"], capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0 and "2 jobs (2 reused from the store)" in again.stdout

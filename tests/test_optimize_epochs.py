@@ -107,3 +107,22 @@ def test_cli(tmp_path, capsys):
     assert code == 0 and "max epochs within 185 s: 5" in out
     assert main(["--budget", "185", "--config", "batch_size", "--campaign", str(path)]) == 2
     assert capsys.readouterr().err.startswith("error: --config item")
+
+
+def test_per_epoch_table_reads_every_validated_epoch_from_the_logs(tmp_path):
+    from harness.command import SubmitOptions
+    from optimize.epochs import per_epoch_table
+    from optimize.session import ClusterOptions, JobConfig, open_session
+    from tests.test_optimize_fakes import FakeBackend, FakeRunner, fake_env
+
+    runner = FakeRunner(lambda lr, b, e, s: (12.0 * e, 0.8))  # 12 s per epoch
+    config = JobConfig(model="lenet", batch_size=64, learning_rate=0.05)
+    with open_session(tmp_path, {"t": 1}, SubmitOptions("x"), ClusterOptions(), [config.spec(1, 1)], False,
+                      backend=FakeBackend(), runner=runner, env=fake_env()) as session:
+        session.run(config.spec(1, 1, epochs=3))
+        session.run(config.spec(2, 1, epochs=2, batch_size=128))
+    table = per_epoch_table(tmp_path)
+    assert table[["source_run", "epochs", "batch_size"]].values.tolist() == [
+        ["1-1", 1, 64], ["1-1", 2, 64], ["1-1", 3, 64], ["2-1", 1, 128], ["2-1", 2, 128]]
+    assert table["wall_clock_s"].tolist() == pytest.approx([12.0, 24.0, 36.0, 12.0, 24.0])
+    assert main(["--budget", "30", "--campaign", str(tmp_path), "--per-epoch"]) == 2  # needs --time wall_clock_s
