@@ -25,7 +25,6 @@ from models.anova import fit_anova
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLE2 = ROOT / "examples" / "marinos2021" / "table2.csv"
-DEMO = ROOT / "examples" / "demo.csv"
 FACTORS = ["nodes", "executors", "executor_cores", "epochs", "learning_rate", "batch_size"]
 SECTIONS = ["provenance", "findings", "design", "status", "results", "anova", "checks", "plots", "queueing", "method"]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -365,7 +364,9 @@ def test_cost_option_changes_the_response(fake_campaign: Path, tmp_path: Path) -
 
 
 def test_demo_sized_campaign_renders_without_residual_df(tmp_path: Path) -> None:
-    design = pd.read_csv(DEMO)
+    # a demo-sized design whose learning rate is aliased with executors (resolution II)
+    design = pd.DataFrame({"run": [1, 2, 3, 4], "nodes": [1, 2, 1, 2], "executors": [1, 1, 2, 2],
+                           "executor_cores": [1, 2, 2, 1], "learning_rate": [0.05, 0.05, 0.1, 0.1]})
     rows = [job(int(r.run), 1, int(r.nodes), int(r.executors), float(r.learning_rate), wall=20.0 + 3 * i,
                 acc=0.9 - 0.01 * i) for i, r in enumerate(design.itertuples())]
     for row, cores in zip(rows, design["executor_cores"]):
