@@ -22,7 +22,7 @@ import socket
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Sequence
@@ -73,38 +73,52 @@ def _same(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-12)
 
 
-def interpret(spec: RunSpec, completed: Completed, log: logparse.JobLog,
-              losses: tuple[str, ...] = ()) -> dict[str, object]:
+@dataclass(frozen=True)
+class Outcome:
+    """What one attempt produced: its status and the figures read back from its log."""
+
+    status: str
+    reason: str
+    failure_kind: str | None
+    wall_clock_s: float | None
+    accuracy: float | None
+    app_id: str | None
+    epochs_completed: int | None
+    learning_rate_used: float | None
+    batch_size_used: int | None
+    exit_code: int
+
+    def failed(self, kind: str, reason: str) -> "Outcome":
+        return replace(self, status="failed", failure_kind=kind, reason=reason)
+
+
+def interpret(spec: RunSpec, completed: Completed, log: logparse.JobLog, losses: tuple[str, ...] = ()) -> Outcome:
     """Status, reason and figures of one attempt, from the process, its log and the resources it lost."""
-    outcome: dict[str, object] = dict(
+    outcome = Outcome(
         status=log.status, reason=log.reason, failure_kind=log.failure_kind,
         wall_clock_s=log.wall_clock_s, accuracy=log.accuracy, app_id=log.app_id,
         epochs_completed=log.epochs_completed, learning_rate_used=log.learning_rate,
         batch_size_used=log.batch_size, exit_code=completed.returncode,
     )
     if completed.timed_out:
-        outcome.update(status="failed", failure_kind="timeout",
-                       reason=f"no result within {completed.elapsed_s:.0f} s: the run was stopped (raise --timeout)")
-    elif log.status == "ok" and completed.returncode != 0:
-        outcome.update(status="failed", failure_kind="job",
-                       reason=f"spark-submit exited with code {completed.returncode} after training finished")
-    elif log.status == "ok":
-        wrong = []
-        if log.learning_rate is None or not _same(log.learning_rate, spec.learning_rate):
-            wrong.append(f"learning rate {log.learning_rate} (asked {spec.learning_rate})")
-        if log.batch_size is None or log.batch_size != spec.batch_size:
-            wrong.append(f"batch size {log.batch_size} (asked {spec.batch_size})")
-        if log.epochs_completed != spec.epochs:
-            wrong.append(f"{log.epochs_completed} epochs (asked {spec.epochs})")
-        if wrong:
-            outcome.update(status="failed", failure_kind="job",
-                           reason="the job did not run what the design asked: it ran with " + ", ".join(wrong))
-        elif losses:
-            outcome.update(status="failed", failure_kind="infrastructure",
-                           reason="Spark recovered from a lost executor, but the run did not keep the resources of "
-                                  f"its design row, so its time is not valid: {losses[0]}")
-    elif completed.returncode == 0 and log.status == "incomplete" and not log.reason:
-        outcome.update(reason="the log ends before the final validation")
+        return outcome.failed("timeout", f"no result within {completed.elapsed_s:.0f} s: "
+                                         "the run was stopped (raise --timeout)")
+    if log.status != "ok":
+        return outcome
+    if completed.returncode != 0:
+        return outcome.failed("job", f"spark-submit exited with code {completed.returncode} after training finished")
+    wrong = []
+    if log.learning_rate is None or not _same(log.learning_rate, spec.learning_rate):
+        wrong.append(f"learning rate {log.learning_rate} (asked {spec.learning_rate})")
+    if log.batch_size != spec.batch_size:
+        wrong.append(f"batch size {log.batch_size} (asked {spec.batch_size})")
+    if log.epochs_completed != spec.epochs:
+        wrong.append(f"{log.epochs_completed} epochs (asked {spec.epochs})")
+    if wrong:
+        return outcome.failed("job", "the job did not run what the design asked: it ran with " + ", ".join(wrong))
+    if losses:
+        return outcome.failed("infrastructure", "Spark recovered from a lost executor, but the run did not keep the "
+                                                f"resources of its design row, so its time is not valid: {losses[0]}")
     return outcome
 
 
@@ -130,6 +144,14 @@ class Campaign:
         self.runner, self.store, self.progress = runner, store, progress
         self.options = replace(settings.options, master_url=backend.master_url)
 
+    def _app_id(self, name: str) -> str | None:
+        """The application id by name from the master, when the log did not show it."""
+        try:
+            app = self.backend.find_app(name)
+        except (ClusterError, HarnessError):
+            return None
+        return app.id if app else None
+
     def execute(self, spec: RunSpec) -> RunResult:
         out, err = _log_paths(self.settings.out, spec)
         attempts = self.settings.retries + 1
@@ -143,18 +165,16 @@ class Campaign:
                 on_start=lambda pid: self.store.set_attempt_process(spec, n, pid, start_ticks(pid)))
             log = logparse.parse(out, expected_epochs=spec.epochs)
             outcome = interpret(spec, completed, log, resource_losses(out) if log.status == "ok" else ())
-            if not outcome.get("app_id"):
-                app = self.backend.find_app(argv[argv.index("--name") + 1])
-                outcome["app_id"] = app.id if app else None
+            if outcome.app_id is None:
+                outcome = replace(outcome, app_id=self._app_id(argv[argv.index("--name") + 1]))
             end = now()
-            self.store.end_attempt(spec, n, end, str(outcome["status"]), str(outcome["reason"]),
-                                   outcome["failure_kind"])  # type: ignore[arg-type]
-            if outcome["status"] != "ok" and outcome["failure_kind"] == "infrastructure" and attempt < attempts:
-                self.progress(f"run {spec.key}: infrastructure failure ({outcome['reason']}); retrying")
+            self.store.end_attempt(spec, n, end, outcome.status, outcome.reason, outcome.failure_kind)
+            if outcome.status != "ok" and outcome.failure_kind == "infrastructure" and attempt < attempts:
+                self.progress(f"run {spec.key}: infrastructure failure ({outcome.reason}); retrying")
                 _keep_previous(out, err, n)
                 continue
             return RunResult.for_spec(spec, elapsed_s=round(completed.elapsed_s, 3), start=start, end=end,
-                                      attempts=n, log=str(out.relative_to(self.settings.out)), **outcome)
+                                      attempts=n, log=str(out.relative_to(self.settings.out)), **asdict(outcome))
         raise AssertionError("unreachable")
 
     def _clean_up_interrupted(self) -> None:
