@@ -179,16 +179,17 @@ class RemoteCluster:
                 sent += 1
         return sent
 
-    def provision(self, hosts: Sequence[str] | None = None) -> GroupResult:
+    def provision(self, hosts: Sequence[str] | None = None, bundle: Bundle | None = None) -> GroupResult:
         """Install the pinned stack and this project into ``<base>/venv`` on every host (idempotent).
 
-        ``hosts`` limits it to some of the inventory's hosts (default: all).
+        ``hosts`` limits it to some of the inventory's hosts (default: all); ``bundle`` defaults
+        to one built from the current source tree.
         """
         unknown = [h for h in hosts or () if h not in self.inv.hosts]
         if unknown:
             raise ClusterError(f"hosts {', '.join(unknown)} are not in the inventory {self.inv.path}: use one of "
                                f"{', '.join(self.inv.hosts)}")
-        bundle = build_bundle(self.bundle_dir)
+        bundle = bundle or build_bundle(self.bundle_dir)
         self.progress(f"bundle {bundle.short}: {bundle.wheel.name}")
         wheelhouse = self.inv.remote.wheelhouse is not None
 

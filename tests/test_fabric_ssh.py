@@ -167,9 +167,11 @@ def test_provision_start_and_run_a_design_on_two_hosts(hosts, tmp_path, monkeypa
     try:
         # The hosts share this machine's disk, like hosts with an NFS home: one base dir, state per host.
         # Host A is provisioned from scratch; host B then finds the same venv up to date (and both say so).
-        first = cluster.provision([a]).raise_on_failure()
+        # (One bundle for both calls: others may edit the source tree meanwhile, which changes the digest.)
+        bundle = build_bundle(tmp_path / "bundles")
+        first = cluster.provision([a], bundle).raise_on_failure()
         assert [(r.host, r.changed) for r in first.results] == [(a, True)]
-        again = cluster.provision().raise_on_failure()
+        again = cluster.provision(bundle=bundle).raise_on_failure()
         assert [(r.host, r.changed) for r in again.results] == [(a, False), (b, False)]
         assert all("up to date" in r.detail for r in again.results)
 
@@ -177,7 +179,7 @@ def test_provision_start_and_run_a_design_on_two_hosts(hosts, tmp_path, monkeypa
         too_big = RemoteCluster(load_inventory(inventory_file(hosts, tmp_path, "big.toml", workers=[(b, 64, "1g")],
                                                               **extra)))
         try:
-            res = too_big.provision([b])
+            res = too_big.provision([b], bundle)
             (bad,) = res.failed
             assert bad.host == b and bad.detail.startswith("worker-1 offers cores=64 but the host has ")
             started = too_big.start_workers()
