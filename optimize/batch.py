@@ -60,14 +60,19 @@ class BatchChoice:
         return next(c for c in self.candidates if c.batch == self.batch)
 
 
-def choose(batches: Sequence[int], times: Sequence[float], accuracies: Sequence[float], slo: float) -> BatchChoice:
-    """The highest-accuracy batch whose time is <= slo (ties: the faster, then the smaller batch);
-    when none meets it, the fastest (ties: the more accurate, then the smaller batch), flagged."""
+def choose(batches: Sequence[int], times: Sequence[float], accuracies: Sequence[float], slo: float,
+           margin: float = 0.0) -> BatchChoice:
+    """The highest-accuracy batch whose time x (1 + margin) is <= slo (ties: the faster, then the smaller batch);
+    when none meets it, the fastest (ties: the more accurate, then the smaller batch), flagged.
+    ``margin`` 0 is Courier's rule; a positive margin guards against under-predicted times."""
     if not (len(batches) == len(times) == len(accuracies)) or not batches:
         raise SearchOptionError("give one predicted time and accuracy per candidate batch size")
     if not slo > 0:
         raise SearchOptionError(f"slo={slo!r} must be a positive number of seconds")
-    cands = tuple(Candidate(int(b), float(t), float(a), float(t) <= slo) for b, t, a in zip(batches, times, accuracies))
+    if not margin >= 0:
+        raise SearchOptionError(f"margin={margin!r} must be >= 0 (a fraction of the predicted time, e.g. 0.2)")
+    cands = tuple(Candidate(int(b), float(t), float(a), float(t) * (1 + margin) <= slo)
+                  for b, t, a in zip(batches, times, accuracies))
     meeting = [c for c in cands if c.meets_slo]
     if meeting:
         best = min(meeting, key=lambda c: (-c.accuracy, c.time, c.batch))
@@ -96,9 +101,10 @@ class Courier:
         configs = pd.DataFrame([{**job, "batch": b} for b in batches])
         return self.time_model.predict(configs), self.accuracy_model.predict(configs)
 
-    def choose(self, job: dict[str, object], slo: float, batches: Sequence[int] = CANDIDATES) -> BatchChoice:
+    def choose(self, job: dict[str, object], slo: float, batches: Sequence[int] = CANDIDATES,
+               margin: float = 0.0) -> BatchChoice:
         times, accs = self.predict(job, batches)
-        return choose(batches, times, accs, slo)
+        return choose(batches, times, accs, slo, margin)
 
 
 def check_table(table: pd.DataFrame) -> None:
@@ -165,7 +171,7 @@ class Evaluation:
 
 def evaluate(table: pd.DataFrame, trials: int = 100, slo_mean: float = 300.0, slo_sd: float = 100.0,
              test_share: float = 0.3, seed: int = 0, batches: Sequence[int] = CANDIDATES,
-             courier: Courier | None = None) -> Evaluation:
+             courier: Courier | None = None, margin: float = 0.0) -> Evaluation:
     """Courier vs a uniformly random batch on held-out configurations (see the module docstring)."""
     check_table(table)
     rng = np.random.default_rng(seed)
@@ -186,7 +192,7 @@ def evaluate(table: pd.DataFrame, trials: int = 100, slo_mean: float = 300.0, sl
     for _ in range(trials):
         job = test_jobs.iloc[int(rng.integers(len(test_jobs)))].to_dict()
         slo = max(1.0, float(rng.normal(slo_mean, slo_sd)))
-        pick = model.choose(job, slo, batches).batch
+        pick = model.choose(job, slo, batches, margin).batch
         rand = int(batches[int(rng.integers(len(batches)))])
         measured = means[(means[key] == pd.Series(job)[key].values).all(axis=1)].set_index("batch")
         rows.append(EvaluationRow(job, slo, pick, float(measured.at[pick, "time"]), float(measured.at[pick, "accuracy"]),
@@ -211,6 +217,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trees", type=int, default=100, help="trees per random forest (default 100)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--evaluate", type=int, metavar="TRIALS", help="Courier vs random batch on held-out rows")
+    p.add_argument("--margin", type=float, default=0.0,
+                   help="require predicted time x (1 + margin) <= SLO (default 0: Courier's rule)")
     p.add_argument("--slo-mean", type=float, default=300.0)
     p.add_argument("--slo-sd", type=float, default=100.0)
     return p
@@ -222,9 +230,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         table = load_table(args.campaign)
         if args.evaluate:
             ev = evaluate(table, args.evaluate, args.slo_mean, args.slo_sd, seed=args.seed, batches=args.batches,
-                          courier=Courier(seed=args.seed, cv_folds=args.cv_folds, n_estimators=args.trees))
+                          courier=Courier(seed=args.seed, cv_folds=args.cv_folds, n_estimators=args.trees), margin=args.margin)
             both = ev.accuracy_when_both_meet()
-            print(f"held-out campaign rows ({len(ev.rows)} trials, SLO ~ N({args.slo_mean:g}, {args.slo_sd:g})):")
+            print(f"held-out configurations of {args.campaign} ({len(ev.rows)} trials, SLO ~ N({args.slo_mean:g}, "
+                  f"{args.slo_sd:g}), margin {args.margin:g}; measured means, not fresh jobs):")
             print(f"  SLO met:  Courier {ev.courier_fulfilment:.0%}   random batch {ev.random_fulfilment:.0%}")
             print(f"  accuracy: Courier {ev.courier_accuracy:.4f}  random batch {ev.random_accuracy:.4f}")
             print(f"  accuracy where both meet the SLO ({both[2]} trials): Courier {both[0]:.4f}  random {both[1]:.4f}")
@@ -233,7 +242,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise SearchOptionError("give --slo, --cpus, --njobs and --network (or --evaluate TRIALS)")
         courier = Courier(seed=args.seed, cv_folds=args.cv_folds, n_estimators=args.trees).fit(table)
         choice = courier.choose({"cpus": args.cpus, "njobs": args.njobs, "network": args.network}, args.slo,
-                                args.batches)
+                                args.batches, args.margin)
     except (SearchOptionError, CampaignDataError, ModelError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

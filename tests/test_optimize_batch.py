@@ -166,3 +166,11 @@ def test_njobs_copies_run_at_once_each_with_its_own_cell_and_log(tmp_path):
     assert table["njobs"].tolist() == [3, 3, 3] and table["batch"].tolist() == [64] * 3
     assert table["time"].tolist() == [31.0 + 5.0] * 3  # elapsed_s: the fake's wall clock + 5 s
     assert (tmp_path / GROUPS_CSV).read_text().splitlines()[0] == "run,replicate,group,njobs"
+
+
+def test_margin_requires_headroom_below_the_slo():
+    times, accs = [283, 200, 141, 100], [0.95, 0.93, 0.90, 0.85]
+    assert choose([64, 128, 256, 512], times, accs, slo=210).batch == 128
+    assert choose([64, 128, 256, 512], times, accs, slo=210, margin=0.1).batch == 256  # 200 x 1.1 > 210
+    with pytest.raises(SearchOptionError, match="margin"):
+        choose([64], [1.0], [0.5], slo=10, margin=-0.1)
