@@ -294,6 +294,8 @@ def build_parser() -> argparse.ArgumentParser:
     where = p.add_mutually_exclusive_group()
     where.add_argument("--local", action="store_true", help="use (and rescale) the local loopback cluster (default)")
     where.add_argument("--master", help="submit to this existing standalone master, e.g. spark://host:7077")
+    where.add_argument("--cluster", type=Path, metavar="INVENTORY",
+                       help="provision and drive the hosts of this inventory (TOML) over SSH")
     p.add_argument("--master-webui", help="its web UI (default http://HOST:8080)")
     p.add_argument("--state-dir", type=Path, default=DEFAULT_STATE_DIR, help="local cluster state (default .cluster)")
     p.add_argument("--keep-cluster", action="store_true", help="leave a local cluster this command started running")
@@ -318,6 +320,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _backend(args: argparse.Namespace, mem_mb: int, progress: Progress) -> Backend:
+    if args.cluster:
+        from cluster.inventory import load_inventory
+        from cluster.remote import RemoteCluster
+        from harness.remote_backend import RemoteBackend
+
+        return RemoteBackend(RemoteCluster(load_inventory(args.cluster), progress=progress), mem_mb,
+                             logs_dir=args.out / "cluster-logs", keep_running=args.keep_cluster, progress=progress)
     if args.master:
         host = args.master.split("://", 1)[-1].split(":", 1)[0]
         return FixedBackend(args.master, args.master_webui or f"http://{host}:8080", mem_mb)
@@ -342,21 +351,24 @@ def main(argv: list[str] | None = None) -> int:
                                 test_samples=args.test_samples, seed=args.seed)
         env = discover()
         if args.dry_run:
-            print(dry_run_plan(specs, options, env, mem_mb, local=not args.master))
+            print(dry_run_plan(specs, options, env, mem_mb, local=not (args.master or args.cluster)))
             return 0
         settings = CampaignSettings(out=args.out, options=options, timeout=args.timeout, retries=args.retries,
                                     resume=args.resume)
         store = ResultStore(args.out)
         store.check_design(hashlib.sha256(args.design.read_bytes()).hexdigest(), args.resume)
         backend = _backend(args, mem_mb, say)
-        backend.open(specs)
         try:
+            backend.open(specs)
+            runner: Runner = ProcessRunner()
+            if args.cluster:  # drivers run on the master host, with its paths
+                env, runner = backend.spark_env, backend.runner()  # type: ignore[attr-defined]
             problems = [f"run {s.key}: {p}" for s in specs for p in backend.check(s)]
             if problems:
                 raise CapacityError("\n".join([f"{len(problems)} run(s) cannot run on this cluster; nothing was submitted",
                                                *problems]))
             store.set_meta(provenance(args.design, settings, env, backend))
-            summary = Campaign(settings, backend, env, ProcessRunner(), store, say).run(specs)
+            summary = Campaign(settings, backend, env, runner, store, say).run(specs)
         finally:
             backend.close()
             store.close()

@@ -3,7 +3,7 @@
 Fast: the one-line errors for a refused key, a closed port, an unknown host key, an
 encrypted key without its passphrase, and hostile values through a real remote shell.
 Slow: provision two hosts, start a master and two workers over SSH, run a two-row design
-through the harness's RemoteBackend and Campaign, and find results and logs.
+through `python -m harness.submit --cluster` (RemoteBackend + Campaign), and find results and logs.
 """
 
 from __future__ import annotations
@@ -20,11 +20,7 @@ from cluster.group import GroupFailure
 from cluster.inventory import load_inventory
 from cluster.remote import RemoteCluster
 from cluster.ssh import FabricTransport, HostKeyProblem, KeyRefused, Unreachable
-from harness.command import SubmitOptions
-from harness.remote_backend import RemoteBackend
-from harness.runspec import read_design
 from harness.store import ResultStore
-from harness.submit import Campaign, CampaignSettings
 from tests.fabric_hosts import PASSPHRASE, HostSet, start_hosts
 
 pytestmark = pytest.mark.cluster
@@ -201,27 +197,26 @@ def test_provision_start_and_run_a_design_on_two_hosts(hosts, tmp_path, monkeypa
         assert "2 worker(s) alive, 2 cores" in fab.stdout and f"{b} host: ok: running: worker-2" in fab.stdout
         cluster.stop().raise_on_failure()  # the backend starts it again (and stops what it started)
 
-        # A two-row design through the harness: run 1 on both workers, run 2 on one.
+        # A two-row design through `python -m harness.submit --cluster`: run 1 on both workers, run 2 on one.
         design = tmp_path / "design.csv"
         design.write_text(DESIGN)
-        specs = read_design(design)
         out = tmp_path / "campaign"
-        backend = RemoteBackend(cluster, 700, logs_dir=out / "cluster-logs", progress=said.append)
+        proc = subprocess.run(
+            [sys.executable, "-m", "harness.submit", str(design), "--cluster", str(inv_path), "--out", str(out),
+             "--driver-memory", "1g", "--train-samples", "256", "--test-samples", "128", "--timeout", "900",
+             "--retries", "0"],
+            cwd=project_root(), capture_output=True, text=True, timeout=1800)
+        said.extend(proc.stdout.splitlines() + proc.stderr.splitlines())
+        assert proc.returncode == 0, proc.stdout + proc.stderr
         store = ResultStore(out)
-        try:
-            backend.open(specs)
-            assert [backend.check(s) for s in specs] == [[], []]
-            options = SubmitOptions(master_url=backend.master_url, driver_memory="1g", train_samples=256,
-                                    test_samples=128)
-            settings = CampaignSettings(out=out, options=options, timeout=900, retries=0)
-            summary = Campaign(settings, backend, backend.spark_env, backend.runner(), store, said.append).run(specs)
-        finally:
-            backend.close()
-            store.close()
+        summary_results = store.results()
+        meta = store.meta()
+        store.close()
     finally:
         cluster.close()
 
-    results = {r.run: r for r in summary.results}
+    assert meta["cluster"]["backend"] == "remote" and meta["cluster"]["master_host"] == a
+    results = {r.run: r for r in summary_results}
     assert set(results) == {1, 2}
     for r in results.values():
         assert r.status == "ok", r.reason
