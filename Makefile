@@ -8,8 +8,8 @@ STAMP  := $(VENV)/.installed
 DEMO_OUT ?= runs/demo-$(shell date +%Y%m%d-%H%M%S)
 
 # System packages the full suite needs: Debian's chromium (the report is checked in a real
-# browser) and openssh-server + iproute2 (Fabric tests talk to real sshd test hosts).
-SYSDEPS := chromium openssh-server iproute2
+# browser); openssh-server, iproute2 and python3-venv (Fabric tests provision real sshd test
+# hosts in network namespaces, with the hosts' own /usr/bin/python3).
 
 .PHONY: venv sysdeps demo test test-fast doctor clean
 
@@ -34,6 +34,7 @@ sysdeps:
 	command -v chromium >/dev/null || missing="$$missing chromium"; \
 	test -x /usr/sbin/sshd || missing="$$missing openssh-server"; \
 	command -v ip >/dev/null || missing="$$missing iproute2"; \
+	/usr/bin/python3 -c "import ensurepip" 2>/dev/null || missing="$$missing python3-venv"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    echo "installing:$$missing"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
