@@ -26,15 +26,7 @@ from models.errors import InvalidTableError, MissingColumnError
 from models.results import NON_FACTOR_COLUMNS, OK_STATUS, STATUS_COLUMN, ResultsTable, build_table, resolve_path
 
 #: Columns the harness writes that are neither factors nor the response.
-BOOKKEEPING = NON_FACTOR_COLUMNS | {
-    "failure_kind",
-    "attempts",
-    "epochs_completed",
-    "learning_rate_used",
-    "batch_size_used",
-    "exit_code",
-    "log",
-}
+BOOKKEEPING = NON_FACTOR_COLUMNS
 #: The design columns of a harness design file, in file order.
 DESIGN_COLUMNS = ("model",) + REQUIRED
 ROW_KEY = "__row__"
