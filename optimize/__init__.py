@@ -1,1 +1,6 @@
-"""optimize: searches that run real jobs through the harness (learning rate, batch size, epochs)."""
+"""optimize: searches that run real jobs through the harness (learning rate, batch size, epochs).
+
+``lr`` (seed 001's learning-rate heuristic and a bracketing + Brent search), ``batch`` (Courier's batch size
+under a latency SLO, seed 004), ``epochs`` (max epochs under a time budget, seed 000), ``concurrent`` (njobs
+copies of a job at once), ``session`` / ``objective`` (single resumable jobs through harness.submit.Campaign).
+"""

@@ -74,8 +74,9 @@ def per_epoch_table(campaign: str | Path) -> pd.DataFrame:
     """One row per validated epoch of every ok run of a campaign: the run's factors with ``epochs = e`` and
     ``wall_clock_s`` = BigDL's cumulative wall clock at that epoch's validation (read from the run's log).
 
-    A run of E epochs thus also says how long 1..E-1 epochs take with the same configuration and seed
-    (the training is the same up to that point); only BigDL's wall clock splits this way, not ``elapsed_s``."""
+    A run of E epochs thus also says how long 1..E-1 epochs take with the same configuration (the same work up
+    to that point; BigDL's accuracies are not bit-reproducible across runs, so only the time is meant to carry
+    over); only BigDL's wall clock splits this way, not ``elapsed_s``."""
     runs = read_results(campaign)
     rows = []
     for _, run in runs.iterrows():
