@@ -177,7 +177,7 @@ class Campaign:
                                       attempts=n, log=str(out.relative_to(self.settings.out)), **asdict(outcome))
         raise AssertionError("unreachable")
 
-    def _clean_up_interrupted(self) -> None:
+    def recover_interrupted(self) -> None:
         """End jobs that outlived a killed harness; keep their logs aside; their cells run again."""
         for run, replicate, attempt, pid, ticks in self.store.interrupted_attempts():
             if pid is not None and ticks is not None and start_ticks(pid) == ticks:
@@ -195,7 +195,7 @@ class Campaign:
         skipped = len(specs) - len(todo)
         if skipped:
             self.progress(f"resuming: {skipped} run(s) already finished, {len(todo)} to go")
-        self._clean_up_interrupted()
+        self.recover_interrupted()
         failures, started = 0, time.monotonic()
         for i, spec in enumerate(todo, start=1):
             self.progress(f"[{i}/{len(todo)}] run {spec.key}: {spec.model} nodes={spec.nodes} executors={spec.executors} "

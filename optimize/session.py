@@ -133,11 +133,7 @@ def open_session(out: Path, settings: dict[str, object], options: SubmitOptions,
             campaign_settings = CampaignSettings(out=Path(out), options=options, timeout=cluster.timeout,
                                                  retries=cluster.retries, resume=resume)
             campaign = Campaign(campaign_settings, backend, env, runner or ProcessRunner(), store, progress)
-            recover = getattr(campaign, "_clean_up_interrupted", None)  # ends jobs a killed harness left running
-            if recover is not None:
-                recover()
-            elif store.mark_interrupted(now()):
-                progress("the run that was in flight when the search stopped will run again")
+            campaign.recover_interrupted()  # ends jobs a killed search left running; their cells run again
             yield JobSession(campaign, store, progress)
         finally:
             backend.close()
