@@ -81,6 +81,11 @@ class LRSearchResult:
     jobs: int
     replications: int
     stop_reason: str
+    job_lrs: tuple[float, ...] = ()  # the learning rate of every job, in the order they ran
+
+    @property
+    def max_replications(self) -> int:
+        return max(len(p.costs) for p in self.points)
 
     @property
     def best_lr(self) -> float:
@@ -96,23 +101,36 @@ class _Budget(Exception):
 
 
 class _Evaluator:
-    """Calls the objective ``replications`` times per new learning rate; remembers every point."""
+    """Measures each new learning rate ``first`` times (default ``replications``); ``more`` adds one.
 
-    def __init__(self, objective: Objective, replications: int, max_points: int) -> None:
+    Remembers every point (in first-evaluation order) and the learning rate of every job."""
+
+    def __init__(self, objective: Objective, replications: int, max_points: int, first: int | None = None) -> None:
         self.objective, self.replications, self.max_points = objective, replications, max_points
+        self.first = replications if first is None else first
         self.points: list[LRPoint] = []
         self.by_lr: dict[float, LRPoint] = {}
+        self.trace: list[float] = []
 
     def __call__(self, lr: float, step: str) -> LRPoint:
         if lr in self.by_lr:
             return self.by_lr[lr]
         if len(self.points) >= self.max_points:
             raise _Budget
-        costs = tuple(self._measure(lr, i) for i in range(1, self.replications + 1))
+        costs = tuple(self._measure(lr, i) for i in range(1, self.first + 1))
         point = LRPoint(lr, costs, step)
         self.points.append(point)
         self.by_lr[lr] = point
         return point
+
+    def more(self, point: LRPoint) -> LRPoint:
+        """One more replication of a known point (never beyond ``replications``)."""
+        if len(point.costs) >= self.replications:
+            return point
+        grown = LRPoint(point.lr, point.costs + (self._measure(point.lr, len(point.costs) + 1),), point.step)
+        self.points[self.points.index(point)] = grown
+        self.by_lr[point.lr] = grown
+        return grown
 
     def _measure(self, lr: float, i: int) -> float:
         where = f"at learning rate {lr!r} (replication {i} of {self.replications})"
@@ -130,15 +148,17 @@ class _Evaluator:
         value = float(value)
         if math.isnan(value):
             raise ObjectiveError(f"the objective returned NaN {where}: return a number (inf for a useless run)")
+        self.trace.append(lr)
         return value
 
     @property
     def jobs(self) -> int:
-        return len(self.points) * self.replications
+        return len(self.trace)
 
     def result(self, method: str, stop_reason: str) -> LRSearchResult:
         best = min(self.points, key=lambda p: p.mean)  # first of equals
-        return LRSearchResult(method, tuple(self.points), best, self.jobs, self.replications, stop_reason)
+        return LRSearchResult(method, tuple(self.points), best, self.jobs, self.replications, stop_reason,
+                              tuple(self.trace))
 
 
 def linear_step(base: float, k: int) -> float:
@@ -209,68 +229,95 @@ def _at(a: tuple[float, float], b: tuple[float, float], c: tuple[float, float], 
     return f1 + d1 * (u - u1) + (d2 - d1) / (u3 - u1) * (u - u1) * (u - u2)
 
 
-def golden_search(objective: Objective, start: float = 0.002, replications: int = 5, *, expand: float = 4.0,
-                  ftol: float = 0.05, xtol: float = 1.1, max_points: int = 40, max_lr: float | None = None,
-                  min_lr: float | None = None) -> LRSearchResult:
-    """Bracket on log lr with steps of ``expand``, then Brent's parabolic/golden refinement (see module doc)."""
-    _check(start, replications, max_points, max_lr)
+def _check_bracket(expand: float, ftol: float, xtol: float) -> None:
     if not expand > 1.0:
         raise SearchOptionError(f"expand={expand!r} must be > 1 (the bracketing step factor), e.g. 4")
     if not 0.0 < ftol < 1.0:
         raise SearchOptionError(f"ftol={ftol!r} must be a fraction in (0, 1), e.g. 0.02")
     if not xtol > 1.0:
         raise SearchOptionError(f"xtol={xtol!r} must be a factor > 1, e.g. 1.1")
+
+
+@dataclass(frozen=True)
+class _Move:
+    """The next learning rate to measure (``lr``), or why to stop (``lr`` None, ``step`` the reason)."""
+
+    lr: float | None
+    step: str
+    predicted: float = math.nan  # the parabola's value at lr (NaN when the step is not parabolic)
+    scale: float = math.nan  # the best point's mean cost when the move was chosen
+
+
+def _expansion(pts: list[LRPoint], best: LRPoint, expand: float, floor: float, max_lr: float | None) -> _Move | None:
+    """Bracketing: step past the best point when it is the highest or lowest rate tried, else None."""
+    if best is pts[-1]:  # the best is the highest lr tried: expand upwards
+        lr = best.lr * expand
+        if max_lr is not None and lr > max_lr:
+            if best.lr >= max_lr:
+                return _Move(None, f"the best point is at max_lr={max_lr:g}")
+            lr = max_lr
+        return _Move(lr, "expand")
+    if best is pts[0]:  # the start is past the minimum: expand downwards
+        lr = best.lr / expand
+        if lr < floor:
+            return _Move(None, f"the best point is at the lowest learning rate allowed ({floor:g})")
+        return _Move(lr, "expand")
+    return None
+
+
+def _refinement(pts: list[LRPoint], i: int, xtol: float, ftol: float, confirmed: bool) -> _Move:
+    """Brent's step around the bracketed best point ``pts[i]`` on log lr (see module doc), or a stop."""
+    tol_u = math.log(xtol)
+    a, b, c = ((math.log(p.lr), p.mean) for p in pts[i - 1:i + 2])
+    if max(b[0] - a[0], c[0] - b[0]) <= tol_u:
+        return _Move(None, f"the best point's neighbours are within x{xtol:g}")
+    smooth = all(math.isfinite(f) for _, f in (a, b, c)) and max(a[1], c[1]) <= JUMP * b[1]
+    vertex = _parabola(a, b, c) if smooth else None
+    if vertex is not None and confirmed and b[1] - vertex[1] <= ftol * abs(b[1]):
+        return _Move(None, f"a confirmed parabola promises less than {ftol:.0%} improvement")
+    taken = [math.log(p.lr) for p in pts]
+    larger = 0.5 * (b[0] + c[0]) if c[0] - b[0] >= b[0] - a[0] else 0.5 * (a[0] + b[0])
+    if vertex is not None and a[0] < vertex[0] < c[0]:
+        u, step = vertex[0], "parabolic"
+        if min(abs(u - t) for t in taken) < tol_u / 2:  # too close to a known point: probe beside b
+            u, step = b[0] + (tol_u / 2 if u >= b[0] else -tol_u / 2), "probe"
+            if min(abs(u - t) for t in taken) < tol_u / 4:  # probed before: split the larger segment
+                u, step = larger, "bisect"
+    elif not smooth and max(c[0] - b[0], b[0] - a[0]) > tol_u:
+        # a jump (e.g. training diverged): bisect towards it while that side is wider than xtol
+        toward_c = c[1] >= a[1] if min(c[0] - b[0], b[0] - a[0]) > tol_u else c[0] - b[0] > b[0] - a[0]
+        u, step = (0.5 * (b[0] + c[0]) if toward_c else 0.5 * (a[0] + b[0])), "bisect"
+    else:  # no usable parabola: split the larger segment on log lr
+        u, step = larger, "bisect"
+    predicted = _at(a, b, c, u) if vertex is not None else math.nan
+    return _Move(math.exp(u), step, predicted, b[1])
+
+
+def golden_search(objective: Objective, start: float = 0.002, replications: int = 5, *, expand: float = 4.0,
+                  ftol: float = 0.05, xtol: float = 1.1, max_points: int = 40, max_lr: float | None = None,
+                  min_lr: float | None = None) -> LRSearchResult:
+    """Bracket on log lr with steps of ``expand``, then Brent's parabolic/golden refinement (see module doc)."""
+    _check(start, replications, max_points, max_lr)
+    _check_bracket(expand, ftol, xtol)
     floor = min_lr if min_lr is not None else start / expand**4
     ev = _Evaluator(objective, replications, max_points)
-    tol_u = math.log(xtol)
     confirmed = False
     try:
         ev(float(start), "start")
         while True:
             pts = sorted(ev.points, key=lambda p: p.lr)
             best = min(ev.points, key=lambda p: p.mean)
-            i = pts.index(best)
-            if i == len(pts) - 1:  # the best is the highest lr tried: expand upwards
-                lr = best.lr * expand
-                if max_lr is not None and lr > max_lr:
-                    if best.lr >= max_lr:
-                        return ev.result("golden", f"the best point is at max_lr={max_lr:g}")
-                    lr = max_lr
-                ev(lr, "expand")
-                continue
-            if i == 0:  # the start is past the minimum: expand downwards
-                lr = best.lr / expand
-                if lr < floor:
-                    return ev.result("golden", f"the best point is at the lowest learning rate allowed ({floor:g})")
-                ev(lr, "expand")
-                continue
-            a, b, c = ((math.log(p.lr), p.mean) for p in pts[i - 1:i + 2])
-            if max(b[0] - a[0], c[0] - b[0]) <= tol_u:
-                return ev.result("golden", f"the best point's neighbours are within x{xtol:g}")
-            smooth = all(math.isfinite(f) for _, f in (a, b, c)) and max(a[1], c[1]) <= JUMP * b[1]
-            vertex = _parabola(a, b, c) if smooth else None
-            if vertex is not None and confirmed and b[1] - vertex[1] <= ftol * abs(b[1]):
-                return ev.result("golden", f"a confirmed parabola promises less than {ftol:.0%} improvement")
-            taken = [math.log(p.lr) for p in pts]
-            larger = 0.5 * (b[0] + c[0]) if c[0] - b[0] >= b[0] - a[0] else 0.5 * (a[0] + b[0])
-            if vertex is not None and a[0] < vertex[0] < c[0]:
-                u, step = vertex[0], "parabolic"
-                if min(abs(u - t) for t in taken) < tol_u / 2:  # too close to a known point: probe beside b
-                    u, step = b[0] + (tol_u / 2 if u >= b[0] else -tol_u / 2), "probe"
-                    if min(abs(u - t) for t in taken) < tol_u / 4:  # probed before: split the larger segment
-                        u, step = larger, "bisect"
-            elif not smooth and max(c[0] - b[0], b[0] - a[0]) > tol_u:
-                # a jump (e.g. training diverged): bisect towards it while that side is wider than xtol
-                toward_c = c[1] >= a[1] if min(c[0] - b[0], b[0] - a[0]) > tol_u else c[0] - b[0] > b[0] - a[0]
-                u, step = (0.5 * (b[0] + c[0]) if toward_c else 0.5 * (a[0] + b[0])), "bisect"
-            else:  # no usable parabola: split the larger segment on log lr
-                u, step = larger, "bisect"
+            move = _expansion(pts, best, expand, floor, max_lr)
+            if move is None:
+                move = _refinement(pts, pts.index(best), xtol, ftol, confirmed)
+            if move.lr is None:
+                return ev.result("golden", move.step)
             before = len(ev.points)
-            point = ev(math.exp(u), step)
+            point = ev(move.lr, move.step)
             if len(ev.points) == before:  # cannot happen by construction; never loop on a known point
-                return ev.result("golden", f"no new learning rate to try near {math.exp(b[0]):g}")
-            predicted = _at(a, b, c, u) if vertex is not None else math.nan
-            confirmed = abs(point.mean - predicted) <= ftol * abs(b[1])
+                return ev.result("golden", f"no new learning rate to try near {best.lr:g}")
+            if move.step != "expand":
+                confirmed = abs(point.mean - move.predicted) <= ftol * abs(move.scale)
     except _Budget:
         return ev.result("golden", f"max_points={max_points} reached")
 
