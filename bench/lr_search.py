@@ -1,4 +1,4 @@
-"""The paper's learning-rate heuristic against the bracketing + Brent search, on cost curves.
+"""The paper's learning-rate heuristic against the bracketing + Brent searches, on cost curves.
 
     python bench/lr_search.py                          # recorded real curve + synthetic families
     python bench/lr_search.py --campaign runs/lr-lenet # also the curve measured in a campaign
@@ -7,12 +7,14 @@ A measured curve (learning rate -> mean cost) is used two ways: interpolated lin
 between the measured points (held constant beyond them), and as a least-squares quadratic in
 log-log. The interpolation favours the paper's rule when the curve was measured by the paper's rule:
 its minimum is then a sharp corner at one of that rule's own grid points, which no other search
-samples exactly; the quadratic removes that bias (and the single-job noise) at the price of shape. Each method searches it from the same start; with
+samples exactly; the quadratic removes that bias (and the single-job noise) at the price of shape.
+Each method searches each curve from the same start; with
 ``--noise s`` every measurement is multiplied by exp(N(0, s^2)) and the search is repeated
 ``--trials`` times with seeds 0..trials-1. Reported per curve and method:
 
-* jobs: jobs the search used before it stopped (points x replications);
-* to 5%: jobs until its best point so far is truly within 5% of the curve's minimum
+* jobs: jobs the search used before it stopped (paper, golden: points x replications; adaptive
+  replicates sequentially, at most ``--replications`` per point), and their 90th percentile;
+* to 5%: jobs until a point truly within 5% of the curve's minimum has been measured
   (true = on the noiseless curve; "never" counts as the jobs it used);
 * final ok: share of searches whose answer is truly within 5% of the minimum.
 
@@ -32,7 +34,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from optimize.lr import golden_search, search  # noqa: E402
+from optimize.lr import adaptive_search, golden_search, search  # noqa: E402
 
 Curve = Callable[[float], float]
 
@@ -84,7 +86,8 @@ class Tally:
     ok: list[bool]
 
     def line(self) -> str:
-        return (f"{np.mean(self.jobs):6.1f} {np.mean(self.to5):7.1f} {np.mean(self.ok):8.0%}")
+        return (f"{np.mean(self.jobs):5.1f} {np.percentile(self.jobs, 90):4.0f} {np.mean(self.to5):5.1f} "
+                f"{np.mean(self.ok):5.0%}")
 
 
 def run(curve: Curve, method, start: float, replications: int, noise: float, trials: int) -> Tally:
@@ -95,11 +98,9 @@ def run(curve: Curve, method, start: float, replications: int, noise: float, tri
         rng = np.random.default_rng(seed)
         noisy = (lambda lr: curve(lr) * math.exp(rng.normal(0.0, noise))) if noise else curve
         result = method(noisy, start, replications)
-        jobs, to5 = 0, None
-        best_true = math.inf
-        for p in result.points:
-            jobs += replications
-            best_true = min(best_true, curve(p.lr))
+        to5, best_true = None, math.inf
+        for jobs, lr in enumerate(result.job_lrs, start=1):  # job by job: adaptive replication varies
+            best_true = min(best_true, curve(lr))
             if to5 is None and best_true <= 1.05 * least:
                 to5 = jobs
         tally.jobs.append(result.jobs)
@@ -130,18 +131,32 @@ def main(argv: list[str] | None = None) -> int:
         curves[f"cliff at {e:g}"] = (cliff(e), args.start)
     curves["skewed min 0.2"] = (skewed(0.2), args.start)
 
-    print(f"replications {args.replications}, noise sd {args.noise:g}, {args.trials} trials per curve")
-    print(f"{'curve':26} {'paper: jobs  to 5%  final ok':>29}   {'golden: jobs  to 5%  final ok':>30}   ratio")
-    ratios, ratios5 = [], []
+    methods = {"paper": search, "golden": golden_search, "adaptive": adaptive_search}
+    print(f"replications {args.replications} (adaptive: at most), noise sd {args.noise:g}, "
+          f"{args.trials} trials per curve")
+    print("per method: mean jobs to stop, their 90th percentile, mean jobs to reach 5%, share of answers within 5%")
+    print(f"{'curve':26}" + "".join(f"{m + ': jobs p90 to5%  ok':>28}" for m in methods) + "   ratio to paper")
+    ratios: dict[str, list[tuple[float, float]]] = {m: [] for m in methods if m != "paper"}
+    oks: dict[str, list[float]] = {m: [] for m in methods}
     for name, (curve, start) in curves.items():
-        a = run(curve, search, start, args.replications, args.noise, args.trials)
-        b = run(curve, golden_search, start, args.replications, args.noise, args.trials)
-        ratio, ratio5 = np.mean(b.jobs) / np.mean(a.jobs), np.mean(b.to5) / np.mean(a.to5)
-        ratios.append(ratio)
-        ratios5.append(ratio5)
-        print(f"{name:26} {a.line():>29}   {b.line():>30}   {ratio:.2f} / {ratio5:.2f}")
-    print(f"\ngolden / paper jobs, geometric mean over curves: to stop {math.exp(np.mean(np.log(ratios))):.2f}, "
-          f"to reach 5% {math.exp(np.mean(np.log(ratios5))):.2f}")
+        tallies = {m: run(curve, f, start, args.replications, args.noise, args.trials) for m, f in methods.items()}
+        paper = tallies["paper"]
+        for m, t in tallies.items():
+            oks[m].append(float(np.mean(t.ok)))
+            if m != "paper":
+                ratios[m].append((np.mean(t.jobs) / np.mean(paper.jobs), np.mean(t.to5) / np.mean(paper.to5)))
+        cells = "".join(f"{t.line():>28}" for t in tallies.values())
+        ratio = "  ".join(f"{m} {r[-1][0]:.2f}/{r[-1][1]:.2f}" for m, r in ratios.items())
+        print(f"{name:26}{cells}   {ratio}")
+    print()
+    for m, r in ratios.items():
+        stop, reach = np.array([x[0] for x in r]), np.array([x[1] for x in r])
+        print(f"{m} / paper jobs over {len(r)} curves: to stop geometric mean {math.exp(np.mean(np.log(stop))):.2f} "
+              f"(range {stop.min():.2f}-{stop.max():.2f}, <= 0.5 on {int(np.sum(stop <= 0.5))}), to reach 5% "
+              f"{math.exp(np.mean(np.log(reach))):.2f} (range {reach.min():.2f}-{reach.max():.2f}, <= 0.5 on "
+              f"{int(np.sum(reach <= 0.5))})")
+    print("answers within 5% of the minimum, mean over curves: "
+          + ", ".join(f"{m} {np.mean(v):.0%}" for m, v in oks.items()))
     return 0
 
 

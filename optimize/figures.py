@@ -23,8 +23,9 @@ def lr_cost_figure(result: LRSearchResult, cost_label: str) -> Figure:
     ordered = sorted(result.points, key=lambda p: p.lr)
     for p in result.points:
         ax.scatter([p.lr] * len(p.costs), p.costs, s=10, color="tab:gray", alpha=0.6, zorder=2)
+    upto = "up to " if result.method == "adaptive" else ""
     ax.plot([p.lr for p in ordered], [p.mean for p in ordered], marker="o", color="tab:blue",
-            label=f"mean of {result.replications} replication(s)", zorder=3)
+            label=f"mean of {upto}{result.replications} replication(s)", zorder=3)
     for i, p in enumerate(result.points, start=1):
         ax.annotate(str(i), (p.lr, p.mean), textcoords="offset points", xytext=(4, 4), fontsize=7)
     ax.scatter([result.best.lr], [result.best.mean], s=160, facecolors="none", edgecolors="tab:red", zorder=4,

@@ -22,12 +22,21 @@ when a parabola is unusable). It stops when a parabolic prediction has been conf
 measurement (within ``ftol`` of the best cost) and the next parabola promises less than ``ftol``,
 or when the best point's neighbours are within a factor ``xtol`` of it.
 
-Both searches evaluate each learning rate at most once, call the objective ``replications`` times
-per point, and stop (returning what they have) after ``max_points`` points.
+``adaptive_search`` takes the same bracketing and Brent steps but replicates sequentially: each new
+learning rate is measured once, and only the best point and the runner-up get more replications (one
+job at a time, up to ``replications``) while their means are within ``z`` standard errors of each other
+(the sd of one measurement's log cost pooled over replicated points, with a prior ``noise``). Before it
+stops, the answer gets all ``replications`` and must beat every rival that way. Far from the minimum
+one job per point is enough to see the cost fall or rise: on the bench's curves this needs about a third
+of the paper rule's jobs (``bench/lr_search.py``).
+
+``search`` and ``golden_search`` evaluate each learning rate at most once with ``replications`` calls
+of the objective; all three stop (returning what they have) after ``max_points`` points.
 
 CLI (real jobs through the harness, resumable)::
 
     python -m optimize.lr --model lenet --replications 2 --train-samples 512 --out runs/lr-lenet
+    python -m optimize.lr --method adaptive --model lenet --replications 5 --out runs/lr-lenet-adaptive
 """
 
 from __future__ import annotations
@@ -322,7 +331,89 @@ def golden_search(objective: Objective, start: float = 0.002, replications: int 
         return ev.result("golden", f"max_points={max_points} reached")
 
 
-METHODS: dict[str, Callable[..., LRSearchResult]] = {"paper": search, "golden": golden_search}
+def _noise(points: list[LRPoint], prior: float, prior_df: int = 2) -> float:
+    """Pooled sd of one measurement's log cost over replicated points, with ``prior`` worth ``prior_df`` df."""
+    ss, df = prior_df * prior**2, prior_df
+    for p in points:
+        logs = [math.log(c) for c in p.costs if c > 0 and math.isfinite(c)]
+        if len(logs) >= 2:
+            m = math.fsum(logs) / len(logs)
+            ss += math.fsum((x - m) ** 2 for x in logs)
+            df += len(logs) - 1
+    return math.sqrt(ss / df)
+
+
+def _contest(points: list[LRPoint], best: LRPoint, replications: int, sigma: float, z: float,
+             final: bool = False) -> LRPoint | None:
+    """The point to replicate next, or None.
+
+    While a rival's mean is within ``z`` standard errors of the best's (relative), the one of the two
+    with fewer replications (the best on a tie) gets one more. Rivals: the runner-up during the search;
+    with ``final``, every point, and the best itself first gets all ``replications``."""
+    if not math.isfinite(best.mean):
+        return None
+    if final and len(best.costs) < replications:
+        return best
+    others = sorted((p for p in points if p is not best and math.isfinite(p.mean)), key=lambda p: p.mean)
+    for rival in others if final else others[:1]:
+        nb, nr = len(best.costs), len(rival.costs)
+        gap = (rival.mean - best.mean) / abs(best.mean) if best.mean else math.inf
+        if gap > z * sigma * math.sqrt(1 / nb + 1 / nr):
+            return None  # sorted by mean: every later rival is further away
+        open_ = [p for p in (best, rival) if len(p.costs) < replications]
+        if open_:
+            return min(open_, key=lambda p: len(p.costs))
+    return None
+
+
+def adaptive_search(objective: Objective, start: float = 0.002, replications: int = 5, *, expand: float = 4.0,
+                    ftol: float = 0.05, xtol: float = 1.1, noise: float = 0.1, z: float = 2.0, max_points: int = 40,
+                    max_lr: float | None = None, min_lr: float | None = None) -> LRSearchResult:
+    """Golden's bracketing and Brent steps with sequential replication (see module doc).
+
+    Each new learning rate is measured once; ``replications`` is the most any point gets. Only the best
+    point and the runner-up are replicated, one job at a time, while their means are within ``z``
+    standard errors of each other; the sd of one measurement's log cost is pooled over replicated points
+    with ``noise`` as a prior worth 2 degrees of freedom."""
+    _check(start, replications, max_points, max_lr)
+    _check_bracket(expand, ftol, xtol)
+    if not noise > 0 or not z > 0:
+        raise SearchOptionError(f"noise={noise!r} and z={z!r} must be positive, e.g. noise=0.1 (10%), z=2")
+    floor = min_lr if min_lr is not None else start / expand**4
+    ev = _Evaluator(objective, replications, max_points, first=1)
+    confirmed = False
+    try:
+        ev(float(start), "start")
+        while True:
+            pts = sorted(ev.points, key=lambda p: p.lr)
+            best = min(ev.points, key=lambda p: p.mean)
+            move = _expansion(pts, best, expand, floor, max_lr)
+            sigma = _noise(ev.points, noise)
+            if move is None:
+                target = _contest(ev.points, best, replications, sigma, z)
+                if target is not None:
+                    ev.more(target)
+                    continue
+                move = _refinement(pts, pts.index(best), xtol, ftol, confirmed)
+            if move.lr is None:
+                target = _contest(ev.points, best, replications, sigma, z, final=True)
+                if target is None:
+                    return ev.result("adaptive", move.step)
+                ev.more(target)  # the answer gets all its replications and beats every rival first
+                continue
+            before = len(ev.points)
+            point = ev(move.lr, move.step)
+            if len(ev.points) == before:  # cannot happen by construction; never loop on a known point
+                return ev.result("adaptive", f"no new learning rate to try near {best.lr:g}")
+            if move.step != "expand":  # a parabola confirmed within ftol plus the noise of one measurement
+                slack = ftol + z * sigma / math.sqrt(len(point.costs))
+                confirmed = abs(point.mean - move.predicted) <= slack * abs(move.scale)
+    except _Budget:
+        return ev.result("adaptive", f"max_points={max_points} reached")
+
+
+METHODS: dict[str, Callable[..., LRSearchResult]] = {"paper": search, "golden": golden_search,
+                                                     "adaptive": adaptive_search}
 
 
 # ---------------------------------------------------------------- output
@@ -363,9 +454,11 @@ def build_parser() -> argparse.ArgumentParser:
                                 description="Learning-rate search on real jobs through the harness (seed 001, V).")
     p.add_argument("--out", type=Path, required=True, help="campaign directory, e.g. runs/lr-lenet")
     p.add_argument("--resume", action="store_true", help="continue the search in --out (finished jobs are reused)")
-    p.add_argument("--method", choices=sorted(METHODS), default="paper", help="paper heuristic (default) or golden")
+    p.add_argument("--method", choices=sorted(METHODS), default="paper",
+                   help="paper heuristic (default), golden (bracketing + Brent), adaptive (golden, sequential replication)")
     p.add_argument("--start", type=float, default=0.002, help="first learning rate (default 0.002)")
-    p.add_argument("--replications", type=int, default=5, help="jobs per learning rate (default 5)")
+    p.add_argument("--replications", type=int, default=5,
+                   help="jobs per learning rate (default 5; adaptive: at most, the answer always gets all)")
     p.add_argument("--max-points", type=int, default=40, help="stop after this many learning rates (default 40)")
     p.add_argument("--max-lr", type=float, help="never try a learning rate above this")
     p.add_argument("--cost", default="acc2", help="cost of (T, A), see models.cost (default acc2 = T/A^2, Fig. 5's)")

@@ -15,7 +15,8 @@ from scipy.optimize import minimize_scalar
 from harness.command import SubmitOptions
 from models.cost import acc2
 from optimize.errors import JobFailedError, LearningRateMismatchError, ObjectiveError, SearchOptionError
-from optimize.lr import golden_search, linear_step, search, write_csv
+from optimize.lr import (LRPoint, _contest, _noise, adaptive_search, golden_search, linear_step, search,
+                         write_csv)
 from optimize.objective import JobObjective
 from optimize.session import ClusterOptions, JobConfig, open_session
 from tests.test_optimize_fakes import FakeBackend, FakeRunner, fake_env
@@ -184,6 +185,67 @@ def test_golden_never_measures_a_learning_rate_twice_and_counts_jobs():
     assert len(set(f.calls)) == len(r.points) and len(f.calls) == r.jobs == 3 * len(r.points)
 
 
+# ---------------------------------------------------------------- sequential replication
+
+
+@pytest.mark.parametrize("name", sorted(CURVES))
+def test_adaptive_gets_within_5_percent_with_under_half_the_paper_jobs(name):
+    f = Counting(CURVES[name])
+    paper, r = search(CURVES[name], replications=5), adaptive_search(f, replications=5)
+    assert r.best.mean <= 1.05 * least_value(CURVES[name])
+    assert 2 * r.jobs <= paper.jobs
+    # the answer has all its replications; no point more; the trace is every call, in order
+    assert len(r.best.costs) == 5 and max(len(p.costs) for p in r.points) <= 5
+    assert r.jobs == len(f.calls) == sum(len(p.costs) for p in r.points) and r.job_lrs == tuple(f.calls)
+
+
+def test_adaptive_on_noisy_curves_beats_the_paper_rule_at_half_the_jobs():
+    # lognormal noise sd 0.1 on a bowl with minimum 0.3: 20 searches each, seeds 0..19
+    curve, trials = bowl(0.3), 20
+    jobs, ok = {"paper": [], "adaptive": []}, {"paper": 0, "adaptive": 0}
+    for method, name in ((search, "paper"), (adaptive_search, "adaptive")):
+        for seed in range(trials):
+            rng = np.random.default_rng(seed)
+            r = method(lambda lr: curve(lr) * math.exp(rng.normal(0.0, 0.1)), replications=5)
+            jobs[name].append(r.jobs)
+            ok[name] += curve(r.best_lr) <= 1.05
+    assert 2 * np.mean(jobs["adaptive"]) <= np.mean(jobs["paper"])
+    assert ok["adaptive"] >= 0.9 * trials
+
+
+def test_adaptive_replicates_near_the_best_only():
+    # a steep bowl: every point but the ones next to the minimum is clearly worse after one job
+    f = Counting(lambda lr: bowl(0.3)(lr) * (1.0 + 0.05 * math.sin(1e4 * lr)))
+    r = adaptive_search(f, replications=4)
+    far = [p for p in r.points if p.mean > 2.0 * r.best.mean]
+    assert far and all(len(p.costs) == 1 for p in far)
+    assert len(r.best.costs) == 4
+
+
+def test_pooled_noise_matches_numpy_with_its_prior():
+    rng = np.random.default_rng(3)
+    groups = [np.exp(rng.normal(0.0, 0.2, size=n)) * m for n, m in ((4, 1.0), (3, 5.0), (1, 2.0), (6, 0.3))]
+    points = [LRPoint(0.01 * (i + 1), tuple(float(x) for x in g), "start") for i, g in enumerate(groups)]
+    logs = [np.log(g) for g in groups if len(g) >= 2]
+    ss = sum(np.var(x, ddof=1) * (len(x) - 1) for x in logs)
+    df = sum(len(x) - 1 for x in logs)
+    assert _noise(points, prior=0.1, prior_df=2) == pytest.approx(math.sqrt((ss + 2 * 0.01) / (df + 2)), rel=1e-12)
+    assert _noise(points[2:3], prior=0.1) == pytest.approx(0.1)  # no replicated point: the prior alone
+
+
+def test_contest_replicates_the_less_measured_of_two_close_points_until_separated():
+    best, near, far = LRPoint(0.1, (1.0,), "start"), LRPoint(0.2, (1.1,), "expand"), LRPoint(0.4, (3.0,), "expand")
+    # gap 10% < 2 * 0.1 * sqrt(2) = 28%: the best (tie on replications) gets one more
+    assert _contest([best, near, far], best, 5, sigma=0.1, z=2.0) is best
+    two = LRPoint(0.1, (1.0, 1.0), "start")
+    assert _contest([two, near, far], two, 5, sigma=0.1, z=2.0) is near
+    # far apart (gap 200%): nobody; at the cap: nobody
+    assert _contest([best, far], best, 5, sigma=0.1, z=2.0) is None
+    assert _contest([best, near], best, 1, sigma=0.1, z=2.0) is None
+    # final: the best first gets all its replications
+    assert _contest([best, far], best, 3, sigma=0.1, z=2.0, final=True) is best
+
+
 # ---------------------------------------------------------------- real-job objective (fake Spark)
 
 
@@ -192,12 +254,24 @@ def accuracy_curve(lr, batch, epochs, seed):
     return 10.0, max(0.1, 0.9 - 0.1 * math.log(lr / 0.05) ** 2)
 
 
-def run_search(out, runner, resume=False, replications=2):
+def run_search(out, runner, resume=False, replications=2, method=search):
     config = JobConfig(model="lenet")
     with open_session(out, {"test": 1}, SubmitOptions("spark://x:1"), ClusterOptions(), [config.spec(1, 1)], resume,
                       backend=FakeBackend(), runner=runner, env=fake_env()) as session:
         objective = JobObjective(session, config, acc2())
-        return search(objective, replications=replications), session, objective
+        return method(objective, replications=replications), session, objective
+
+
+def test_adaptive_on_jobs_numbers_replicates_in_order_and_resumes_without_jobs(tmp_path):
+    runner = FakeRunner(accuracy_curve)
+    result, session, objective = run_search(tmp_path, runner, replications=3, method=adaptive_search)
+    assert session.executed == len(runner.argvs) == result.jobs < 3 * len(result.points)
+    for lr in {r.learning_rate for r in objective.results}:
+        reps = [r.replicate for r in objective.results if r.learning_rate == lr]
+        assert reps == list(range(1, len(reps) + 1)) == list(range(1, len(result.points[
+            result.learning_rates.index(lr)].costs) + 1))
+    again, session2, _ = run_search(tmp_path, runner, resume=True, replications=3, method=adaptive_search)
+    assert session2.executed == 0 and again == result
 
 
 def test_job_objective_runs_cells_and_resume_replays_without_jobs(tmp_path):
