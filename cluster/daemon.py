@@ -34,7 +34,8 @@ from typing import Iterator
 
 from cluster.bootstrap import facts
 from cluster.errors import ClusterError, PortInUse, StartupTimeout
-from cluster.local import MASTER_CLASS, WORKER_CLASS, ProcessRecord, _port_free, _start_ticks, _tail, free_port
+from cluster.local import (MASTER_CLASS, WORKER_CLASS, ProcessRecord, _tail, end_process_group, free_port,
+                           port_free, start_ticks)
 from cluster.master import fetch_state
 from cluster.errors import NotRunning
 from cluster.sparkenv import discover
@@ -79,7 +80,7 @@ def _spawn(state_dir: Path, role: str, argv: list[str], local_ip: str, port: int
         out.flush()
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env,
                                 cwd=cwd or state_dir, start_new_session=True, close_fds=True)
-    return ProcessRecord(role, proc.pid, _start_ticks(proc.pid), port, webui_port, str(log), cores, memory_mb)
+    return ProcessRecord(role, proc.pid, start_ticks(proc.pid), port, webui_port, str(log), cores, memory_mb)
 
 
 # ---------------------------------------------------------------- commands
@@ -95,7 +96,7 @@ def start_master(state_dir: Path, host: str, port: int, webui_port: int, timeout
             rec.terminate()
             del records["master"]
         for what, p in (("master.port", port), ("master.webui_port", webui_port)):
-            if not _port_free(host, p):
+            if not port_free(host, p):
                 raise PortInUse(f"{what} {host}:{p} is taken by another process: stop it or change {what} in the inventory")
         env = discover(local_ip=host)
         argv = [str(env.spark_class), MASTER_CLASS, "--host", host, "--port", str(port), "--webui-port", str(webui_port)]
@@ -138,7 +139,7 @@ def start_worker(state_dir: Path, name: str, host: str, master: str, master_webu
         if rec is not None:
             rec.terminate()
             del records[name]
-        if not _port_free(host, webui_port):
+        if not port_free(host, webui_port):
             raise PortInUse(f"{name}.webui_port {host}:{webui_port} is taken by another process: stop it or change "
                             "webui_port of this worker in the inventory")
         env = discover(local_ip=host)
@@ -227,14 +228,7 @@ def run_foreground(argv: list[str], local_ip: str) -> int:
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, env=env, start_new_session=True)
 
     def end(*_: object) -> None:
-        for sig, wait in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, sig)
-            try:
-                proc.wait(wait)
-                return
-            except subprocess.TimeoutExpired:
-                continue
+        end_process_group(proc)
 
     def watch_stdin() -> None:
         with contextlib.suppress(OSError, ValueError):

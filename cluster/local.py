@@ -110,6 +110,18 @@ class ProcessRecord:
         raise ClusterError(f"{self.role} (pid {self.pid}) survived SIGKILL; check `ps -p {self.pid}`")
 
 
+def end_process_group(proc: subprocess.Popen, grace: float = 10.0) -> None:
+    """SIGTERM ``proc``'s process group, then SIGKILL it if it is still there after ``grace`` seconds."""
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 10.0)):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, sig)
+        try:
+            proc.wait(wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
 def _reap(pid: int) -> None:
     with contextlib.suppress(ChildProcessError, OSError):
         os.waitpid(pid, os.WNOHANG)
@@ -123,10 +135,6 @@ def port_free(host: str, port: int) -> bool:
         except OSError:
             return False
     return True
-
-
-# Older private names, still imported by cluster/daemon.py.
-_start_ticks, _port_free = start_ticks, port_free
 
 
 def free_port(host: str = "127.0.0.1") -> int:

@@ -6,14 +6,14 @@ real path is :class:`ProcessRunner`, tested with real spark-submit processes.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import signal
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping, Protocol
+
+from cluster.local import end_process_group
 
 OnStart = Callable[[int], None]
 
@@ -47,17 +47,6 @@ def _die_with_parent() -> None:
         pass
 
 
-def _kill_group(proc: subprocess.Popen, grace: float = 10.0) -> None:
-    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 10.0)):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, sig)
-        try:
-            proc.wait(wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
-
-
 class ProcessRunner:
     """Runs the command in its own process group; on timeout or interrupt the whole group is ended.
 
@@ -77,9 +66,9 @@ class ProcessRunner:
                 code = proc.wait(timeout)
                 timed_out = False
             except subprocess.TimeoutExpired:
-                _kill_group(proc)
+                end_process_group(proc)
                 code, timed_out = proc.returncode if proc.returncode is not None else -9, True
             except BaseException:
-                _kill_group(proc, grace=2.0)
+                end_process_group(proc, grace=2.0)
                 raise
         return Completed(tuple(argv), code, time.monotonic() - started, timed_out)
