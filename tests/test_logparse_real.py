@@ -83,5 +83,5 @@ def test_fresh_job_killed_mid_training_is_incomplete(real_job):
     log = parse(out)
     assert (log.status, log.failure_kind) == ("incomplete", "infrastructure"), log.reason
     # Killed within ~0.2 s of epoch 2's first line: epoch 1 validated, epoch 3 never reached.
-    assert 1 <= log.epochs_completed < 3 and log.epochs_validated >= 1 and log.planned_epochs == 3
+    assert log.epochs_completed in (1, 2) and log.epochs_validated >= 1 and log.planned_epochs == 3
     assert parse(out, full=True).summary() == log.summary()
