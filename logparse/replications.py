@@ -20,10 +20,17 @@ class PointCount:
     incomplete: int
 
 
+# The harness's layout: logs/<run>-<replicate>.out, earlier attempts <run>-<replicate>.attemptN.out.
+HARNESS_LOG = re.compile(r"^(\d+)-\d+(?:\.attempt\d+)?\.out(?:\.gz)?$")
+
+
 def point_of(path: str, pattern: re.Pattern[str] | None) -> str:
-    """The design point a log belongs to: ``pattern``'s first group (or whole match), else its directory."""
+    """The design point a log belongs to: ``pattern``'s first group (or whole match); without a
+    pattern, the run number of a harness log (``DIR run N``), else the log's directory."""
     if pattern is None:
-        return str(Path(path).parent)
+        p = Path(path)
+        m = HARNESS_LOG.match(p.name)
+        return f"{p.parent} run {m.group(1)}" if m else str(p.parent)
     m = pattern.search(path)
     if m is None:
         return path

@@ -81,3 +81,11 @@ def test_module_entry_point_and_light_imports():
     r = subprocess.run([sys.executable, "-m", "logparse", "--format", "json", str(FIXTURES / "bad-data-dir.out.gz")],
                        capture_output=True, text=True)
     assert r.returncode == 0 and json.loads(r.stdout)[0]["status"] == "failed"
+
+
+def test_harness_logs_group_by_run():
+    from logparse.replications import point_of
+
+    assert point_of("runs/x/logs/12-3.out", None) == "runs/x/logs run 12"
+    assert point_of("runs/x/logs/12-3.attempt1.out", None) == "runs/x/logs run 12"
+    assert point_of("old/point07/rep3.out", None) == "old/point07"

@@ -26,3 +26,4 @@ def test_limit_and_missing_err(tmp_path):
     out.write_bytes(b"".join(b"2026-01-01 00:00:00 ERROR TaskSchedulerImpl:73 - Lost executor %d on h: gone\n" % i
                              for i in range(10)))
     assert len(resource_losses(out, limit=2)) == 2
+
