@@ -804,7 +804,8 @@ def main(argv: list[str] | None = None) -> int:
         json.dump(doc, sys.stdout, indent=2, allow_nan=False)
         sys.stdout.write("\n")
     else:
-        out = [f"input: {table.source}: {table.describe_dropped()}; cost = {table.cost_name}", "",
+        response = f"cost = {table.cost_name}" if args.response == "cost" else f"response = {args.response}"
+        out = [f"input: {table.source}: {table.describe_dropped()}; {response}", "",
                format_table(result), "", format_summary(result), "", diag.to_text()]
         if kw is not None:
             out += ["", diagnostics.format_kruskal(kw)]
