@@ -157,7 +157,9 @@ def check_design(path: Path, check_batch: bool = True) -> DesignCheck:
     if missing:
         problems.append(f"missing column(s) {', '.join(missing)}: the header must name {', '.join(REQUIRED)}")
     if unknown:
-        problems.append(f"unknown column(s) {', '.join(unknown)}: allowed are {', '.join(REQUIRED + OPTIONAL)}")
+        hint = ("; njobs (concurrent copies, seed 004) is run by `python -m optimize.concurrent`"
+                if "njobs" in unknown else "")
+        problems.append(f"unknown column(s) {', '.join(unknown)}: allowed are {', '.join(REQUIRED + OPTIONAL)}{hint}")
     if problems:
         raise DesignFileError(str(path), problems)
     specs: list[RunSpec] = []

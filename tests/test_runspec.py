@@ -99,3 +99,8 @@ def test_arbitrary_text_never_crashes(tmp_path_factory, text):
         assert e.problems and all(isinstance(p, str) and p for p in e.problems)
     else:
         assert all(isinstance(s, RunSpec) and s.batch_size % s.total_cores == 0 for s in specs)
+
+
+def test_courier_njobs_column_points_to_the_concurrent_runner(tmp_path):
+    with pytest.raises(DesignFileError, match="optimize.concurrent"):
+        read_design(write(tmp_path, f"{HEADER},njobs\n1,1,1,1,0.01,64,2\n"))
