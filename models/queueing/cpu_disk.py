@@ -27,7 +27,7 @@ import numpy as np
 
 from models.errors import FitError, InvalidTableError, MissingColumnError, QueueParameterError
 from models.queueing.formulas import _check_rate, mm1
-from models.queueing.job_sizes import table_path
+from models.results import resolve_path
 
 
 @dataclass(frozen=True)
@@ -145,7 +145,7 @@ def load_runs(results: str | Path, dataset_size: int = 60_000) -> tuple[list[Job
 
     cpus = executors * executor_cores, workers = nodes, njobs from an ``njobs`` column or 1.
     """
-    path = table_path(results)
+    path = resolve_path(results)
     with path.open(newline="") as handle:
         reader = csv.DictReader(handle)
         columns = set(reader.fieldnames or ())

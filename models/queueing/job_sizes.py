@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from models.errors import InvalidTableError, MissingColumnError, ResultsNotFoundError
+from models.errors import InvalidTableError, MissingColumnError
 from models.queueing.formulas import QueueMetrics, arrival_rate_for, mgk, mmk
+from models.results import resolve_path
 
 UNITS = {"time": "seconds (wall_clock_s)", "cost": "seed 001 cost units, T / (100 A)^2"}
 
@@ -35,16 +36,6 @@ class JobSizes:
     def service_rate(self) -> float:
         """1 / mean size: jobs per second (time) or per unit of cost."""
         return 1.0 / self.mean
-
-
-def table_path(results: str | Path) -> Path:
-    """DIR/results.csv for a campaign directory, else the path itself; raises if it is not a file."""
-    path = Path(results)
-    if path.is_dir():
-        path = path / "results.csv"
-    if not path.is_file():
-        raise ResultsNotFoundError(f"no results table at {path}: pass a campaign directory or a CSV file")
-    return path
 
 
 def _number(row: dict[str, str], column: str, line: int) -> float:
@@ -74,7 +65,7 @@ def load_job_sizes(results: str | Path, job_size: str | None = None) -> JobSizes
     Rows with a ``status`` column other than ``ok`` are skipped. ``job_size`` is "time", "cost"
     or None (time if the table has ``wall_clock_s``, else cost).
     """
-    path = table_path(results)
+    path = resolve_path(results)
     with path.open(newline="") as handle:
         reader = csv.DictReader(handle)
         columns = set(reader.fieldnames or ())
