@@ -8,15 +8,18 @@ The response plotted is the one analysed (after any transform).
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from scipy import stats
 
-from models.anova import RESPONSE_COLUMN, AnovaResult, _term_parts
+from models.anova import RESPONSE_COLUMN, AnovaResult, _design_matrix, _term_parts, code_factors, is_numeric
 
 
 def _figure(width: float = 6.4, height: float = 4.8) -> Figure:
@@ -50,31 +53,90 @@ def half_normal_quantiles(m: int) -> np.ndarray:
     return stats.norm.ppf(0.5 + 0.5 * (i - 0.5) / m)
 
 
+@dataclass(frozen=True)
+class ReferenceSlope:
+    """Slope of the half-normal reference line: an estimate of an effect's standard error."""
+
+    value: float
+    basis: str  # "lenth" or "residual"
+    label: str
+
+
+def residual_effect_se(result: AnovaResult) -> dict[str, float]:
+    """SE of each coded effect from the residual mean square: 2 sqrt(MSE [(X'X)^-1]_jj).
+
+    X is the model matrix with numeric factors coded to -1/+1 and MSE is the residual mean
+    square of the OLS fit on it (the effects' own fit), so for an orthogonal two-level design
+    with N runs every value is 2 sqrt(MSE / N). Ordinary (not HC3) standard errors.
+    """
+    numeric = [f for f in result.factors if is_numeric(result.data[f])]
+    x, slices = _design_matrix(result.summary.terms, code_factors(result.data, numeric))
+    y = result.y
+    coef, *_ = np.linalg.lstsq(x, y, rcond=None)
+    df = len(y) - np.linalg.matrix_rank(x)
+    if df <= 0:
+        return {}
+    resid = y - x @ coef
+    mse = float(resid @ resid) / df
+    c = np.diag(np.linalg.pinv(x.T @ x))
+    return {e.term: 2 * float(np.sqrt(mse * c[slices[e.term].start])) for e in result.effects}
+
+
+def reference_slope(result: AnovaResult) -> ReferenceSlope | None:
+    """Lenth's PSE for an unreplicated design, else the residual-MS SE of an effect (median if unequal)."""
+    if result.lenth is not None and result.lenth.pse > 0:
+        pse = result.lenth.pse
+        return ReferenceSlope(pse, "lenth", f"slope = Lenth PSE = {pse:.3g}")
+    se = np.array(list(residual_effect_se(result).values()))
+    if se.size == 0 or not np.all(np.isfinite(se)) or not se.max() > 0:
+        return None
+    value = float(np.median(se))
+    what = "SE of an effect" if np.allclose(se, value, rtol=1e-9) else "median SE of the effects"
+    df = result.summary.df_resid
+    return ReferenceSlope(value, "residual", f"slope = {what} from residual MS ({df:g} df) = {value:.3g}")
+
+
+def _active(result: AnovaResult) -> set[str]:
+    """Effects judged active: Lenth's list when Lenth is used, else the ANOVA p < alpha."""
+    if result.lenth is not None:
+        return set(result.lenth.active)
+    p = {r.term: r.p for r in result.rows}
+    return {e.term for e in result.effects if p.get(e.term, math.nan) < result.alpha}
+
+
 def half_normal(result: AnovaResult, label: int = 5) -> Figure:
-    """|effects| against half-normal quantiles; the ``label`` largest are named."""
+    """|coded effects| against half-normal quantiles, through-origin line of slope = SE of an effect.
+
+    Inert effects scatter about the line only if most effects are inert: when many are active,
+    the inert ones take the lowest ranks and lie above it. Active effects are drawn in red.
+    """
     if not result.effects:
         raise ValueError("half-normal plot needs two-level numeric terms")
     eff = np.abs([e.effect for e in result.effects])
     names = [e.term for e in result.effects]
     order = np.argsort(eff)
     q = half_normal_quantiles(len(eff))
+    active = _active(result)
+    colors = ["tab:red" if names[k] in active else "tab:blue" for k in order]
     fig = _figure()
     ax = fig.subplots()
-    ax.scatter(q, eff[order], color="tab:blue", zorder=3)
+    ax.scatter(q, eff[order], c=colors, zorder=3)
     for k in order[::-1][:label]:
         pos = int(np.flatnonzero(order == k)[0])
         ax.annotate(names[k], (q[pos], eff[k]), textcoords="offset points", xytext=(-4, 4),
                     ha="right", fontsize=8)
-    if result.lenth is not None and result.lenth.pse > 0:
-        slope, what = result.lenth.pse, "Lenth PSE"
-    else:
-        slope, what = float(np.median([2 * e.se for e in result.effects])), "median SE of effects"
-    if np.isfinite(slope):
+    handles = []
+    ref = reference_slope(result)
+    if ref is not None:
         xs = np.array([0.0, q[-1]])
-        ax.plot(xs, slope * xs, color="tab:gray", linestyle="--", label=f"slope = {what}")
-        ax.legend(loc="upper left")
+        handles += ax.plot(xs, ref.value * xs, color="tab:gray", linestyle="--", label=ref.label)
+    if active:
+        rule = "Lenth ME" if result.lenth is not None else f"p < {result.alpha:g}"
+        handles.append(Line2D([], [], color="tab:red", marker="o", linestyle="", label=f"active ({rule})"))
+    if handles:
+        ax.legend(handles=handles, loc="upper left", fontsize=8)
     ax.set_xlabel("half-normal quantile")
-    ax.set_ylabel("|effect|")
+    ax.set_ylabel("|effect| (coded -1/+1 units)")
     ax.set_title(f"Half-normal plot of effects ({result.summary.response})")
     return fig
 

@@ -86,3 +86,66 @@ def test_save_all_writes_pngs(result, tmp_path: Path):
     }
     for p in paths:
         assert p.read_bytes()[:8] == PNG
+
+
+def _line_slope(fig: Figure) -> float:
+    """Slope of the dashed reference line, read back from its data; it must pass through the origin."""
+    (line,) = [ln for ln in fig.axes[0].lines if ln.get_linestyle() == "--"]
+    xy = line.get_xydata()
+    assert np.allclose(xy[0], 0.0)
+    return float(xy[-1, 1] / xy[-1, 0])
+
+
+def _coded_effect_se(frame: pd.DataFrame, factors: list[str], pairs: list[tuple[str, str]]) -> np.ndarray:
+    """SE of each coded effect, 2 sqrt(MSE [(X'X)^-1]_jj), by numpy least squares on the -1/+1 design."""
+    cols = {f: np.where(frame[f] == frame[f].max(), 1.0, -1.0) for f in factors}
+    x = np.column_stack([np.ones(len(frame))] + [cols[f] for f in factors] + [cols[a] * cols[b] for a, b in pairs])
+    y = frame["cost"].to_numpy(dtype=float)
+    coef, *_ = np.linalg.lstsq(x, y, rcond=None)
+    mse = np.sum((y - x @ coef) ** 2) / (len(y) - x.shape[1])
+    return 2 * np.sqrt(mse * np.diag(np.linalg.inv(x.T @ x)))[1:]
+
+
+@pytest.mark.parametrize("robust", [None, "hc3"])
+def test_half_normal_line_slope_is_residual_se_of_an_effect_when_replicated(result, robust):
+    frame = result.data.drop(columns="__y__")
+    fit = result if robust is None else fit_anova(frame, "cost", "nodes*batch_size + learning_rate", robust="hc3")
+    assert fit.summary.replicated and fit.lenth is None
+    fig = plots.half_normal(fit)
+    se = _coded_effect_se(frame, ["nodes", "batch_size", "learning_rate"], [("nodes", "batch_size")])
+    n = len(frame)
+    # balanced 2^3 x 3: every effect has SE 2 sqrt(MSE / N); HC3 must not change the reference line
+    assert np.allclose(se, se[0])
+    assert np.isclose(se[0], 2 * np.sqrt(fit.summary.root_mse**2 / n))
+    assert np.isclose(_line_slope(fig), se[0], rtol=1e-9)
+    assert "residual MS" in fig.axes[0].get_legend().get_texts()[0].get_text()
+
+
+def test_half_normal_line_slope_unbalanced_is_median_se(result):
+    frame = result.data.drop(columns="__y__").drop(index=[0, 1, 4, 9]).reset_index(drop=True)
+    fit = fit_anova(frame, "cost", "nodes*batch_size + learning_rate")
+    se = _coded_effect_se(frame, ["nodes", "batch_size", "learning_rate"], [("nodes", "batch_size")])
+    assert not np.allclose(se, se[0])  # the dropped runs really unbalance it
+    assert np.isclose(_line_slope(plots.half_normal(fit)), np.median(se), rtol=1e-9)
+
+
+def test_half_normal_line_slope_is_lenth_pse_when_unreplicated():
+    rng = np.random.default_rng(5)
+    rows = []
+    for a, b, c, d in itertools.product([-1, 1], repeat=4):
+        rows.append({"a": a, "b": b, "c": c, "d": d, "cost": 10 + 3 * a - 2 * b * c + rng.normal(0, 0.5)})
+    frame = pd.DataFrame(rows)
+    fit = fit_anova(frame, "cost")
+    assert not fit.summary.replicated and fit.lenth is not None
+    # Lenth (1989) from the coded effects, computed here by least squares: s0 = 1.5 median |c|,
+    # PSE = 1.5 median of the |c| below 2.5 s0
+    f = ["a", "b", "c", "d"]
+    x = np.column_stack([np.ones(16)] + [frame[v] for v in f]
+                        + [frame[u] * frame[v] for u, v in itertools.combinations(f, 2)]).astype(float)
+    coef, *_ = np.linalg.lstsq(x, frame["cost"].to_numpy(), rcond=None)
+    c = np.abs(2 * coef[1:])
+    s0 = 1.5 * np.median(c)
+    pse = 1.5 * np.median(c[c < 2.5 * s0])
+    fig = plots.half_normal(fit)
+    assert np.isclose(_line_slope(fig), pse, rtol=1e-9)
+    assert "Lenth PSE" in fig.axes[0].get_legend().get_texts()[0].get_text()
