@@ -29,6 +29,12 @@ class _Sampler(ciw.dists.Distribution):
             self.mu = math.log(mean) - self.sigma**2 / 2
         elif family == "gamma":
             self.shape = 1.0 / scv
+        elif family == "hyperexponential":
+            if scv < 1:
+                raise QueueParameterError(f"hyperexponential needs scv >= 1, got {scv!r}: use 'gamma' below 1")
+            # Two phases with balanced means (p1 / r1 = p2 / r2): p1 = (1 + sqrt((scv-1)/(scv+1))) / 2.
+            self.p1 = (1 + math.sqrt((scv - 1) / (scv + 1))) / 2
+            self.rates = (2 * self.p1 / mean, 2 * (1 - self.p1) / mean)
         elif family not in ("exponential", "deterministic"):
             raise QueueParameterError(f"unknown distribution family {family!r}")
 
@@ -39,6 +45,8 @@ class _Sampler(ciw.dists.Distribution):
             return self.rng.expovariate(1.0 / self.mean_value)
         if self.family == "lognormal":
             return self.rng.lognormvariate(self.mu, self.sigma)
+        if self.family == "hyperexponential":
+            return self.rng.expovariate(self.rates[0] if self.rng.random() < self.p1 else self.rates[1])
         return self.rng.gammavariate(self.shape, self.mean_value / self.shape)
 
 
@@ -108,7 +116,7 @@ def simulate(arrival_rate: float, service_rate: float, servers: int = 1, *, seed
     """Simulate a FCFS queue with k servers; job sizes have mean 1/service_rate and the given scv.
 
     Families default to deterministic for scv 0, exponential for scv 1, lognormal otherwise
-    ('gamma' is the alternative). Each replication runs ``warmup_jobs`` + ``jobs`` expected
+    (alternatives: 'gamma', and 'hyperexponential' with balanced means for scv >= 1). Each replication runs ``warmup_jobs`` + ``jobs`` expected
     arrivals and keeps those arriving after the warm-up.
     """
     lam = _check_rate("arrival_rate", arrival_rate)
