@@ -116,8 +116,9 @@ def simulate(arrival_rate: float, service_rate: float, servers: int = 1, *, seed
     """Simulate a FCFS queue with k servers; job sizes have mean 1/service_rate and the given scv.
 
     Families default to deterministic for scv 0, exponential for scv 1, lognormal otherwise
-    (alternatives: 'gamma', and 'hyperexponential' with balanced means for scv >= 1). Each replication runs ``warmup_jobs`` + ``jobs`` expected
-    arrivals and keeps those arriving after the warm-up.
+    (alternatives: 'gamma', and 'hyperexponential' with balanced means for scv >= 1). Each
+    replication runs ``warmup_jobs`` + ``jobs`` expected arrivals and keeps those arriving after
+    the warm-up.
     """
     lam = _check_rate("arrival_rate", arrival_rate)
     mu = _check_rate("service_rate", service_rate)
