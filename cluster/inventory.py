@@ -232,7 +232,7 @@ def _ssh(data: Any, base: Path) -> SSHSettings:
         raise InventoryError(f"ssh.user = {user!r} is not a login name: use letters, digits, '_', '.', '-'")
     env_name = t.get("passphrase_env", str, None)
     if env_name is not None and not _ENV_NAME.match(env_name):
-        raise InventoryError(f"ssh.passphrase_env must be the NAME of an environment variable (e.g. SPARKDL_SSH_PASSPHRASE), "
+        raise InventoryError("ssh.passphrase_env must be the NAME of an environment variable (e.g. SPARKDL_SSH_PASSPHRASE), "
                              "not the passphrase")
     timeout = t.get("connect_timeout", float, 10.0)
     if timeout <= 0:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Callable, Protocol, Sequence
 
 from cluster.errors import ClusterError, NotRunning
-from cluster.local import LocalCluster, parse_memory_mb
+from cluster.local import LocalCluster
 from cluster.master import AppInfo, MasterState, fetch_state
 from harness.errors import CapacityError
 from harness.runspec import RunSpec
@@ -170,7 +170,3 @@ def available_memory_mb(meminfo: str = "/proc/meminfo") -> int | None:
     except OSError:
         return None
     return None
-
-
-def executor_memory_mb(text: str) -> int:
-    return parse_memory_mb(text)

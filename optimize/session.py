@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
-from cluster.local import DEFAULT_STATE_DIR, LocalCluster
+from cluster.local import DEFAULT_STATE_DIR, LocalCluster, parse_memory_mb
 from cluster.sparkenv import SparkEnv, discover
-from harness.backends import Backend, LocalBackend, executor_memory_mb
+from harness.backends import Backend, LocalBackend
 from harness.command import SubmitOptions
 from harness.runner import ProcessRunner, Runner
 from harness.runspec import RunSpec, batch_problem
@@ -123,7 +123,7 @@ def open_session(out: Path, settings: dict[str, object], options: SubmitOptions,
         if backend is None:
             local = LocalCluster(cluster.state_dir, port=cluster.port, webui_port=cluster.webui_port,
                                  progress=progress)
-            backend = LocalBackend(local, executor_memory_mb(cluster.executor_memory), cluster.keep_cluster, progress)
+            backend = LocalBackend(local, parse_memory_mb(cluster.executor_memory), cluster.keep_cluster, progress)
         env = env or discover()
         backend.open(list(shapes))
         try:
