@@ -1,8 +1,12 @@
 """Errors raised by cluster/: each message says what is wrong and how to fix it."""
 
+from sparkdl.errors import EXIT_CLUSTER, ToolError
 
-class ClusterError(Exception):
+
+class ClusterError(ToolError):
     """Base class for every error a cluster backend raises."""
+
+    exit_code = EXIT_CLUSTER
 
 
 class EnvironmentProblem(ClusterError):

@@ -1,7 +1,10 @@
 """Errors raised by harness/: each message names the field and the fix, in one line."""
 
+from sparkdl.errors import ToolError
 
-class HarnessError(Exception):
+
+
+class HarnessError(ToolError):
     """Base class for every error the harness raises on its own account."""
 
 

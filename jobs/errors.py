@@ -1,7 +1,9 @@
 """Errors raised by jobs/ before Spark starts (bad arguments, unreadable data)."""
 
+from sparkdl.errors import ToolError
 
-class JobError(Exception):
+
+class JobError(ToolError):
     """Base class for every error a job raises on its own account."""
 
 

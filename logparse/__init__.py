@@ -11,9 +11,9 @@ Status rules: ``logparse.status``. Nothing heavy is imported here (no pandas).
 
 from logparse.errors import LogNotFoundError, LogParseError, LogReadError, OptionError
 from logparse.parser import find_logs, parse
-from logparse.records import EpochEnd, Iteration, JobLog, Metric, Validation
+from logparse.records import EpochEnd, FailureKind, Iteration, JobLog, Metric, Status, Validation
 
 __all__ = [
-    "parse", "find_logs", "JobLog", "Iteration", "EpochEnd", "Validation", "Metric",
+    "parse", "find_logs", "JobLog", "Status", "FailureKind", "Iteration", "EpochEnd", "Validation", "Metric",
     "LogParseError", "LogNotFoundError", "LogReadError", "OptionError",
 ]

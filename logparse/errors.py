@@ -6,8 +6,10 @@ status and reason. These errors are about the caller's input (a missing file, a 
 
 from __future__ import annotations
 
+from sparkdl.errors import ToolError
 
-class LogParseError(Exception):
+
+class LogParseError(ToolError):
     """Base class for every error raised by logparse."""
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from sparkdl.errors import ToolError
 
-class ModelError(Exception):
+
+class ModelError(ToolError):
     """Base class for every error raised by models/."""
 
 

@@ -1,7 +1,10 @@
 """Errors raised by optimize/: each message names the field and the fix, in one line."""
 
+from sparkdl.errors import ToolError
 
-class OptimizeError(Exception):
+
+
+class OptimizeError(ToolError):
     """Base class for every error the optimizers raise on their own account."""
 
 
