@@ -128,8 +128,13 @@ def build_table(
     include_failed: bool = False,
     source: str = "<frame>",
     exclude_runs: Iterable[int] = (),
+    compute_cost: bool = True,
 ) -> ResultsTable:
-    """Apply the module's rules to an in-memory table (see the module docstring)."""
+    """Apply the module's rules to an in-memory table (see the module docstring).
+
+    ``compute_cost=False`` applies rule 1 only (e.g. for a model of time or accuracy, where a
+    job with accuracy 0 is a valid observation, not a row to drop).
+    """
     df = frame.copy()
     n_read = len(df)
     dropped: dict[str, int] = {}
@@ -150,6 +155,10 @@ def build_table(
             dropped[f"status={value}"] = int(n)
         df = df[keep]
 
+    if not compute_cost:
+        df = df.reset_index(drop=True)
+        return ResultsTable(frame=df, source=source, factors=detect_factors(df), n_read=n_read, dropped=dropped,
+                            cost_name="not computed")
     if cost is None and COST_COLUMN in df.columns:
         cost_name = "as given"
         df[COST_COLUMN] = pd.to_numeric(df[COST_COLUMN], errors="coerce")
@@ -191,6 +200,7 @@ def load_results(
     cost: CostFunction | str | None = None,
     include_failed: bool = False,
     exclude_runs: Iterable[int] = (),
+    compute_cost: bool = True,
 ) -> ResultsTable:
     """Read a results CSV (or ``DIR/results.csv``) into a :class:`ResultsTable`."""
     p = resolve_path(path)
@@ -199,5 +209,6 @@ def load_results(
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise InvalidTableError(f"{p}: not a readable CSV ({exc}); write one header row then one row per job") from None
     return build_table(
-        frame, cost=cost, include_failed=include_failed, source=str(p), exclude_runs=exclude_runs
+        frame, cost=cost, include_failed=include_failed, source=str(p), exclude_runs=exclude_runs,
+        compute_cost=compute_cost,
     )
