@@ -71,6 +71,8 @@ def contour(fit: SurfaceFit, i: int, j: int, hold: np.ndarray | None = None,
         ax.scatter([mark[i]], [mark[j]], c="tab:red", marker="*", s=160, zorder=4, label=mark_label)
     ax.set_xlabel(fit.factors[i])
     ax.set_ylabel(fit.factors[j])
+    for lim, setter, span in ((X, ax.set_xlim, X.max() - X.min()), (Y, ax.set_ylim, Y.max() - Y.min())):
+        setter(lim.min() - 0.04 * span, lim.max() + 0.04 * span)  # room for the points on the edges
     ax.set_title(f"{fit.response}: {fit.factors[i]} x {fit.factors[j]}{_held_text(fit, i, j, hc)}", fontsize=9)
     ax.legend(loc="best", fontsize=7)
     return fig
