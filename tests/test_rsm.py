@@ -337,3 +337,14 @@ def test_optimum_min_goal_on_known_bowl():
     best = optimum(fit_surface(frame, "y", FACTORS), "min")
     assert best.at_stationary_point
     assert np.allclose(best.coded, -0.5 * np.linalg.solve(np.diag([0.8, 0.6, 0.5]), [0.1, 0.2, -0.1]), atol=0.01)
+
+
+def test_load_results_without_cost_keeps_accuracy_zero_and_drops_failed(tmp_path):
+    from models.results import load_results
+    pd.DataFrame({"a": [1, 2, 3, 4], "status": ["ok", "ok", "failed", "ok"], "wall_clock_s": [5.0, 6.0, 7.0, 8.0],
+                  "accuracy": [0.0, 0.5, float("nan"), 0.7]}).to_csv(tmp_path / "r.csv", index=False)
+    table = load_results(tmp_path / "r.csv", compute_cost=False)
+    assert list(table.frame["wall_clock_s"]) == [5.0, 6.0, 8.0]  # accuracy 0 is an observation of time
+    assert table.dropped == {"status=failed": 1} and "cost" not in table.frame.columns
+    with_cost = load_results(tmp_path / "r.csv")
+    assert len(with_cost.frame) == 2  # the cost T/(100A)^2 is infinite at accuracy 0

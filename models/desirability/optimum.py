@@ -3,7 +3,8 @@
 Each response gets its own full quadratic (:func:`models.rsm.fit_surface`); the search runs over
 the settings the design covers (:class:`models.rsm.Region`), not over the observed runs (seed
 003's report picked an observed run and called it the optimum). Factors whose tested levels are
-all integers (batch size, epochs) are rounded at the end and every figure is re-evaluated there.
+all integers (batch size, epochs) are rounded at the end, the others kept to 4 significant digits,
+and every figure is re-evaluated there.
 At the recommendation each response gets its prediction with a confidence interval and a
 prediction interval for the mean of the confirmation jobs, its desirability, and its sacrifice:
 how much worse it is than the best that response reaches alone in the region (0 = no sacrifice).
@@ -23,6 +24,7 @@ from models.rsm.fit import PredictionInterval, SurfaceFit, fit_surface
 from models.rsm.search import maximize_in_region
 
 DEFAULT_CONFIRMATION_JOBS = 3
+SIGNIFICANT = 4  # digits kept of a continuous factor's recommended value
 
 
 @dataclass(frozen=True)
@@ -84,8 +86,8 @@ class Compromise:
                 "interval_level": r.interval.level, "desirability": r.desirability,
                 "best_alone": r.best_alone, "best_alone_at": dict(zip(self.factors, r.best_alone_at)),
                 "best_observed": r.best_observed, "sacrifice": r.sacrifice, "r2": r.r2,
-                "lack_of_fit_p": r.lack_of_fit_p,
-            } for r in self.responses],
+                "lack_of_fit_p": r.lack_of_fit_p, "warning": f.warning(),
+            } for r, f in zip(self.responses, self.fits)],
             "best_observed_runs": [{"row": o.row, "settings": dict(zip(self.factors, o.settings)),
                                     "overall_desirability": o.desirability} for o in self.best_observed_runs],
         }
@@ -104,6 +106,7 @@ class Compromise:
             lines.append(f"{r.goal.response:<16} {r.goal.goal:<7} {r.predicted:>10.4g} {pi:>24} "
                          f"{r.desirability:>6.3f} {r.best_alone:>11.4g} {r.sacrifice:>10.4g} {r.best_observed:>10.4g} "
                          f"{r.r2:>6.3f}")
+        lines += [f"caution ({f.response}): {f.warning()}" for f in self.fits if f.warning()]
         if self.best_observed_runs:
             o = self.best_observed_runs[0]
             lines += ["", f"for comparison, the best observed run (row {o.row}) has D = {o.desirability:.4f} "
@@ -165,6 +168,8 @@ def compromise(frame: pd.DataFrame, goals: list[Goal], factors: tuple[str, ...],
             if not np.isclose(natural[j], round(natural[j])):
                 rounded.append(f"{f} {natural[j]:.4g} -> {round(natural[j]):d}")
             natural[j] = round(natural[j])
+        else:
+            natural[j] = float(f"{natural[j]:.{SIGNIFICANT}g}")  # a setting one can type; D is re-evaluated
     coded = fits[0].coding.to_coded(natural)
     d_all = float(D(np.atleast_2d(coded))[0])
     responses = []

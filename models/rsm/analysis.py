@@ -52,6 +52,7 @@ class SurfaceAnalysis:
                        "radius_coded": f.region.radius},
             "r2": _j(f.r2), "adj_r2": _j(f.adj_r2), "pred_r2": _j(f.pred_r2), "rmse": _j(f.rmse),
             "df_resid": f.df_resid,
+            "warning": f.warning(),
             "anova": [{"source": r.source, "df": r.df, "ss": r.ss, "ms": _j(r.ms), "F": _j(r.F), "p": _j(r.p)}
                       for r in f.anova],
             "lack_of_fit": {"F": _j(lof.F), "p": _j(lof.p), "df_lof": lof.df_lof, "df_pe": lof.df_pe,
@@ -90,6 +91,8 @@ class SurfaceAnalysis:
                   f"lack of fit: {f.lack_of_fit.note}"
                   + (f" (F = {f.lack_of_fit.F:.3g}, p = {_p(f.lack_of_fit.p)})" if f.lack_of_fit.testable else ""),
                   f"stationary point: {self.stationary.describe(f.factors)}"]
+        if f.warning():
+            lines.append(f"caution: {f.warning()}")
         where = ", ".join(f"{fa} = {v:.4g}" for fa, v in zip(f.factors, self.best.natural))
         how = "the stationary point" if self.best.at_stationary_point else "searched over the region"
         lines.append(f"best ({self.goal}) in the region: {where}, predicted {self.best.predicted:.4g} ({how})")

@@ -154,6 +154,17 @@ class SurfaceFit:
                                   (yhat - t * se_mean, yhat + t * se_mean), (yhat - t * se_pred, yhat + t * se_pred),
                                   new_jobs, level)
 
+    def warning(self) -> str | None:
+        """A sentence when the surface should not be trusted for prediction, else None."""
+        if np.isfinite(self.pred_r2) and self.pred_r2 < 0:
+            return (f"predicted R^2 {self.pred_r2:.3g} < 0: left-out jobs are predicted worse than by their mean; "
+                    "read this surface as a rough trend only, and its optimum through its interval")
+        if np.isfinite(self.adj_r2) and self.adj_r2 < 0.5:
+            return f"adjusted R^2 {self.adj_r2:.3g} < 0.5: the surface explains little of the variation"
+        if self.lack_of_fit.testable and (self.lack_of_fit.p or 0) < 0.05:
+            return "significant lack of fit: the quadratic misses structure; its predictions are biased"
+        return None
+
     def term_p(self, term: str) -> float:
         return next(c.p for c in self.coefficients if c.term == term)
 
