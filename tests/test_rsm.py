@@ -348,3 +348,24 @@ def test_load_results_without_cost_keeps_accuracy_zero_and_drops_failed(tmp_path
     assert table.dropped == {"status=failed": 1} and "cost" not in table.frame.columns
     with_cost = load_results(tmp_path / "r.csv")
     assert len(with_cost.frame) == 2  # the cost T/(100A)^2 is infinite at accuracy 0
+
+
+REAL = ROOT / "examples" / "rsm_lenet" / "results.csv"
+REAL_FACTORS = ("learning_rate", "batch_size", "epochs")
+
+
+def test_real_box_behnken_campaign_against_statsmodels():
+    """15 real LeNet jobs (examples/rsm_lenet): the fit and its lack of fit agree with statsmodels."""
+    from models.results import load_results
+    frame = load_results(REAL, compute_cost=False).frame
+    assert len(frame) == 15
+    fit = fit_surface(frame, "accuracy", REAL_FACTORS)
+    f = "accuracy ~ " + " + ".join(t.replace("**", " ** ") for t in term_names(REAL_FACTORS)[1:])
+    sm = smf.ols(f, data=frame).fit()
+    for c in fit.coefficients:
+        assert c.natural == pytest.approx(sm.params[sm_name(c.term)], rel=1e-6, abs=1e-12)
+    assert fit.r2 == pytest.approx(sm.rsquared)
+    frame = frame.assign(cell=frame[list(REAL_FACTORS)].astype(str).agg("/".join, axis=1))
+    cmp_ = anova_lm(sm, smf.ols("accuracy ~ C(cell)", data=frame).fit())
+    assert fit.lack_of_fit.p == pytest.approx(cmp_["Pr(>F)"].iloc[1], rel=1e-7)
+    assert (fit.lack_of_fit.df_lof, fit.lack_of_fit.df_pe) == (3, 2)

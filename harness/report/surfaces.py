@@ -98,8 +98,7 @@ def _response(a: SurfaceAnalysis, best: Compromise | None, plots: bool) -> str:
     lof = f.lack_of_fit
     lof_text = (f"lack of fit F = {h.num(lof.F, 3)} on {lof.df_lof} and {lof.df_pe} df, p = {h.pval(lof.p)}: "
                 f"{lof.note}" if lof.testable else f"lack of fit {lof.note}")
-    fit_ok = "" if f.adj_r2 > 0.5 else (" The fit explains little: read the surface as a rough trend only, and do "
-                                         "not trust the optimum more than its interval.")
+    fit_ok = f" Caution: {f.warning()}." if f.warning() else ""
     parts = [f"<h3>{h.esc(f.response)} ({'minimize' if a.goal == 'min' else 'maximize'})</h3>",
              h.para(f"{f.n} jobs at {f.n_points} distinct settings; R^2 = {h.num(f.r2)}, adjusted {h.num(f.adj_r2)}, "
                     f"predicted {h.num(f.pred_r2)}; root MSE {h.num(f.rmse)}; {lof_text}.{fit_ok}"),
@@ -117,12 +116,15 @@ def _response(a: SurfaceAnalysis, best: Compromise | None, plots: bool) -> str:
     parts.append(h.table(["source", "df", "SS", "MS", "F", "p"], arows, table_id=f"rsm-anova-{f.response}",
                          numeric_headers=[False] + [True] * 5,
                          caption="sequential sums of squares; residual split into lack of fit and pure error"))
-    if a.ridge:
-        rrows = [[h.ncell(p.radius)] + [h.ncell(v) for v in p.natural] + [h.ncell(p.predicted),
-                 h.tcell("yes" if p.inside else "no")] for p in a.ridge]
-        parts.append(h.table(["radius (coded)", *f.factors, f"fitted {f.response}", "in tested box"], rrows,
-                             table_id=f"rsm-ridge-{f.response}", numeric_headers=[True] * (len(f.factors) + 2) + [False],
-                             caption=f"ridge analysis: the {a.goal} of the fitted surface on spheres about the centre"))
+    inside = [p for p in a.ridge if p.inside]
+    if inside:
+        rrows = [[h.ncell(p.radius)] + [h.ncell(v) for v in p.natural] + [h.ncell(p.predicted)] for p in inside]
+        left = len(a.ridge) - len(inside)
+        parts.append(h.table(["radius (coded)", *f.factors, f"fitted {f.response}"], rrows,
+                             table_id=f"rsm-ridge-{f.response}", numeric_headers=[True] * (len(f.factors) + 2),
+                             caption=f"ridge analysis: the {a.goal} of the fitted surface on spheres about the centre"
+                                     + (f"; {left} larger sphere(s) leave the tested box and are not shown" if left
+                                        else "")))
     if plots:
         mark = np.array(best.natural) if best is not None else None
         figs = [h.figure(contour(f, i, j, mark=mark, mark_label="desirability optimum"),
