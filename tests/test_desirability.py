@@ -190,3 +190,12 @@ def test_cli_bad_spec_exit_2(tmp_path, capsys):
     assert run_cli(main, [str(tmp_path), "--factors", ",".join(FACTORS), "--response", "accuracy:up"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1 and "not one of" in err
+
+
+def test_log_goal_fits_log_time():
+    g = parse_goal("wall_clock_s:min:t=log", np.array([3.0, 9.0]))
+    assert g.transform == "log" and (g.low, g.high) == (3.0, 9.0)
+    res = compromise(campaign(seed=6), [g, GOALS[1]], FACTORS)
+    assert res.fits[0].transform == "log" and res.fits[1].transform == "none"
+    with pytest.raises(DesirabilityError, match="t=sqrt"):
+        parse_goal("wall_clock_s:min:t=sqrt", np.array([3.0, 9.0]))

@@ -369,3 +369,23 @@ def test_real_box_behnken_campaign_against_statsmodels():
     cmp_ = anova_lm(sm, smf.ols("accuracy ~ C(cell)", data=frame).fit())
     assert fit.lack_of_fit.p == pytest.approx(cmp_["Pr(>F)"].iloc[1], rel=1e-7)
     assert (fit.lack_of_fit.df_lof, fit.lack_of_fit.df_pe) == (3, 2)
+
+
+def test_log_transform_against_statsmodels_on_log_y():
+    frame, _, _ = bbd_data(seed=14, noise=0.05)
+    frame["y"] = np.exp(frame["y"] / 3)
+    fit = fit_surface(frame, "y", FACTORS, transform="log")
+    sm = smf.ols(formula().replace("y ~", "np.log(y) ~"), data=frame).fit()
+    for c in fit.coefficients:
+        assert c.natural == pytest.approx(sm.params[sm_name(c.term)], rel=1e-6, abs=1e-12)
+    assert fit.r2 == pytest.approx(sm.rsquared)
+    at = np.array([0.04, 60.0, 1.5])
+    pi = fit.interval(at, new_jobs=1)
+    sf = sm.get_prediction(pd.DataFrame([dict(zip(FACTORS, at))])).summary_frame(alpha=0.05)
+    assert pi.predicted == pytest.approx(np.exp(sf["mean"].iloc[0]), rel=1e-9)
+    assert pi.prediction == pytest.approx(tuple(np.exp(sf[["obs_ci_lower", "obs_ci_upper"]].iloc[0])), rel=1e-8)
+    assert np.all(fit.predict_coded(fit.region.sample(500, np.random.default_rng(0))) > 0)
+    sp = stationary_point(fit)
+    assert sp.predicted == pytest.approx(float(fit.predict_coded(np.array(sp.coded))[0]), rel=1e-9)
+    with pytest.raises(SurfaceError, match="<= 0"):
+        fit_surface(frame.assign(y=frame["y"] - 10), "y", FACTORS, transform="log")

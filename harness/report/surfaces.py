@@ -21,7 +21,9 @@ from models.rsm import SurfaceAnalysis, analyse
 from models.rsm.coding import n_terms
 from models.rsm.plots import contour, pairs, surface
 
-RESPONSES = (("wall_clock_s", "min"), ("accuracy", "max"))
+#: response, goal, transform: job times are positive and their noise grows with them (a shared cluster
+#: slows every job by a factor), so time is modelled on the log scale and never predicted negative.
+RESPONSES = (("wall_clock_s", "min", "log"), ("accuracy", "max", "none"))
 STATUS_OK = "ok"
 SEED_003 = (
     "A Box-Behnken design is compared with what can fit a quadratic (a 3^k grid); seed 003 compared its 15 runs "
@@ -46,7 +48,7 @@ def applicable(frame: pd.DataFrame, design: RecoveredDesign) -> str | None:
         return "a response surface needs every factor numeric with at least three levels"
     if design.n_points < n_terms(len(design.factors)):
         return "fewer design points than quadratic terms"
-    if not any(r in frame.columns for r, _ in RESPONSES):
+    if not any(r in frame.columns for r, _, _ in RESPONSES):
         return "no wall_clock_s or accuracy column"
     return None
 
@@ -69,17 +71,19 @@ def render(raw: pd.DataFrame, design: RecoveredDesign, plots: bool = True) -> st
              "<h3>What this section does that seed 003's report did not</h3>", h.bullets(SEED_003, "small")]
     analyses: list[SurfaceAnalysis] = []
     goals: list[Goal] = []
-    for response, goal in RESPONSES:
+    for response, goal, transform in RESPONSES:
         if response not in frame.columns:
             continue
         data = frame[frame[response].notna()].reset_index(drop=True)
+        if transform == "log" and (pd.to_numeric(data[response], errors="coerce") <= 0).any():
+            transform = "none"
         try:
-            a = analyse(data, response, factors, goal)
+            a = analyse(data, response, factors, goal, transform=transform)
         except ModelError as exc:
             parts.append(h.notice(f"{response}: no surface ({exc})"))
             continue
         analyses.append(a)
-        goals.append(parse_goal(f"{response}:{goal}", data[response].to_numpy(dtype=float)))
+        goals.append(parse_goal(f"{response}:{goal}:t={transform}", data[response].to_numpy(dtype=float)))
     best: Compromise | None = None
     if len(goals) >= 1:
         try:
@@ -99,9 +103,12 @@ def _response(a: SurfaceAnalysis, best: Compromise | None, plots: bool) -> str:
     lof_text = (f"lack of fit F = {h.num(lof.F, 3)} on {lof.df_lof} and {lof.df_pe} df, p = {h.pval(lof.p)}: "
                 f"{lof.note}" if lof.testable else f"lack of fit {lof.note}")
     fit_ok = f" Caution: {f.warning()}." if f.warning() else ""
+    scale = (" Fitted on the log scale (times are positive and their noise grows with them): coefficients, "
+             "ANOVA and R^2 are for log time; predictions and plots are back-transformed." if f.transform == "log"
+             else "")
     parts = [f"<h3>{h.esc(f.response)} ({'minimize' if a.goal == 'min' else 'maximize'})</h3>",
              h.para(f"{f.n} jobs at {f.n_points} distinct settings; R^2 = {h.num(f.r2)}, adjusted {h.num(f.adj_r2)}, "
-                    f"predicted {h.num(f.pred_r2)}; root MSE {h.num(f.rmse)}; {lof_text}.{fit_ok}"),
+                    f"predicted {h.num(f.pred_r2)}; root MSE {h.num(f.rmse)}; {lof_text}.{scale}{fit_ok}"),
              h.para(f"Stationary point: {a.stationary.describe(f.factors)}.")]
     where = ", ".join(f"{fa} = {h.num(v)}" for fa, v in zip(f.factors, a.best.natural))
     how = "the stationary point" if a.best.at_stationary_point else f"searched, because {a.ridge_reason}"
@@ -167,7 +174,7 @@ def _desirability(c: Compromise) -> str:
                             "small"))
     factors = ",".join(c.factors)
     parts.append(h.para("Confirm before trusting it: python -m models.desirability RESULTS --factors "
-                        f"{factors} --response wall_clock_s:min --response accuracy:max --confirm confirm.csv, "
+                        f"{factors} --response wall_clock_s:min:t=log --response accuracy:max --confirm confirm.csv, "
                         "then python -m harness.submit confirm.csv; the confirmation jobs' mean should fall inside "
                         "the prediction interval above.", "small"))
     return "\n".join(parts)

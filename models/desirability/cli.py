@@ -33,8 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("results", help="results CSV or campaign directory")
     p.add_argument("--factors", required=True, help="comma-separated numeric factor columns")
     p.add_argument("--response", action="append", required=True, metavar="SPEC",
-                   help="NAME:GOAL[:LOW:HIGH][:w=S][:i=R], GOAL max|min; or NAME:target:LOW:TARGET:HIGH[:w=S][:w2=T]"
-                        "[:i=R]; limits default to the observed range. Repeat per response.")
+                   help="NAME:GOAL[:LOW:HIGH][:w=S][:i=R][:t=log], GOAL max|min; or NAME:target:LOW:TARGET:HIGH[:w=S]"
+                        "[:w2=T][:i=R][:t=log]; limits default to the observed range; t=log fits log(NAME). "
+                        "Repeat per response.")
     p.add_argument("--confirmation-jobs", type=int, default=DEFAULT_CONFIRMATION_JOBS,
                    help=f"replicates at the recommendation (default {DEFAULT_CONFIRMATION_JOBS}); sets the interval too")
     p.add_argument("--confirm", metavar="CSV", help="write the confirmation-runs design here (harness.submit format)")

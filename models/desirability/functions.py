@@ -11,9 +11,10 @@ The weight s (and t) shapes the curve (s > 1: d stays low until y is near the be
 overall desirability is the geometric mean weighted by importances r_i:
 D = (prod d_i^r_i)^(1 / sum r_i); D = 0 as soon as one response is unacceptable.
 
-Goal syntax (``--response``): ``NAME:GOAL[:LIMITS][:w=S][:w2=T][:i=R]`` where GOAL is max or min
+Goal syntax (``--response``): ``NAME:GOAL[:LIMITS][:w=S][:w2=T][:i=R][:t=log]`` where GOAL is max or min
 with LIMITS ``LOW:HIGH``, or target with LIMITS ``LOW:TARGET:HIGH`` (required). Limits left out
-default to the smallest and largest observed value. Examples: ``wall_clock_s:min``,
+default to the smallest and largest observed value; ``t=log`` fits that response's surface on the
+log scale (see :mod:`models.rsm.fit`). Examples: ``wall_clock_s:min``,
 ``accuracy:max:0.9:1``, ``accuracy:max:0.5:0.9:w=2:i=3``, ``batch_time:target:1:2:4:w=1:w2=0.5``.
 """
 
@@ -41,8 +42,11 @@ class Goal:
     weight: float = 1.0
     weight_high: float = 1.0  # the target's upper side (t)
     importance: float = 1.0
+    transform: str = "none"
 
     def __post_init__(self) -> None:
+        if self.transform not in ("none", "log"):
+            raise DesirabilityError(f"{self.response}: t={self.transform} is not none or log")
         if self.goal not in GOALS:
             raise DesirabilityError(f"{self.response}: goal {self.goal!r} is not one of {', '.join(GOALS)}")
         if not (math.isfinite(self.low) and math.isfinite(self.high) and self.low < self.high):
@@ -63,6 +67,7 @@ class Goal:
         lim = (f"{self.low:g}..{self.high:g}" if self.goal != "target"
                else f"{self.low:g} / {self.target:g} / {self.high:g}")
         w = f"s={self.weight:g}" + (f", t={self.weight_high:g}" if self.goal == "target" else "")
+        w += "; fitted on the log scale" if self.transform == "log" else ""
         return f"{self.response}: {self.goal} ({lim}; {w}; importance {self.importance:g})"
 
     def __call__(self, y: np.ndarray) -> np.ndarray:
@@ -105,11 +110,18 @@ def parse_goal(spec: str, observed: np.ndarray | None = None) -> Goal:
     if goal not in GOALS:
         raise DesirabilityError(f"--response {spec!r}: goal {parts[1]!r} is not one of {', '.join(GOALS)}")
     limits, opts = [], {}
+    transform = "none"
     for p in parts[2:]:
         if "=" in p:
             key, _, value = p.partition("=")
-            if key not in ("w", "w2", "i"):
-                raise DesirabilityError(f"--response {spec!r}: unknown option {key!r}; use w=, w2= or i=")
+            if key not in ("w", "w2", "i", "t"):
+                raise DesirabilityError(f"--response {spec!r}: unknown option {key!r}; use w=, w2=, i= or t=")
+            if key == "t":
+                if value not in ("none", "log"):
+                    raise DesirabilityError(f"--response {spec!r}: t={value} is not none or log")
+                transform = value
+                opts[key] = 0.0
+                continue
             opts[key] = _number(spec, value)
         else:
             if opts:
@@ -127,7 +139,7 @@ def parse_goal(spec: str, observed: np.ndarray | None = None) -> Goal:
         limits = [float(np.nanmin(observed)), float(np.nanmax(observed))]
     target = limits[1] if goal == "target" else None
     low, high = limits[0], limits[-1]
-    return Goal(name, goal, low, high, target, opts.get("w", 1.0), opts.get("w2", 1.0), opts.get("i", 1.0))
+    return Goal(name, goal, low, high, target, opts.get("w", 1.0), opts.get("w2", 1.0), opts.get("i", 1.0), transform)
 
 
 def _number(spec: str, text: str) -> float:

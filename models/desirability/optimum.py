@@ -151,7 +151,7 @@ def compromise(frame: pd.DataFrame, goals: list[Goal], factors: tuple[str, ...],
     if new_jobs < 1:
         raise DesirabilityError(f"--confirmation-jobs must be >= 1, got {new_jobs}")
     complete = frame.dropna(subset=[n for n in names if n in frame.columns]).reset_index(drop=True)
-    fits = tuple(fit_surface(complete, g.response, factors) for g in goals)
+    fits = tuple(fit_surface(complete, g.response, factors, g.transform) for g in goals)
     region = fits[0].region
     importances = [g.importance for g in goals]
 

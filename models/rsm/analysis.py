@@ -40,7 +40,8 @@ class SurfaceAnalysis:
         return {
             "response": f.response,
             "factors": list(f.factors),
-            "model": "full quadratic (second order)",
+            "model": "full quadratic (second order)" + (" of log(response)" if f.transform == "log" else ""),
+            "transform": f.transform,
             "n": f.n,
             "distinct_settings": f.n_points,
             "coefficients": {c.term: c.natural for c in f.coefficients},
@@ -78,7 +79,8 @@ class SurfaceAnalysis:
 
     def text(self) -> list[str]:
         f = self.fit
-        lines = [f"response surface of {f.response} on {', '.join(f.factors)}: full quadratic, "
+        of = f"log({f.response})" if f.transform == "log" else f.response
+        lines = [f"response surface of {of} on {', '.join(f.factors)}: full quadratic, "
                  f"{f.n} jobs at {f.n_points} distinct settings, residual df {f.df_resid}"]
         lines += ["coding: " + "; ".join(f.coding.describe()), f"region: {f.region.describe()}", ""]
         lines.append(f"{'term':<34} {'natural':>13} {'coded':>11} {'se':>10} {'t':>8} {'p':>9}")
@@ -106,8 +108,8 @@ class SurfaceAnalysis:
 
 
 def analyse(frame: pd.DataFrame, response: str, factors: tuple[str, ...] | list[str], goal: str = "max",
-            seed: int = 0) -> SurfaceAnalysis:
-    fit = fit_surface(frame, response, tuple(factors))
+            seed: int = 0, transform: str = "none") -> SurfaceAnalysis:
+    fit = fit_surface(frame, response, tuple(factors), transform)
     sp = stationary_point(fit)
     best = optimum(fit, goal, seed)
     wanted = "maximum" if goal == "max" else "minimum"

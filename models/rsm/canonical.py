@@ -86,7 +86,7 @@ def stationary_point(fit: SurfaceFit) -> StationaryPoint:
     if scale == 0 or np.linalg.cond(B) > 1e12:
         return StationaryPoint("none", None, None, None, False, tuple(map(float, lam)), vectors, flat)
     xs = -0.5 * np.linalg.solve(B, b)
-    ys = float(fit.b0 + 0.5 * b @ xs)
+    ys = float(fit.back(fit.b0 + 0.5 * b @ xs))
     return StationaryPoint(kind_of(lam), tuple(map(float, xs)), tuple(map(float, fit.coding.to_natural(xs))), ys,
                            bool(fit.region.contains(xs)[0]), tuple(map(float, lam)), vectors, flat)
 

@@ -1,4 +1,4 @@
-"""``python -m models.rsm RESULTS --response R --factors A,B,C [--goal max|min] [--format text|json] [--plots DIR]``."""
+"""``python -m models.rsm RESULTS --response R --factors A,B,C [--goal max|min] [--transform log] [--format text|json] [--plots DIR]``."""
 
 from __future__ import annotations
 
@@ -27,6 +27,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--factors", required=True, help="comma-separated numeric factor columns, e.g. learning_rate,batch_size")
     p.add_argument("--goal", choices=("max", "min"), default="max",
                    help="which way is better, for the best setting and the ridge (default max)")
+    p.add_argument("--transform", choices=("none", "log"), default="none",
+                   help="log: fit log(response) (positive responses with multiplicative noise, e.g. times); "
+                        "predictions are back-transformed")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("--plots", metavar="DIR", help="write contour and surface PNGs for every pair of factors here")
     p.add_argument("--seed", type=int, default=0, help="seed of the search over the region (default 0)")
@@ -40,7 +43,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     frame = table.frame
     if args.response in frame.columns:
         frame = frame[frame[args.response].notna()].reset_index(drop=True)
-    result = analyse(frame, args.response, factors, args.goal, args.seed)
+    result = analyse(frame, args.response, factors, args.goal, args.seed, args.transform)
     written = save_all(result.fit, args.plots, mark=result.best.natural) if args.plots else []
     if args.format == "json":
         d = result.to_dict()

@@ -11,6 +11,11 @@ ANOVA: sequential sums of squares for the linear, two-factor interaction and qua
 lack of fit and pure error. Pure error comes from jobs at identical settings (replicated
 centre points); lack of fit tests whether the quadratic misses structure the replicates say
 is real: F = (SS_LOF / df_LOF) / (SS_PE / df_PE).
+
+``transform="log"`` fits log(y) (for positive responses whose spread grows with their level,
+such as job times on a shared cluster): coefficients, ANOVA and R^2 are on the log scale;
+predictions, intervals and plots are back-transformed with exp (the fitted median), so a
+predicted time is never negative.
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ from scipy import stats
 
 from models.errors import SurfaceError
 from models.rsm.coding import INTERCEPT, Coding, Region, model_matrix, n_terms, term_names
+
+TRANSFORMS = ("none", "log")
 
 
 @dataclass(frozen=True)
@@ -98,6 +105,7 @@ class SurfaceFit:
     rmse: float
     df_resid: int
     n_points: int
+    transform: str = "none"
 
     @property
     def n(self) -> int:
@@ -135,8 +143,17 @@ class SurfaceFit:
     def natural_coefficients(self) -> dict[str, float]:
         return {c.term: c.natural for c in self.coefficients}
 
-    def predict_coded(self, x: np.ndarray) -> np.ndarray:
+    def back(self, v: np.ndarray | float) -> np.ndarray:
+        """From the model's scale to the response's (exp for a log fit)."""
+        return np.exp(v) if self.transform == "log" else np.asarray(v, dtype=float)
+
+    def predict_model_coded(self, x: np.ndarray) -> np.ndarray:
+        """Fitted values on the model's scale (log y for a log fit)."""
         return model_matrix(x) @ self.beta
+
+    def predict_coded(self, x: np.ndarray) -> np.ndarray:
+        """Fitted values on the response's scale."""
+        return self.back(self.predict_model_coded(x))
 
     def predict(self, natural: np.ndarray) -> np.ndarray:
         return self.predict_coded(self.coding.to_coded(np.atleast_2d(natural)))
@@ -150,9 +167,10 @@ class SurfaceFit:
         se_mean = float(np.sqrt(self.mse * h))
         se_pred = float(np.sqrt(self.mse * (1.0 / new_jobs + h)))
         t = float(stats.t.ppf(0.5 + level / 2, self.df_resid)) if self.df_resid > 0 else float("nan")
-        return PredictionInterval(tuple(float(v) for v in np.atleast_2d(natural)[0]), yhat, se_mean,
-                                  (yhat - t * se_mean, yhat + t * se_mean), (yhat - t * se_pred, yhat + t * se_pred),
-                                  new_jobs, level)
+        b = self.back
+        return PredictionInterval(tuple(float(v) for v in np.atleast_2d(natural)[0]), float(b(yhat)), se_mean,
+                                  (float(b(yhat - t * se_mean)), float(b(yhat + t * se_mean))),
+                                  (float(b(yhat - t * se_pred)), float(b(yhat + t * se_pred))), new_jobs, level)
 
     def warning(self) -> str | None:
         """A sentence when the surface should not be trusted for prediction, else None."""
@@ -227,9 +245,12 @@ def _lack_of_fit(x: np.ndarray, y: np.ndarray, ss_res: float, df_res: int) -> tu
     return LackOfFit(ss_lof, df_lof, ss_pe, df_pe, float(F), p, note), len(groups)
 
 
-def fit_surface(frame: pd.DataFrame, response: str, factors: tuple[str, ...] | list[str]) -> SurfaceFit:
+def fit_surface(frame: pd.DataFrame, response: str, factors: tuple[str, ...] | list[str],
+                transform: str = "none") -> SurfaceFit:
     """Fit the full second-order model of ``response`` on ``factors`` (rows with a NaN response are an error)."""
     factors = tuple(factors)
+    if transform not in TRANSFORMS:
+        raise SurfaceError(f"transform {transform!r} is not one of {', '.join(TRANSFORMS)}")
     if len(factors) < 1:
         raise SurfaceError("no factors: give --factors A,B,... (at least one numeric column)")
     if len(set(factors)) < len(factors):
@@ -240,6 +261,10 @@ def fit_surface(frame: pd.DataFrame, response: str, factors: tuple[str, ...] | l
     y = _numeric(frame, response)
     if not np.all(np.isfinite(y)):
         raise SurfaceError(f"response {response!r} has infinite values; drop those rows")
+    if transform == "log":
+        if np.any(y <= 0):
+            raise SurfaceError(f"response {response!r} has values <= 0 ({y.min():g}); a log fit needs positive values")
+        y = np.log(y)
     for j, f in enumerate(factors):
         n_levels = len(np.unique(X[:, j]))
         if n_levels < 3:
@@ -280,7 +305,7 @@ def fit_surface(frame: pd.DataFrame, response: str, factors: tuple[str, ...] | l
     adj = 1 - (1 - r2) * (n - 1) / df_res if df_res > 0 else float("nan")
     pred = 1 - press / ss_tot if ss_tot > 0 else float("nan")
     return SurfaceFit(response, factors, coding, Region.of_points(x), x, y, beta, xtx_inv, coefs, anova, lof,
-                      float(r2), float(adj), float(pred), float(np.sqrt(mse)), df_res, n_points)
+                      float(r2), float(adj), float(pred), float(np.sqrt(mse)), df_res, n_points, transform)
 
 
 def _anova(F: np.ndarray, y: np.ndarray, k: int, ss_res: float, df_res: int, ss_tot: float,

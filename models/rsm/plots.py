@@ -88,7 +88,7 @@ def surface(fit: SurfaceFit, i: int, j: int, hold: np.ndarray | None = None) -> 
     pts = fit.coding.to_natural(fit.coded_x)
     others = [m for m in range(fit.k) if m not in (i, j)]
     at_hold = np.all(np.isclose(fit.coded_x[:, others], hc[others]), axis=1) if others else np.ones(fit.n, bool)
-    ax.scatter(pts[at_hold, i], pts[at_hold, j], fit.y[at_hold], c="tab:red", s=20, depthshade=False,
+    ax.scatter(pts[at_hold, i], pts[at_hold, j], fit.back(fit.y[at_hold]), c="tab:red", s=20, depthshade=False,
                label="observed (held factors at hold)")
     ax.set_xlabel(fit.factors[i])
     ax.set_ylabel(fit.factors[j])
