@@ -13,6 +13,7 @@ import statsmodels.formula.api as smf
 from harness.design import box_behnken, make_factors
 from harness.runspec import read_design
 from models.desirability import Goal, compromise, confirmation_design, desirability, overall, parse_goal
+from models.desirability.confirm import steps_of
 from models.desirability.cli import main
 from models.errors import DesirabilityError
 from sparkdl.cli import run_cli
@@ -199,3 +200,13 @@ def test_log_goal_fits_log_time():
     assert res.fits[0].transform == "log" and res.fits[1].transform == "none"
     with pytest.raises(DesirabilityError, match="t=sqrt"):
         parse_goal("wall_clock_s:min:t=sqrt", np.array([3.0, 9.0]))
+
+
+def test_batch_size_rounded_to_a_multiple_of_the_cores():
+    frame = campaign(seed=7)
+    assert steps_of(frame) == {"batch_size": 2}
+    res = compromise(frame, GOALS, FACTORS, steps=steps_of(frame))
+    assert res.setting()["batch_size"] % 2 == 0
+    design = confirmation_design(frame, res.setting(), 2)
+    assert design.notes == ()  # nothing left to fix
+    assert steps_of(frame.assign(executors=[1, 2] * (len(frame) // 2) + [1] * (len(frame) % 2))) == {}

@@ -11,6 +11,7 @@ from harness.report import build_report
 from harness.report.recover import recover_design
 from harness.report.surfaces import applicable, ok_rows
 from models.desirability import compromise, parse_goal
+from models.desirability.confirm import steps_of
 from models.rsm import analyse
 from tests.test_desirability import FACTORS, campaign
 
@@ -30,7 +31,7 @@ def test_section_on_a_box_behnken_campaign(tmp_path):
     assert f"R^2 = {a.fit.r2:.4g}" in body
     goals = [parse_goal("wall_clock_s:min:t=log", ok["wall_clock_s"].to_numpy(float)),
              parse_goal("accuracy:max", ok["accuracy"].to_numpy(float))]
-    best = compromise(ok, goals, FACTORS)
+    best = compromise(ok, goals, FACTORS, steps=steps_of(ok))
     d = re.search(r"overall desirability D = ([0-9.]+)", body)
     assert d and abs(float(d.group(1)) - best.D) < 5e-3
     assert 'id="desirability"' in body and 'id="rsm-anova-accuracy"' in body and "lack of fit" in body

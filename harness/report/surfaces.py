@@ -16,6 +16,7 @@ import pandas as pd
 from harness.report import html as h
 from harness.report.recover import RecoveredDesign
 from models.desirability import Compromise, Goal, compromise, parse_goal
+from models.desirability.confirm import steps_of
 from models.errors import ModelError
 from models.rsm import SurfaceAnalysis, analyse
 from models.rsm.coding import n_terms
@@ -87,7 +88,7 @@ def render(raw: pd.DataFrame, design: RecoveredDesign, plots: bool = True) -> st
     best: Compromise | None = None
     if len(goals) >= 1:
         try:
-            best = compromise(frame, goals, factors)
+            best = compromise(frame, goals, factors, steps=steps_of(frame))
         except ModelError as exc:
             parts.append(h.notice(f"no desirability optimum ({exc})"))
     for a in analyses:

@@ -44,6 +44,14 @@ def _cell(v: object) -> object:
     return v
 
 
+def steps_of(frame: pd.DataFrame) -> dict[str, int]:
+    """``{"batch_size": total cores}`` when the ok jobs all ran on one core count, else ``{}``."""
+    if not all(c in frame.columns for c in CORE_COLUMNS):
+        return {}
+    cores = frame[list(CORE_COLUMNS)].prod(axis=1).dropna().unique()
+    return {"batch_size": int(cores[0])} if len(cores) == 1 else {}
+
+
 def confirmation_design(frame: pd.DataFrame, setting: dict[str, float], jobs: int) -> ConfirmationDesign:
     """``jobs`` replicates (run 1, replicate 1..jobs) at ``setting`` with the table's fixed design columns."""
     if jobs < 1:

@@ -12,6 +12,7 @@ how much worse it is than the best that response reaches alone in the region (0 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -141,8 +142,13 @@ def _best_observed(y: np.ndarray, goal: Goal) -> float:
 
 
 def compromise(frame: pd.DataFrame, goals: list[Goal], factors: tuple[str, ...], seed: int = 0,
-               new_jobs: int = DEFAULT_CONFIRMATION_JOBS, level: float = 0.95) -> Compromise:
-    """Fit every goal's response, maximize D over the region, and describe the recommendation."""
+               new_jobs: int = DEFAULT_CONFIRMATION_JOBS, level: float = 0.95,
+               steps: Mapping[str, int] | None = None) -> Compromise:
+    """Fit every goal's response, maximize D over the region, and describe the recommendation.
+
+    ``steps``: an integer factor's recommended value is rounded to a multiple of its step (e.g. a
+    batch size to a multiple of the job's cores, see :func:`models.desirability.confirm.steps_of`).
+    """
     if not goals:
         raise DesirabilityError("no goals: give at least one --response NAME:GOAL")
     names = [g.response for g in goals]
@@ -165,9 +171,11 @@ def compromise(frame: pd.DataFrame, goals: list[Goal], factors: tuple[str, ...],
     for j, f in enumerate(factors):
         levels = complete[f].to_numpy(dtype=float)
         if np.all(np.isclose(levels, np.round(levels))):
-            if not np.isclose(natural[j], round(natural[j])):
-                rounded.append(f"{f} {natural[j]:.4g} -> {round(natural[j]):d}")
-            natural[j] = round(natural[j])
+            step = int((steps or {}).get(f, 1))
+            value = max(step, int(np.floor(natural[j] / step + 0.5)) * step)
+            if not np.isclose(natural[j], value):
+                rounded.append(f"{f} {natural[j]:.4g} -> {value:d}" + (f" (a multiple of {step})" if step > 1 else ""))
+            natural[j] = value
         else:
             natural[j] = float(f"{natural[j]:.{SIGNIFICANT}g}")  # a setting one can type; D is re-evaluated
     coded = fits[0].coding.to_coded(natural)
