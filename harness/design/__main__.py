@@ -21,6 +21,7 @@ from harness.design.resolution import search_generators
 from harness.design.schedule import schedule
 from harness.design.summary import describe, describe_schedule
 from harness.errors import DesignError
+from sparkdl.cli import run_cli
 
 KINDS = ("fractional", "full", "box-behnken", "ccd")
 
@@ -92,4 +93,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))
