@@ -19,6 +19,7 @@ import pytest
 from harness.design import fractional, make_factors, parse_generators
 from harness.report import build_report
 from harness.report.cli import main
+from sparkdl.cli import run_cli as run_command
 from harness.report.recover import recover_design
 from harness.store import ResultStore, RunResult
 from models.anova import fit_anova
@@ -439,20 +440,24 @@ def test_empty_campaign_and_csv_without_cost(tmp_path: Path) -> None:
 # --- CLI --------------------------------------------------------------------------------------
 
 
+def cli(argv: list[str]) -> int:
+    return run_command(main, argv)
+
+
 def test_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main([str(tmp_path / "nope")]) == 2
+    assert cli([str(tmp_path / "nope")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: no results at") and err.count("\n") == 1
     (tmp_path / "emptydir").mkdir()
-    assert main([str(tmp_path / "emptydir")]) == 2
+    assert cli([str(tmp_path / "emptydir")]) == 2
     assert "results.csv" in capsys.readouterr().err
-    assert main([str(TABLE2), "--cost", "time", "-o", str(tmp_path / "x.html")]) == 2
+    assert cli([str(TABLE2), "--cost", "time", "-o", str(tmp_path / "x.html")]) == 2
     assert "wall_clock_s" in capsys.readouterr().err
 
 
 def test_cli_on_plain_csv(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "r.html"
-    assert main([str(TABLE2), "-o", str(out), "--no-plots", "--response", "cost"]) == 0
+    assert cli([str(TABLE2), "-o", str(out), "--no-plots", "--response", "cost"]) == 0
     assert "320 of 320 jobs analysed; 0 plot(s)" in capsys.readouterr().out
     assert out.read_text().startswith("<!DOCTYPE html>") and "<img" not in out.read_text()
 

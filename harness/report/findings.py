@@ -8,14 +8,15 @@ from collections.abc import Sequence
 import pandas as pd
 
 from harness.report import html as h
-from harness.report.analysis import Analysis, Best, ModelChoice, Queueing
+from harness.report.analysis import Best, Queueing
 from harness.report.campaign import Campaign
 from harness.report.recover import RecoveredDesign
-from models.anova import RESIDUAL, AnovaResult, _term_parts
+from models.anova import RESIDUAL, AnovaResult, term_parts
+from models.anova.analysis import Analysis, ModelChoice
 
 
 def _name(term: str) -> str:
-    parts = [p.removeprefix("C(").removesuffix(")") for p in _term_parts(term)]
+    parts = [p.removeprefix("C(").removesuffix(")") for p in term_parts(term)]
     return parts[0] if len(parts) == 1 else "the " + " x ".join(parts) + " interaction"
 
 
@@ -72,7 +73,7 @@ def effect_sentences(result: AnovaResult, choice: ModelChoice | None = None) -> 
     tested = result.summary.df_resid > 0
     top = max(rows, key=lambda r: r.pct_variation if math.isfinite(r.pct_variation) else -1)
     out = []
-    parts = _term_parts(top.term)
+    parts = term_parts(top.term)
     aliased = choice.partners_of(parts[0]) if choice is not None and len(parts) == 1 else ()
     also = (f" (confounded with {_list(list(aliased))}, left out of the model: the effect may belong to "
             f"{'either' if len(aliased) == 1 else 'any of them'})" if aliased else "")
