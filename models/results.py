@@ -134,16 +134,9 @@ class ResultsTable:
 
     def notices(self) -> tuple[str, ...]:
         """What was assumed rather than read: guessed factors, rows assumed ok, factors left out."""
-        out = []
-        if not self.has_status:
-            out.append(f"no {STATUS_COLUMN!r} column: all {self.n_read} rows assumed ok")
-        if self.factors_from == "guessed":
-            out.append(f"factors taken from the columns (no {MANIFEST_FILE}, no --factors): "
-                       f"{', '.join(self.factors) or 'none'}")
-            if self.measurements:
-                out.append(f"set aside as measurements (numeric, a distinct value in most rows): "
-                           f"{', '.join(self.measurements)}")
-        if self.constant_factors:
+        out = list(assumptions(self.has_status, self.n_read,
+                               FactorChoice(self.factors, self.factors_from, self.measurements)))
+        if self.constant_factors and self.factors_from == "--factors" and len(self.frame):
             out.append(f"factor(s) with one value among the analysed rows, left out: {', '.join(self.constant_factors)}")
         return tuple(out)
 
@@ -161,6 +154,20 @@ class ResultsTable:
         return {"source": self.source, "read": self.n_read, "dropped": dict(self.dropped), "cost": self.cost_name,
                 "factors": list(self.factors), "factors_from": self.factors_from,
                 "status_assumed_ok": not self.has_status}
+
+
+def assumptions(has_status: bool, n_rows: int, choice: FactorChoice) -> tuple[str, ...]:
+    """The lines that say what was assumed: rows taken as ok without a status, factors guessed."""
+    out = []
+    if not has_status:
+        out.append(f"no {STATUS_COLUMN!r} column: all {n_rows} rows assumed ok")
+    if choice.source == "guessed":
+        out.append(f"factors taken from the columns (no {MANIFEST_FILE}, no --factors): "
+                   f"{', '.join(choice.factors) or 'none'}")
+        if choice.measurements:
+            out.append(f"set aside as measurements (numeric, a distinct value in most rows): "
+                       f"{', '.join(choice.measurements)}")
+    return tuple(out)
 
 
 def resolve_path(path: str | Path) -> Path:
@@ -200,12 +207,16 @@ def manifest_factors(csv_path: Path) -> tuple[str, ...] | None:
     return tuple(factors)
 
 
+def status_is_ok(value: object) -> bool:
+    """Whether one status field says ok (``Status.OK``, ignoring case and surrounding blanks)."""
+    return isinstance(value, str) and value.strip().lower() == Status.OK.value
+
+
 def ok_mask(frame: pd.DataFrame) -> np.ndarray:
     """Rows whose status is ``Status.OK`` (every row when there is no status column)."""
     if STATUS_COLUMN not in frame.columns:
         return np.ones(len(frame), dtype=bool)
-    status = frame[STATUS_COLUMN].astype("string").str.strip().str.lower()
-    return (status == Status.OK.value).fillna(False).to_numpy(dtype=bool)
+    return np.array([status_is_ok(v) for v in frame[STATUS_COLUMN].astype("string").fillna("")], dtype=bool)
 
 
 def ok_rows(frame: pd.DataFrame) -> pd.DataFrame:

@@ -493,3 +493,34 @@ def test_headless_chromium_renders_tables_and_plots(table2_report, tmp_path: Pat
     blue = (np.abs(im - [31, 119, 180]).sum(axis=2) <= 30).sum()
     assert red > 20_000, f"{red} tab:red pixels: the Pareto chart did not render"
     assert blue > 300, f"{blue} tab:blue pixels: the half-normal plot did not render"
+
+
+# --- absurd values, no ok rows, no status (issue 17) ----------------------------------------------
+
+
+def test_a_wall_clock_of_1e308_neither_crashes_nor_enters_the_analysis(tmp_path: Path) -> None:
+    rows = [job(run, rep, nodes, ex, 0.05, wall=10.0 + run + rep, acc=0.9)
+            for run, (nodes, ex) in enumerate(itertools.product((1, 2), (1, 2)), start=1) for rep in (1, 2)]
+    rows[0]["wall_clock_s"] = 1e308
+    report = build_report(campaign(tmp_path / "c", rows), plots=False)
+    assert report.campaign.table.dropped == {"wall_clock_s not a time in [0, 31536000] s": 1}
+    assert len(report.campaign.frame) == 7 and report.analysis.anova is not None
+    assert report.queue is not None and report.queue.sizes.count == 7
+    # without accuracy no cost exists, the rows are analysed unfiltered: the job sizes still average
+    plain = tmp_path / "plain.csv"
+    pd.DataFrame({"nodes": [1, 2, 1], "wall_clock_s": [1e308, 1e308, 5e307]}).to_csv(plain, index=False)
+    report = build_report(plain, plots=False, factors=["nodes"])
+    assert report.queue is not None and report.queue.sizes.mean == pytest.approx(1e308 * (2.5 / 3), rel=1e-12)
+
+
+def test_no_ok_rows_and_no_status_are_said(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = [job(r, 1, 1 + r % 2, 1, 0.05, status="failed", reason="boom", kind="job") for r in range(1, 4)]
+    rows.append(job(4, 1, 1, 1, 0.05, status="incomplete", reason="cut"))
+    report = build_report(campaign(tmp_path / "bad", rows), plots=False)
+    assert report.analysis.unavailable == "no usable jobs: 0 of 4 rows are ok (3 failed, 1 incomplete): nothing to analyse"
+    plain = tmp_path / "plain.csv"
+    pd.DataFrame({"a": [1, 2, 1, 2], "b": [1, 1, 2, 2], "y": [1.0, 2.0, 3.0, 5.5]}).to_csv(plain, index=False)
+    assert cli([str(plain), "--response", "y", "--no-plots", "-o", str(tmp_path / "p.html")]) == 0
+    err = capsys.readouterr().err
+    assert "note: no 'status' column: all 4 rows assumed ok" in err
+    assert "note: factors taken from the columns (no manifest.json, no --factors): a, b" in err

@@ -17,7 +17,7 @@ import pandas as pd
 from models.anova.analysis import Analysis, NotAnalysableError, analyse
 from models.errors import ModelError
 from models.queueing import JobSizes, Plan, plan
-from models.queueing.job_sizes import UNITS
+from models.queueing.job_sizes import UNITS, size_moments
 
 UTILIZATIONS = (0.5, 0.8, 0.9)
 SERVERS = (1, 2, 4)
@@ -102,14 +102,11 @@ def job_sizes(frame: pd.DataFrame, source: str) -> JobSizes | str:
             return f"queue metrics need 2 or more measured jobs; there are {len(x)}"
         if np.any(x <= 0):
             return f"queue metrics need positive job sizes; {column} has values <= 0"
-        # in units of the largest job, so that no sum overflows whatever the magnitudes
-        scale = float(x.max())
-        z = x / scale
-        mean = float(np.mean(z))
-        scv = float(np.var(z, ddof=1)) / mean**2
-        if not (math.isfinite(mean * scale) and math.isfinite(scv)):
-            return f"queue metrics need finite job sizes; {column} is too large to average"
-        return JobSizes(source, quantity, len(x), mean * scale, scv)
+        try:
+            mean, scv = size_moments([float(v) for v in x])
+        except ModelError as exc:
+            return f"queue metrics not computed: {exc}"
+        return JobSizes(source, quantity, len(x), mean, scv)
     return "queue metrics need a wall_clock_s or cost column"
 
 

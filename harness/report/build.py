@@ -25,6 +25,7 @@ from harness.report.recover import RecoveredDesign, recover_design
 from models.anova import RESIDUAL
 from models.anova.analysis import Analysis
 from models.errors import ModelError
+from models.results import ok_mask
 
 MAX_JOB_ROWS = 200
 MAX_FAILED_LOGS = 10
@@ -134,7 +135,7 @@ def _status(c: Campaign) -> str:
     parts = [h.table(["status", "jobs"], rows, table_id="status-counts", numeric_headers=[False, True])]
     reasons = failure_reasons(raw)
     if reasons:
-        bad = raw[raw["status"].astype(str).str.lower() != "ok"]
+        bad = raw[~ok_mask(raw)]
         key = bad["reason"].fillna("(no reason recorded)").astype(str) if "reason" in bad.columns else None
         kinds = bad["failure_kind"].fillna("").astype(str) if "failure_kind" in bad.columns else None
         rrows = []

@@ -22,7 +22,7 @@ import pandas as pd
 
 from harness.store import DB_NAME
 from models.errors import CostInputsMissingError
-from models.results import ResultsTable, build_table, choose_factors, ok_rows, read_csv
+from models.results import STATUS_COLUMN, ResultsTable, assumptions, build_table, choose_factors, ok_rows, read_csv
 
 ROW_KEY = "__row__"
 LOG_TAIL_LINES = 8
@@ -139,7 +139,7 @@ def load_campaign(path: str | Path, response: str = "cost", cost: str | None = N
         notices = table.notices()
     else:
         frame = ok_rows(raw)
-        notices = ()
+        notices = assumptions(STATUS_COLUMN in raw.columns, len(raw), choice)
     meta: dict[str, Any] = {}
     attempts = None
     meta_problem = None

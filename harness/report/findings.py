@@ -13,6 +13,7 @@ from harness.report.campaign import Campaign
 from harness.report.recover import RecoveredDesign
 from models.anova import RESIDUAL, AnovaResult, term_parts
 from models.anova.analysis import Analysis, ModelChoice
+from models.results import ok_mask
 
 
 def _name(term: str) -> str:
@@ -31,7 +32,7 @@ def failure_reasons(raw: pd.DataFrame) -> list[tuple[str, str, int]]:
     """(status, reason, count) of the rows whose status is not ok, most frequent first."""
     if "status" not in raw.columns:
         return []
-    bad = raw[raw["status"].astype("string").str.strip().str.lower() != "ok"]
+    bad = raw[~ok_mask(raw)]
     if bad.empty:
         return []
     reason = bad["reason"].fillna("(no reason recorded)").astype(str) if "reason" in bad.columns else pd.Series(
