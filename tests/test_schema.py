@@ -106,3 +106,24 @@ def test_a_second_owner_is_refused_naming_the_first_and_the_lock_dies_with_it(tm
     assert folder.owner() is not None and folder.owner().pid != holder.pid
     folder.unlock()
     assert not (tmp_path / CampaignDir.OWNER).exists()
+
+
+def test_a_second_harness_on_a_running_campaign_exits_2_at_once_and_touches_nothing(tmp_path):
+    design = tmp_path / "design.csv"
+    design.write_text("nodes,executors,executor_cores,epochs,learning_rate,batch_size\n1,1,1,1,0.05,64\n")
+    out = tmp_path / "campaign"
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(out)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        for extra in ([], ["--resume"]):
+            proc = subprocess.run([sys.executable, "-m", "harness.submit", str(design), "--out", str(out),
+                                   "--state-dir", str(tmp_path / "cluster"), *extra],
+                                  capture_output=True, text=True, timeout=60)
+            assert proc.returncode == 2, proc.stderr
+            assert proc.stderr.startswith(f"error: campaign in {out} is running (pid {holder.pid} on ")
+            assert "Traceback" not in proc.stderr
+        # nothing was created or started by the refused harness
+        assert not (out / CampaignDir.STORE).exists() and not (tmp_path / "cluster").exists()
+    finally:
+        holder.kill()
+        holder.wait()
