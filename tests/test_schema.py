@@ -47,12 +47,14 @@ def test_a_metric_may_not_shadow_a_column():
 def test_store_keeps_records_and_results_csv_lists_every_metric(tmp_path):
     folder = CampaignDir(tmp_path / "c")
     store = ResultStore(folder)
+    folder.write_manifest(Manifest.for_design([record(1).spec]))
     store.record(record(1))
     store.record(record(2, status="failed", spark_gc_s=2.0))
     assert [r.run for r in store.results()] == [1, 2]
     assert store.results()[1].status == Status.FAILED and store.results()[1].metrics == {"spark_gc_s": 2.0}
     rows = list(csv.DictReader(open(folder.results_csv)))
     assert rows[0]["spark_gc_s"] == "" and rows[1]["spark_gc_s"] == "2.0" and rows[1]["status"] == "failed"
+    assert folder.read_manifest().responses == ("wall_clock_s", "accuracy", "elapsed_s", "spark_gc_s")
     with pytest.raises(Exception):  # a cell is recorded once, ever
         store.record(record(1))
     store.close()
