@@ -29,7 +29,6 @@ Declared factors that take one value among the kept rows are left out, with a no
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,12 +38,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from harness.errors import CampaignError
+from harness.schema import CampaignDir
 from logparse import Status
 from models.cost import CostFunction, parse_cost
 from models.errors import CostInputsMissingError, InvalidTableError, MissingColumnError, ResultsNotFoundError
 
 RESULTS_FILE = "results.csv"
-MANIFEST_FILE = "manifest.json"
+MANIFEST_FILE = "manifest.json"  # harness.schema.CampaignDir.MANIFEST
 TIME_COLUMN = "wall_clock_s"
 ACCURACY_COLUMN = "accuracy"
 COST_COLUMN = "cost"
@@ -193,18 +194,18 @@ def factor_list(text: str | None) -> tuple[str, ...] | None:
 
 
 def manifest_factors(csv_path: Path) -> tuple[str, ...] | None:
-    """The factors declared by the ``manifest.json`` beside a campaign's ``results.csv`` (None if absent)."""
-    manifest = csv_path.parent / MANIFEST_FILE
-    if csv_path.name != RESULTS_FILE or not manifest.is_file():
+    """The factors declared by the campaign manifest beside a campaign's ``results.csv`` (None if absent).
+
+    Read by :class:`harness.schema.CampaignDir`, the one owner of the campaign folder's layout.
+    """
+    if csv_path.name != RESULTS_FILE:
         return None
+    folder = CampaignDir(csv_path.parent)
     try:
-        doc = json.loads(manifest.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise InvalidTableError(f"{manifest}: not readable JSON ({exc}); rewrite it or give --factors") from None
-    factors = doc.get("factors") if isinstance(doc, dict) else None
-    if not isinstance(factors, list) or not all(isinstance(f, str) for f in factors):
-        raise InvalidTableError(f"{manifest}: 'factors' must be a list of column names; fix it or give --factors")
-    return tuple(factors)
+        manifest = folder.read_manifest()
+    except CampaignError as exc:
+        raise InvalidTableError(f"{exc}") from None
+    return None if manifest is None else manifest.factors
 
 
 def status_is_ok(value: object) -> bool:

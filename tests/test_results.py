@@ -103,12 +103,11 @@ def test_detect_factors_skips_bookkeeping_and_constants():
 
 
 def test_harness_bookkeeping_columns_are_never_factors():
-    from harness.store import COLUMNS
-    from harness.runspec import SPEC_FIELDS
+    from harness.schema import EXECUTION_COLUMNS, OUTCOME_COLUMNS
     from models.results import NON_FACTOR_COLUMNS
 
     # every results.csv column that is not a design factor is known as a non-factor
-    assert set(COLUMNS) - set(SPEC_FIELDS) <= NON_FACTOR_COLUMNS | {"model"}
+    assert set(OUTCOME_COLUMNS) | set(EXECUTION_COLUMNS) <= NON_FACTOR_COLUMNS
 
 
 # --- factors declared, never guessed; status decided once; bad responses (issues 13, 17) ------
@@ -155,7 +154,9 @@ def test_rep_column_is_refused_then_factors_give_the_variance_test(tmp_path, cap
 def test_manifest_declares_the_factors(tmp_path):
     data = replicated_with_rep(np.random.default_rng(4)).assign(seed=range(16))
     data.to_csv(tmp_path / "results.csv", index=False)
-    (tmp_path / "manifest.json").write_text(json.dumps({"factors": ["a", "b"], "responses": ["cost"]}))
+    from harness.schema import CampaignDir, Manifest
+
+    CampaignDir(tmp_path).write_manifest(Manifest(factors=("a", "b"), responses=("cost",)))  # as the harness does
     table = load_results(tmp_path)
     assert table.factors == ("a", "b") and table.factors_from == "manifest.json"
     assert not any("taken from the columns" in n for n in table.notices())
@@ -164,7 +165,7 @@ def test_manifest_declares_the_factors(tmp_path):
     with pytest.raises(MissingColumnError, match=r"\['nodes'\] \(manifest.json\)"):
         load_results(tmp_path)
     (tmp_path / "manifest.json").write_text("{not json")
-    with pytest.raises(InvalidTableError, match="manifest.json: not readable JSON"):
+    with pytest.raises(InvalidTableError, match="manifest.json is not a campaign manifest"):
         load_results(tmp_path)
 
 
