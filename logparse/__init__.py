@@ -6,14 +6,15 @@
     parse(path, full=True).iterations             # every iteration, epoch and validation
 
 ``python -m logparse PATH... [--format csv|json] [--epochs] [--min-replications N]``.
-Status rules: ``logparse.status``. Nothing heavy is imported here (no pandas).
+Status rules: ``logparse.status`` (the log) and ``logparse.judge`` (the run: plan and process). Nothing heavy is imported here (no pandas).
 """
 
 from logparse.errors import LogNotFoundError, LogParseError, LogReadError, OptionError
+from logparse.judge import Judgement, Planned, ProcessFacts, judge, judge_run
 from logparse.parser import find_logs, parse
 from logparse.records import EpochEnd, FailureKind, Iteration, JobLog, Metric, Status, Validation
 
 __all__ = [
-    "parse", "find_logs", "JobLog", "Status", "FailureKind", "Iteration", "EpochEnd", "Validation", "Metric",
+    "parse", "find_logs", "judge", "judge_run", "Judgement", "Planned", "ProcessFacts", "JobLog", "Status", "FailureKind", "Iteration", "EpochEnd", "Validation", "Metric",
     "LogParseError", "LogNotFoundError", "LogReadError", "OptionError",
 ]

@@ -11,7 +11,7 @@ from logparse.errors import LogNotFoundError, OptionError
 from logparse.records import JobLog
 from logparse.scan import Evidence, scan_final, scan_full
 from logparse.source import Source, err_path_for
-from logparse.status import decide, markers
+from logparse.status import Verdict, decide
 
 LOG_SUFFIXES = (".out", ".out.gz")
 
@@ -45,10 +45,17 @@ def parse(path: str | os.PathLike[str], *, full: bool = False, expected_epochs: 
             with Source(err_p) as src:  # type: ignore[arg-type]
                 main = scan_full(src)
     planned = expected_epochs if expected_epochs is not None else _planned(main.head.app_name)
-    other_found = markers(other.region) if other is not None else []
-    other_ended = other is not None and P.SHUTDOWN in other.region
-    verdict = decide(main, other_found, other_ended, planned)
-    return _joblog(str(p), main, verdict, planned, None if err_p is None else str(err_p))
+    other_region = other.region if other is not None else b""
+    evaluated = evaluated_results(main.region) + (evaluated_results(other_region) if other is not None else ())
+    verdict = decide(main, other_region, planned, evaluated)
+    return _joblog(str(p), main, verdict, planned, None if err_p is None else str(err_p), evaluated)
+
+
+def evaluated_results(region: bytes) -> tuple[tuple[str, float, int], ...]:
+    """Every ``Evaluated result: V, total_num: N, method: M`` line in ``region``, as (M, V, N)."""
+    if b"Evaluated result: " not in region:
+        return ()
+    return tuple((m.decode("ascii", "replace").strip(), float(v), int(n)) for v, n, m in P.EVALUATED.findall(region))
 
 
 def _planned(app_name: str | None) -> int | None:
@@ -59,7 +66,8 @@ def _planned(app_name: str | None) -> int | None:
     return int(m.group(1)) if m and int(m.group(1)) > 0 else None
 
 
-def _joblog(path: str, ev: Evidence, verdict, planned: int | None, err_path: str | None) -> JobLog:
+def _joblog(path: str, ev: Evidence, verdict: Verdict, planned: int | None, err_path: str | None,
+            evaluated: tuple[tuple[str, float, int], ...]) -> JobLog:
     v, f, first, last = ev.last_validation, ev.last_epoch, ev.head.first_iteration, ev.last_iteration
     return JobLog(
         path=path,
@@ -68,9 +76,10 @@ def _joblog(path: str, ev: Evidence, verdict, planned: int | None, err_path: str
         failure_kind=verdict.failure_kind,
         wall_clock_s=None if v is None else v.wall_clock_s,
         accuracy=None if v is None else v.accuracy,
-        epochs_completed=0 if f is None else f.epoch,
+        epochs_completed=0 if ev.last_complete is None else ev.last_complete[0],
         learning_rate=None if first is None else first.learning_rate,
         batch_size=None if first is None or not math.isfinite(first.records) else int(first.records),
+        evaluated=evaluated,
         app_id=ev.head.app_id,
         epoch_wall_clock_ms=None if f is None else f.epoch_wall_clock_ms,
         epochs_validated=None if v is None else v.epoch,

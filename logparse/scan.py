@@ -31,6 +31,7 @@ class Head:
     app_name: str | None
     app_id: str | None
     spark_info: bool  # Spark's own INFO lines are in this log (so its shutdown line is expected)
+    validation_configured: bool = False  # the Python side created a validation method before training
 
 
 @dataclass
@@ -47,6 +48,8 @@ class Evidence:
     last_epoch_at: int = -1
     last_validation: Validation | None = None
     last_validation_at: int = -1
+    last_complete: tuple[int, int] | None = None  # (epoch, iteration) of the last epoch whose records reached its size
+    last_complete_at: int = -1
     region: bytes = b""         # everything after the last training event (the whole log if none)
     iterations: list[Iteration] = field(default_factory=list)
     epochs: list[EpochEnd] = field(default_factory=list)
@@ -84,13 +87,17 @@ class _Collector:
         self.last_epoch_at = -1
         self.last_validation: Validation | None = None
         self.last_validation_at = -1
+        self.last_complete: tuple[int, int] | None = None
+        self.last_complete_at = -1
         self.last_end = -1
         self._open = False  # the last event was a validation line (more metrics may join it)
         self._chain = 0     # 1: an iteration seen, 2: then an epoch end, 3: then a validation
 
     @property
     def chain_complete(self) -> bool:
-        """An iteration, a later epoch end and a later validation were fed: every last event is here."""
+        """An iteration, a later (or the same) epoch completion and a later validation were fed: every last
+        event is here (a LocalOptimizer prints no "Epoch finished": its completion is the iteration whose
+        record count reaches the epoch size)."""
         return self._chain == 3
 
     def feed(self, data, base: int, start: int = 0) -> None:
@@ -110,17 +117,28 @@ class _Collector:
             pos = m.end()
             g = m.groups()
             at = base + m.start()
-            if g[5] is not None:
-                rec = Iteration(int(g[0]), int(g[3]), float(g[4]), int(g[1]), int(g[2]), float(g[5]),
-                                float(g[6]), float(g[7]), float(g[8]), None if g[9] is None else float(g[9]))
+            if g[5] is not None or g[14] is not None:
+                if g[5] is not None:
+                    rec = Iteration(int(g[0]), int(g[3]), float(g[4]), int(g[1]), int(g[2]), float(g[5]),
+                                    float(g[6]), float(g[7]), float(g[8]), None if g[9] is None else float(g[9]))
+                else:  # LocalOptimizer: the batch is throughput x iteration time (BigDL computes one from the other)
+                    sec, thr = float(g[15]), float(g[16])
+                    n = thr * sec
+                    rec = Iteration(int(g[0]), int(g[3]), float(g[4]), int(g[1]), int(g[2]),
+                                    float(round(n)) if n == n and abs(n) < 1e15 else float("nan"),
+                                    sec, thr, float(g[14]), None if g[17] is None else float(g[17]))
                 self.last_iteration, self.last_iteration_at, self._open = rec, at, False
-                if not self._chain:
+                if g[14] is not None and rec.epoch_records >= rec.epoch_size > 0:  # Distri prints "Epoch finished"
+                    self.last_complete, self.last_complete_at = (rec.epoch, rec.iteration), at
+                    self._chain = 2
+                elif not self._chain:
                     self._chain = 1
                 if keep:
                     self.iterations.append(rec)
             elif g[10] is not None:
                 end = EpochEnd(int(g[0]), int(g[3]), float(g[4]), float(g[10]))
                 self.last_epoch, self.last_epoch_at, self._open = end, at, False
+                self.last_complete, self.last_complete_at = (end.epoch, end.iteration), at
                 if self._chain == 1:
                     self._chain = 2
                 if keep:
@@ -146,14 +164,18 @@ class _Collector:
 
 
 def _first_iteration_at(data: bytes) -> int:
-    """Offset of the first iteration line's header in ``data``, or -1."""
-    pos = data.find(b"] Trained ")
-    while pos >= 0:
-        start = data.rfind(b"[Epoch ", 0, pos)
-        if start >= 0 and data.find(b"\n", start, pos) < 0 and P.EVENT.match(data, start):
-            return start
-        pos = data.find(b"] Trained ", pos + 10)
-    return -1
+    """Offset of the first iteration line's header in ``data`` (Distri- or LocalOptimizer), or -1."""
+    best = -1
+    for needle in (b"] Trained ", b"] loss is "):
+        pos = data.find(needle)
+        while pos >= 0 and (best < 0 or pos < best):
+            start = data.rfind(b"[Epoch ", 0, pos)
+            m = P.EVENT.match(data, start) if start >= 0 and data.find(b"\n", start, pos) < 0 else None
+            if m is not None and (m.group(6) is not None or m.group(15) is not None):
+                best = start if best < 0 else min(best, start)
+                break
+            pos = data.find(needle, pos + len(needle))
+    return best
 
 
 def _app_id(part: bytes) -> str | None:
@@ -189,6 +211,7 @@ def read_head(src: Source) -> Head:
         app_name=name.group(1).decode("utf-8", "replace").strip() if name else None,
         app_id=_app_id(part),
         spark_info=P.SPARK_INFO in part,
+        validation_configured=any(n in part for n in P.VALIDATION_CREATED),
     )
 
 
@@ -205,6 +228,7 @@ def _evidence(src: Source, head: Head, c: _Collector, region: bytes) -> Evidence
         last_iteration=c.last_iteration, last_iteration_at=c.last_iteration_at,
         last_epoch=c.last_epoch, last_epoch_at=c.last_epoch_at,
         last_validation=c.last_validation, last_validation_at=c.last_validation_at,
+        last_complete=c.last_complete, last_complete_at=c.last_complete_at,
         region=region, iterations=c.iterations, epochs=c.epochs, validations=c.validations,
     )
 

@@ -75,8 +75,10 @@ def test_real_lines_shuffled_cut_and_mixed_with_garbage(tmp_path, picks, crlf, c
     (tmp_path / "x.out").write_bytes(data)
     with windows(window):
         log = check(tmp_path / "x.out", expected_epochs=expected)
-    if log.status == "ok":
+    if log.status == "ok" and log.epochs_validated is not None:  # validated: the last epoch's own validation
         assert log.accuracy is not None and log.wall_clock_s is not None and log.epochs_validated == log.epochs_completed
+    elif log.status == "ok":  # never validated (no validation line anywhere): ok from the epoch end alone
+        assert b"Accuracy(" not in data and log.epochs_completed >= 1
 
 
 def _truth(text: str):
