@@ -9,12 +9,12 @@
 Status rules: ``logparse.status`` (the log) and ``logparse.judge`` (the run: plan and process). Nothing heavy is imported here (no pandas).
 """
 
-from logparse.errors import LogNotFoundError, LogParseError, LogReadError, OptionError
+from logparse.errors import LogNotFoundError, LogParseError, LogReadError, LogTooLargeError, OptionError
 from logparse.judge import Judgement, Planned, ProcessFacts, judge, judge_run
 from logparse.parser import find_logs, parse
 from logparse.records import EpochEnd, FailureKind, Iteration, JobLog, Metric, Status, Validation
 
 __all__ = [
     "parse", "find_logs", "judge", "judge_run", "Judgement", "Planned", "ProcessFacts", "JobLog", "Status", "FailureKind", "Iteration", "EpochEnd", "Validation", "Metric",
-    "LogParseError", "LogNotFoundError", "LogReadError", "OptionError",
+    "LogParseError", "LogNotFoundError", "LogReadError", "LogTooLargeError", "OptionError",
 ]

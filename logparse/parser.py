@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import math
 import os
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 from logparse import patterns as P
 from logparse.errors import LogNotFoundError, OptionError
-from logparse.records import JobLog
+from logparse.records import JobLog, Status
 from logparse.scan import Evidence, scan_final, scan_full
 from logparse.source import Source, err_path_for
 from logparse.status import Verdict, decide
@@ -31,6 +33,12 @@ def parse(path: str | os.PathLike[str], *, full: bool = False, expected_epochs: 
     with Source(p) as src:
         out = scan(src)
     err_p = err_path_for(p)
+    planned = expected_epochs if expected_epochs is not None else _planned(out.head.app_name)
+    if out.has_events:
+        evaluated = evaluated_results(out.region)
+        verdict = decide(out, b"", planned, evaluated)
+        if verdict.status == Status.OK or err_p is None:  # the .err could add notes only: not read
+            return _joblog(str(p), out, verdict, planned, None if err_p is None else str(err_p), evaluated)
     err: Evidence | None = None
     if err_p is not None:
         try:
@@ -44,7 +52,8 @@ def parse(path: str | os.PathLike[str], *, full: bool = False, expected_epochs: 
         if full:
             with Source(err_p) as src:  # type: ignore[arg-type]
                 main = scan_full(src)
-    planned = expected_epochs if expected_epochs is not None else _planned(main.head.app_name)
+        if expected_epochs is None:
+            planned = _planned(main.head.app_name)
     other_region = other.region if other is not None else b""
     evaluated = evaluated_results(main.region) + (evaluated_results(other_region) if other is not None else ())
     verdict = decide(main, other_region, planned, evaluated)
@@ -96,15 +105,40 @@ def _joblog(path: str, ev: Evidence, verdict: Verdict, planned: int | None, err_
     )
 
 
-def find_logs(paths: list[str | os.PathLike[str]]) -> list[Path]:
-    """Files as given; directories searched recursively for ``*.out`` and ``*.out.gz``, sorted."""
+@dataclass(frozen=True)
+class LogList:
+    """The logs found under the paths given, and one message per path that could not be searched."""
+
+    paths: tuple[Path, ...]
+    problems: tuple[str, ...]
+
+
+def collect_logs(paths: Sequence[str | os.PathLike[str]]) -> LogList:
+    """Files as given; directories searched recursively for ``*.out`` and ``*.out.gz`` (sorted, links to
+    directories not followed). A missing path or an unreadable directory is a problem, not an exception."""
     found: list[Path] = []
+    problems: list[str] = []
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            found.extend(sorted(q for q in p.rglob("*") if q.name.endswith(LOG_SUFFIXES) and q.is_file()))
-        elif p.is_file():
-            found.append(p)
+            hits: list[Path] = []
+
+            def onerror(e: OSError) -> None:
+                problems.append(f"{e.filename}: cannot list ({e.strerror or e}); check its permissions")
+
+            for root, _dirs, files in os.walk(p, onerror=onerror):
+                hits.extend(Path(root) / f for f in files if f.endswith(LOG_SUFFIXES))
+            found.extend(sorted(hits))
+        elif p.exists() or p.is_symlink():
+            found.append(p)  # a regular file, or something parse() will name (a FIFO, a broken link)
         else:
-            raise LogNotFoundError(f"{p}: no such file or directory")
-    return found
+            problems.append(f"{p}: no such file or directory")
+    return LogList(tuple(found), tuple(problems))
+
+
+def find_logs(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
+    """Like :func:`collect_logs`, raising LogNotFoundError on the first problem."""
+    found = collect_logs(paths)
+    if found.problems:
+        raise LogNotFoundError(found.problems[0])
+    return list(found.paths)

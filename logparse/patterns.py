@@ -45,13 +45,15 @@ PLANNED_EPOCHS = re.compile(rb"(?:^|\s)epochs=(\d{1,9})\b")
 APP_ID = re.compile(rb"(?<![\w-])(app-\d{14}-\d{4,}|local-\d{10,}|application_\d+_\d+)(?![\w-])")
 SPARK_INFO = b"Running Spark version"
 # The Python side creating a validation method before training (BigDL's "creating: createX" echo).
-VALIDATION_CREATED = tuple(b"creating: create" + m + b"\n" for m in (
-    b"Top1Accuracy", b"Top5Accuracy", b"Loss", b"MAE", b"TreeNNAccuracy", b"HitRatio", b"NDCG"))
+VALIDATION_CREATED = tuple(b"creating: create" + m + end for m in (
+    b"Top1Accuracy", b"Top5Accuracy", b"Loss", b"MAE", b"TreeNNAccuracy", b"HitRatio", b"NDCG") for end in (b"\n", b"\r"))
 VALIDATING = b"Validate model..."
 SHUTDOWN = b"Shutdown hook called"
 
-# log4j prefixes: Spark's "2026-11-23 15:01:01 " and BigDL's "26-11-23 15:01:01 [thread] ".
-LOG_PREFIX = re.compile(rb"^\d\d(?:\d\d)?-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? (?:\[[^\]\r\n]*\] )?")
+# log4j prefixes: "2026-11-23 15:01:01 " (BigDL's layout for Spark), "26-11-23 15:01:01 [thread] " (DLlib's own),
+# "25/11/23 15:01:01 " (Spark's log4j-defaults, 2.x and 3.x).
+DATE = rb"\d\d(?:\d\d)?[-/]\d\d[-/]\d\d"
+LOG_PREFIX = re.compile(rb"^" + DATE + rb" \d\d:\d\d:\d\d(?:[.,]\d+)? (?:\[[^\]\r\n]*\] )?")
 
 
 class Marker:
@@ -105,6 +107,6 @@ MARKERS = (
            specific=False),
     Marker("java_main", (b'Exception in thread "main"',), rb'Exception in thread "main"', hard=True, kind="job",
            specific=False),
-    Marker("error_line", (b" ERROR ",), rb"^\d\d(?:\d\d)?-\d\d-\d\d [\d:.,]+ (?:\[[^\]\r\n]*\] )?ERROR ",
+    Marker("error_line", (b" ERROR ",), rb"^" + DATE + rb" [\d:.,]+ (?:\[[^\]\r\n]*\] )?ERROR ",
            hard=False, kind="job", specific=False),
 )

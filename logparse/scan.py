@@ -6,7 +6,7 @@ Two ways, same Evidence for the same file:
   a later "Epoch finished" line and a later validation line; then the last of each kind
   and the whole last validation are in the tail, and so is everything after the last
   event. The head is read forward only until the first iteration line.
-* ``scan_full``: every event of the file (mapped whole), kept as records.
+* ``scan_full``: every event of the file (read whole), kept as records.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from logparse.source import Source
 HEAD0 = 64 << 10  # real logs: first iteration line at 44-51 KB
 TAIL0 = 32 << 10  # real logs: last iteration line 14-24 KB from the end
 GROW = 4
-MAP_ABOVE = 8 << 20
 
 
 @dataclass(frozen=True)
@@ -238,8 +237,7 @@ def scan_final(src: Source) -> Evidence:
     length = TAIL0
     while True:
         start = max(0, src.size - length)
-        # The whole of a big file (no answer in its tail): map it rather than copy it.
-        data = src.view() if start == 0 and src.size > MAP_ABOVE else src.read(start, src.size - start)
+        data = src.read(start, src.size - start)
         skip = 0 if start == 0 else data.find(b"\n") + 1  # the first line may be cut: skip it
         if start == 0 or skip > 0:
             c = _Collector(keep=False)

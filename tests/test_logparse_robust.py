@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from logparse import LogNotFoundError, parse
+from logparse import LogNotFoundError, LogReadError, parse
 from logparse import scan as scan_mod
 from logparse.records import FAILURE_KINDS, STATUSES
 from tests.test_logparse import FIXTURES, fixture_text
@@ -169,7 +169,7 @@ def test_empty_file(tmp_path):
 def test_missing_paths_raise(tmp_path):
     with pytest.raises(LogNotFoundError, match="no such file"):
         parse(tmp_path / "missing.out")
-    with pytest.raises(LogNotFoundError):
+    with pytest.raises(LogReadError, match="a directory"):
         parse(tmp_path)
 
 
