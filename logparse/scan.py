@@ -60,15 +60,15 @@ class Evidence:
 
 
 def _metric(name: bytes, kind: bytes, body: bytes) -> Metric:
+    """An Accuracy's value is its ``accuracy`` field (None when unreadable, never another field);
+    a loss's its ``Average ...`` field; anything else its last field."""
     fields = tuple((k.decode("ascii").strip(), float(v)) for k, v in P.METRIC_FIELD.findall(body))
     kind_s = kind.decode("ascii")
     value = None
-    if fields:
-        value = fields[-1][1]
-        for k, v in fields:
-            if (kind_s == "Accuracy" and k == "accuracy") or k.startswith("Average"):
-                value = v
-                break
+    if kind_s == "Accuracy":
+        value = next((v for k, v in fields if k == "accuracy"), None)
+    elif fields:
+        value = next((v for k, v in fields if k.startswith("Average")), fields[-1][1])
     return Metric(name.decode("ascii"), kind_s, value, fields)
 
 

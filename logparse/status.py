@@ -160,15 +160,17 @@ def impossible(metrics: tuple[Metric, ...], wall_clock_s: float | None,
         if m.kind != "Accuracy":
             continue
         acc, correct, count = m.get("accuracy"), m.get("correct"), m.get("count")
-        if acc is not None and not 0.0 <= acc <= 1.0:
+        if acc is None:
+            return f"{m.name} has no readable accuracy (an Accuracy prints 'accuracy: <number>')"
+        if not 0.0 <= acc <= 1.0:
             return f"impossible {m.name} accuracy {acc!r} (outside [0, 1])"
         if correct is not None and count is not None:
-            if not (0 <= correct <= count):
+            if not (math.isfinite(count) and 0 <= correct <= count) or correct % 1 or count % 1:
                 return f"impossible {m.name}: correct {correct:g} of count {count:g}"
-            if acc is not None and count > 0 and not math.isclose(acc, correct / count, rel_tol=1e-5, abs_tol=1e-6):
+            if count > 0 and not math.isclose(acc, correct / count, rel_tol=1e-5, abs_tol=1e-6):
                 return f"impossible {m.name}: accuracy {acc!r} is not correct/count = {correct:g}/{count:g}"
     for method, value, _total in evaluated:
-        if "accuracy" in method.lower() and not 0.0 <= value <= 1.0:
+        if "accuracy" in method.lower() and not 0.0 <= value <= 1.0:  # NaN fails too
             return f"impossible evaluated {method} {value!r} (outside [0, 1])"
     return ""
 
