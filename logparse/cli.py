@@ -71,7 +71,7 @@ def _judged(log: JobLog, losses: bool) -> JobLog:
         return log
     from dataclasses import replace
 
-    from logparse.judge import Planned, judge
+    from logparse.judgement import Planned, judge
     from logparse.losses import resource_losses
 
     j = judge(log, Planned(), losses=resource_losses(log.path))

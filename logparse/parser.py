@@ -21,24 +21,24 @@ LOG_SUFFIXES = (".out", ".out.gz")
 def parse(path: str | os.PathLike[str], *, full: bool = False, expected_epochs: int | None = None) -> JobLog:
     """Read one job's log: final figures and status; with ``full=True`` every record too.
 
-    ``path`` is the job's .out (plain or .gz); the .err beside it, if any, is read for
-    errors. ``expected_epochs`` is the number of epochs the job was asked for: with it,
+    ``path`` is the job's .out (plain or .gz); the .err beside it, if any, is read only when
+    the .out alone does not make the log ok (log4j on stderr, a traceback there). ``expected_epochs`` is the number of epochs the job was asked for: with it,
     a log that validated fewer epochs is ``incomplete`` (BigDL does not print the plan).
     The final figures are the same with and without ``full``.
     """
     if expected_epochs is not None and (not isinstance(expected_epochs, int) or expected_epochs < 1):
         raise OptionError(f"expected_epochs must be a positive int, got {expected_epochs!r}")
-    p = Path(path)
+    p = os.fspath(path)
     scan = scan_full if full else scan_final
     with Source(p) as src:
         out = scan(src)
-    err_p = err_path_for(p)
     planned = expected_epochs if expected_epochs is not None else _planned(out.head.app_name)
     if out.has_events:
         evaluated = evaluated_results(out.region)
         verdict = decide(out, b"", planned, evaluated)
-        if verdict.status == Status.OK or err_p is None:  # the .err could add notes only: not read
-            return _joblog(str(p), out, verdict, planned, None if err_p is None else str(err_p), evaluated)
+        if verdict.status == Status.OK:  # the .err could add notes only: not even looked for
+            return _joblog(p, out, verdict, planned, None, evaluated)
+    err_p = err_path_for(Path(p))
     err: Evidence | None = None
     if err_p is not None:
         try:
@@ -57,7 +57,7 @@ def parse(path: str | os.PathLike[str], *, full: bool = False, expected_epochs: 
     other_region = other.region if other is not None else b""
     evaluated = evaluated_results(main.region) + (evaluated_results(other_region) if other is not None else ())
     verdict = decide(main, other_region, planned, evaluated)
-    return _joblog(str(p), main, verdict, planned, None if err_p is None else str(err_p), evaluated)
+    return _joblog(p, main, verdict, planned, None if err_p is None else str(err_p), evaluated)
 
 
 def evaluated_results(region: bytes) -> tuple[tuple[str, float, int], ...]:
@@ -109,28 +109,28 @@ def _joblog(path: str, ev: Evidence, verdict: Verdict, planned: int | None, err_
 class LogList:
     """The logs found under the paths given, and one message per path that could not be searched."""
 
-    paths: tuple[Path, ...]
+    paths: tuple[str, ...]
     problems: tuple[str, ...]
 
 
 def collect_logs(paths: Sequence[str | os.PathLike[str]]) -> LogList:
     """Files as given; directories searched recursively for ``*.out`` and ``*.out.gz`` (sorted, links to
     directories not followed). A missing path or an unreadable directory is a problem, not an exception."""
-    found: list[Path] = []
+    found: list[str] = []
     problems: list[str] = []
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            hits: list[Path] = []
+            hits: list[str] = []
 
             def onerror(e: OSError) -> None:
                 problems.append(f"{e.filename}: cannot list ({e.strerror or e}); check its permissions")
 
             for root, _dirs, files in os.walk(p, onerror=onerror):
-                hits.extend(Path(root) / f for f in files if f.endswith(LOG_SUFFIXES))
+                hits.extend(os.path.join(root, f) for f in files if f.endswith(LOG_SUFFIXES))
             found.extend(sorted(hits))
         elif p.exists() or p.is_symlink():
-            found.append(p)  # a regular file, or something parse() will name (a FIFO, a broken link)
+            found.append(os.fspath(raw))  # a regular file, or something parse() will name (a FIFO, a broken link)
         else:
             problems.append(f"{p}: no such file or directory")
     return LogList(tuple(found), tuple(problems))
@@ -141,4 +141,4 @@ def find_logs(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
     found = collect_logs(paths)
     if found.problems:
         raise LogNotFoundError(found.problems[0])
-    return list(found.paths)
+    return [Path(p) for p in found.paths]

@@ -35,15 +35,15 @@ EVALUATED = re.compile(rb"Evaluated result: (" + NUM + rb"), total_num: (\d{1,18
 
 # Evidence that optimize() returned: Spark stopping the context, the Python side printing again
 # (BigDL's "creating: ..." for new JVM objects, an evaluation), this project's job summary line.
-END_NEEDLES = (b"Shutdown hook called", b"Successfully stopped SparkContext", b"Stopped Spark web UI",
-               b"\ncreating: ", b"Evaluated result: ", b"\njobs.train: ", b"\nTrain finished")
+# Most likely first in a finished log's tail first: any() stops at the first found.
+END_NEEDLES = (b"\njobs.train: ", b"\ncreating: ", b"\nTrain finished", b"Evaluated result: ",
+               b"Stopped Spark web UI", b"Successfully stopped SparkContext", b"Shutdown hook called")
 
 METRIC_FIELD = re.compile(rb"([A-Za-z][A-Za-z0-9 _]*?): (" + NUM + rb")(?=[,)]|$)")
 
 APP_NAME = re.compile(rb"Submitted application: ([^\r\n]*)")
 PLANNED_EPOCHS = re.compile(rb"(?:^|\s)epochs=(\d{1,9})\b")
 APP_ID = re.compile(rb"(?<![\w-])(app-\d{14}-\d{4,}|local-\d{10,}|application_\d+_\d+)(?![\w-])")
-SPARK_INFO = b"Running Spark version"
 # The Python side creating a validation method before training (BigDL's "creating: createX" echo).
 VALIDATION_CREATED = tuple(b"creating: create" + m + end for m in (
     b"Top1Accuracy", b"Top5Accuracy", b"Loss", b"MAE", b"TreeNNAccuracy", b"HitRatio", b"NDCG") for end in (b"\n", b"\r"))
@@ -110,3 +110,8 @@ MARKERS = (
     Marker("error_line", (b" ERROR ",), rb"^" + DATE + rb" [\d:.,]+ (?:\[[^\]\r\n]*\] )?ERROR ",
            hard=False, kind="job", specific=False),
 )
+
+# Lowercase keys: every needle of every marker, lowercased, contains one (tests/test_logparse_badinput.py checks).
+MARKER_KEYS = (b"error", b"lost", b"signal", b"killed", b"master", b"disassociated", b"refused", b"traceback",
+               b"exception in thread")
+MARKERS_BY_KEY = {k: tuple(mk for mk in MARKERS if any(k in n.lower() for n in mk.needles)) for k in MARKER_KEYS}

@@ -134,7 +134,7 @@ class JobLog:
     final_loss: float | None = None     # loss of the last iteration line
     final_metrics: tuple[Metric, ...] = ()   # every metric of the last validation
     app_name: str | None = None
-    err_path: str | None = None         # the .err read beside the .out, if any
+    err_path: str | None = None         # the .err read beside the .out (None if none, or not needed: ok from the .out)
     notes: tuple[str, ...] = ()         # facts that did not change the status (e.g. errors after an ok end)
     evaluated: tuple[tuple[str, float, int], ...] = ()  # post-training "Evaluated result" lines: (method, value, total)
     iterations: tuple[Iteration, ...] = field(default=(), repr=False)   # full=True only

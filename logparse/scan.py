@@ -20,6 +20,7 @@ from logparse.source import Source
 HEAD0 = 64 << 10  # real logs: first iteration line at 44-51 KB
 TAIL0 = 32 << 10  # real logs: last iteration line 14-24 KB from the end
 GROW = 4
+APP_ID_WITHIN = 32 << 10  # Spark announces the application id at start-up (real logs: within 8 KB)
 
 
 @dataclass(frozen=True)
@@ -29,8 +30,12 @@ class Head:
     first_iteration: Iteration | None
     app_name: str | None
     app_id: str | None
-    spark_info: bool  # Spark's own INFO lines are in this log (so its shutdown line is expected)
-    validation_configured: bool = False  # the Python side created a validation method before training
+    before: bytes = field(default=b"", repr=False)  # the log before its first iteration line
+
+    @property
+    def validation_configured(self) -> bool:
+        """The Python side created a validation method before training (searched only when needed)."""
+        return b"creating: create" in self.before and any(n in self.before for n in P.VALIDATION_CREATED)
 
 
 @dataclass
@@ -163,18 +168,16 @@ class _Collector:
 
 
 def _first_iteration_at(data: bytes) -> int:
-    """Offset of the first iteration line's header in ``data`` (Distri- or LocalOptimizer), or -1."""
-    best = -1
-    for needle in (b"] Trained ", b"] loss is "):
-        pos = data.find(needle)
-        while pos >= 0 and (best < 0 or pos < best):
-            start = data.rfind(b"[Epoch ", 0, pos)
-            m = P.EVENT.match(data, start) if start >= 0 and data.find(b"\n", start, pos) < 0 else None
-            if m is not None and (m.group(6) is not None or m.group(15) is not None):
-                best = start if best < 0 else min(best, start)
-                break
-            pos = data.find(needle, pos + len(needle))
-    return best
+    """Offset of the first iteration line's header in ``data`` (Distri- or LocalOptimizer), or -1.
+
+    One forward pass over "[Epoch " headers; a header cut by the end of ``data`` is not taken."""
+    pos = data.find(b"[Epoch ")
+    while pos >= 0:
+        m = P.EVENT.match(data, pos)
+        if m is not None and (m.group(6) is not None or m.group(15) is not None):
+            return pos
+        pos = data.find(b"[Epoch ", pos + 7)
+    return -1
 
 
 def _app_id(part: bytes) -> str | None:
@@ -208,9 +211,8 @@ def read_head(src: Source) -> Head:
     return Head(
         first_iteration=None if at < 0 else _first_iteration(data, at),
         app_name=name.group(1).decode("utf-8", "replace").strip() if name else None,
-        app_id=_app_id(part),
-        spark_info=P.SPARK_INFO in part,
-        validation_configured=any(n in part for n in P.VALIDATION_CREATED),
+        app_id=_app_id(part[:APP_ID_WITHIN]),
+        before=part,
     )
 
 

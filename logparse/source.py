@@ -24,8 +24,8 @@ GUNZIP_CHUNK = 4 << 20   # decompressed bytes produced per step (bounds the memo
 class Source:
     """The bytes of one log, read lazily from disk or held in memory (.gz)."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = path = os.fspath(path)
         self.damage = ""  # why the bytes may not be the whole log (a damaged .gz), else ""
         self._data: bytes | None = None
         self._fd: int | None = None
@@ -41,7 +41,7 @@ class Source:
                 kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file (a FIFO, socket or device)"
                 raise LogReadError(f"{path}: {kind}; pass the .out of a job (or a directory of them)")
             self.size = st.st_size
-            if path.name.endswith(".gz"):
+            if path.endswith(".gz"):
                 self._data, self.damage = _gunzip(fd, path)
                 self.size = len(self._data)
                 os.close(fd)
@@ -99,7 +99,7 @@ class Source:
         self.close()
 
 
-def _gunzip(fd: int, path: Path) -> tuple[bytes, str]:
+def _gunzip(fd: int, path: str) -> tuple[bytes, str]:
     """All members of a gzip stream, streamed; on damage, what decompressed before it and the reason."""
     out: list[bytes] = []
     total, raw_seen = 0, 0

@@ -124,9 +124,11 @@ def test_killed_job_is_incomplete_infrastructure_with_last_figures():
     assert log.accuracy == ref["accuracy"] and log.epochs_completed == 1 and log.planned_epochs == 4
 
 
-def test_err_beside_out_is_found(tmp_path):
+def test_err_beside_out_is_read_only_when_needed(tmp_path):
     out = write_log(tmp_path, "a", fixture_text("birnn-small-1ep"), err="WARNING: x\n")
-    assert parse(out).err_path == str(tmp_path / "a.err")
+    assert parse(out).err_path is None  # ok from the .out alone: the .err is not touched
+    killed = write_log(tmp_path, "k", fixture_text("lenet-killed"), err="RuntimeError: x\n")
+    assert parse(killed).err_path == str(tmp_path / "k.err")
 
 
 # --- edited copies of real logs: each edit one thing a real log can show --------------------------------

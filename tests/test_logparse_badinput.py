@@ -129,3 +129,13 @@ def test_cli_subprocess_on_the_fixture_folder_exits_3_with_one_row_per_log():
                        env=os.environ | {"PYTHONPATH": str(FIXTURES.parents[2])})
     assert r.returncode == 3 and r.stderr == ""
     assert r.stdout.count("\n") == 1 + len(list(FIXTURES.glob("*.out.gz")))
+
+
+def test_every_marker_needle_holds_a_lowercase_key():
+    """status.markers() finds candidate lines by MARKER_KEYS only: a needle without a key would never be seen."""
+    from logparse import patterns as P
+
+    for mk in P.MARKERS:
+        for n in mk.needles:
+            assert any(k in n.lower() for k in P.MARKER_KEYS), (mk.name, n)
+            assert any(mk in P.MARKERS_BY_KEY[k] for k in P.MARKER_KEYS if k in n.lower())
