@@ -6,7 +6,7 @@
     parse(path, full=True).iterations             # every iteration, epoch and validation
 
 ``python -m logparse PATH... [--format csv|json] [--epochs] [--min-replications N]``.
-Status rules: ``logparse.status`` (the log) and ``logparse.judge`` (the run: plan and process). Nothing heavy is imported here (no pandas).
+Status rules: ``logparse.status`` (the log) and ``logparse.judgement`` (the run: plan, process, lost executors). Nothing heavy is imported here (no pandas).
 """
 
 from logparse.errors import LogNotFoundError, LogParseError, LogReadError, LogTooLargeError, OptionError

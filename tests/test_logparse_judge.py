@@ -1,4 +1,4 @@
-"""logparse.judge: the run-level rules the harness used to apply itself (timeout, plan, lost executors, exit code)."""
+"""logparse.judgement: the run-level rules the harness used to apply itself (timeout, plan, lost executors, exit code)."""
 
 from __future__ import annotations
 
@@ -60,3 +60,24 @@ def test_a_log_that_is_not_ok_keeps_its_status_and_reason():
     j = judge_run(p, Planned(1, 0.01, 65), ProcessFacts(exit_code=1))
     assert (j.status, j.failure_kind) == (Status.FAILED, FailureKind.JOB)
     assert j.reason == parse(p).reason
+
+
+def test_the_harness_stores_exactly_logparse_judgement(tmp_path):
+    """harness.campaign decides nothing itself: every stored status is judge_run's on the same log and facts."""
+    from logparse import judge_run
+    from tests.test_campaign import campaign, spec
+
+    logs = ["lenet-4000-2ep", "dllib-error-after-training", "birnn-batch65", "lenet-lr2.5-3ep", "lenet-killed"]
+    specs = [spec(1), spec(2, epochs=1, learning_rate=0.5), spec(3, epochs=1, learning_rate=0.01, batch_size=65),
+             spec(4, epochs=3, learning_rate=0.25), spec(5, epochs=4, learning_rate=0.05)]
+    c, _, _ = campaign(tmp_path, logs, retries=0)
+    records = c.run(specs).records
+    got = [(r.status, r.reason) for r in records]
+    assert [s for s, _ in got] == ["ok", "ok", "failed", "failed", "incomplete"]
+    assert "learning rate 2.5 (asked 0.25)" in got[3][1]
+    for r, s in zip(records, specs):
+        j = judge_run(tmp_path / r.execution.log, Planned(s.epochs, s.learning_rate, s.batch_size),
+                      ProcessFacts(r.execution.exit_code, False, r.execution.elapsed_s))
+        assert (j.status, j.reason) == (r.status, r.reason)
+        if j.status != Status.FAILED or "asked" not in j.reason:  # the CLI knows no plan beyond the log's own
+            assert parse(tmp_path / r.execution.log, expected_epochs=s.epochs).status == j.status
