@@ -117,6 +117,9 @@ def measure(label: str, corpus: Path, logs: int, size: int, repeat: int) -> floa
     py = [sys.executable, "-m", "logparse", str(corpus)]
     g, gout = timed(grep, repeat, (0, 1))
     f, fout = timed(py, repeat, (0, 3))
+    empty = corpus.parent / "empty"
+    empty.mkdir(exist_ok=True)
+    start, _ = timed([sys.executable, "-m", "logparse", str(empty)], repeat, (0,))
     counts = {line.rsplit(":", 1)[0]: int(line.rsplit(":", 1)[1]) for line in gout.splitlines()}
     rows = list(csv.DictReader(io.StringIO(fout)))
     assert len(rows) == logs, f"{len(rows)} rows for {logs} logs"
@@ -131,6 +134,7 @@ def measure(label: str, corpus: Path, logs: int, size: int, repeat: int) -> floa
     grep_label = 'grep -rc "Epoch finished"'
     print(f"  {grep_label:34}{g:8.3f} s{mb / g:10,.0f} MB/s")
     print(f"  {'python -m logparse':34}{f:8.3f} s{mb / f:10,.0f} MB/s   {f / g:.3f} of grep's time")
+    print(f"  {'  of which start-up (empty folder)':34}{start:8.3f} s")
     return f / g
 
 

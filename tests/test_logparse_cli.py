@@ -94,3 +94,20 @@ def test_harness_logs_group_by_run():
     assert point_of("runs/x/logs/12-3.out", None) == "runs/x/logs run 12"
     assert point_of("runs/x/logs/12-3.attempt1.out", None) == "runs/x/logs run 12"
     assert point_of("old/point07/rep3.out", None) == "old/point07"
+
+
+def test_losses_option_applies_the_harness_rule_on_lost_executors():
+    p = str(FIXTURES / "lenet-worker-killed.out.gz")
+    code, out, _ = run_cli(p)
+    assert code == 0 and list(csv.DictReader(io.StringIO(out)))[0]["status"] == "ok"
+    code, out, _ = run_cli("--losses", p)
+    (row,) = csv.DictReader(io.StringIO(out))
+    assert code == 3 and (row["status"], row["failure_kind"]) == ("failed", "infrastructure")
+    assert "lost executor" in row["reason"]
+
+
+def test_epochs_rows_of_a_local_optimizer_log():
+    code, out, _ = run_cli("--epochs", "--format", "json", str(FIXTURES / "dllib-local-optimizer.out.gz"))
+    rows = json.loads(out)
+    assert code == 0 and [r["epoch"] for r in rows] == [1, 2] and [r["records"] for r in rows] == [256, 256]
+    assert rows[-1]["accuracy"] == 0.546875 and rows[-1]["epoch_wall_clock_ms"] is None
