@@ -333,8 +333,13 @@ def build_table(
     factors: Sequence[str] | None = None,
     response: str | None = None,
     csv_path: Path | None = None,
+    compute_cost: bool = True,
 ) -> ResultsTable:
-    """Apply the module's rules to an in-memory table (see the module docstring)."""
+    """Apply the module's rules to an in-memory table (see the module docstring).
+
+    ``compute_cost=False`` applies rule 1 only (e.g. for a model of time or accuracy, where a
+    job with accuracy 0 is a valid observation, not a row to drop).
+    """
     df = frame.copy()
     n_read = len(df)
     dropped: dict[str, int] = {}
@@ -358,9 +363,12 @@ def build_table(
         bad = ~np.isnan(t) & ~((t >= 0) & (t <= MAX_WALL_CLOCK_S))
         df = _drop(df, bad, f"{TIME_COLUMN} not a time in [0, {MAX_WALL_CLOCK_S:.0f}] s", dropped)
 
-    df, cost_name = _with_cost(df, cost)
+    if compute_cost:
+        df, cost_name = _with_cost(df, cost)
+    else:
+        cost_name = "not computed"
     with np.errstate(invalid="ignore"):
-        for column in dict.fromkeys([COST_COLUMN, response]):
+        for column in dict.fromkeys([COST_COLUMN if compute_cost else None, response]):
             if column is None or column not in df.columns:
                 continue
             y = _numbers(df[column])
@@ -396,8 +404,13 @@ def load_results(
     exclude_runs: Iterable[int] = (),
     factors: Sequence[str] | None = None,
     response: str | None = None,
+    compute_cost: bool = True,
 ) -> ResultsTable:
-    """Read a results CSV (or ``DIR/results.csv``) into a :class:`ResultsTable`."""
+    """Read a results CSV (or ``DIR/results.csv``) into a :class:`ResultsTable`.
+
+    ``compute_cost=False`` skips the cost (e.g. for a model of time or accuracy, where a job with
+    accuracy 0 is a valid observation, not a row to drop).
+    """
     p, frame = read_csv(path)
     return build_table(frame, cost=cost, include_failed=include_failed, source=str(p), exclude_runs=exclude_runs,
-                       factors=factors, response=response, csv_path=p)
+                       factors=factors, response=response, csv_path=p, compute_cost=compute_cost)
