@@ -3,16 +3,36 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol, Sequence
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-if TYPE_CHECKING:
-    from optimize.lr import LRSearchResult
+
+class CostPoint(Protocol):
+    """One learning rate of a search as the figure reads it (optimize.lr.LRPoint is one)."""
+
+    lr: float
+    costs: tuple[float, ...]
+
+    @property
+    def mean(self) -> float: ...
 
 
-def lr_cost_figure(result: LRSearchResult, cost_label: str) -> Figure:
+class CostTrace(Protocol):
+    """A finished learning-rate search as the figure reads it (optimize.lr.LRSearchResult is one).
+
+    Declared here, not imported, so that optimize.lr (which draws this figure) and this module
+    do not import each other."""
+
+    method: str
+    points: Sequence[CostPoint]
+    best: CostPoint
+    jobs: int
+    replications: int
+
+
+def lr_cost_figure(result: CostTrace, cost_label: str) -> Figure:
     """Seed 001 Fig. 5: cost against learning rate, both axes logarithmic.
 
     Each replication is a dot, the mean of each point a marker joined in learning-rate order,
