@@ -33,6 +33,9 @@ PLANNED_EPOCHS = re.compile(rb"(?:^|\s)epochs=(\d{1,9})\b")
 APP_ID = re.compile(rb"(?<![\w-])(app-\d{14}-\d{4,}|local-\d{10,}|application_\d+_\d+)(?![\w-])")
 SPARK_INFO = b"Running Spark version"
 SHUTDOWN = b"Shutdown hook called"
+#: The line a runner appends to the .out after it stopped a job on an optimizer's request
+#: (harness.runner.ProcessRunner's ``watch``); the rest of the line is the optimizer's reason.
+PRUNED = b"sparkdl: pruned: "
 
 # log4j prefixes: Spark's "2026-11-23 15:01:01 " and BigDL's "26-11-23 15:01:01 [thread] ".
 LOG_PREFIX = re.compile(rb"^\d\d(?:\d\d)?-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? (?:\[[^\]\r\n]*\] )?")

@@ -15,6 +15,8 @@ project's jobs, ``epochs=N`` in the Spark application name). Terms:
 
 Rules, in order:
 
+0. ``pruned`` if the region holds the runner's prune line (``sparkdl: pruned: <reason>``, written
+   after an optimizer stopped the job on purpose): the signals of that stop are not a failure.
 1. ``failed`` if the region holds a *hard* marker (BigDL Usage Error, Python traceback,
    Py4JJavaError, OutOfMemoryError, a CLI ``error:`` line, ``Exception in thread "main"``,
    a signal, the master removing or killing the application). An exception after a
@@ -142,6 +144,9 @@ def decide(out: Evidence, err_found: list[Found], err_ended: bool, planned: int 
              or (not out.head.spark_info and not out.cut and not out.damage and out.size > 0))
     reached = planned is None or (v is not None and v.epoch >= planned)
 
+    pruned_at = out.region.rfind(P.PRUNED)
+    if pruned_at >= 0:
+        return Verdict("pruned", "pruned: " + _reason(out.region, "pruned", pruned_at + len(P.PRUNED), 0), None)
     hard = [f for f in found if f.marker.hard]
     if hard:
         pick = _pick(found)
