@@ -277,3 +277,31 @@ def test_target_accuracy_prunes_exactly_the_runs_whose_optimistic_curve_falls_sh
             assert t.reason.startswith(f"pruned: epoch {cut} of 3") and t.elapsed_s == 5.0 + 8.0 * cut * (
                 t.params["batch_size"] == 32) + 5.0 * cut * (t.params["batch_size"] == 64)
     assert {t.status for t in outcome.trials} == {"ok", "pruned"}
+
+
+# ---------------------------------------------------------------- real jobs
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_real_search_prunes_a_real_job_after_its_first_epoch(local_cluster, tmp_path):
+    """One real lenet trial of 2 epochs that cannot reach accuracy 0.999: stopped after epoch 1, recorded pruned."""
+    import subprocess
+
+    space = write(tmp_path, SPACE)
+    out = tmp_path / "search"
+    argv = [sys.executable, "-m", "optimize.search", "--job", "model=lenet,epochs=2", "--space", str(space),
+            "--budget", "30m", "--max-trials", "1", "--target-accuracy", "0.999", "--out", str(out),
+            "--train-samples", "256", "--test-samples", "128", "--state-dir", str(local_cluster.state_dir),
+            "--port", str(local_cluster.port), "--webui-port", str(local_cluster.webui_port),
+            "--executor-memory", "600m"]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    rows = list(csv.DictReader(open(out / "results.csv")))
+    assert [r["status"] for r in rows] == ["pruned"] and rows[0]["reason"].startswith("pruned: epoch 1 of 2")
+    text = (out / rows[0]["log"]).read_text()
+    assert text.count("Top1Accuracy is") == 1  # stopped before a second validation
+    assert text.rstrip().splitlines()[-1].startswith("sparkdl: pruned: epoch 1 of 2")
+    study = optuna.load_study(study_name="search", storage=f"sqlite:///{out / 'study.sqlite'}")
+    assert [t.state for t in study.trials] == [TrialState.PRUNED]
+    assert "1 trials this session (0 ok, 1 pruned" in proc.stdout and "cluster time" in proc.stdout
