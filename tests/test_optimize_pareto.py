@@ -148,3 +148,28 @@ def test_cli_writes_table_json_and_figures(tmp_path, capsys):
     assert run_cli(main, [str(tmp_path), "--objectives", "accuracy:max"]) == 2
     assert "needs at least two" in capsys.readouterr().err
     assert run_cli(main, [str(tmp_path / "nope")]) == 2
+
+
+def test_bench_compares_arms_against_one_reference():
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("bench_search", Path(__file__).parent.parent / "bench" / "search.py")
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules["bench_search"] = bench  # dataclasses look their module up
+    spec.loader.exec_module(bench)
+    grid = pd.DataFrame({"status": ["ok"] * 4, "elapsed_s": [30.0] * 4,
+                         "wall_clock_s": [10.0, 20.0, 30.0, 40.0], "accuracy": [0.5, 0.8, 0.9, 0.85]})
+    found = pd.DataFrame({"status": ["ok", "pruned"], "elapsed_s": [30.0, 10.0],
+                          "wall_clock_s": [15.0, 5.0], "accuracy": [0.88, 0.2]})
+    rows = {r.name: r for r in bench.compare_arms({"grid": grid, "search": found})}
+    union = np.array([[10, -0.5], [20, -0.8], [30, -0.9], [40, -0.85], [15, -0.88]])
+    ref = np.array([40 + 3.0, -0.5 + 0.04])  # worst + 10 % of the range, over both arms' ok runs
+    assert rows["grid"].hypervolume == pytest.approx(hypervolume_by_cells(union[:4], ref))
+    assert rows["search"].hypervolume == pytest.approx(hypervolume_by_cells(union[4:], ref))
+    assert (rows["search"].jobs, rows["search"].pruned, rows["search"].cluster_time_s) == (2, 1, 40.0)
+    ratio = hypervolume_by_cells(union[4:], ref) / hypervolume_by_cells(union[:4], ref)
+    assert f": MET ({ratio:.1%} of the hypervolume in 33.3% of the time)" in bench.goal_line(list(rows.values()))
+    slower = found.assign(elapsed_s=[31.0, 10.0])  # 41 s > a third of 120 s
+    assert ": NOT met" in bench.goal_line(bench.compare_arms({"grid": grid, "search": slower}))
