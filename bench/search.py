@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from cluster.local import LocalCluster  # noqa: E402
 from harness.runner import ProcessRunner  # noqa: E402
 from models.cost import acc2  # noqa: E402
-from optimize.lr import cluster_from_args, search  # noqa: E402
+from optimize.lr import search  # noqa: E402
 from optimize.objective import JobObjective  # noqa: E402
 from optimize.pareto import (default_reference, hypervolume, minimisation_matrix, non_dominated, ok_runs,  # noqa: E402
                              parse_objectives, read_campaign)
@@ -154,9 +154,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     space = load_space(args.space) if args.space else DEFAULT_SPACE
     job = parse_job(args.job)
     args.keep_cluster = True  # one cluster for the three arms, stopped below if this bench started it
-    cluster = cluster_from_args(args)
-    local = LocalCluster(cluster.state_dir, port=cluster.port, webui_port=cluster.webui_port)
-    started_here = not local.status().running
+    cluster = ClusterOptions.from_args(args)
+    local = None if args.master or args.cluster else LocalCluster(cluster.state_dir, port=cluster.port,
+                                                                   webui_port=cluster.webui_port)
+    started_here = local is not None and not local.status().running
     on_interrupt(f"finished jobs are kept under {args.out}; continue with --resume")
     try:
         run_multi(args.out / "grid", space, job, args, cluster, "grid", math.inf, "none")
@@ -164,7 +165,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         run_multi(args.out / "search", space, job, args, cluster, "tpe", args.share * grid_time, "median")
         run_paper(args.out / "paper", space, job, args, cluster)
     finally:
-        if started_here:
+        if local is not None and started_here:
             local.stop()
     rows = compare_arms({name: read_campaign(args.out / name) for name in ("grid", "search", "paper")})
     print()

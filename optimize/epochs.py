@@ -232,11 +232,7 @@ def _confirm(args: argparse.Namespace, config: dict[str, object], epochs: int) -
     fields = {k: config[k] for k in ("model", "nodes", "executors", "executor_cores", "batch_size", "learning_rate")
               if k in config}
     job = JobConfig(**{**fields, "epochs": epochs})  # type: ignore[arg-type]
-    if args.master or args.cluster:
-        raise SearchOptionError("--confirm runs on the local cluster only for now: drop --master/--cluster")
-    cluster = ClusterOptions(state_dir=args.state_dir, port=args.port, webui_port=args.webui_port,
-                             keep_cluster=args.keep_cluster, executor_memory=args.executor_memory,
-                             driver_memory=args.driver_memory, timeout=args.timeout, retries=args.retries)
+    cluster = ClusterOptions.from_args(args)
     settings = {"optimizer": "epochs-confirm", "job": job.__dict__, "budget": args.budget,
                 "train_samples": args.train_samples, "test_samples": args.test_samples}
     options = submit_options(args.out, cluster, args.train_samples, args.test_samples)

@@ -535,16 +535,6 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def cluster_from_args(args: argparse.Namespace) -> ClusterOptions:
-    """The session's cluster settings from the shared cluster options (sparkdl.cli.cluster_options)."""
-    if args.master or args.cluster:
-        raise SearchOptionError("the optimizers run on the local cluster only for now: drop --master/--cluster "
-                                "(or run a design with python -m harness.submit)")
-    return ClusterOptions(state_dir=args.state_dir, port=args.port, webui_port=args.webui_port,
-                          keep_cluster=args.keep_cluster, executor_memory=args.executor_memory,
-                          driver_memory=args.driver_memory, timeout=args.timeout, retries=args.retries)
-
-
 def print_result(result: LRSearchResult, formula: str, reused: int) -> None:
     print()
     print(trajectory_table(result))
@@ -565,7 +555,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "max_points": args.max_points, "max_lr": args.max_lr, "cost": cost.formula,
                 "config": config.__dict__, "train_samples": args.train_samples,
                 "test_samples": args.test_samples, "seed": args.seed}
-    cluster = cluster_from_args(args)
+    cluster = ClusterOptions.from_args(args)
     options = submit_options(args.out, cluster, args.train_samples, args.test_samples, args.seed)
     check_options(args.start, args.replications, args.max_points, args.max_lr)
     on_interrupt(f"finished jobs are kept in {args.out}; continue with --resume")

@@ -393,13 +393,13 @@ def test_a_custom_proposal_runs_through_the_shared_loop_with_its_budget_and_reus
     assert short.learning_rates == (0.01, 0.1) and short.stop_reason == "max_points=2 reached"
 
 
-def test_cli_bad_options_exit_2_before_any_cluster_starts(tmp_path, capsys):
+def test_cli_bad_options_exit_2_before_any_cluster_is_used(tmp_path, capsys):
     from optimize.lr import main
     from sparkdl.cli import run_cli
 
     state = tmp_path / "cluster"
     assert run_cli(main, ["--out", str(tmp_path / "o"), "--start", "-1", "--state-dir", str(state)]) == 2
     assert "start=-1.0 must be a positive learning rate" in capsys.readouterr().err
-    assert run_cli(main, ["--out", str(tmp_path / "o"), "--master", "spark://h:7077"]) == 2
-    assert "local cluster only" in capsys.readouterr().err
+    assert run_cli(main, ["--out", str(tmp_path / "o"), "--replications", "0", "--master", "spark://h:1"]) == 2
+    assert "replications=0 must be a whole number >= 1" in capsys.readouterr().err
     assert not state.exists()

@@ -22,16 +22,16 @@ from typing import Sequence
 
 import optuna
 
+from harness.runner import ProcessRunner
 from optimize.epochs import parse_config
 from optimize.errors import SearchOptionError
-from optimize.lr import cluster_from_args
 from optimize.pareto import front_figure, front_table, pareto_front, parse_objectives, read_campaign
 from optimize.search.pruning import make_rules
 from optimize.search.space import load_space
-from optimize.search.study import SAMPLERS, MultiObjectiveSearch, SearchConfig, SearchOutcome, open_study
+from optimize.search.study import (SAMPLERS, MultiObjectiveSearch, SearchConfig, SearchOutcome, check_objectives,
+                                   open_study)
 from optimize.figures import save
-from optimize.session import JobConfig, open_session, submit_options
-from harness.runner import ProcessRunner
+from optimize.session import ClusterOptions, JobConfig, open_session, submit_options
 from sparkdl.cli import cluster_options, on_interrupt, run_cli
 
 BUDGET = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smh]?)\s*$")
@@ -110,10 +110,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     job = parse_job(args.job)
     budget = parse_budget(args.budget)
     objectives = parse_objectives(args.objectives)
+    check_objectives(objectives)
     config = SearchConfig(space, job, objectives, args.sampler, args.seed, args.startup_trials, args.population,
                           args.grid_points)
     rules = make_rules(args.pruner, args.target_accuracy, args.min_runs)
-    cluster = cluster_from_args(args)
+    cluster = ClusterOptions.from_args(args)
     options = submit_options(args.out, cluster, args.train_samples, args.test_samples, args.job_seed)
     settings = {"optimizer": "search", "space": space.describe(), "job": job.__dict__,
                 "objectives": [str(o) for o in objectives], "sampler": args.sampler, "seed": args.seed,

@@ -25,7 +25,7 @@ from optuna.trial import TrialState
 
 from harness.runner import ProcessRunner
 from harness.runspec import batch_problem
-from harness.store import RunResult
+from harness.schema import RunRecord
 from logparse import Status
 from optimize.errors import SearchOptionError
 from optimize.pareto import ObjectiveSpec
@@ -34,6 +34,8 @@ from optimize.search.space import SearchSpace
 from optimize.session import JobConfig, JobSession
 
 STUDY_FILE = "study.sqlite"
+#: Columns of a run's record a search can optimise (what every ok run has).
+OBJECTIVE_COLUMNS = ("wall_clock_s", "accuracy", "elapsed_s")
 STUDY_NAME = "search"
 SAMPLERS = ("tpe", "nsga2", "random", "grid")
 #: Give up when this many trials in a row ask for jobs BigDL cannot run (batch not a multiple of cores).
@@ -54,6 +56,12 @@ class SearchConfig:
     startup_trials: int = 5
     population: int = 8
     grid_points: int = 3  # float levels per range when sampler is grid
+
+
+def check_objectives(objectives: Sequence[ObjectiveSpec]) -> None:
+    bad = [o.column for o in objectives if o.column not in OBJECTIVE_COLUMNS]
+    if bad:
+        raise SearchOptionError(f"--objectives {', '.join(bad)}: a search optimises {', '.join(OBJECTIVE_COLUMNS)}")
 
 
 def make_sampler(config: SearchConfig) -> optuna.samplers.BaseSampler:
@@ -81,9 +89,9 @@ def open_study(out: Path, config: SearchConfig) -> optuna.Study:
     return study
 
 
-def curve_of_run(out: Path, result: RunResult) -> list[EpochFigure]:
+def curve_of_run(out: Path, result: RunRecord) -> list[EpochFigure]:
     """The validated epochs in a finished run's log (the pruning rules' history is rebuilt from the logs)."""
-    tail = CurveTail(out / result.log)
+    tail = CurveTail(out / result.execution.log)
     tail.read()
     return tail.curve
 
@@ -129,18 +137,19 @@ class MultiObjectiveSearch:
         """Cluster time used so far by the whole campaign (resumed sessions included)."""
         return math.fsum(r.elapsed_s for r in self.session.finished.values())
 
-    def tell(self, number: int, result: RunResult) -> TrialRecord:
+    def tell(self, number: int, result: RunRecord) -> TrialRecord:
         """Tell the study how trial ``number``'s run ended; keep its curve for the pruning rules."""
         values = None
         if result.status == Status.OK:
-            values = tuple(float(getattr(result, o.column)) for o in self.config.objectives)
+            row = result.row()
+            values = tuple(float(row[o.column]) for o in self.config.objectives)  # type: ignore[arg-type]
             self.study.tell(number, list(values))
         else:
             self.study.tell(number, state=TrialState.PRUNED if result.status == Status.PRUNED else TrialState.FAIL)
         if result.status in (Status.OK, Status.PRUNED):
             self.history.append(curve_of_run(self.session.out, result))
         record = TrialRecord(number, f"{result.run}-{result.replicate}",
-                             {f: getattr(result, f) for f in self.config.space.names}, str(result.status), values,
+                             {f: getattr(result.spec, f) for f in self.config.space.names}, str(result.status), values,
                              result.elapsed_s, result.reason)
         self.outcome.trials.append(record)
         return record
@@ -163,10 +172,10 @@ class MultiObjectiveSearch:
         params = self.config.space.suggest(trial)
         return self.config.job.spec(trial.number + 1, 1, **params), params
 
-    def check_cell(self, spec, result: RunResult) -> None:
+    def check_cell(self, spec, result: RunRecord) -> None:
         """A stored cell must hold the factors this trial asked (else the folder holds another search)."""
         asked = spec.as_row()
-        differs = [k for k in self.config.space.names if getattr(result, k) != asked[k]]
+        differs = [k for k in self.config.space.names if getattr(result.spec, k) != asked[k]]
         if differs:
             raise SearchOptionError(f"run {spec.key} in {self.session.out} was made with other factors "
                                     f"({', '.join(differs)}) than trial {spec.run - 1} asks: use a new --out")
