@@ -255,7 +255,9 @@ def test_a_trial_left_running_by_a_killed_search_is_asked_again(tmp_path):
 def test_the_grid_sampler_runs_every_point_once_and_stops(tmp_path):
     space = load_space(write(tmp_path, SPACE))
     runner = WatchingFakeRunner(curve)
-    outcome, _, _ = run_fake_search(tmp_path / "g", space, runner, budget=10_000, pruner="none", sampler="grid")
+    outcome, _, search = run_fake_search(tmp_path / "g", space, runner, budget=math.inf, pruner="none", sampler="grid")
+    line = search.progress_line(outcome.trials[2], math.inf, 30.0, 3)
+    assert "cluster time" in line and "of no limit" in line and "ETA" in line
     asked = sorted((float(a[a.index("--learning-rate") + 1]), int(a[a.index("--batch-size") + 1]))
                    for a in runner.argvs)
     assert outcome.stop_reason == "every point of the grid ran" and len(asked) == 6

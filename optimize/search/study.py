@@ -222,7 +222,7 @@ class MultiObjectiveSearch:
                                             "make batch_size a multiple of nodes x executors x executor_cores")
                 continue
             invalid, ran = 0, ran + 1
-            self.progress(self.progress_line(record, budget_s, time.monotonic() - started, ran))
+            self.progress(self.progress_line(record, budget_s, time.monotonic() - started, ran, max_trials))
         self.outcome.cluster_time_s = self.spent_s
         return self.outcome
 
@@ -230,13 +230,23 @@ class MultiObjectiveSearch:
         """Every enqueued grid point was asked (trials left running are enqueued again by recover)."""
         return not self.study.get_trials(deepcopy=False, states=(TrialState.WAITING,))
 
-    def progress_line(self, record: TrialRecord, budget_s: float, wall_s: float, ran: int) -> str:
+    def progress_line(self, record: TrialRecord, budget_s: float, wall_s: float, ran: int,
+                      max_trials: int | None = None) -> str:
+        """One line per trial: its figures, the cluster time against the budget, and an ETA."""
         spent = self.spent_s
         figures = (", ".join(f"{o.column} {v:.4g}" for o, v in zip(self.config.objectives, record.values))
                    if record.values else record.reason)
+        params = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in record.params.items())
         per_trial = wall_s / ran
-        left = max(0.0, budget_s - spent)
-        return (f"trial {record.number} run {record.run} {record.status}: {figures} "
-                f"[{', '.join(f'{k}={v}' for k, v in record.params.items())}] | cluster time {spent / 60:.1f} of "
-                f"{budget_s / 60:.1f} min | ETA {left / 60:.1f} min (~{math.ceil(left / per_trial) if per_trial else 0} "
-                f"more trials at {per_trial:.0f} s each)")
+        per_trial_cluster = math.fsum(t.elapsed_s for t in self.outcome.trials) / len(self.outcome.trials)
+        left = [math.ceil(max(0.0, budget_s - spent) / per_trial_cluster) if math.isfinite(budget_s) else math.inf]
+        if max_trials is not None:
+            left.append(max_trials - ran)
+        if self.config.sampler == "grid":
+            left.append(len(self.study.get_trials(deepcopy=False, states=(TrialState.WAITING,))))
+        more = min(left)
+        budget = f"{budget_s / 60:.1f} min" if math.isfinite(budget_s) else "no limit"
+        eta = (f"ETA {more * per_trial / 60:.1f} min (~{more} more trials at {per_trial:.0f} s each)"
+               if math.isfinite(more) else "ETA unknown")
+        return (f"trial {record.number} run {record.run} {record.status}: {figures} [{params}] | cluster time "
+                f"{spent / 60:.1f} min of {budget} | {eta}")
