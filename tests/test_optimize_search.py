@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import math
-import statistics
 import sys
 import textwrap
 from pathlib import Path

@@ -24,7 +24,7 @@ import optuna
 from optuna.trial import TrialState
 
 from harness.runner import ProcessRunner
-from harness.runspec import batch_problem
+from harness.runspec import RunSpec, batch_problem
 from harness.schema import RunRecord
 from logparse import Status
 from optimize.errors import SearchOptionError
@@ -168,11 +168,12 @@ class MultiObjectiveSearch:
                 self.study.enqueue_trial(dict(t.params))
                 self.progress(f"trial {t.number} was running when the search stopped: its factors are asked again")
 
-    def spec_of(self, trial: optuna.trial.Trial):
+    def spec_of(self, trial: optuna.trial.Trial) -> tuple[RunSpec, dict[str, object]]:
+        """The run of this trial: run = trial number + 1, replicate 1, the factors Optuna suggests."""
         params = self.config.space.suggest(trial)
         return self.config.job.spec(trial.number + 1, 1, **params), params
 
-    def check_cell(self, spec, result: RunRecord) -> None:
+    def check_cell(self, spec: RunSpec, result: RunRecord) -> None:
         """A stored cell must hold the factors this trial asked (else the folder holds another search)."""
         asked = spec.as_row()
         differs = [k for k in self.config.space.names if getattr(result.spec, k) != asked[k]]
