@@ -33,7 +33,6 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from cluster.local import LocalCluster  # noqa: E402
-from harness.runner import ProcessRunner  # noqa: E402
 from models.cost import acc2  # noqa: E402
 from optimize.lr import search  # noqa: E402
 from optimize.objective import JobObjective  # noqa: E402
@@ -107,12 +106,10 @@ def run_multi(out: Path, space: SearchSpace, job: JobConfig, args: argparse.Name
     settings = {"bench": "search", "arm": sampler, "space": space.describe(), "job": job.__dict__, "seed": args.seed,
                 "train_samples": args.train_samples, "test_samples": args.test_samples}
     options = submit_options(out, cluster, args.train_samples, args.test_samples, args.job_seed)
-    runner = ProcessRunner()
     shapes = [job.spec(1, 1, **combo) for combo in space.grid(1)]
     say = lambda msg: print(f"[{out.name}] {msg}", flush=True)  # noqa: E731
-    with open_session(out, settings, options, cluster, shapes, args.resume, say, runner=runner) as session:
-        MultiObjectiveSearch(session, open_study(out, config), config, make_rules(pruner, None), runner,
-                             say).run(budget_s)
+    with open_session(out, settings, options, cluster, shapes, args.resume, say) as session:
+        MultiObjectiveSearch(session, open_study(out, config), config, make_rules(pruner, None), say).run(budget_s)
 
 
 def run_paper(out: Path, space: SearchSpace, job: JobConfig, args: argparse.Namespace, cluster: ClusterOptions) -> None:

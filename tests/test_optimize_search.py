@@ -185,7 +185,7 @@ def run_fake_search(out, space, runner, *, budget, pruner="median", target=None,
     settings = {"test": "search", "sampler": sampler}
     with open_session(out, settings, SubmitOptions("spark://x:1"), ClusterOptions(), [config.job.spec(1, 1)], resume,
                       backend=FakeBackend(), runner=runner, env=fake_env()) as session:
-        search = MultiObjectiveSearch(session, open_study(out, config), config, make_rules(pruner, target), runner)
+        search = MultiObjectiveSearch(session, open_study(out, config), config, make_rules(pruner, target))
         return search.run(budget, max_trials), session, search
 
 

@@ -22,7 +22,6 @@ from typing import Sequence
 
 import optuna
 
-from harness.runner import ProcessRunner
 from optimize.epochs import parse_config
 from optimize.errors import SearchOptionError
 from optimize.pareto import front_figure, front_table, pareto_front, parse_objectives, read_campaign
@@ -120,11 +119,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "objectives": [str(o) for o in objectives], "sampler": args.sampler, "seed": args.seed,
                 "job_seed": args.job_seed, "train_samples": args.train_samples, "test_samples": args.test_samples}
     shapes = [job.spec(1, 1, **combo) for combo in space.grid(1)]
-    runner = ProcessRunner()
     on_interrupt(f"finished runs and the study are kept in {args.out}; continue with --resume")
     args.out.mkdir(parents=True, exist_ok=True)
-    with open_session(args.out, settings, options, cluster, shapes, args.resume, say, runner=runner) as session:
-        search = MultiObjectiveSearch(session, open_study(args.out, config), config, rules, runner, say)
+    with open_session(args.out, settings, options, cluster, shapes, args.resume, say) as session:
+        search = MultiObjectiveSearch(session, open_study(args.out, config), config, rules, say)
         outcome = search.run(budget, args.max_trials)
     report(args.out, config, outcome)
     return 0

@@ -23,7 +23,6 @@ from typing import Callable, Sequence
 import optuna
 from optuna.trial import TrialState
 
-from harness.runner import ProcessRunner
 from harness.runspec import RunSpec, batch_problem
 from harness.schema import RunRecord
 from logparse import Status
@@ -125,9 +124,13 @@ class MultiObjectiveSearch:
     """The ask-and-tell loop over a :class:`JobSession` (see the module doc)."""
 
     def __init__(self, session: JobSession, study: optuna.Study, config: SearchConfig, rules: Sequence[Rule],
-                 runner: ProcessRunner | None, progress: Progress = lambda _: None) -> None:
+                 progress: Progress = lambda _: None) -> None:
         self.session, self.study, self.config, self.rules = session, study, config, rules
-        self.runner, self.progress = runner, progress
+        self.progress = progress
+        runner = session.campaign.runner
+        self.runner = runner if hasattr(runner, "watch") else None  # ProcessRunner (or a test double of it)
+        if rules and self.runner is None:
+            progress(f"note: this backend's runner ({type(runner).__name__}) cannot stop a running job: no pruning")
         self.history: list[list[EpochFigure]] = [curve_of_run(session.out, r) for r in session.finished.values()
                                                  if r.status in (Status.OK, Status.PRUNED)]
         self.outcome = SearchOutcome()
