@@ -82,3 +82,41 @@ class FakeBackend:
 
     def close(self):
         self.closed = True
+
+
+#: (lr, batch, epoch, seed) -> (wall clock at that epoch, accuracy at that epoch)
+EpochOutcome = Callable[[float, int, int, int], tuple[float, float]]
+
+
+class WatchingFakeRunner:
+    """Writes a job's log epoch by epoch and, like ProcessRunner, asks ``watch`` after each: a reason stops it.
+
+    ``elapsed_s`` is the wall clock of the last epoch written plus 5 s of start-up."""
+
+    def __init__(self, outcome: EpochOutcome) -> None:
+        self.outcome = outcome
+        self.watch = None
+        self.argvs: list[list[str]] = []
+        self.stopped: list[str] = []
+
+    def run(self, argv, env, out: Path, err: Path, timeout, on_start=None) -> Completed:
+        from harness.runner import write_prune_line
+
+        self.argvs.append(list(argv))
+        lr, batch = float(_arg(argv, "--learning-rate")), int(_arg(argv, "--batch-size"))
+        epochs, seed, model = int(_arg(argv, "--epochs")), int(_arg(argv, "--seed")), _arg(argv, "--model")
+        err.write_text("")
+        out.write_text(LOG.format(model=model, lr=lr, batch=batch, epochs=epochs, n=len(self.argvs), used=lr))
+        wall = 0.0
+        for e in range(1, epochs + 1):
+            wall, acc = self.outcome(lr, batch, e, seed)
+            with open(out, "a") as f:
+                f.write(EPOCH.format(e=e, wall=wall, ms=wall * 1000 / e, acc=acc))
+            reason = self.watch(out) if self.watch is not None else None
+            if reason:
+                self.stopped.append(reason)
+                write_prune_line(out, reason)
+                return Completed(tuple(argv), -15, wall + 5.0, stopped=reason)
+        with open(out, "a") as f:
+            f.write(END.format(model=model, epochs=epochs))
+        return Completed(tuple(argv), 0, wall + 5.0)
