@@ -36,7 +36,9 @@ from harness.backends import Backend, FixedBackend, LocalBackend, WorkerSize
 from harness.command import SubmitOptions, submit_argv
 from harness.errors import CapacityError, DesignFileError, HarnessError
 from harness.runner import Completed, ProcessRunner, Runner
-from harness.runspec import RunSpec, check_design
+from harness.designfile import check_design
+from harness.job import JobChoice, resolve_job
+from harness.runspec import RunSpec
 from harness.store import RunResult, ResultStore, status_counts
 
 Progress = Callable[[str], None]
@@ -107,13 +109,14 @@ def interpret(spec: RunSpec, completed: Completed, log: logparse.JobLog, losses:
         return outcome
     if completed.returncode != 0:
         return outcome.failed("job", f"spark-submit exited with code {completed.returncode} after training finished")
-    wrong = []
-    if log.learning_rate is None or not _same(log.learning_rate, spec.learning_rate):
-        wrong.append(f"learning rate {log.learning_rate} (asked {spec.learning_rate})")
-    if log.batch_size != spec.batch_size:
-        wrong.append(f"batch size {log.batch_size} (asked {spec.batch_size})")
-    if log.epochs_completed != spec.epochs:
-        wrong.append(f"{log.epochs_completed} epochs (asked {spec.epochs})")
+    wrong = []  # what BigDL's log says it ran, for the parameters the design sets
+    lr, batch, epochs = spec.get("learning_rate"), spec.get("batch_size"), spec.get("epochs")
+    if lr is not None and (log.learning_rate is None or not _same(log.learning_rate, float(lr))):
+        wrong.append(f"learning rate {log.learning_rate} (asked {lr})")
+    if batch is not None and log.batch_size != batch:
+        wrong.append(f"batch size {log.batch_size} (asked {batch})")
+    if epochs is not None and log.epochs_completed != epochs:
+        wrong.append(f"{log.epochs_completed} epochs (asked {epochs})")
     if wrong:
         return outcome.failed("job", "the job did not run what the design asked: it ran with " + ", ".join(wrong))
     if losses:
@@ -163,7 +166,7 @@ class Campaign:
             completed = self.runner.run(
                 argv, self.env.environ(), out, err, self.settings.timeout,
                 on_start=lambda pid: self.store.set_attempt_process(spec, n, pid, start_ticks(pid)))
-            log = logparse.parse(out, expected_epochs=spec.epochs)
+            log = logparse.parse(out, expected_epochs=spec.get("epochs"))  # type: ignore[arg-type]
             outcome = interpret(spec, completed, log, resource_losses(out) if log.status == "ok" else ())
             if outcome.app_id is None:
                 outcome = replace(outcome, app_id=self._app_id(argv[argv.index("--name") + 1]))
@@ -198,8 +201,9 @@ class Campaign:
         self.recover_interrupted()
         failures, started = 0, time.monotonic()
         for i, spec in enumerate(todo, start=1):
-            self.progress(f"[{i}/{len(todo)}] run {spec.key}: {spec.model} nodes={spec.nodes} executors={spec.executors} "
-                          f"cores={spec.executor_cores} epochs={spec.epochs} lr={spec.learning_rate} batch={spec.batch_size}")
+            params = " ".join(f"{k}={v}" for k, v in spec.params if k != "model")
+            self.progress(f"[{i}/{len(todo)}] run {spec.key}: {self.options.jobs.for_spec(spec).name} nodes={spec.nodes} "
+                          f"executors={spec.executors} cores={spec.executor_cores} {params}")
             result = self.execute(spec)
             self.store.record(result)
             failures += result.status != "ok"
@@ -302,6 +306,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--keep-cluster", action="store_true", help="leave a local cluster this command started running")
     p.add_argument("--out", type=Path, help="campaign directory (default runs/<design file name>)")
     p.add_argument("--resume", action="store_true", help="continue a campaign in --out, skipping finished runs")
+    p.add_argument("--job", help="the job: a job description (TOML) or a built-in name (birnn, lenet); "
+                                 "default: the design's model column, else birnn")
     data = p.add_mutually_exclusive_group()
     data.add_argument("--data-dir", type=Path, help="MNIST idx files (default: the bundled 5,000-digit sample)")
     data.add_argument("--sample", action="store_true", help="the bundled 5,000-digit sample (default)")
@@ -339,17 +345,19 @@ def main(argv: list[str] | None = None) -> int:
     args.out = args.out or Path("runs") / args.design.stem
     say: Progress = lambda msg: print(msg, flush=True)  # noqa: E731
     try:
-        checked = check_design(args.design, check_batch=not args.unchecked)
+        choice = JobChoice(resolve_job(args.job)) if args.job else JobChoice()
+        options = SubmitOptions(master_url=args.master or "spark://127.0.0.1:7077",
+                                executor_memory=args.executor_memory, driver_memory=args.driver_memory,
+                                data_dir=args.data_dir, train_samples=args.train_samples,
+                                test_samples=args.test_samples, seed=args.seed, jobs=choice, out=args.out)
+        checked = check_design(args.design, choice, check_batch=not args.unchecked,
+                               option_fields=options.option_fields())
         if checked.problems and not (args.skip_invalid and checked.specs):
             raise DesignFileError(str(args.design), checked.problems)
         for problem in checked.problems:
             print(f"skipped {problem}", file=sys.stderr)
         specs = checked.specs
         mem_mb = parse_memory_mb(args.executor_memory)
-        options = SubmitOptions(master_url=args.master or "spark://127.0.0.1:7077",
-                                executor_memory=args.executor_memory, driver_memory=args.driver_memory,
-                                data_dir=args.data_dir, train_samples=args.train_samples,
-                                test_samples=args.test_samples, seed=args.seed)
         env = discover()
         if args.dry_run:
             print(dry_run_plan(specs, options, env, mem_mb, local=not (args.master or args.cluster)))
