@@ -42,6 +42,7 @@ RESERVED = CELL + CLUSTER + ("params",)
 #: The columns of a design for the built-in BigDL jobs (kept for readers of older results).
 REQUIRED = ("nodes", "executors", "executor_cores", "epochs", "learning_rate", "batch_size")
 OPTIONAL = ("model", "run", "replicate")
+SPEC_FIELDS = CELL + CLUSTER + ("epochs", "learning_rate", "batch_size", "model")
 
 _INT = re.compile(r"[+-]?[0-9]+", re.ASCII)
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
