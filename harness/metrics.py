@@ -24,12 +24,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
+from harness.runner import Completed
+from harness.runspec import RunSpec
+from harness.schema import EXECUTION_COLUMNS, OUTCOME_COLUMNS, Outcome
+from logparse import JobLog, Status
+
 MAX_METRICS_BYTES = 1 << 20
 MAX_FIGURES = 100
 MAX_TEXT = 200
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{0,63}", re.ASCII)
 
 Figure = float | str | None
+#: Figures that fill the columns the BigDL jobs fill from their logs.
+FILLED = frozenset({"accuracy", "wall_clock_s"})
 
 
 @dataclass(frozen=True)
@@ -52,7 +59,7 @@ class Metrics:
 
     def extra(self, taken: frozenset[str] | set[str] = frozenset()) -> dict[str, Figure]:
         """The figures that are not ``accuracy``/``wall_clock_s`` nor a name in ``taken`` (e.g. design columns)."""
-        return {k: v for k, v in self.figures.items() if k not in ("accuracy", "wall_clock_s") and k not in taken}
+        return {k: v for k, v in self.figures.items() if k not in FILLED and k not in taken}
 
 
 def _failed(problem: str) -> Metrics:
@@ -129,3 +136,32 @@ def read_metrics(path: Path, reserved: frozenset[str] | set[str] = frozenset()) 
     except (OSError, UnicodeDecodeError) as e:
         return _failed(f"cannot read the job's metrics {path} ({e})")
     return parse_metrics(text, reserved)
+
+
+def reserved_names(spec: RunSpec) -> set[str]:
+    """Names a json job's figures may not take: the harness's own columns and the run's design columns."""
+    return (set(OUTCOME_COLUMNS) | set(EXECUTION_COLUMNS) | {"status"} | set(spec.as_row())) - FILLED
+
+
+def json_outcome(completed: Completed, log: JobLog, metrics: Metrics, losses: tuple[str, ...] = ()) -> Outcome:
+    """The outcome of a ``json`` job's attempt: its process, its figures, and what Spark lost on the way.
+
+    ``log`` (logparse on the job's .out/.err) supplies the application id and, when the process
+    failed, whether Spark lost an executor or worker (an infrastructure failure, retried).
+    """
+    outcome = Outcome(status=Status.OK, app_id=log.app_id, wall_clock_s=metrics.wall_clock_s,
+                      accuracy=metrics.accuracy)
+    if completed.timed_out:
+        return outcome.failed("timeout", f"no result within {completed.elapsed_s:.0f} s: the run was stopped "
+                                         "(raise --timeout)")
+    if completed.returncode != 0:
+        if log.failure_kind == "infrastructure":
+            return outcome.failed("infrastructure", log.reason)
+        return outcome.failed("job", f"the job exited with code {completed.returncode}"
+                                     + (f": {log.reason}" if log.reason else " (see its .err)"))
+    if metrics.problem:
+        return outcome.failed("job", metrics.problem)
+    if losses:
+        return outcome.failed("infrastructure", "Spark recovered from a lost executor, but the run did not keep the "
+                                                f"resources of its design row, so its time is not valid: {losses[0]}")
+    return outcome

@@ -30,7 +30,7 @@ import math
 import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import Mapping
+from typing import Mapping, Sequence
 
 Value = int | float | str
 
@@ -42,7 +42,9 @@ RESERVED = CELL + CLUSTER + ("params",)
 #: The columns of a design for the built-in BigDL jobs (kept for readers of older results).
 REQUIRED = ("nodes", "executors", "executor_cores", "epochs", "learning_rate", "batch_size")
 OPTIONAL = ("model", "run", "replicate")
-SPEC_FIELDS = CELL + CLUSTER + ("epochs", "learning_rate", "batch_size", "model")
+#: The parameters of the built-in BigDL jobs, in the order their designs and results list them.
+LEGACY_PARAMS = ("epochs", "learning_rate", "batch_size", "model")
+SPEC_FIELDS = CELL + CLUSTER + LEGACY_PARAMS
 
 _INT = re.compile(r"[+-]?[0-9]+", re.ASCII)
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
@@ -175,7 +177,7 @@ def format_value(value: Value) -> str:
     return str(value)
 
 
-@dataclass(frozen=True, init=False)
+@dataclass(frozen=True, init=False, eq=False)
 class RunSpec:
     """One job of a campaign: its cell ``(run, replicate)``, the cluster factors and the job's parameters.
 
@@ -191,8 +193,13 @@ class RunSpec:
     params: tuple[tuple[str, Value], ...]
 
     def __init__(self, run: int, replicate: int, nodes: int, executors: int, executor_cores: int,
-                 params: tuple[tuple[str, Value], ...] | Mapping[str, Value] = (), **more: Value) -> None:
+                 *legacy: Value, params: tuple[tuple[str, Value], ...] | Mapping[str, Value] = (),
+                 **more: Value) -> None:
         pairs = tuple(params.items()) if isinstance(params, Mapping) else tuple(params)
+        if not pairs and (legacy or set(LEGACY_PARAMS[:3]) <= set(more) <= set(LEGACY_PARAMS)):
+            # the signature of the BigDL jobs' spec: epochs, learning_rate, batch_size, model="birnn"
+            given = {**dict(zip(LEGACY_PARAMS, legacy)), **more}
+            more = {name: given.get(name, "birnn") for name in LEGACY_PARAMS}
         pairs += tuple(more.items())
         names = [n for n, _ in pairs]
         clash = sorted({n for n in names if n in RESERVED or names.count(n) > 1})
@@ -209,6 +216,17 @@ class RunSpec:
             if key == name:
                 return value
         raise AttributeError(f"this run has no parameter {name!r}")
+
+    def _identity(self) -> tuple[object, ...]:
+        return (self.run, self.replicate, self.nodes, self.executors, self.executor_cores,
+                frozenset(self.params))
+
+    def __eq__(self, other: object) -> bool:
+        """Same cell, cluster factors and parameter values (whatever the design's column order)."""
+        return isinstance(other, RunSpec) and self._identity() == other._identity()
+
+    def __hash__(self) -> int:
+        return hash(self._identity())
 
     def __getstate__(self) -> dict[str, object]:
         return {n: getattr(self, n) for n in RESERVED}
@@ -244,11 +262,26 @@ class RunSpec:
                 "executor_cores": self.executor_cores, **dict(self.params)}
 
     @classmethod
-    def from_row(cls, row: Mapping[str, object]) -> "RunSpec":
-        """The inverse of :meth:`as_row`: every key that is not a cell or cluster column is a parameter."""
-        fixed = {name: int(row[name]) for name in CELL + CLUSTER}  # type: ignore[call-overload]
-        params = tuple((k, v) for k, v in row.items() if k not in CELL + CLUSTER)
-        return cls(**fixed, params=params)  # type: ignore[arg-type]
+    def from_row(cls, row: Mapping[str, object], params: Sequence[str] | None = None) -> "RunSpec":
+        """The inverse of :meth:`as_row` (values may be CSV strings: digits become numbers again).
+
+        ``params`` names the job's parameters among the other keys (default: every key that is not a
+        cell or cluster column); keys not named are ignored.
+        """
+        fixed = {name: int(str(row[name])) for name in CELL + CLUSTER}
+        names = [k for k in row if k not in CELL + CLUSTER] if params is None else list(params)
+        return cls(**fixed, params=tuple((k, _from_text(row[k])) for k in names if k in row))  # type: ignore[arg-type]
+
+
+def _from_text(value: object) -> Value:
+    """A value read back from a CSV cell: an integer or decimal number when written as one."""
+    if not isinstance(value, str):
+        return value  # type: ignore[return-value]
+    if _INT.fullmatch(value) and abs(int(value)) <= MAX_EXACT_INT:
+        return int(value)
+    if _DECIMAL.fullmatch(value) and math.isfinite(float(value)):
+        return float(value)
+    return value
 
 
 def batch_problem(spec: RunSpec) -> str | None:
