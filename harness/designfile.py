@@ -135,7 +135,7 @@ def parse_row(header: Sequence[str], record: Sequence[str], choice: JobChoice, d
     elif choice.job is not None and "model" in cells and cells["model"] != choice.job.name:
         return [f"model={cells['model']!r} but the job is {choice.job.name}: remove the model column or make it "
                 f"{choice.job.name}"]
-    job = job or choice.for_spec(RunSpec(1, 1, 1, 1, 1))
+    job = job or choice.job or builtin(choice.default)
     for name, text in cells.items():
         if name in ("run", "replicate") and not text:
             continue

@@ -92,3 +92,12 @@ def test_a_jar_job(tmp_path):
 def test_builtin_jobs_are_plain_descriptions():
     assert builtin("birnn").application == JOB_SCRIPT and builtin("lenet").results == "bigdl"
     assert builtin("mlp").results == "json" and builtin("mlp").application.name == "mlp.py"
+
+
+def test_fabric_drivers_run_the_master_hosts_copy_of_every_builtin_job():
+    from harness.remote_backend import RemoteRunner
+
+    runner = RemoteRunner(None, "/opt/venv/lib/python3.11/site-packages/jobs/train.py")  # type: ignore[arg-type]
+    argv = ["spark-submit", str(JOB_SCRIPT), str(JOB_SCRIPT.parent / "mlp.py"), "/home/me/own.py"]
+    assert runner.remote_argv(argv) == ["spark-submit", "/opt/venv/lib/python3.11/site-packages/jobs/train.py",
+                                        "/opt/venv/lib/python3.11/site-packages/jobs/mlp.py", "/home/me/own.py"]
