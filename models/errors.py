@@ -39,6 +39,10 @@ class ResultsNotFoundError(ModelError):
     """The results path is neither a CSV file nor a campaign directory holding results.csv."""
 
 
+class CostInputsMissingError(MissingColumnError):
+    """No cost column, and the columns a cost is computed from (wall clock, accuracy) are missing."""
+
+
 class CostError(ModelError):
     """A cost specification or cost expression is invalid (unknown name, unsafe or malformed)."""
 
