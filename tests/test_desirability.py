@@ -11,7 +11,7 @@ import pytest
 import statsmodels.formula.api as smf
 
 from harness.design import box_behnken, make_factors
-from harness.runspec import read_design
+from harness.designfile import read_design
 from models.desirability import Goal, compromise, confirmation_design, desirability, overall, parse_goal
 from models.desirability.confirm import steps_of
 from models.desirability.cli import main
@@ -210,3 +210,19 @@ def test_batch_size_rounded_to_a_multiple_of_the_cores():
     design = confirmation_design(frame, res.setting(), 2)
     assert design.notes == ()  # nothing left to fix
     assert steps_of(frame.assign(executors=[1, 2] * (len(frame) // 2) + [1] * (len(frame) % 2))) == {}
+
+
+def test_confirmation_design_takes_the_manifest_columns(tmp_path):
+    """A campaign folder's manifest.json names the design columns (any job), not the built-in list."""
+    from harness.schema import CampaignDir, Manifest
+    from models.desirability.confirm import design_columns
+    frame = campaign().assign(momentum=0.9)
+    (tmp_path / "campaign.sqlite").write_bytes(b"")
+    frame.to_csv(tmp_path / "results.csv", index=False)
+    cols = ("nodes", "executors", "executor_cores", "learning_rate", "batch_size", "epochs", "momentum")
+    CampaignDir(tmp_path).write_manifest(Manifest(cols))
+    assert design_columns(tmp_path) == cols and design_columns(tmp_path / "results.csv") == cols
+    design = confirmation_design(frame, {"learning_rate": 0.05, "batch_size": 64, "epochs": 2}, 2, cols)
+    assert design.columns == ("run", "replicate", *cols)
+    assert design.rows[0] == (1, 1, 1, 1, 2, 0.05, 64, 2, 0.9)
+    assert design_columns(tmp_path / "elsewhere.csv") is None

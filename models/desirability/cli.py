@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from models.desirability.confirm import confirmation_design, steps_of
+from models.desirability.confirm import confirmation_design, design_columns, steps_of
 from models.desirability.functions import parse_goal
 from models.desirability.optimum import DEFAULT_CONFIRMATION_JOBS, compromise
 from models.errors import DesirabilityError
@@ -58,7 +58,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         observed = pd.to_numeric(frame[name], errors="coerce").to_numpy(dtype=float) if name in frame.columns else None
         goals.append(parse_goal(spec, observed))
     result = compromise(frame, goals, factors, args.seed, args.confirmation_jobs, args.level, steps_of(frame))
-    design = confirmation_design(frame, result.setting(), args.confirmation_jobs) if args.confirm else None
+    design = (confirmation_design(frame, result.setting(), args.confirmation_jobs, design_columns(args.results))
+              if args.confirm else None)
     written = design.write(args.confirm) if design is not None else None
     if args.format == "json":
         d = result.to_dict()
