@@ -4,6 +4,7 @@ from a cell-means model, constrained optimisation on the sphere)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -389,3 +390,27 @@ def test_log_transform_against_statsmodels_on_log_y():
     assert sp.predicted == pytest.approx(float(fit.predict_coded(np.array(sp.coded))[0]), rel=1e-9)
     with pytest.raises(SurfaceError, match="<= 0"):
         fit_surface(frame.assign(y=frame["y"] - 10), "y", FACTORS, transform="log")
+
+
+@pytest.mark.parametrize(
+    "make,expect",
+    [
+        (lambda fs: box_behnken(fs, 3), "Box-Behnken (3 factors, 12 edge points + centre x3)"),
+        (lambda fs: central_composite(fs, "face-centred", 2), "face-centred central composite (3 factors + centre x2)"),
+        (lambda fs: central_composite(fs, "rotatable", 4), "central composite, rotatable alpha = 1.6818"),
+        (lambda fs: central_composite(fs, "orthogonal", 4), "central composite, alpha = 1.4142"),  # sqrt((sqrt(8 * 18) - 8) / 2)
+    ],
+)
+def test_recognise_design_kinds(make, expect):
+    from models.rsm.recognise import recognise
+    fs = make_factors({"a": [10.0, 20.0], "b": [100.0, 200.0], "c": [1.0, 3.0]})
+    d = make(fs)
+    frame = design_frame(d)
+    frame["y"] = np.random.default_rng(0).normal(size=len(frame))
+    fit = fit_surface(frame, "y", ("a", "b", "c"))
+    assert recognise(fit.coded_x).startswith(expect)
+    grid = np.array(list(itertools.product([-1.0, 0.0, 1.0], repeat=3)))
+    assert recognise(grid) == "3^3 full factorial + centre x1"
+    # for two factors the 3^2 grid is the face-centred CCD with one centre point
+    assert recognise(np.array(list(itertools.product([-1.0, 0.0, 1.0], repeat=2)))).startswith("face-centred central composite (2 factors")
+    assert "not a standard" in recognise(grid[:-1])

@@ -11,6 +11,7 @@ import pandas as pd
 
 from models.rsm.canonical import Optimum, RidgePoint, StationaryPoint, optimum, ridge_path, stationary_point
 from models.rsm.fit import SurfaceFit, fit_surface
+from models.rsm.recognise import recognise
 
 
 @dataclass(frozen=True, eq=False)
@@ -43,6 +44,7 @@ class SurfaceAnalysis:
             "model": "full quadratic (second order)" + (" of log(response)" if f.transform == "log" else ""),
             "transform": f.transform,
             "n": f.n,
+            "design": recognise(f.coded_x),
             "distinct_settings": f.n_points,
             "coefficients": {c.term: c.natural for c in f.coefficients},
             "coded_coefficients": {c.term: {"estimate": c.coded, "se": _j(c.se), "t": _j(c.t), "p": _j(c.p)}
@@ -81,7 +83,8 @@ class SurfaceAnalysis:
         f = self.fit
         of = f"log({f.response})" if f.transform == "log" else f.response
         lines = [f"response surface of {of} on {', '.join(f.factors)}: full quadratic, "
-                 f"{f.n} jobs at {f.n_points} distinct settings, residual df {f.df_resid}"]
+                 f"{f.n} jobs at {f.n_points} distinct settings, residual df {f.df_resid}",
+                 f"design: {recognise(f.coded_x)}"]
         lines += ["coding: " + "; ".join(f.coding.describe()), f"region: {f.region.describe()}", ""]
         lines.append(f"{'term':<34} {'natural':>13} {'coded':>11} {'se':>10} {'t':>8} {'p':>9}")
         for c in f.coefficients:
