@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import statsmodels.formula.api as smf
+from scipy import stats
 
 from harness.design import box_behnken, make_factors
 from harness.designfile import read_design
@@ -226,3 +227,37 @@ def test_confirmation_design_takes_the_manifest_columns(tmp_path):
     assert design.columns == ("run", "replicate", *cols)
     assert design.rows[0] == (1, 1, 1, 1, 2, 0.05, 64, 2, 0.9)
     assert design_columns(tmp_path / "elsewhere.csv") is None
+
+
+def test_check_confirmation_against_the_interval_by_hand(tmp_path, capsys):
+    frame = campaign(seed=8, noise=0.02)
+    frame.to_csv(tmp_path / "results.csv", index=False)
+    goals = [Goal("wall_clock_s", "min", 12, 30), Goal("accuracy", "max", 0.6, 0.9)]
+    res = compromise(frame, goals, FACTORS)
+    at = res.setting()
+    acc = res.fits[1].predict(np.array([list(at.values())]))[0]
+    rows = [{**at, "nodes": 1, "executors": 1, "executor_cores": 2, "status": "ok",
+             "wall_clock_s": 500.0, "accuracy": acc + d} for d in (-0.01, 0.0, 0.01)]
+    confirm = pd.DataFrame(rows)
+    from models.desirability import check_confirmation
+    setting, checks = check_confirmation(res.fits, confirm)
+    assert setting == tuple(at.values())
+    t, a = checks
+    assert a.mean == pytest.approx(acc) and a.inside and a.jobs == 3
+    # the interval for the mean of 3 jobs, by hand from the fit
+    f = res.fits[1]
+    from models.rsm.coding import model_matrix
+    x = model_matrix(f.coding.to_coded(np.array([list(at.values())])))[0]
+    half = stats.t.ppf(0.975, f.df_resid) * np.sqrt(f.mse * (1 / 3 + x @ f.xtx_inv @ x))
+    assert a.interval.prediction == pytest.approx((acc - half, acc + half), rel=1e-9)
+    assert not t.inside  # 500 s is far outside
+    (tmp_path / "c").mkdir()
+    confirm.to_csv(tmp_path / "c" / "results.csv", index=False)
+    argv = [str(tmp_path), "--factors", ",".join(FACTORS), "--response", "wall_clock_s:min:12:30",
+            "--response", "accuracy:max:0.6:0.9", "--check", str(tmp_path / "c")]
+    assert run_cli(main, argv) == 3  # a response not confirmed
+    out = capsys.readouterr().out
+    assert "wall_clock_s: mean of 3 confirmation job(s) 500, " in out and "OUTSIDE" in out
+    confirm.loc[0, "batch_size"] += 2
+    with pytest.raises(DesirabilityError, match="2 different settings"):
+        check_confirmation(res.fits, confirm)

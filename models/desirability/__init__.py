@@ -7,9 +7,10 @@
 searches the region; :func:`confirmation_design` writes the confirmation runs.
 """
 
+from models.desirability.check import ConfirmationCheck, check_confirmation
 from models.desirability.confirm import ConfirmationDesign, confirmation_design
 from models.desirability.functions import GOALS, Goal, desirability, overall, parse_goal
 from models.desirability.optimum import Compromise, ObservedRun, ResponseAtOptimum, compromise
 
-__all__ = ["GOALS", "Compromise", "ConfirmationDesign", "Goal", "ObservedRun", "ResponseAtOptimum", "compromise",
+__all__ = ["GOALS", "Compromise", "ConfirmationCheck", "check_confirmation", "ConfirmationDesign", "Goal", "ObservedRun", "ResponseAtOptimum", "compromise",
            "confirmation_design", "desirability", "overall", "parse_goal"]

@@ -2,7 +2,8 @@
 
 Prints (or ``--format json``) the recommended setting with the overall desirability, and for each
 response its prediction, intervals, desirability and sacrifice; ``--confirm FILE`` writes the
-confirmation runs for ``python -m harness.submit FILE``.
+confirmation runs for ``python -m harness.submit FILE``; ``--check CONFIRM_RESULTS`` tests the
+jobs of that confirmation campaign against the prediction intervals (exit 3 when a mean falls outside).
 """
 
 from __future__ import annotations
@@ -13,11 +14,13 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from models.desirability.check import check_confirmation
 from models.desirability.confirm import confirmation_design, design_columns, steps_of
 from models.desirability.functions import parse_goal
 from models.desirability.optimum import DEFAULT_CONFIRMATION_JOBS, compromise
 from models.errors import DesirabilityError
 from models.results import load_results
+from sparkdl.errors import EXIT_RUNS_FAILED
 
 
 class _Parser(argparse.ArgumentParser):
@@ -39,6 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--confirmation-jobs", type=int, default=DEFAULT_CONFIRMATION_JOBS,
                    help=f"replicates at the recommendation (default {DEFAULT_CONFIRMATION_JOBS}); sets the interval too")
     p.add_argument("--confirm", metavar="CSV", help="write the confirmation-runs design here (harness.submit format)")
+    p.add_argument("--check", metavar="CONFIRM_RESULTS",
+                   help="confirmation campaign (directory or results CSV): is each response's mean inside its "
+                        "prediction interval at the setting those jobs ran? Exit 3 if not")
     p.add_argument("--level", type=float, default=0.95, help="interval level (default 0.95)")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("--seed", type=int, default=0, help="seed of the search (default 0)")
@@ -61,8 +67,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     design = (confirmation_design(frame, result.setting(), args.confirmation_jobs, design_columns(args.results))
               if args.confirm else None)
     written = design.write(args.confirm) if design is not None else None
+    checked = None
+    if args.check:
+        checked = check_confirmation(result.fits, load_results(args.check, compute_cost=False).frame, args.level)
     if args.format == "json":
         d = result.to_dict()
+        if checked is not None:
+            d["confirmation_check"] = {"setting": dict(zip(factors, checked[0])),
+                                       "responses": [c.to_dict() for c in checked[1]]}
         d["source"] = table.source
         d["rows"] = table.describe_dropped()
         d["goals"] = [g.describe() for g in goals]
@@ -74,5 +86,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if written is not None:
             lines += [*(f"note: {n}" for n in design.notes),  # type: ignore[union-attr]
                       f"wrote {written}: run it with python -m harness.submit {written} --out runs/confirm"]
+        if checked is not None:
+            at = ", ".join(f"{f} = {v:g}" for f, v in zip(factors, checked[0]))
+            lines += ["", f"confirmation runs at {at}:", *(f"  {c.describe()}" for c in checked[1])]
         print("\n".join(lines))
-    return 0
+    return EXIT_RUNS_FAILED if checked is not None and not all(c.inside for c in checked[1]) else 0
