@@ -15,6 +15,8 @@ import pandas as pd
 import pytest
 import statsmodels.formula.api as smf
 from scipy import optimize
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from statsmodels.stats.anova import anova_lm
 
 from harness.design import box_behnken, central_composite, make_factors
@@ -414,3 +416,19 @@ def test_recognise_design_kinds(make, expect):
     # for two factors the 3^2 grid is the face-centred CCD with one centre point
     assert recognise(np.array(list(itertools.product([-1.0, 0.0, 1.0], repeat=2)))).startswith("face-centred central composite (2 factors")
     assert "not a standard" in recognise(grid[:-1])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(-5, 5), min_size=10, max_size=10),
+       st.lists(st.floats(-100, 100), min_size=3, max_size=3),
+       st.lists(st.floats(0.01, 50), min_size=3, max_size=3))
+def test_natural_coefficients_reproduce_coded_predictions(beta, centre, half):
+    from models.rsm.coding import Coding
+    from models.rsm.fit import natural_from_coded
+    coding = Coding(FACTORS, tuple(centre), tuple(half))
+    nat = natural_from_coded(np.array(beta), coding)
+    X = coding.to_natural(np.random.default_rng(0).uniform(-1.5, 1.5, size=(20, 3)))
+    coded_pred = model_matrix(coding.to_coded(X)) @ np.array(beta)
+    natural_pred = model_matrix(X) @ nat
+    scale = 1 + np.abs(coded_pred).max()
+    assert np.allclose(natural_pred, coded_pred, atol=1e-7 * scale * (1 + np.abs(X).max() ** 2))

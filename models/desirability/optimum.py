@@ -72,7 +72,7 @@ class Compromise:
         return dict(zip(self.factors, self.natural))
 
     def to_dict(self) -> dict:
-        return {
+        return _finite({
             "factors": list(self.factors),
             "recommended": self.setting(),
             "overall_desirability": self.D,
@@ -91,7 +91,7 @@ class Compromise:
             } for r, f in zip(self.responses, self.fits)],
             "best_observed_runs": [{"row": o.row, "settings": dict(zip(self.factors, o.settings)),
                                     "overall_desirability": o.desirability} for o in self.best_observed_runs],
-        }
+        })
 
     def text(self) -> list[str]:
         at = ", ".join(f"{f} = {v:g}" for f, v in zip(self.factors, self.natural))
@@ -113,6 +113,17 @@ class Compromise:
             lines += ["", f"for comparison, the best observed run (row {o.row}) has D = {o.desirability:.4f} "
                           "(from its measured values)"]
         return lines
+
+
+def _finite(v: object) -> object:
+    """NaN and infinities become None, so the JSON is valid (e.g. intervals of a saturated fit)."""
+    if isinstance(v, dict):
+        return {k: _finite(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_finite(x) for x in v]
+    if isinstance(v, float) and not np.isfinite(v):
+        return None
+    return v
 
 
 def _sacrifice(goal: Goal, value: float, best: float) -> float:
