@@ -57,8 +57,25 @@ def job_args(spec: RunSpec, options: SubmitOptions) -> list[str]:
     return args
 
 
-def submit_argv(spec: RunSpec, options: SubmitOptions, env: SparkEnv) -> list[str]:
-    """The complete spark-submit argv for one run (no shell is ever involved)."""
+def event_log_conf(directory: Path) -> list[str]:
+    """spark-submit options that make the job write Spark's event log (lz4) into ``directory``.
+
+    The directory must exist before the submit (Spark refuses to start otherwise); lz4 is
+    Spark's default codec, the one :mod:`logparse.eventlog` and the History Server read.
+    """
+    return [
+        "--conf", "spark.eventLog.enabled=true",
+        "--conf", f"spark.eventLog.dir={Path(directory).resolve().as_uri()}",
+        "--conf", "spark.eventLog.compress=true",
+        "--conf", "spark.eventLog.compression.codec=lz4",
+    ]
+
+
+def submit_argv(spec: RunSpec, options: SubmitOptions, env: SparkEnv, event_log_dir: Path | None = None) -> list[str]:
+    """The complete spark-submit argv for one run (no shell is ever involved).
+
+    ``event_log_dir``: the run's folder, where Spark writes its event log (None: no event log).
+    """
     return [
         str(env.spark_submit),
         "--master", options.master_url,
@@ -72,6 +89,7 @@ def submit_argv(spec: RunSpec, options: SubmitOptions, env: SparkEnv) -> list[st
         "--conf", "spark.scheduler.maxRegisteredResourcesWaitingTime=120s",
         "--conf", "spark.scheduler.minRegisteredResourcesRatio=1.0",
         *env.submit_args(),
+        *(event_log_conf(event_log_dir) if event_log_dir is not None else []),
         str(JOB_SCRIPT),
         *job_args(spec, options),
     ]
