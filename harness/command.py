@@ -36,6 +36,7 @@ class SubmitOptions:
     test_samples: int | None = None
     seed: int = 42
     learning_rate_decay: float | None = None  # None: the job's default (0.0002)
+    data_cache: Path | None = None  # the split decoded once per campaign (jobs.mnist.ensure_cache)
 
 
 def job_args(spec: RunSpec, options: SubmitOptions) -> list[str]:
@@ -52,6 +53,8 @@ def job_args(spec: RunSpec, options: SubmitOptions) -> list[str]:
         args += ["--train-samples", str(options.train_samples)]
     if options.test_samples:
         args += ["--test-samples", str(options.test_samples)]
+    if options.data_cache is not None:
+        args += ["--data-cache", str(options.data_cache)]
     if options.learning_rate_decay is not None:
         args += ["--learning-rate-decay", repr(float(options.learning_rate_decay))]
     return args
