@@ -1,0 +1,81 @@
+"""What the campaign records beside BigDL's figures for every run: Spark's metrics, host use, phases.
+
+    observer = RunObserver(roots=cluster.worker_pids)
+    observer.start(run_dir)                    # just before spark-submit starts
+    metrics = observer.stop(run_dir, out_log)  # after it exited: spark_*, host_*, phase_* columns
+
+``run_dir`` is the run's folder in the campaign (``runs/<key>/``): Spark writes its event log
+there (:func:`harness.command.event_log_conf`), and the observer adds ``spark_stages.csv``
+(one row per stage attempt) and ``host_samples.csv`` (one row per sample). A run whose event
+log or BigDL log is missing or unreadable (it failed early) still gets its host columns and the
+phases that are known; what could not be read is named in ``metrics_note``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.phases import run_phases
+from harness.sampler import SAMPLES_TABLE, HostSampler, Roots
+from logparse.errors import LogParseError
+from logparse.eventlog import STAGE_TABLE, AppMetrics, find_event_log, read_event_log, write_stage_table
+from logparse.timing import TrainingTimes, read_training_times
+
+Metrics = dict[str, object]
+
+
+@dataclass(frozen=True)
+class Observation:
+    """The parsed pieces of one run, for callers that want more than the columns."""
+
+    app: AppMetrics | None
+    times: TrainingTimes | None
+    metrics: Metrics
+
+
+class RunObserver:
+    """Samples the hosts while a run is in flight and reads its logs afterwards (one run at a time)."""
+
+    def __init__(self, roots: Roots = lambda: (), period_s: float = 1.0, sample: bool = True) -> None:
+        self.roots, self.period_s, self.sample = roots, period_s, sample
+        self._sampler: HostSampler | None = None
+        self._submitted = 0.0
+
+    def start(self, run_dir: Path) -> None:
+        """Call just before spark-submit starts; creates ``run_dir`` (Spark needs it to exist)."""
+        Path(run_dir).mkdir(parents=True, exist_ok=True)
+        self._submitted = time.time()
+        self._sampler = HostSampler(self.roots, self.period_s).start() if self.sample else None
+
+    def stop(self, run_dir: Path, out_log: Path | None) -> Metrics:
+        return self.observe(run_dir, out_log).metrics
+
+    def observe(self, run_dir: Path, out_log: Path | None) -> Observation:
+        """Call once spark-submit exited: stop sampling, read the logs, write the tables."""
+        exited = time.time()
+        run_dir = Path(run_dir)
+        metrics: Metrics = {}
+        notes: list[str] = []
+        if self._sampler is not None:
+            table = self._sampler.stop()
+            self._sampler = None
+            table.write_csv(run_dir / SAMPLES_TABLE)
+            metrics.update(table.summary())
+        app = times = None
+        try:
+            app = read_event_log(find_event_log(run_dir))
+            write_stage_table(app, run_dir / STAGE_TABLE)
+            metrics.update(app.columns())
+        except LogParseError as e:
+            notes.append(f"event log: {e}")
+        if out_log is not None and Path(out_log).exists():
+            try:
+                times = read_training_times(Path(out_log))
+            except (OSError, ValueError) as e:
+                notes.append(f"BigDL log: {e}")
+        metrics.update(run_phases(self._submitted, exited, app, times).columns())
+        if notes:
+            metrics["metrics_note"] = "; ".join(notes)
+        return Observation(app, times, metrics)
