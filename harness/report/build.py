@@ -21,6 +21,7 @@ from harness.report.analysis import Analysis, Best, Queueing, analyse, best_poin
 from harness.report.campaign import Campaign, load_campaign
 from harness.report.findings import failure_reasons, findings
 from harness.report.recover import RecoveredDesign, recover_design
+from harness.report.timing import time_section
 from models.anova import RESIDUAL
 
 MAX_JOB_ROWS = 200
@@ -403,6 +404,8 @@ def build_report(path: str | Path, response: str = "cost", cost: str | None = No
         ("checks", "Assumption checks", _checks(analysis)),
         ("plots", "Effect plots", _plots(analysis)),
         ("queueing", "Queueing", _queueing(queue, queue_problem)),
+        ("time", "Where the time goes",
+         time_section(campaign.raw, campaign.source if campaign.is_campaign else None, design.names)),
     ]
     for section, file in extras.present(campaign.source if campaign.is_campaign else None):
         sections.append((f"extra-{section.key}", section.title, extras.render(section, file)))
