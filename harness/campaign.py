@@ -32,6 +32,8 @@ from cluster.local import LocalCluster, start_ticks
 from cluster.sparkenv import SparkEnv
 from harness.backends import Backend, FixedBackend, LocalBackend
 from harness.command import SubmitOptions, submit_argv
+from harness.datacache import with_data_cache
+from harness.observer import RunObserver, observer_for
 from harness.errors import CapacityError, HarnessError
 from harness.runner import Completed, Runner
 from harness.runspec import RunSpec
@@ -51,6 +53,8 @@ class CampaignSettings:
     options: SubmitOptions
     timeout: float | None = 3600.0
     retries: int = 1  # extra attempts for infrastructure failures only
+    observe: bool = True  # event log, host samples and phases per run (harness.observer)
+    data_cache: bool = True  # decode the data once per campaign (harness.datacache)
 
 
 @dataclass(frozen=True)
@@ -107,10 +111,12 @@ class Campaign:
     """Runs specs one by one through a backend and a runner, recording each run in the store."""
 
     def __init__(self, folder: CampaignDir, settings: CampaignSettings, backend: Backend, env: SparkEnv,
-                 runner: Runner, store: ResultStore, progress: Progress = lambda _: None) -> None:
+                 runner: Runner, store: ResultStore, progress: Progress = lambda _: None,
+                 observer: RunObserver | None = None) -> None:
         self.folder, self.settings, self.backend, self.env = folder, settings, backend, env
         self.runner, self.store, self.progress = runner, store, progress
         self.options = replace(settings.options, master_url=backend.master_url)
+        self.observer = observer
 
     def _app_id(self, name: str) -> str | None:
         """The application id by name from the master, when the log did not show it."""
@@ -128,7 +134,7 @@ class Campaign:
     def sibling(self) -> "Campaign":
         """The same campaign with its own store connection, for another thread (sqlite3 wants one per thread)."""
         return Campaign(self.folder, self.settings, self.backend, self.env, self.runner, ResultStore(self.folder),
-                        self.progress)
+                        self.progress, self.observer)
 
     def close(self) -> None:
         self.store.close()
@@ -143,11 +149,19 @@ class Campaign:
         for attempt in range(1, attempts + 1):
             if prepare:
                 self.backend.prepare(spec)
-            argv = submit_argv(spec, self.options, self.env)
+            run_dir = self.folder.run_dir(spec.key) if self.observer is not None else None
+            argv = submit_argv(spec, self.options, self.env, event_log_dir=run_dir)
             start = now()
             n = self.store.begin_attempt(spec, start, argv)
-            completed = self.runner.run(argv, self.env.environ(), out, err, self.settings.timeout,
-                                        on_start=lambda pid: self._started(spec, n, pid))
+            watch = self.observer.start(run_dir) if self.observer is not None and run_dir is not None else None
+            try:
+                completed = self.runner.run(argv, self.env.environ(), out, err, self.settings.timeout,
+                                            on_start=lambda pid: self._started(spec, n, pid))
+            except BaseException:
+                if watch is not None:
+                    watch.cancel()
+                raise
+            metrics = watch.stop(out) if watch is not None else {}
             crash_point("parse")
             log = logparse.parse(out, expected_epochs=spec.epochs)
             outcome = interpret(spec, completed, log, resource_losses(out) if log.ok else ())
@@ -161,7 +175,7 @@ class Campaign:
                 continue
             execution = Execution(attempts=n, start=start, end=end, elapsed_s=round(completed.elapsed_s, 3),
                                   exit_code=completed.returncode, log=str(out.relative_to(self.folder.path)))
-            return RunRecord(spec, outcome, execution)
+            return RunRecord(spec, outcome, execution, metrics)
         raise AssertionError("unreachable")
 
     def record(self, record: RunRecord) -> None:
@@ -344,7 +358,11 @@ def open_campaign(folder: CampaignDir, plan: CampaignPlan, backend: Backend, *, 
                 meta = provenance(plan, env, backend)
                 meta["created"] = store.meta().get("created", meta["updated"])
                 store.set_meta(meta)
-                campaign = Campaign(folder, plan.settings, backend, env, runner, store, progress)
+                settings = plan.settings
+                if settings.data_cache:
+                    settings = replace(settings, options=with_data_cache(settings.options, folder.path, backend))
+                observer = observer_for(backend) if settings.observe else None
+                campaign = Campaign(folder, settings, backend, env, runner, store, progress, observer)
                 campaign.recover_interrupted()
                 yield campaign
             finally:

@@ -1,8 +1,8 @@
 """What the campaign records beside BigDL's figures for every run: Spark's metrics, host use, phases.
 
     observer = RunObserver(roots=cluster.worker_pids)
-    observer.start(run_dir)                    # just before spark-submit starts
-    metrics = observer.stop(run_dir, out_log)  # after it exited: spark_*, host_*, phase_* columns
+    watch = observer.start(run_dir)   # just before spark-submit starts
+    metrics = watch.stop(out_log)     # after it exited: spark_*, host_*, phase_* columns
 
 ``run_dir`` is the run's folder in the campaign (``runs/<key>/``): Spark writes its event log
 there (:func:`harness.command.event_log_conf`), and the observer adds ``spark_stages.csv``
@@ -40,37 +40,53 @@ class Observation:
 
 
 class RunObserver:
-    """Samples the hosts while a run is in flight and reads its logs afterwards (one run at a time)."""
+    """How runs are observed: which processes are the executors, how often the host is sampled."""
 
     def __init__(self, roots: Roots = lambda: (), period_s: float = 1.0, sample: bool = True) -> None:
         self.roots, self.period_s, self.sample = roots, period_s, sample
-        self._sampler: HostSampler | None = None
-        self._submitted = 0.0
 
-    def start(self, run_dir: Path) -> None:
-        """Call just before spark-submit starts; creates ``run_dir`` (Spark needs it to exist)."""
+    def start(self, run_dir: Path) -> "RunWatch":
+        """Call just before spark-submit starts; creates ``run_dir`` (Spark needs it to exist).
+
+        Each run gets its own :class:`RunWatch`, so concurrent runs (optimize.concurrent) can be
+        watched at once; their host samples then overlap, as the runs do.
+        """
         Path(run_dir).mkdir(parents=True, exist_ok=True)
-        self._submitted = time.time()
-        self._sampler = HostSampler(self.roots, self.period_s).start() if self.sample else None
+        sampler = HostSampler(self.roots, self.period_s).start() if self.sample else None
+        return RunWatch(Path(run_dir), time.time(), sampler)
 
-    def stop(self, run_dir: Path, out_log: Path | None) -> Metrics:
-        return self.observe(run_dir, out_log).metrics
 
-    def observe(self, run_dir: Path, out_log: Path | None) -> Observation:
+@dataclass
+class RunWatch:
+    """One run being watched: its folder, when it was submitted, its host sampler."""
+
+    run_dir: Path
+    submitted: float
+    sampler: HostSampler | None
+
+    def cancel(self) -> None:
+        """Stop sampling without reading anything (the run was interrupted)."""
+        if self.sampler is not None:
+            self.sampler.stop()
+            self.sampler = None
+
+    def stop(self, out_log: Path | None) -> Metrics:
+        return self.observe(out_log).metrics
+
+    def observe(self, out_log: Path | None) -> Observation:
         """Call once spark-submit exited: stop sampling, read the logs, write the tables."""
         exited = time.time()
-        run_dir = Path(run_dir)
         metrics: Metrics = {}
         notes: list[str] = []
-        if self._sampler is not None:
-            table = self._sampler.stop()
-            self._sampler = None
-            table.write_csv(run_dir / SAMPLES_TABLE)
+        if self.sampler is not None:
+            table = self.sampler.stop()
+            self.sampler = None
+            table.write_csv(self.run_dir / SAMPLES_TABLE)
             metrics.update(table.summary())
         app = times = None
         try:
-            app = read_event_log(find_event_log(run_dir))
-            write_stage_table(app, run_dir / STAGE_TABLE)
+            app = read_event_log(find_event_log(self.run_dir))
+            write_stage_table(app, self.run_dir / STAGE_TABLE)
             metrics.update(app.columns())
         except LogParseError as e:
             notes.append(f"event log: {e}")
@@ -79,10 +95,23 @@ class RunObserver:
                 times = read_training_times(Path(out_log))
             except (OSError, ValueError) as e:
                 notes.append(f"BigDL log: {e}")
-        metrics.update(run_phases(self._submitted, exited, app, times).columns())
+        metrics.update(run_phases(self.submitted, exited, app, times).columns())
         if notes:
             metrics["metrics_note"] = "; ".join(notes)
         return Observation(app, times, metrics)
+
+
+def observer_for(backend: object) -> RunObserver | None:
+    """The default observer of a backend: local cluster: event log and host sampling of its workers'
+    executors; fixed master: event log only (its hosts are not this one); inventory hosts: none yet
+    (the driver, and so the event log, is on the master host)."""
+    from harness.backends import FixedBackend, LocalBackend
+
+    if isinstance(backend, LocalBackend):
+        return RunObserver(backend.cluster.worker_pids)
+    if isinstance(backend, FixedBackend):
+        return RunObserver(sample=False)
+    return None
 
 
 def with_event_log(argv: list[str], run_dir: Path) -> list[str]:
@@ -110,8 +139,11 @@ class ObservingRunner:
             on_start=None):  # noqa: ANN001
         key = Path(out).stem
         run_dir = self.runs_dir / key
-        self.observer.start(run_dir)
+        watch = self.observer.start(run_dir)
         try:
-            return self.inner.run(with_event_log(list(argv), run_dir), env, out, err, timeout, on_start)
-        finally:
-            self.metrics[key] = self.observer.stop(run_dir, Path(out))
+            completed = self.inner.run(with_event_log(list(argv), run_dir), env, out, err, timeout, on_start)
+        except BaseException:
+            watch.cancel()
+            raise
+        self.metrics[key] = watch.stop(Path(out))
+        return completed

@@ -151,6 +151,7 @@ def stratified_split(digits: Digits, test_fraction: float, seed: int) -> Split:
 # ---------------------------------------------------------------- once-per-campaign cache
 
 CACHE_KEYS = ("train_images", "train_labels", "test_images", "test_labels")
+SPLIT_SEED = 42  # jobs.train's default --split-seed: the split every run of a campaign uses
 
 
 def load(data_dir: Path | None, split_seed: int) -> Split:
