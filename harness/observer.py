@@ -16,16 +16,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from harness.phases import run_phases
 from harness.sampler import SAMPLES_TABLE, HostSampler, Roots
 from logparse.errors import LogParseError
 from logparse.eventlog import STAGE_TABLE, AppMetrics, find_event_log, read_event_log, write_stage_table
 from logparse.timing import TrainingTimes, read_training_times
-
-if TYPE_CHECKING:
-    from harness.runner import Runner
 
 Metrics = dict[str, object]
 
@@ -112,38 +108,3 @@ def observer_for(backend: object) -> RunObserver | None:
     if isinstance(backend, FixedBackend):
         return RunObserver(sample=False)
     return None
-
-
-def with_event_log(argv: list[str], run_dir: Path) -> list[str]:
-    """``argv`` of a spark-submit with the event-log options put before its application script."""
-    from harness.command import event_log_conf
-
-    for i, arg in enumerate(argv):
-        if i > 0 and arg.endswith(".py") and argv[i - 1] != "--py-files":
-            return [*argv[:i], *event_log_conf(run_dir), *argv[i:]]
-    raise ValueError("no Python application script in the spark-submit argv")
-
-
-class ObservingRunner:
-    """A :class:`harness.runner.Runner` that records every run's event log, host samples and phases.
-
-    Wraps any runner (the campaign's loop is unchanged): ``runs_dir / <log stem>`` is the run's
-    folder; the metrics of the last attempt of each run are in :attr:`metrics` by that key.
-    """
-
-    def __init__(self, inner: "Runner", runs_dir: Path, observer: RunObserver) -> None:
-        self.inner, self.runs_dir, self.observer = inner, Path(runs_dir), observer
-        self.metrics: dict[str, Metrics] = {}
-
-    def run(self, argv: list[str], env, out: Path, err: Path, timeout: float | None,  # noqa: ANN001
-            on_start=None):  # noqa: ANN001
-        key = Path(out).stem
-        run_dir = self.runs_dir / key
-        watch = self.observer.start(run_dir)
-        try:
-            completed = self.inner.run(with_event_log(list(argv), run_dir), env, out, err, timeout, on_start)
-        except BaseException:
-            watch.cancel()
-            raise
-        self.metrics[key] = watch.stop(Path(out))
-        return completed
