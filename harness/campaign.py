@@ -33,7 +33,7 @@ from cluster.sparkenv import SparkEnv
 from harness.backends import Backend, FixedBackend, LocalBackend
 from harness.command import SubmitOptions, submit_argv
 from harness.datacache import with_data_cache
-from harness.observer import RunObserver, observer_for
+from harness.observer import Observer, observer_for
 from harness.errors import CapacityError, HarnessError
 from harness.runner import Completed, Runner
 from harness.runspec import RunSpec
@@ -112,7 +112,7 @@ class Campaign:
 
     def __init__(self, folder: CampaignDir, settings: CampaignSettings, backend: Backend, env: SparkEnv,
                  runner: Runner, store: ResultStore, progress: Progress = lambda _: None,
-                 observer: RunObserver | None = None) -> None:
+                 observer: Observer | None = None) -> None:
         self.folder, self.settings, self.backend, self.env = folder, settings, backend, env
         self.runner, self.store, self.progress = runner, store, progress
         self.options = replace(settings.options, master_url=backend.master_url)
@@ -150,7 +150,8 @@ class Campaign:
             if prepare:
                 self.backend.prepare(spec)
             run_dir = self.folder.run_dir(spec.key) if self.observer is not None else None
-            argv = submit_argv(spec, self.options, self.env, event_log_dir=run_dir)
+            argv = submit_argv(spec, self.options, self.env,
+                               event_log_dir=run_dir if self.observer is not None and self.observer.event_log else None)
             start = now()
             n = self.store.begin_attempt(spec, start, argv)
             watch = self.observer.start(run_dir) if self.observer is not None and run_dir is not None else None

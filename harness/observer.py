@@ -16,14 +16,34 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 
 from harness.phases import run_phases
-from harness.sampler import SAMPLES_TABLE, HostSampler, Roots
+from harness.sampler import SAMPLES_TABLE, HostSample, HostSampler, Roots, SampleTable, read_samples
 from logparse.errors import LogParseError
 from logparse.eventlog import STAGE_TABLE, AppMetrics, find_event_log, read_event_log, write_stage_table
 from logparse.timing import TrainingTimes, read_training_times
 
+if TYPE_CHECKING:
+    from cluster.group import HostResult
+    from cluster.remote import RemoteCluster
+
 Metrics = dict[str, object]
+
+
+class Watch(Protocol):
+    """One run being watched; ``stop`` after spark-submit exited, ``cancel`` when it was interrupted."""
+
+    def stop(self, out_log: Path | None) -> Metrics: ...
+    def cancel(self) -> None: ...
+
+
+class Observer(Protocol):
+    """What the campaign needs: whether Spark writes its event log into the run's folder, and a watch per run."""
+
+    event_log: bool
+
+    def start(self, run_dir: Path) -> Watch: ...
 
 
 @dataclass(frozen=True)
@@ -36,7 +56,13 @@ class Observation:
 
 
 class RunObserver:
-    """How runs are observed: which processes are the executors, how often the host is sampled."""
+    """How runs are observed: which processes are the executors, how often the host is sampled.
+
+    ``event_log`` tells the campaign to have Spark write its event log into the run's folder
+    (possible only where the driver runs on this machine).
+    """
+
+    event_log = True
 
     def __init__(self, roots: Roots = lambda: (), period_s: float = 1.0, sample: bool = True) -> None:
         self.roots, self.period_s, self.sample = roots, period_s, sample
@@ -97,14 +123,80 @@ class RunWatch:
         return Observation(app, times, metrics)
 
 
-def observer_for(backend: object) -> RunObserver | None:
+class RemoteRunObserver:
+    """Inventory hosts: a sampler on every worker host of the run, over the cluster's SSH connections.
+
+    The driver (and so the event log) is on the master host, so there are no ``spark_*`` columns;
+    the phases known from BigDL's log alone (training, validation) are recorded, with BigDL's
+    timestamps read in this machine's time zone.
+    """
+
+    event_log = False
+
+    def __init__(self, cluster: "RemoteCluster", workers: Callable[[], int], period_s: float = 1.0) -> None:
+        self.cluster, self.workers, self.period_s = cluster, workers, period_s
+
+    def start(self, run_dir: Path) -> "RemoteWatch":
+        Path(run_dir).mkdir(parents=True, exist_ok=True)
+        key, workers = Path(run_dir).name, self.workers()
+        started = self.cluster.start_sampling(key, workers, self.period_s)
+        return RemoteWatch(Path(run_dir), time.time(), self.cluster, key, workers,
+                           tuple(r.describe() for r in started.results if not r.ok))
+
+
+@dataclass
+class RemoteWatch:
+    run_dir: Path
+    submitted: float
+    cluster: "RemoteCluster"
+    key: str
+    workers: int
+    problems: tuple[str, ...] = ()
+
+    def cancel(self) -> None:
+        self.cluster.stop_sampling(self.key, self.workers)
+
+    def stop(self, out_log: Path | None) -> Metrics:
+        exited = time.time()
+        result = self.cluster.stop_sampling(self.key, self.workers)
+        metrics: Metrics = host_metrics(self.run_dir, result.results, exited - self.submitted)
+        times = read_training_times(Path(out_log)) if out_log is not None and Path(out_log).exists() else None
+        metrics.update(run_phases(self.submitted, exited, None, times).columns())
+        notes = [*self.problems, *(r.describe() for r in result.results if not r.ok)]
+        if notes:
+            metrics["metrics_note"] = "; ".join(notes)
+        return metrics
+
+
+def host_metrics(run_dir: Path, results: Sequence["HostResult"], elapsed_s: float) -> Metrics:
+    """Write each host's table as ``host_samples-<host>.csv``; ``host_*`` columns over all hosts.
+
+    Means and maxima run over every host's samples; the sampler's cost is that of the busiest
+    sampler (the whole sampler process's CPU, interpreter start included).
+    """
+    samples: list[HostSample] = []
+    cost = 0.0
+    for r in results:
+        if not r.ok:
+            continue
+        path = Path(run_dir) / f"host_samples-{r.host}.csv"
+        path.write_text(r.data["csv"])
+        samples += read_samples(path)
+        cost = max(cost, float(r.data.get("sampler_cpu_s") or 0.0))
+    return dict(SampleTable(tuple(samples), cost, elapsed_s).summary())
+
+
+def observer_for(backend: object) -> Observer | None:
     """The default observer of a backend: local cluster: event log and host sampling of its workers'
-    executors; fixed master: event log only (its hosts are not this one); inventory hosts: none yet
-    (the driver, and so the event log, is on the master host)."""
+    executors; fixed master: event log only (its hosts are not this one); inventory hosts: a
+    sampler on each worker host over SSH (the event log would be on the master host)."""
     from harness.backends import FixedBackend, LocalBackend
+    from harness.remote_backend import RemoteBackend
 
     if isinstance(backend, LocalBackend):
         return RunObserver(backend.cluster.worker_pids)
     if isinstance(backend, FixedBackend):
         return RunObserver(sample=False)
+    if isinstance(backend, RemoteBackend):
+        return RemoteRunObserver(backend.cluster, lambda: backend.workers or 0)
     return None

@@ -19,10 +19,9 @@ from __future__ import annotations
 import argparse
 import csv
 import socket
-import statistics
 import threading
 import time
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -225,15 +224,6 @@ class HostSampler:
         if self._error is not None:
             raise RuntimeError(f"host sampler failed: {self._error}") from self._error
         return SampleTable(tuple(self._samples), self._cpu_s, time.monotonic() - self._started)
-
-
-def summarize_file(path: Path, elapsed_s: float, sampler_cpu_s: float = 0.0) -> dict[str, float | int | None]:
-    """``host_*`` columns of a table fetched from a remote sampler."""
-    return SampleTable(tuple(read_samples(path)), sampler_cpu_s, elapsed_s).summary()
-
-
-def mean_of(samples: Sequence[HostSample], name: str) -> float:
-    return statistics.fmean(getattr(s, name) for s in samples) if samples else 0.0
 
 
 # ---------------------------------------------------------------- stand-alone (remote hosts)
