@@ -249,12 +249,24 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="command-line text of the processes whose descendants are the executor JVMs")
     args = p.parse_args(argv)
     sampler = HostSampler(_pattern_roots(args.pattern), args.period).start()
-    try:
-        while True:
-            time.sleep(args.period)
-            sampler.snapshot().write_csv(args.out)
-    finally:
-        sampler.stop().write_csv(args.out)
+    written = 0
+    with open(args.out, "w", newline="") as f:
+        out = csv.writer(f)
+        out.writerow(COLUMNS)
+
+        def flush(samples: Sequence[HostSample]) -> None:  # append only what is new: O(1) per sample
+            nonlocal written
+            for s in samples[written:]:
+                out.writerow([getattr(s, c) for c in COLUMNS])
+            written = len(samples)
+            f.flush()
+
+        try:
+            while True:
+                time.sleep(args.period)
+                flush(sampler.snapshot().samples)
+        finally:
+            flush(sampler.stop().samples)
     return 0  # pragma: no cover - ends by signal
 
 
