@@ -130,5 +130,11 @@ class ResultStore:
         return [RunRecord.from_row(json.loads(text)) for (text,) in cur]
 
     def export_csv(self) -> Path:
-        """Write results.csv atomically (a crash never leaves half a file)."""
-        return self.campaign.write_results(self.results())
+        """Write results.csv atomically (a crash never leaves half a file); list new metrics as responses."""
+        records = self.results()
+        manifest = self.campaign.read_manifest()
+        if manifest is not None:
+            names = [name for r in records for name in r.metrics]
+            if any(n not in manifest.responses for n in names):
+                self.campaign.write_manifest(manifest.with_responses(names))
+        return self.campaign.write_results(records)

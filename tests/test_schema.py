@@ -47,12 +47,14 @@ def test_a_metric_may_not_shadow_a_column():
 def test_store_keeps_records_and_results_csv_lists_every_metric(tmp_path):
     folder = CampaignDir(tmp_path / "c")
     store = ResultStore(folder)
+    folder.write_manifest(Manifest.for_design([record(1).spec]))
     store.record(record(1))
     store.record(record(2, status="failed", spark_gc_s=2.0))
     assert [r.run for r in store.results()] == [1, 2]
     assert store.results()[1].status == Status.FAILED and store.results()[1].metrics == {"spark_gc_s": 2.0}
     rows = list(csv.DictReader(open(folder.results_csv)))
     assert rows[0]["spark_gc_s"] == "" and rows[1]["spark_gc_s"] == "2.0" and rows[1]["status"] == "failed"
+    assert folder.read_manifest().responses == ("wall_clock_s", "accuracy", "elapsed_s", "spark_gc_s")
     with pytest.raises(Exception):  # a cell is recorded once, ever
         store.record(record(1))
     store.close()
@@ -106,3 +108,24 @@ def test_a_second_owner_is_refused_naming_the_first_and_the_lock_dies_with_it(tm
     assert folder.owner() is not None and folder.owner().pid != holder.pid
     folder.unlock()
     assert not (tmp_path / CampaignDir.OWNER).exists()
+
+
+def test_a_second_harness_on_a_running_campaign_exits_2_at_once_and_touches_nothing(tmp_path):
+    design = tmp_path / "design.csv"
+    design.write_text("nodes,executors,executor_cores,epochs,learning_rate,batch_size\n1,1,1,1,0.05,64\n")
+    out = tmp_path / "campaign"
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(out)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        for extra in ([], ["--resume"]):
+            proc = subprocess.run([sys.executable, "-m", "harness.submit", str(design), "--out", str(out),
+                                   "--state-dir", str(tmp_path / "cluster"), *extra],
+                                  capture_output=True, text=True, timeout=60)
+            assert proc.returncode == 2, proc.stderr
+            assert proc.stderr.startswith(f"error: campaign in {out} is running (pid {holder.pid} on ")
+            assert "Traceback" not in proc.stderr
+        # nothing was created or started by the refused harness
+        assert not (out / CampaignDir.STORE).exists() and not (tmp_path / "cluster").exists()
+    finally:
+        holder.kill()
+        holder.wait()
