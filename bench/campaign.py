@@ -117,7 +117,9 @@ def report(label: str, rows: list[dict], wall: float, floors: dict[tuple[int, in
             "wall": wall}
 
 
-def bench_design(name: str, specs: list[RunSpec], args: argparse.Namespace, env: SparkEnv, work: Path) -> None:
+def bench_design(name: str, specs: list[RunSpec], args: argparse.Namespace, env: SparkEnv, work: Path,
+                 floors: dict[tuple[int, int, int], float]) -> None:
+    """Floors are shared between designs (same shapes, same worker size: the same empty application)."""
     print(f"\n=== {name}: {len(specs)} run(s) ===", flush=True)
     cluster = LocalCluster(work / name / "cluster", port=free_port(), webui_port=free_port())
     mem = parse_memory_mb(args.executor_memory)
@@ -126,7 +128,6 @@ def bench_design(name: str, specs: list[RunSpec], args: argparse.Namespace, env:
                             train_samples=args.train_samples, test_samples=args.test_samples)
     try:
         backend.open(specs)
-        floors: dict[tuple[int, int, int], float] = {}
         for spec in specs:
             if shape(spec) not in floors:
                 floors[shape(spec)] = floor_s(spec, options, env, backend, work / name / "floor.log", args.floor_repeats)
@@ -160,8 +161,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     seed_design.write_text(SEED001)
     designs = {"demo": ROOT / "examples" / "demo.csv", "seed001": seed_design}
     print(f"work folder {work}")
+    floors: dict[tuple[int, int, int], float] = {}
     for name in args.designs.split(","):
-        bench_design(name, read_design(designs[name]), args, env, work)
+        bench_design(name, read_design(designs[name]), args, env, work, floors)
     return 0
 
 

@@ -8,7 +8,8 @@
 there (:func:`harness.command.event_log_conf`), and the observer adds ``spark_stages.csv``
 (one row per stage attempt) and ``host_samples.csv`` (one row per sample). A run whose event
 log or BigDL log is missing or unreadable (it failed early) still gets its host columns and the
-phases that are known; what could not be read is named in ``metrics_note``.
+phases that are known; what could not be read is written to ``runs/<key>/observer-notes.txt``
+(every metric is numeric: the store lists them as the campaign's responses).
 """
 
 from __future__ import annotations
@@ -53,6 +54,15 @@ class Observation:
     app: AppMetrics | None
     times: TrainingTimes | None
     metrics: Metrics
+
+
+NOTES = "observer-notes.txt"
+
+
+def write_notes(run_dir: Path, notes: Sequence[str]) -> None:
+    """What could not be observed for a run, one line each (no file when everything was)."""
+    if notes:
+        (Path(run_dir) / NOTES).write_text("".join(f"{n}\n" for n in notes))
 
 
 class RunObserver:
@@ -118,8 +128,7 @@ class RunWatch:
             except (OSError, ValueError) as e:
                 notes.append(f"BigDL log: {e}")
         metrics.update(run_phases(self.submitted, exited, app, times).columns())
-        if notes:
-            metrics["metrics_note"] = "; ".join(notes)
+        write_notes(self.run_dir, notes)
         return Observation(app, times, metrics)
 
 
@@ -163,8 +172,7 @@ class RemoteWatch:
         times = read_training_times(Path(out_log)) if out_log is not None and Path(out_log).exists() else None
         metrics.update(run_phases(self.submitted, exited, None, times).columns())
         notes = [*self.problems, *(r.describe() for r in result.results if not r.ok)]
-        if notes:
-            metrics["metrics_note"] = "; ".join(notes)
+        write_notes(self.run_dir, notes)
         return metrics
 
 
