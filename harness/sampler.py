@@ -28,6 +28,7 @@ from typing import Callable, Sequence
 import psutil
 
 SAMPLES_TABLE = "host_samples.csv"
+RESCAN_S = 5.0  # seconds between walks of the process tree for new executor processes
 Roots = Callable[[], Sequence[int]]
 
 
@@ -113,13 +114,15 @@ def read_samples(path: Path) -> list[HostSample]:
 class _Probe:
     """Counters at the previous sample; each call returns the interval since then."""
 
-    def __init__(self, roots: Roots, host: str) -> None:
-        self.roots, self.host = roots, host
+    def __init__(self, roots: Roots, host: str, rescan_s: float = RESCAN_S) -> None:
+        self.roots, self.host, self.rescan_s = roots, host, rescan_s
         self.cpu = psutil.cpu_times()
         self.disk = psutil.disk_io_counters()
         self.net = psutil.net_io_counters()
         self.t = time.time()
         self.procs: dict[int, tuple[psutil.Process, float]] = {}
+        self.found: list[psutil.Process] = []
+        self.scanned = self.previous_scan = float("-inf")  # when the process tree was last walked
         for proc in self._jvms():
             try:
                 t = proc.cpu_times()
@@ -127,7 +130,11 @@ class _Probe:
                 continue
             self.procs[proc.pid] = (proc, t.user + t.system)
 
-    def _jvms(self) -> list[psutil.Process]:
+    def _jvms(self, force: bool = False) -> list[psutil.Process]:
+        """The roots' descendants; the tree is walked every ``rescan_s`` (walking /proc is most of a sample's cost)."""
+        now = time.time()
+        if not force and now - self.scanned < self.rescan_s:
+            return [p for p in self.found if p.is_running()]
         found: dict[int, psutil.Process] = {}
         for pid in self.roots():
             try:
@@ -135,9 +142,10 @@ class _Probe:
                     found[child.pid] = self.procs[child.pid][0] if child.pid in self.procs else child
             except psutil.Error:
                 continue
-        return list(found.values())
+        self.found, self.previous_scan, self.scanned = list(found.values()), self.scanned, now
+        return self.found
 
-    def sample(self) -> HostSample:
+    def sample(self, final: bool = False) -> HostSample:
         now = time.time()
         cpu, disk, net = psutil.cpu_times(), psutil.disk_io_counters(), psutil.net_io_counters()
         mem = psutil.virtual_memory()
@@ -146,14 +154,14 @@ class _Probe:
         idle, iowait = d.get("idle", 0.0), d.get("iowait", 0.0)
         jvm_cpu = rss = 0.0
         seen: dict[int, tuple[psutil.Process, float]] = {}
-        for p in self._jvms():
+        for p in self._jvms(force=final):
             try:
                 t = p.cpu_times()
                 used = t.user + t.system
                 rss += p.memory_info().rss
             except psutil.Error:
                 continue
-            before = self.procs[p.pid][1] if p.pid in self.procs else _since_start(p, used, self.t)
+            before = self.procs[p.pid][1] if p.pid in self.procs else _since_start(p, used, self.previous_scan)
             jvm_cpu += max(0.0, used - before)
             seen[p.pid] = (p, used)
         interval = max(now - self.t, 1e-9)
@@ -171,7 +179,8 @@ class _Probe:
 
 
 def _since_start(p: psutil.Process, used: float, since: float) -> float:
-    """CPU a newly seen process had at the previous sample: none if it started after it."""
+    """CPU to count as already used by a newly found process: none if it started after the previous
+    walk of the tree (so all its CPU is counted now), all of it if it was there unseen."""
     try:
         return used if p.create_time() <= since else 0.0
     except psutil.Error:
@@ -199,7 +208,7 @@ class HostSampler:
             probe = _Probe(self.roots, self.host)
             while not self._stop.wait(self.period_s):
                 self._samples.append(probe.sample())
-            self._samples.append(probe.sample())  # the last partial interval
+            self._samples.append(probe.sample(final=True))  # the last partial interval
         except BaseException as e:  # noqa: BLE001 - reported by stop()
             self._error = e
         finally:
