@@ -32,7 +32,7 @@ APP = Path(__file__).parent / "fixtures" / "apps" / "eventlog_app.py"
 
 
 def get(url: str) -> object:
-    with urllib.request.urlopen(url, timeout=10) as r:
+    with urllib.request.urlopen(url, timeout=90) as r:  # a loaded machine serves slowly
         return json.loads(r.read())
 
 
