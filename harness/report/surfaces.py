@@ -136,11 +136,13 @@ def _response(a: SurfaceAnalysis, best: Compromise | None, plots: bool) -> str:
                                         else "")))
     if plots:
         mark = np.array(best.natural) if best is not None else None
-        figs = [h.figure(contour(f, i, j, mark=mark, mark_label="desirability optimum"),
+        held = "at the recommended setting" if mark is not None else "at their centre"
+        figs = [h.figure(contour(f, i, j, hold=mark, mark=mark, mark_label="desirability optimum"),
                          f"contour {f.response} {f.factors[i]} {f.factors[j]}",
-                         f"Fitted {f.response} over {f.factors[i]} and {f.factors[j]}, other factors at their centre; "
-                         "blank outside the region; black dots design points (hollow: projected); red star the "
-                         "overall recommendation.") for i, j in pairs(f.k)]
+                         f"Fitted {f.response} over {f.factors[i]} and {f.factors[j]}, the other factors {held} "
+                         "(a slice through the recommendation); blank outside the region; black dots design points "
+                         "at those values, hollow ones projected; red star the overall recommendation.")
+                for i, j in pairs(f.k)]
         i, j = pairs(f.k)[0]
         figs.append(h.figure(surface(f, i, j), f"surface {f.response}",
                              f"The fitted {f.response} surface over {f.factors[i]} and {f.factors[j]} with the jobs "
