@@ -261,3 +261,13 @@ def test_check_confirmation_against_the_interval_by_hand(tmp_path, capsys):
     confirm.loc[0, "batch_size"] += 2
     with pytest.raises(DesirabilityError, match="2 different settings"):
         check_confirmation(res.fits, confirm)
+
+
+def test_unreachable_limits_are_a_one_line_error():
+    frame = campaign(seed=9)
+    with pytest.raises(DesirabilityError, match=r"accuracy reaches at most 0\.9\d* \(limit 0\.99\)") as e:
+        compromise(frame, [GOALS[0], Goal("accuracy", "max", 0.99, 1.0)], FACTORS)
+    assert "\n" not in str(e.value) and "relax the limits" in str(e.value)
+    # each limit reachable alone but not together: fast jobs are the inaccurate ones
+    with pytest.raises(DesirabilityError, match="not all at one setting"):
+        compromise(frame, [Goal("wall_clock_s", "min", 9.0, 12.0), Goal("accuracy", "max", 0.88, 0.9)], FACTORS)

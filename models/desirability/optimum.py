@@ -126,6 +126,16 @@ def _finite(v: object) -> object:
     return v
 
 
+def _unreachable(goals: list[Goal], alone: list[tuple[float, np.ndarray]]) -> str:
+    """Why D is 0 everywhere in the region: which limits no fitted setting reaches (or, none alone: together)."""
+    out = [f"{g.response} reaches at most {best:.4g} (limit {g.low if g.goal == 'max' else g.high:g})"
+           if g.goal != "target" else f"{g.response} comes no closer to {g.target:g} than {best:.4g}"
+           for g, (best, _) in zip(goals, alone) if float(g(np.array([best]))[0]) == 0.0]
+    why = "; ".join(out) if out else "each limit is reachable alone, but not all at one setting"
+    return (f"no setting in the region makes every response acceptable: {why}; relax the limits (or run a design "
+            "over a wider region)")
+
+
 def _sacrifice(goal: Goal, value: float, best: float) -> float:
     if goal.goal == "max":
         return max(best - value, 0.0)
@@ -177,6 +187,8 @@ def compromise(frame: pd.DataFrame, goals: list[Goal], factors: tuple[str, ...],
 
     alone = [_best_alone(f, g, seed) for f, g in zip(fits, goals)]
     found = maximize_in_region(D, region, seed, extra=np.array([a[1] for a in alone]))
+    if found.value <= 0:
+        raise DesirabilityError(_unreachable(goals, alone))
     natural = fits[0].coding.to_natural(found.x)
     rounded = []
     for j, f in enumerate(factors):
