@@ -128,9 +128,10 @@ def _finite(v: object) -> object:
 
 def _unreachable(goals: list[Goal], alone: list[tuple[float, np.ndarray]]) -> str:
     """Why D is 0 everywhere in the region: which limits no fitted setting reaches (or, none alone: together)."""
-    out = [f"{g.response} reaches at most {best:.4g} (limit {g.low if g.goal == 'max' else g.high:g})"
-           if g.goal != "target" else f"{g.response} comes no closer to {g.target:g} than {best:.4g}"
-           for g, (best, _) in zip(goals, alone) if float(g(np.array([best]))[0]) == 0.0]
+    words = {"max": lambda g, b: f"{g.response} reaches at most {b:.4g} (it must exceed {g.low:g})",
+             "min": lambda g, b: f"{g.response} gets no lower than {b:.4g} (it must be below {g.high:g})",
+             "target": lambda g, b: f"{g.response} comes no closer to {g.target:g} than {b:.4g}"}
+    out = [words[g.goal](g, best) for g, (best, _) in zip(goals, alone) if float(g(np.array([best]))[0]) == 0.0]
     why = "; ".join(out) if out else "each limit is reachable alone, but not all at one setting"
     return (f"no setting in the region makes every response acceptable: {why}; relax the limits (or run a design "
             "over a wider region)")
