@@ -272,3 +272,35 @@ def test_unreachable_limits_are_a_one_line_error():
     # each limit reachable alone but not together: fast jobs are the inaccurate ones
     with pytest.raises(DesirabilityError, match="not all at one setting"):
         compromise(frame, [Goal("wall_clock_s", "min", 9.0, 12.0), Goal("accuracy", "max", 0.88, 0.9)], FACTORS)
+
+
+def test_tradeoff_front_against_a_grid_over_the_region(capsys, tmp_path):
+    from models.desirability.tradeoff import tradeoff
+    frame = campaign(seed=10)
+    res = compromise(frame, GOALS, FACTORS)
+    time_fit, acc_fit = res.fits
+    floors = np.linspace(0.7, acc_fit.predict_coded(np.zeros((1, 3)))[0] + 0.05, 5)
+    points = tradeoff(acc_fit, time_fit, "min", floors)
+    g = np.linspace(-1, 1, 31)
+    grid = np.array(np.meshgrid(g, g, g)).reshape(3, -1).T
+    grid = grid[acc_fit.region.contains(grid)]
+    acc, t = acc_fit.predict_coded(grid), time_fit.predict_coded(grid)
+    for p in points:
+        assert p.reachable
+        feasible = acc >= p.floor
+        assert p.best <= t[feasible].min() + 1e-6  # at least as good as the best grid point that qualifies
+        x = acc_fit.coding.to_coded(np.array(p.natural))
+        assert acc_fit.predict_coded(x[None])[0] >= p.floor - 1e-6 and acc_fit.region.contains(x)[0]
+    bests = [p.best for p in points]
+    assert all(b >= a - 1e-9 for a, b in zip(bests, bests[1:]))  # a higher floor never costs less
+    assert not tradeoff(acc_fit, time_fit, "min", np.array([5.0]))[0].reachable
+    frame.to_csv(tmp_path / "results.csv", index=False)
+    argv = [str(tmp_path), "--factors", ",".join(FACTORS), "--response", "wall_clock_s:min:12:30",
+            "--response", "accuracy:max:0.6:0.9", "--tradeoff", "4", "--format", "json"]
+    assert run_cli(main, argv) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["tradeoff"]["floor_of"] == "accuracy" and len(d["tradeoff"]["points"]) == 4
+    capsys.readouterr()
+    assert run_cli(main, [str(tmp_path), "--factors", ",".join(FACTORS), "--response", "accuracy:max:0.6:0.9",
+                          "--tradeoff", "4"]) == 2
+    assert "needs exactly two goals" in capsys.readouterr().err

@@ -12,12 +12,14 @@ import argparse
 import json
 from collections.abc import Sequence
 
+import numpy as np
 import pandas as pd
 
 from models.desirability.check import check_confirmation
 from models.desirability.confirm import confirmation_design, design_columns, steps_of
 from models.desirability.functions import parse_goal
-from models.desirability.optimum import DEFAULT_CONFIRMATION_JOBS, compromise
+from models.desirability.optimum import DEFAULT_CONFIRMATION_JOBS, Compromise, compromise
+from models.desirability.tradeoff import TradeoffPoint, tradeoff
 from models.errors import DesirabilityError
 from models.results import load_results
 from sparkdl.errors import EXIT_RUNS_FAILED
@@ -45,6 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--check", metavar="CONFIRM_RESULTS",
                    help="confirmation campaign (directory or results CSV): is each response's mean inside its "
                         "prediction interval at the setting those jobs ran? Exit 3 if not")
+    p.add_argument("--tradeoff", type=int, metavar="STEPS",
+                   help="with one max and one min goal: the best fitted min-response for STEPS floors of the "
+                        "max-response (what one more point of accuracy costs in time)")
     p.add_argument("--level", type=float, default=0.95, help="interval level (default 0.95)")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("--seed", type=int, default=0, help="seed of the search (default 0)")
@@ -67,11 +72,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     design = (confirmation_design(frame, result.setting(), args.confirmation_jobs, design_columns(args.results))
               if args.confirm else None)
     written = design.write(args.confirm) if design is not None else None
+    front = _tradeoff(result, args.tradeoff, args.seed) if args.tradeoff else None
     checked = None
     if args.check:
         checked = check_confirmation(result.fits, load_results(args.check, compute_cost=False).frame, args.level)
     if args.format == "json":
         d = result.to_dict()
+        if front is not None:
+            keep, other, points = front
+            d["tradeoff"] = {"floor_of": keep, "best": other, "points": [
+                {"floor": p.floor, "best": p.best if p.reachable else None,
+                 "setting": dict(zip(factors, p.natural)) if p.reachable else None} for p in points]}
         if checked is not None:
             d["confirmation_check"] = {"setting": dict(zip(factors, checked[0])),
                                        "responses": [c.to_dict() for c in checked[1]]}
@@ -86,8 +97,42 @@ def main(argv: Sequence[str] | None = None) -> int:
         if written is not None:
             lines += [*(f"note: {n}" for n in design.notes),  # type: ignore[union-attr]
                       f"wrote {written}: run it with python -m harness.submit {written} --out runs/confirm"]
+        if front is not None:
+            lines += ["", *_tradeoff_lines(front, factors)]
         if checked is not None:
             at = ", ".join(f"{f} = {v:g}" for f, v in zip(factors, checked[0]))
             lines += ["", f"confirmation runs at {at}:", *(f"  {c.describe()}" for c in checked[1])]
         print("\n".join(lines))
     return EXIT_RUNS_FAILED if checked is not None and not all(c.inside for c in checked[1]) else 0
+
+
+def _tradeoff(result: Compromise, steps: int, seed: int) -> tuple[str, str, tuple[TradeoffPoint, ...]]:
+    goals = [r.goal for r in result.responses]
+    kinds = sorted(g.goal for g in goals)
+    if kinds != ["max", "min"]:
+        raise DesirabilityError("--tradeoff needs exactly two goals, one max and one min, e.g. "
+                                "--response accuracy:max --response wall_clock_s:min")
+    if steps < 2:
+        raise DesirabilityError(f"--tradeoff {steps}: give at least 2 steps")
+    ki = next(i for i, g in enumerate(goals) if g.goal == "max")
+    oi = 1 - ki
+    keep, other = result.fits[ki], result.fits[oi]
+    at_fastest = float(keep.predict(np.array([result.responses[oi].best_alone_at]))[0])
+    floors = np.linspace(at_fastest, result.responses[ki].best_alone, steps)
+    return keep.response, other.response, tradeoff(keep, other, "min", floors, seed)
+
+
+def _tradeoff_lines(front: tuple[str, str, tuple[TradeoffPoint, ...]], factors: tuple[str, ...]) -> list[str]:
+    keep, other, points = front
+    lines = [f"trade-off on the fitted surfaces: the lowest {other} with {keep} >= floor",
+             f"{keep + ' >=':>16} {other:>14} {'extra per step':>15}  setting"]
+    prev = None
+    for p in points:
+        if not p.reachable:
+            lines.append(f"{p.floor:>16.4g} {'out of reach':>14}")
+            continue
+        extra = f"{p.best - prev:+.4g}" if prev is not None else ""
+        at = ", ".join(f"{f} = {v:.4g}" for f, v in zip(factors, p.natural))
+        lines.append(f"{p.floor:>16.4g} {p.best:>14.4g} {extra:>15}  {at}")
+        prev = p.best
+    return lines
