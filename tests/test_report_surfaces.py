@@ -35,6 +35,7 @@ def test_section_on_a_box_behnken_campaign(tmp_path):
     d = re.search(r"overall desirability D = ([0-9.]+)", body)
     assert d and abs(float(d.group(1)) - best.D) < 5e-3
     assert 'id="desirability"' in body and 'id="rsm-anova-accuracy"' in body and "lack of fit" in body
+    assert 'id="tradeoff"' in body and "What more accuracy costs" in body
 
 
 def test_no_section_for_a_two_level_factorial(tmp_path):

@@ -17,6 +17,7 @@ from harness.report import html as h
 from harness.report.recover import RecoveredDesign
 from models.desirability import Compromise, Goal, compromise, parse_goal
 from models.desirability.confirm import steps_of
+from models.desirability.tradeoff import tradeoff_front
 from models.errors import ModelError
 from models.rsm import SurfaceAnalysis, analyse
 from models.rsm.coding import n_terms
@@ -27,6 +28,7 @@ from models.rsm.recognise import recognise
 #: slows every job by a factor), so time is modelled on the log scale and never predicted negative.
 RESPONSES = (("wall_clock_s", "min", "log"), ("accuracy", "max", "none"))
 STATUS_OK = "ok"
+TRADEOFF_STEPS = 6
 SEED_003 = (
     "A Box-Behnken design is compared with what can fit a quadratic (a 3^k grid); seed 003 compared its 15 runs "
     "with \"the 8 needed for a full factorial at two levels\", which cannot estimate curvature at all.",
@@ -151,6 +153,25 @@ def _response(a: SurfaceAnalysis, best: Compromise | None, plots: bool) -> str:
     return "\n".join(parts)
 
 
+def _tradeoff(c: Compromise) -> str:
+    """What each step of the maximized response costs in the minimized one, on the fitted surfaces."""
+    if sorted(r.goal.goal for r in c.responses) != ["max", "min"]:
+        return ""
+    keep, other, points = tradeoff_front(c, TRADEOFF_STEPS)
+    rows, prev = [], None
+    for p in points:
+        if not p.reachable:
+            continue
+        rows.append([h.ncell(p.floor), h.ncell(p.best), h.ncell(p.best - prev if prev is not None else None)]
+                    + [h.ncell(v) for v in p.natural])
+        prev = p.best
+    return "<h3>What more accuracy costs</h3>" + h.table(
+        [f"{keep} at least", f"lowest fitted {other}", "extra for this step", *c.factors], rows,
+        table_id="tradeoff", numeric_headers=[True] * (3 + len(c.factors)),
+        caption=f"the fastest setting in the region whose fitted {keep} reaches each floor (from the surfaces, "
+                "not the observed runs)")
+
+
 def _desirability(c: Compromise) -> str:
     at = ", ".join(f"{f} = {h.num(v)}" for f, v in c.setting().items())
     parts = ["<h3>Desirability: the best compromise</h3>",
@@ -171,6 +192,7 @@ def _desirability(c: Compromise) -> str:
                          numeric_headers=[False, False, True, False, True, True, True, True, True],
                          caption="at the recommended setting; sacrifice = how much worse than the response's own "
                                  "best in the region (0 = none)"))
+    parts.append(_tradeoff(c))
     if c.best_observed_runs:
         o = c.best_observed_runs[0]
         parts.append(h.para(f"For comparison, the best observed run has D = {h.num(o.desirability, 3)} from its "

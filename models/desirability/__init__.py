@@ -11,7 +11,7 @@ from models.desirability.check import ConfirmationCheck, check_confirmation
 from models.desirability.confirm import ConfirmationDesign, confirmation_design
 from models.desirability.functions import GOALS, Goal, desirability, overall, parse_goal
 from models.desirability.optimum import Compromise, ObservedRun, ResponseAtOptimum, compromise
-from models.desirability.tradeoff import TradeoffPoint, tradeoff
+from models.desirability.tradeoff import TradeoffPoint, tradeoff, tradeoff_front
 
 __all__ = ["GOALS", "Compromise", "ConfirmationCheck", "check_confirmation", "ConfirmationDesign", "Goal", "ObservedRun", "ResponseAtOptimum", "compromise",
-           "TradeoffPoint", "confirmation_design", "desirability", "overall", "parse_goal", "tradeoff"]
+           "TradeoffPoint", "confirmation_design", "desirability", "overall", "parse_goal", "tradeoff", "tradeoff_front"]

@@ -12,14 +12,13 @@ import argparse
 import json
 from collections.abc import Sequence
 
-import numpy as np
 import pandas as pd
 
 from models.desirability.check import check_confirmation
 from models.desirability.confirm import confirmation_design, design_columns, steps_of
 from models.desirability.functions import parse_goal
-from models.desirability.optimum import DEFAULT_CONFIRMATION_JOBS, Compromise, compromise
-from models.desirability.tradeoff import TradeoffPoint, tradeoff
+from models.desirability.optimum import DEFAULT_CONFIRMATION_JOBS, compromise
+from models.desirability.tradeoff import TradeoffPoint, tradeoff_front
 from models.errors import DesirabilityError
 from models.results import load_results
 from sparkdl.errors import EXIT_RUNS_FAILED
@@ -72,7 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     design = (confirmation_design(frame, result.setting(), args.confirmation_jobs, design_columns(args.results))
               if args.confirm else None)
     written = design.write(args.confirm) if design is not None else None
-    front = _tradeoff(result, args.tradeoff, args.seed) if args.tradeoff else None
+    front = tradeoff_front(result, args.tradeoff, args.seed) if args.tradeoff else None
     checked = None
     if args.check:
         checked = check_confirmation(result.fits, load_results(args.check, compute_cost=False).frame, args.level)
@@ -104,22 +103,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             lines += ["", f"confirmation runs at {at}:", *(f"  {c.describe()}" for c in checked[1])]
         print("\n".join(lines))
     return EXIT_RUNS_FAILED if checked is not None and not all(c.inside for c in checked[1]) else 0
-
-
-def _tradeoff(result: Compromise, steps: int, seed: int) -> tuple[str, str, tuple[TradeoffPoint, ...]]:
-    goals = [r.goal for r in result.responses]
-    kinds = sorted(g.goal for g in goals)
-    if kinds != ["max", "min"]:
-        raise DesirabilityError("--tradeoff needs exactly two goals, one max and one min, e.g. "
-                                "--response accuracy:max --response wall_clock_s:min")
-    if steps < 2:
-        raise DesirabilityError(f"--tradeoff {steps}: give at least 2 steps")
-    ki = next(i for i, g in enumerate(goals) if g.goal == "max")
-    oi = 1 - ki
-    keep, other = result.fits[ki], result.fits[oi]
-    at_fastest = float(keep.predict(np.array([result.responses[oi].best_alone_at]))[0])
-    floors = np.linspace(at_fastest, result.responses[ki].best_alone, steps)
-    return keep.response, other.response, tradeoff(keep, other, "min", floors, seed)
 
 
 def _tradeoff_lines(front: tuple[str, str, tuple[TradeoffPoint, ...]], factors: tuple[str, ...]) -> list[str]:

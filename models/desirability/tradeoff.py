@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 
+from models.desirability.optimum import Compromise
 from models.errors import DesirabilityError
 from models.rsm.fit import SurfaceFit
 from models.rsm.search import maximize_in_region
@@ -73,3 +74,21 @@ def tradeoff(keep: SurfaceFit, other: SurfaceFit, other_goal: str, floors: np.nd
         nat = tuple(map(float, keep.coding.to_natural(x))) if x is not None else ()
         out.append(TradeoffPoint(float(floor), best, nat))
     return tuple(out)
+
+
+def tradeoff_front(result: Compromise, steps: int, seed: int = 0) -> tuple[str, str, tuple[TradeoffPoint, ...]]:
+    """With one max and one min goal: ``steps`` floors of the max-response, from its fitted value where the
+    min-response is best up to its own best, each with the best fitted min-response (names, then points)."""
+    goals = [r.goal for r in result.responses]
+    kinds = sorted(g.goal for g in goals)
+    if kinds != ["max", "min"]:
+        raise DesirabilityError("--tradeoff needs exactly two goals, one max and one min, e.g. "
+                                "--response accuracy:max --response wall_clock_s:min")
+    if steps < 2:
+        raise DesirabilityError(f"--tradeoff {steps}: give at least 2 steps")
+    ki = next(i for i, g in enumerate(goals) if g.goal == "max")
+    oi = 1 - ki
+    keep, other = result.fits[ki], result.fits[oi]
+    at_fastest = float(keep.predict(np.array([result.responses[oi].best_alone_at]))[0])
+    floors = np.linspace(at_fastest, result.responses[ki].best_alone, steps)
+    return keep.response, other.response, tradeoff(keep, other, "min", floors, seed)
