@@ -400,7 +400,8 @@ def test_log_transform_against_statsmodels_on_log_y():
         (lambda fs: box_behnken(fs, 3), "Box-Behnken (3 factors, 12 edge points + centre x3)"),
         (lambda fs: central_composite(fs, "face-centred", 2), "face-centred central composite (3 factors + centre x2)"),
         (lambda fs: central_composite(fs, "rotatable", 4), "central composite, rotatable alpha = 1.6818"),
-        (lambda fs: central_composite(fs, "orthogonal", 4), "central composite, alpha = 1.4142"),  # sqrt((sqrt(8 * 18) - 8) / 2)
+        # orthogonal, k = 3, 4 centre points: sqrt((sqrt(8 * 18) - 8) / 2) = sqrt(2)
+        (lambda fs: central_composite(fs, "orthogonal", 4), "central composite, alpha = 1.4142"),
     ],
 )
 def test_recognise_design_kinds(make, expect):
@@ -414,7 +415,8 @@ def test_recognise_design_kinds(make, expect):
     grid = np.array(list(itertools.product([-1.0, 0.0, 1.0], repeat=3)))
     assert recognise(grid) == "3^3 full factorial + centre x1"
     # for two factors the 3^2 grid is the face-centred CCD with one centre point
-    assert recognise(np.array(list(itertools.product([-1.0, 0.0, 1.0], repeat=2)))).startswith("face-centred central composite (2 factors")
+    grid2 = np.array(list(itertools.product([-1.0, 0.0, 1.0], repeat=2)))
+    assert recognise(grid2).startswith("face-centred central composite (2 factors")
     assert "not a standard" in recognise(grid[:-1])
 
 

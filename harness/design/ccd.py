@@ -160,7 +160,8 @@ def _column(f: Factor, coded: np.ndarray, alpha: float, inscribed: bool
         values.append(int(round(v)) if integer else float(f"{v:.6g}"))
     if low > 0 and min(values) <= 0:  # type: ignore[type-var]
         raise DesignError(
-            f"factor {f.name}: the axial level {min(values):.4g} is <= 0 though the given levels are positive; "  # type: ignore[type-var]
+            f"factor {f.name}: the axial level {min(values):.4g} is <= 0 "  # type: ignore[type-var]
+            "though the given levels are positive; "
             "use --inscribed (the given levels become the axial points), --alpha face-centred, or narrower levels"
         )
     levels = tuple(sorted(set(values)))  # type: ignore[type-var]

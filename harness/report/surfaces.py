@@ -111,7 +111,8 @@ def _response(a: SurfaceAnalysis, best: Compromise | None, plots: bool) -> str:
              "ANOVA and R^2 are for log time; predictions and plots are back-transformed." if f.transform == "log"
              else "")
     parts = [f"<h3>{h.esc(f.response)} ({'minimize' if a.goal == 'min' else 'maximize'})</h3>",
-             h.para(f"{f.n} jobs at {f.n_points} distinct settings ({recognise(f.coded_x)}); R^2 = {h.num(f.r2)}, adjusted {h.num(f.adj_r2)}, "
+             h.para(f"{f.n} jobs at {f.n_points} distinct settings ({recognise(f.coded_x)}); "
+                    f"R^2 = {h.num(f.r2)}, adjusted {h.num(f.adj_r2)}, "
                     f"predicted {h.num(f.pred_r2)}; root MSE {h.num(f.rmse)}; {lof_text}.{scale}{fit_ok}"),
              h.para(f"Stationary point: {a.stationary.describe(f.factors)}.")]
     where = ", ".join(f"{fa} = {h.num(v)}" for fa, v in zip(f.factors, a.best.natural))

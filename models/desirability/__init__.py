@@ -13,5 +13,8 @@ from models.desirability.functions import GOALS, Goal, desirability, overall, pa
 from models.desirability.optimum import Compromise, ObservedRun, ResponseAtOptimum, compromise
 from models.desirability.tradeoff import TradeoffPoint, tradeoff, tradeoff_front
 
-__all__ = ["GOALS", "Compromise", "ConfirmationCheck", "check_confirmation", "ConfirmationDesign", "Goal", "ObservedRun", "ResponseAtOptimum", "compromise",
-           "TradeoffPoint", "confirmation_design", "desirability", "overall", "parse_goal", "tradeoff", "tradeoff_front"]
+__all__ = [
+    "GOALS", "Compromise", "ConfirmationCheck", "ConfirmationDesign", "Goal", "ObservedRun", "ResponseAtOptimum",
+    "TradeoffPoint", "check_confirmation", "compromise", "confirmation_design", "desirability", "overall",
+    "parse_goal", "tradeoff", "tradeoff_front",
+]

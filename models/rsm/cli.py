@@ -1,4 +1,5 @@
-"""``python -m models.rsm RESULTS --response R --factors A,B,C [--goal max|min] [--transform log] [--format text|json] [--plots DIR]``."""
+"""``python -m models.rsm RESULTS --response R --factors A,B,C [--goal max|min] [--transform log]
+[--format text|json] [--plots DIR]``."""
 
 from __future__ import annotations
 
