@@ -34,8 +34,8 @@ from typing import Iterator
 
 from cluster.bootstrap import facts
 from cluster.errors import ClusterError, PortInUse, StartupTimeout
-from cluster.local import (MASTER_CLASS, WORKER_CLASS, ProcessRecord, _tail, end_process_group, free_port,
-                           port_free, start_ticks)
+from cluster.processes import (MASTER_CLASS, WORKER_CLASS, ProcessRecord, end_process_group, free_port,
+                               log_tail as _tail, port_free, start_ticks)
 from cluster.master import fetch_state
 from cluster.errors import NotRunning
 from cluster.sparkenv import discover

@@ -84,7 +84,7 @@ def test_cli_status_and_errors(tmp_path):
     st = run("status")
     assert st.returncode == 3 and "no local cluster running" in st.stdout
     sc = run("scale", "--workers", "1")
-    assert sc.returncode == 2 and sc.stderr.startswith("error: no local cluster") and len(sc.stderr.splitlines()) == 1
+    assert sc.returncode == 4 and sc.stderr.startswith("error: no local cluster") and len(sc.stderr.splitlines()) == 1
     assert run("stop").stdout.strip() == "nothing to stop"
 
 
