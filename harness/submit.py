@@ -331,7 +331,8 @@ def _backend(args: argparse.Namespace, mem_mb: int, progress: Progress) -> Backe
     if args.master:
         host = args.master.split("://", 1)[-1].split(":", 1)[0]
         return FixedBackend(args.master, args.master_webui or f"http://{host}:8080", mem_mb)
-    return LocalBackend(LocalCluster(args.state_dir, progress=progress), mem_mb, args.keep_cluster, progress)
+    return LocalBackend(LocalCluster(args.state_dir, progress=progress), mem_mb, args.keep_cluster, progress,
+                        owner=str(args.out.resolve()))
 
 
 def main(argv: list[str] | None = None) -> int:
