@@ -48,14 +48,20 @@ def start_ticks(pid: int) -> int | None:
 
 
 def _running(pid: int, ticks: int | None) -> bool:
-    """``pid`` is the process that started at ``ticks`` and is not a zombie."""
+    """``pid`` is the process that started at ``ticks`` and has not exited.
+
+    A JVM's first thread can exit (its /proc state reads Z) while its other threads still run
+    its shutdown and hold its ports: the process has ended only when no thread is left.
+    """
     if ticks is None or start_ticks(pid) != ticks:
         return False
     try:
         state = Path(f"/proc/{pid}/stat").read_text()
+        if state[state.rindex(")") + 2] != "Z":
+            return True
+        return len(os.listdir(f"/proc/{pid}/task")) > 1
     except OSError:
         return False
-    return state[state.rindex(")") + 2] != "Z"
 
 
 def _reap(pid: int) -> None:
@@ -192,14 +198,15 @@ def processes_of(state_dir: Path) -> list[FoundProcess]:
             except (psutil.AccessDenied, psutil.ZombieProcess):
                 cwd = None
             role = classify(argv, cwd, state_dir)
-            if role is None or p.status() == psutil.STATUS_ZOMBIE:
+            ticks = start_ticks(p.pid)
+            if role is None or not _running(p.pid, ticks):
                 continue
             port = _option(argv, "--port")
             session = os.getsid(p.pid)
         except (psutil.NoSuchProcess, psutil.AccessDenied, ProcessLookupError, PermissionError):
             continue
         # the launcher (org.apache.spark.launcher.Main) that spark-class runs before its exec is a child: not a leader
-        found.append(FoundProcess(p.pid, start_ticks(p.pid), role or None,
+        found.append(FoundProcess(p.pid, ticks, role or None,
                                   int(port) if port and port.isdigit() else None, session == p.pid, session))
     return found
 
