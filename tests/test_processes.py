@@ -6,8 +6,6 @@ import os
 import subprocess
 import sys
 
-import pytest
-
 from cluster.processes import EXECUTOR_CLASS, MASTER_CLASS, WORKER_CLASS, classify
 
 JAVA = "/opt/java/bin/java"
@@ -50,7 +48,6 @@ def _crashing(spec: str | None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
 
 
-@pytest.mark.slow  # four interpreters
 def test_crash_point_kills_at_the_nth_occurrence_of_its_phase_only():
     second = _crashing("rescale:2")
     assert second.returncode == -9 and second.stdout.split() == ["1", "2"]
