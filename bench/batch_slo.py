@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from cluster.errors import ClusterError  # noqa: E402
 from cluster.local import free_port  # noqa: E402
 from harness.errors import HarnessError  # noqa: E402
-from harness.store import RunResult  # noqa: E402
+from harness.schema import RunRecord  # noqa: E402
 from models.errors import ModelError  # noqa: E402
 from optimize.batch import Courier  # noqa: E402
 from optimize.errors import OptimizeError  # noqa: E402
@@ -109,7 +109,7 @@ def plan(table: pd.DataFrame, courier: Courier, jobs: int, seed: int, slo_mean: 
     return out
 
 
-def outcome(job: PlannedJob, method: str, batch: int, result: RunResult, time_column: str) -> Outcome:
+def outcome(job: PlannedJob, method: str, batch: int, result: RunRecord, time_column: str) -> Outcome:
     if result.status != "ok":
         return Outcome(job, method, batch, result.status, math.nan, math.nan, result.reason or "")
     return Outcome(job, method, batch, "ok", float(getattr(result, time_column)), float(result.accuracy), "")

@@ -46,7 +46,7 @@ from cluster.processes import (MASTER_CLASS, WORKER_CLASS, FoundProcess, Intent,
                                log_tail as _tail, port_free, reconcile, start_ticks)
 from cluster.sparkenv import discover
 from sparkdl.cli import run_cli
-from sparkdl.crashpoint import crash_point
+from sparkdl.crash import crash_point
 from sparkdl.errors import EXIT_INPUT
 
 

@@ -39,7 +39,7 @@ from cluster.processes import (MASTER_CLASS, WORKER_CLASS, Intent, ProcessRecord
                                free_port, listener, log_tail, port_free, reconcile, start_ticks)
 from cluster.sparkenv import SparkEnv, discover
 from sparkdl.cli import run_cli
-from sparkdl.crashpoint import crash_point
+from sparkdl.crash import crash_point
 
 DEFAULT_STATE_DIR = Path(".cluster")
 
@@ -164,6 +164,7 @@ class LocalCluster:
         self._env = env
         self.progress = progress
         self._spawned: list[ProcessRecord] = []
+        self._starting = False  # inside start(): its spawns are the `cluster-start` crash point
 
     # -- paths and urls
     @property
@@ -247,6 +248,8 @@ class LocalCluster:
                 env=self.env.environ(), cwd=self.state_dir, start_new_session=True,
             )
         crash_point(f"{'master' if intent.role == 'master' else 'worker'}-spawned")
+        if self._starting:
+            crash_point("cluster-start")
         rec = intent.record(proc.pid, start_ticks(proc.pid))
         state.pending.remove(intent)
         if rec.role == "master":
@@ -365,8 +368,12 @@ class LocalCluster:
             raise ClusterError(f"--cores must be >= 1, got {cores}")
         memory_mb = parse_memory_mb(memory)
         with self._locked() as state:
-            self._ensure_master(state, timeout, owner)
-            self._scale(state, workers, cores, memory_mb, timeout)
+            self._starting = True
+            try:
+                self._ensure_master(state, timeout, owner)
+                self._scale(state, workers, cores, memory_mb, timeout)
+            finally:
+                self._starting = False
         return self.status()
 
     def scale(self, workers: int, cores: int | None = None, memory: str | int | None = None,

@@ -13,16 +13,22 @@ from typing import Callable, Protocol, Sequence
 from cluster.errors import ClusterError, NotRunning
 from cluster.local import LocalCluster
 from cluster.master import AppInfo, MasterState, fetch_state
+from cluster.sparkenv import SparkEnv, discover
 from harness.errors import CapacityError
+from harness.runner import ProcessRunner, Runner
 from harness.runspec import RunSpec
+from sparkdl.crash import crash_point
 
 Progress = Callable[[str], None]
 
 
 class Backend(Protocol):
+    """Where runs go. ``open`` first; ``environment`` then gives the Spark environment and runner of its drivers."""
+
     master_url: str
 
     def open(self, specs: Sequence[RunSpec]) -> None: ...
+    def environment(self) -> tuple[SparkEnv, Runner]: ...
     def check(self, spec: RunSpec) -> list[str]: ...
     def prepare(self, spec: RunSpec) -> None: ...
     def describe(self) -> dict[str, object]: ...
@@ -77,6 +83,10 @@ class FixedBackend:
             self._state = fetch_state(self.webui_url)
         except NotRunning as e:
             raise CapacityError(f"{e} (pass --master-webui if its web UI is not on port 8080)") from e
+
+    def environment(self) -> tuple[SparkEnv, Runner]:
+        """Drivers run on this machine, with spark-submit from this environment."""
+        return discover(), ProcessRunner()
 
     def check(self, spec: RunSpec) -> list[str]:
         assert self._state is not None, "open() first"
@@ -142,6 +152,10 @@ class LocalBackend:
         except ClusterError as e:
             raise ClusterError(f"cannot start the local cluster: {e}") from e  # exit 4: the environment
 
+    def environment(self) -> tuple[SparkEnv, Runner]:
+        """Drivers run on this machine, with spark-submit from this environment."""
+        return discover(), ProcessRunner()
+
     def check(self, spec: RunSpec) -> list[str]:
         """Workers are sized for the design; what can still not fit is the machine's memory."""
         need = spec.nodes * spec.executors * self.executor_memory_mb
@@ -156,6 +170,7 @@ class LocalBackend:
         assert self.size is not None, "open() first"
         if self.cluster.status().workers_started != spec.nodes:
             self.progress(f"scaling the local cluster to {spec.nodes} worker(s)")
+            crash_point("rescale")
         self.cluster.scale(spec.nodes, self.size.cores, self.size.memory_mb)
 
     def describe(self) -> dict[str, object]:
@@ -181,3 +196,4 @@ def available_memory_mb(meminfo: str = "/proc/meminfo") -> int | None:
     except OSError:
         return None
     return None
+

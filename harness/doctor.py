@@ -15,6 +15,8 @@ from typing import Callable
 
 from cluster.errors import ClusterError
 from cluster.local import port_free
+from sparkdl.cli import run_cli
+from sparkdl.errors import EXIT_CLUSTER, EXIT_OK
 from cluster.sparkenv import SparkEnv, discover
 
 
@@ -105,8 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     checks = run_checks(args.host, tuple(int(x) for x in args.ports.split(",") if x))
     for c in checks:
         print(f"{'OK  ' if c.ok else 'FAIL'} {c.name:18} {c.detail}")
-    return 0 if all(c.ok for c in checks) else 1
+    return EXIT_OK if all(c.ok for c in checks) else EXIT_CLUSTER
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))

@@ -28,3 +28,7 @@ class CapacityError(HarnessError):
 
 class CampaignError(HarnessError):
     """The campaign directory cannot be used (e.g. it holds another design)."""
+
+
+class CampaignBusyError(CampaignError):
+    """Another live process holds the campaign folder's lock."""

@@ -113,6 +113,10 @@ class RemoteBackend:
         assert self._env is not None, "open() first"
         return RemoteRunner(self.cluster, self._env[1])
 
+    def environment(self) -> tuple[SparkEnv, RemoteRunner]:
+        """Drivers run on the master host, with its paths and its spark-submit."""
+        return self.spark_env, self.runner()
+
     def open(self, specs: Sequence[RunSpec]) -> None:
         try:
             if self.provision:

@@ -24,6 +24,7 @@ import csv
 import math
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+from typing import Mapping
 
 from harness.errors import DesignFileError
 
@@ -60,7 +61,18 @@ class RunSpec:
         return f"{self.run}-{self.replicate}"
 
     def as_row(self) -> dict[str, object]:
+        """The design columns of this run, in design order."""
         return asdict(self)
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, object]) -> "RunSpec":
+        """The inverse of :meth:`as_row` (values may be CSV strings); unknown keys are ignored."""
+        values: dict[str, object] = {}
+        for f in fields(cls):
+            if f.name in row and row[f.name] not in (None, ""):
+                kind = {"int": int, "float": float}.get(str(f.type), str)
+                values[f.name] = kind(row[f.name])  # type: ignore[operator]
+        return cls(**values)  # type: ignore[arg-type]
 
 
 SPEC_FIELDS = tuple(f.name for f in fields(RunSpec))

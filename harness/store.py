@@ -8,64 +8,23 @@ result impossible. Each attempt (including the one in flight) is recorded in
 
 from __future__ import annotations
 
-import csv
 import json
-import os
 import sqlite3
-import threading
-from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Iterable
 
 from harness.errors import CampaignError
 from harness.runspec import RunSpec
+from harness.schema import CampaignDir, RunRecord
 
-DB_NAME = "campaign.sqlite"
-CSV_NAME = "results.csv"
-
-
-@dataclass(frozen=True)
-class RunResult:
-    """The outcome of one run: its design row, what the log says, and what the harness measured."""
-
-    run: int
-    replicate: int
-    model: str
-    nodes: int
-    executors: int
-    executor_cores: int
-    epochs: int
-    learning_rate: float
-    batch_size: int
-    status: str  # ok | failed | incomplete
-    reason: str
-    wall_clock_s: float | None
-    accuracy: float | None
-    elapsed_s: float
-    start: str
-    end: str
-    app_id: str | None
-    failure_kind: str | None = None  # job | infrastructure | timeout | None
-    attempts: int = 1
-    epochs_completed: int | None = None
-    learning_rate_used: float | None = None
-    batch_size_used: int | None = None
-    exit_code: int | None = None
-    log: str = ""
-
-    @classmethod
-    def for_spec(cls, spec: RunSpec, **outcome: object) -> "RunResult":
-        return cls(**spec.as_row(), **outcome)  # type: ignore[arg-type]
-
-
-COLUMNS = tuple(f.name for f in fields(RunResult))
+SCHEMA_VERSION = 2
 
 
 def _schema() -> str:
-    cols = ", ".join(f"{name} {'INTEGER' if name in ('run', 'replicate') else ''}".strip() for name in COLUMNS)
-    return f"""
+    return """
     CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-    CREATE TABLE IF NOT EXISTS results ({cols}, PRIMARY KEY (run, replicate));
+    CREATE TABLE IF NOT EXISTS results (
+        run INTEGER NOT NULL, replicate INTEGER NOT NULL, status TEXT NOT NULL, ended TEXT NOT NULL,
+        record TEXT NOT NULL, PRIMARY KEY (run, replicate));
     CREATE TABLE IF NOT EXISTS attempts (
         run INTEGER NOT NULL, replicate INTEGER NOT NULL, attempt INTEGER NOT NULL,
         state TEXT NOT NULL, started TEXT NOT NULL, ended TEXT, status TEXT, reason TEXT, failure_kind TEXT,
@@ -74,14 +33,19 @@ def _schema() -> str:
 
 
 class ResultStore:
-    """Open (creating if needed) the store in ``campaign_dir``."""
+    """Open (creating if needed) the store of a campaign folder."""
 
-    def __init__(self, campaign_dir: Path) -> None:
-        self.dir = Path(campaign_dir)
-        self.dir.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(self.dir / DB_NAME, isolation_level=None, timeout=30)
+    def __init__(self, campaign: CampaignDir | Path) -> None:
+        self.campaign = campaign if isinstance(campaign, CampaignDir) else CampaignDir(campaign)
+        self.dir = self.campaign.create().path
+        self.db = sqlite3.connect(self.campaign.store_path, isolation_level=None, timeout=30)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=FULL")
+        columns = [r[1] for r in self.db.execute("PRAGMA table_info(results)")]
+        if columns and "record" not in columns:
+            self.db.close()
+            raise CampaignError(f"{self.campaign.store_path} was written by an older version of this tool: "
+                                "its results.csv is still readable, but continue in a new --out")
         self.db.executescript(_schema())
 
     def close(self) -> None:
@@ -148,40 +112,29 @@ class ResultStore:
         return cur.rowcount
 
     # -- results
-    def record(self, result: RunResult) -> None:
+    def record(self, record: RunRecord) -> None:
         """Store a finished run (one transaction) and refresh results.csv."""
-        row = asdict(result)
         with self.db:
             self.db.execute("BEGIN IMMEDIATE")
-            self.db.execute(f"INSERT INTO results ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",
-                            [row[c] for c in COLUMNS])
+            self.db.execute("INSERT INTO results VALUES (?, ?, ?, ?, ?)",
+                            (record.run, record.replicate, str(record.status), record.execution.end,
+                             json.dumps(record.row(), default=str)))
         self.export_csv()
 
     def finished_cells(self) -> set[tuple[int, int]]:
         return {(r, p) for r, p in self.db.execute("SELECT run, replicate FROM results")}
 
-    def results(self) -> list[RunResult]:
-        cur = self.db.execute(f"SELECT {', '.join(COLUMNS)} FROM results ORDER BY start, run, replicate")
-        return [RunResult(**dict(zip(COLUMNS, row))) for row in cur]
+    def results(self) -> list[RunRecord]:
+        """Every finished run, in the order they ended."""
+        cur = self.db.execute("SELECT record FROM results ORDER BY ended, run, replicate")
+        return [RunRecord.from_row(json.loads(text)) for (text,) in cur]
 
-    def export_csv(self, path: Path | None = None) -> Path:
-        """Write results.csv atomically (a crash never leaves half a file)."""
-        path = path or self.dir / CSV_NAME
-        # unique per writer: concurrent runs of one campaign (optimize.concurrent) export at once
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        with open(tmp, "w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(COLUMNS)
-            for r in self.results():
-                w.writerow(["" if v is None else v for v in (getattr(r, c) for c in COLUMNS)])
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-        return path
-
-
-def status_counts(results: Iterable[RunResult]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for r in results:
-        counts[r.status] = counts.get(r.status, 0) + 1
-    return counts
+    def export_csv(self) -> Path:
+        """Write results.csv atomically (a crash never leaves half a file); list new metrics as responses."""
+        records = self.results()
+        manifest = self.campaign.read_manifest()
+        if manifest is not None:
+            names = [name for r in records for name in r.metrics]
+            if any(n not in manifest.responses for n in names):
+                self.campaign.write_manifest(manifest.with_responses(names))
+        return self.campaign.write_results(records)

@@ -1,8 +1,8 @@
 """Courier's concurrency factor: ``njobs`` copies of a job submitted at once to the same cluster.
 
 ``run_group`` prepares the cluster once, then runs every spec of the group in its own thread through
-its own :class:`harness.submit.Campaign` (each thread opens its own connection to the campaign's
-SQLite store, as sqlite3 requires); each copy is a distinct ``(run, replicate)`` cell with its own
+a sibling of the session's :class:`harness.campaign.Campaign` (each thread opens its own connection
+to the campaign's SQLite store, as sqlite3 requires); each copy is a distinct ``(run, replicate)`` cell with its own
 log. ``concurrency.csv`` beside ``results.csv`` records which cells ran together, and
 :func:`courier_table` joins both into seed 004's table: batch, cpus, njobs, network, time, accuracy.
 
@@ -24,16 +24,12 @@ from typing import Sequence
 
 import pandas as pd
 
-from cluster.errors import ClusterError
-from cluster.local import DEFAULT_STATE_DIR
-from harness.errors import HarnessError
 from harness.runspec import RunSpec
-from harness.store import ResultStore, RunResult
-from harness.submit import Campaign
-from models.errors import ModelError
+from harness.schema import RunRecord
 from models.predict.table import read_results
-from optimize.errors import CampaignDataError, OptimizeError, SearchOptionError
+from optimize.errors import CampaignDataError, SearchOptionError
 from optimize.session import ClusterOptions, JobConfig, JobSession, open_session, submit_options
+from sparkdl.cli import cluster_options, on_interrupt, run_cli
 
 GROUPS_CSV = "concurrency.csv"
 GROUP_COLUMNS = ("run", "replicate", "group", "njobs")
@@ -41,57 +37,42 @@ COURIER_COLUMNS = ("batch", "cpus", "njobs", "network", "time", "accuracy")
 
 
 @dataclass(frozen=True)
-class GroupResult:
+class ConcurrentGroup:
     """The copies of one group, in cell order."""
 
     group: int
-    results: tuple[RunResult, ...]
+    results: tuple[RunRecord, ...]
 
     @property
     def njobs(self) -> int:
         return len(self.results)
 
 
-class _Prepared:
-    """A backend whose cluster was prepared for the whole group: per-run prepare is a no-op."""
-
-    def __init__(self, backend) -> None:
-        self._backend = backend
-        self.master_url = backend.master_url
-
-    def prepare(self, spec: RunSpec) -> None:
-        pass
-
-    def __getattr__(self, name):
-        return getattr(self._backend, name)
-
-
-def run_group(session: JobSession, group: int, specs: Sequence[RunSpec]) -> GroupResult:
+def run_group(session: JobSession, group: int, specs: Sequence[RunSpec]) -> ConcurrentGroup:
     """Run ``specs`` at the same time (one thread each); reuse the group if all its cells are finished."""
     if len({s.nodes for s in specs}) != 1:
         raise SearchOptionError("every copy of a concurrent group must use the same nodes")
     known = [session.finished.get((s.run, s.replicate)) for s in specs]
     if all(known):
-        return GroupResult(group, tuple(known))  # type: ignore[arg-type]
+        return ConcurrentGroup(group, tuple(known))  # type: ignore[arg-type]
     if any(known):
         raise CampaignDataError(f"group {group} in {session.out} finished only partly (a concurrent group cannot be "
                                 "resumed copy by copy): use a new --out")
     base = session.campaign
     base.backend.prepare(specs[0])
-    results: list[RunResult | None] = [None] * len(specs)
+    results: list[RunRecord | None] = [None] * len(specs)
     errors: list[BaseException] = []
 
     def one(i: int, spec: RunSpec) -> None:
-        store = ResultStore(session.out)
+        campaign = base.sibling()
         try:
-            campaign = Campaign(base.settings, _Prepared(base.backend), base.env, base.runner, store, base.progress)
-            result = campaign.execute(spec)
-            store.record(result)
-            results[i] = result
+            record = campaign.execute(spec, prepare=False)  # the group's cluster shape is set above
+            campaign.record(record)
+            results[i] = record
         except BaseException as e:  # re-raised in the calling thread below
             errors.append(e)
         finally:
-            store.close()
+            campaign.close()
 
     session.progress(f"group {group}: {len(specs)} job(s) at once: " + ", ".join(s.key for s in specs))
     threads = [threading.Thread(target=one, args=(i, s), name=f"job-{s.key}") for i, s in enumerate(specs)]
@@ -105,13 +86,13 @@ def run_group(session: JobSession, group: int, specs: Sequence[RunSpec]) -> Grou
     for r in done:
         session.finished[(r.run, r.replicate)] = r
         session.executed += 1
-        figures = f"elapsed {r.elapsed_s:.0f} s, accuracy {r.accuracy:.4f}" if r.status == "ok" else r.reason
+        figures = f"elapsed {r.elapsed_s:.0f} s, accuracy {r.accuracy:.4f}" if r.ok else r.reason
         session.progress(f"run {r.run}-{r.replicate} {r.status}: {figures}")
     _append_group(session.out, group, done)
-    return GroupResult(group, done)
+    return ConcurrentGroup(group, done)
 
 
-def _append_group(out: Path, group: int, results: Sequence[RunResult]) -> None:
+def _append_group(out: Path, group: int, results: Sequence[RunRecord]) -> None:
     path = Path(out) / GROUPS_CSV
     new = not path.exists()
     with open(path, "a", newline="") as f:
@@ -145,7 +126,7 @@ def courier_table(campaign: str | Path) -> pd.DataFrame:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m optimize.concurrent",
+    p = argparse.ArgumentParser(prog="python -m optimize.concurrent", parents=[cluster_options()],
                                 description="Run njobs copies of a job at once, per batch size (seed 004's factor).")
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--resume", action="store_true")
@@ -158,51 +139,33 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--train-samples", type=int)
     p.add_argument("--test-samples", type=int)
     p.add_argument("--seed", type=int, default=42)
-    p.add_argument("--state-dir", type=Path, default=DEFAULT_STATE_DIR)
-    p.add_argument("--port", type=int, default=7077)
-    p.add_argument("--webui-port", type=int, default=8080)
-    p.add_argument("--keep-cluster", action="store_true")
-    p.add_argument("--executor-memory", default="700m")
-    p.add_argument("--driver-memory", default="1g")
-    p.add_argument("--timeout", type=float, default=3600.0)
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     say = lambda msg: print(msg, flush=True)  # noqa: E731
-    try:
-        if args.cpus < 1 or args.njobs < 1:
-            raise SearchOptionError("--cpus and --njobs must be >= 1")
-        config = JobConfig(model=args.model, nodes=1, executors=args.cpus, executor_cores=1, epochs=args.epochs,
-                           learning_rate=args.learning_rate, batch_size=args.batch_sizes[0])
-        settings = {"optimizer": "concurrent", **vars(args), "out": str(args.out), "state_dir": str(args.state_dir)}
-        settings.pop("resume")
-        cluster = ClusterOptions(state_dir=args.state_dir, port=args.port, webui_port=args.webui_port,
-                                 keep_cluster=args.keep_cluster, executor_memory=args.executor_memory,
-                                 driver_memory=args.driver_memory, timeout=args.timeout)
-        options = submit_options(args.out, cluster, args.train_samples, args.test_samples, args.seed)
-        # one worker big enough for all copies side by side
-        shape = replace(config.spec(1, 1), executors=args.cpus * args.njobs)
-        with open_session(args.out, settings, options, cluster, [shape], args.resume, say) as session:
-            for g, batch in enumerate(args.batch_sizes, start=1):
-                specs = [config.spec(run=(g - 1) * args.njobs + i, replicate=1, batch_size=batch)
-                         for i in range(1, args.njobs + 1)]
-                run_group(session, g, specs)
-        table = courier_table(args.out)
-    except (SearchOptionError, ModelError, HarnessError, ClusterError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    except OptimizeError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print(f"interrupted: finished groups are kept in {args.out}; continue with --resume", file=sys.stderr)
-        return 130
+    if args.cpus < 1 or args.njobs < 1:
+        raise SearchOptionError("--cpus and --njobs must be >= 1")
+    config = JobConfig(model=args.model, nodes=1, executors=args.cpus, executor_cores=1, epochs=args.epochs,
+                       learning_rate=args.learning_rate, batch_size=args.batch_sizes[0])
+    settings = {"optimizer": "concurrent", **vars(args), "out": str(args.out), "state_dir": str(args.state_dir)}
+    settings.pop("resume")
+    cluster = ClusterOptions.from_args(args)
+    options = submit_options(args.out, cluster, args.train_samples, args.test_samples, args.seed)
+    # one worker big enough for all copies side by side
+    shape = replace(config.spec(1, 1), executors=args.cpus * args.njobs)
+    on_interrupt(f"finished groups are kept in {args.out}; continue with --resume")
+    with open_session(args.out, settings, options, cluster, [shape], args.resume, say) as session:
+        for g, batch in enumerate(args.batch_sizes, start=1):
+            specs = [config.spec(run=(g - 1) * args.njobs + i, replicate=1, batch_size=batch)
+                     for i in range(1, args.njobs + 1)]
+            run_group(session, g, specs)
+    table = courier_table(args.out)
     print()
     print(table.to_string(index=False))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))

@@ -247,7 +247,7 @@ def _confirm(args: argparse.Namespace, config: dict[str, object], epochs: int) -
     with open_session(args.out, settings, options, cluster, [job.spec(1, 1)], True, say) as session:
         result = session.run(job.spec(1, 1))
     if result.status != "ok":
-        raise JobFailedError(f"the confirming job {result.status}: {result.reason} (log: {args.out / result.log})")
+        raise JobFailedError(f"the confirming job {result.status}: {result.reason} (log: {args.out / result.execution.log})")
     return float(getattr(result, args.time))
 
 

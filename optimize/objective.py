@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from harness.store import RunResult
+from harness.schema import RunRecord
 from models.cost import CostFunction
 from optimize.errors import JobFailedError, LearningRateMismatchError
 from optimize.session import JobConfig, JobSession
@@ -22,12 +22,12 @@ from optimize.session import JobConfig, JobSession
 LR_RTOL = 1e-9
 
 
-def check_learning_rate(result: RunResult, asked: float) -> None:
+def check_learning_rate(result: RunRecord, asked: float) -> None:
     """Raise LearningRateMismatchError unless the job's log shows the learning rate asked."""
-    used = result.learning_rate_used
+    used = result.outcome.learning_rate_used
     if used is None or not math.isclose(used, asked, rel_tol=LR_RTOL, abs_tol=0.0):
         raise LearningRateMismatchError(
-            f"run {result.run}-{result.replicate} asked learning rate {asked!r} but its log ({result.log}) "
+            f"run {result.run}-{result.replicate} asked learning rate {asked!r} but its log ({result.execution.log}) "
             f"shows {used!r}: the job did not run what the search asked; fix the job script, then use a new --out")
 
 
@@ -38,21 +38,21 @@ class JobObjective:
         self.session, self.config, self.cost = session, config, cost
         self.runs: dict[float, int] = {}
         self.calls: dict[float, int] = {}
-        self.results: list[RunResult] = []
+        self.results: list[RunRecord] = []
 
     def __call__(self, lr: float) -> float:
         run = self.runs.setdefault(lr, len(self.runs) + 1)
         replicate = self.calls[lr] = self.calls.get(lr, 0) + 1
         spec = self.config.spec(run, replicate, learning_rate=lr)
         result = self.session.run(spec)
-        if result.learning_rate != lr:
+        if result.spec.learning_rate != lr:
             raise JobFailedError(
-                f"run {spec.key} in {self.session.out} was made at learning rate {result.learning_rate!r}, "
+                f"run {spec.key} in {self.session.out} was made at learning rate {result.spec.learning_rate!r}, "
                 f"this search asks {lr!r} there: the directory holds another search; use a new --out")
         if result.status != "ok":
             raise JobFailedError(
                 f"run {spec.key} at learning rate {lr!r} {result.status}: {result.reason} "
-                f"(log: {self.session.out / result.log}); fix the cause, then use a new --out")
+                f"(log: {self.session.out / result.execution.log}); fix the cause, then use a new --out")
         check_learning_rate(result, lr)
         self.results.append(result)
         return float(self.cost(result.wall_clock_s, result.accuracy))

@@ -1,10 +1,11 @@
-"""Running single RunSpecs through the harness: a campaign directory, a cluster, one cell at a time.
+"""Running single RunSpecs through the harness: a campaign folder, a cluster, one cell at a time.
 
 The optimizers decide the next job from the last results, so they cannot hand the harness a design
-up front. :class:`JobSession` wraps :class:`harness.submit.Campaign`: ``run(spec)`` returns the stored
-result of a finished cell (that is how ``--resume`` replays a search without running anything) or
-executes the spec and records it. The settings that define the search are hashed and kept as the
-campaign's ``design_sha256``, so a directory never mixes two different searches.
+up front. :func:`open_session` opens the same :class:`harness.campaign.Campaign` that harness.submit
+runs (one owner per folder, the same provenance); :meth:`JobSession.run` returns the stored record of
+a finished cell (that is how ``--resume`` replays a search without running anything) or executes the
+spec and records it. The settings that define the search are hashed and kept as the campaign's
+``design_sha256``, so a folder never mixes two different searches.
 """
 
 from __future__ import annotations
@@ -16,15 +17,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
-from cluster.local import DEFAULT_STATE_DIR, LocalCluster, parse_memory_mb
-from cluster.sparkenv import SparkEnv, discover
-from harness.backends import Backend, LocalBackend
+from cluster.local import parse_memory_mb
+from cluster.sparkenv import SparkEnv
+from harness.backends import Backend
+from harness.campaign import (Campaign, CampaignPlan, CampaignSettings, ClusterChoice, describe_outcome, make_backend,
+                              open_campaign)
 from harness.command import SubmitOptions
-from harness.runner import ProcessRunner, Runner
+from harness.runner import Runner
 from harness.runspec import RunSpec, batch_problem
-from harness.store import ResultStore, RunResult
-from harness.submit import Campaign, CampaignSettings, now
+from harness.schema import CampaignDir, Manifest, RunRecord
 from optimize.errors import SearchOptionError
+from sparkdl.cli import (DEFAULT_DRIVER_MEMORY, DEFAULT_EXECUTOR_MEMORY, DEFAULT_MASTER_PORT, DEFAULT_RETRIES,
+                         DEFAULT_STATE_DIR, DEFAULT_TIMEOUT_S, DEFAULT_WEBUI_PORT)
 
 Progress = Callable[[str], None]
 
@@ -51,16 +55,34 @@ class JobConfig:
 
 @dataclass
 class ClusterOptions:
-    """Where jobs run: the local loopback cluster under ``state_dir`` (started if needed)."""
+    """Where and how jobs run: the options of :func:`sparkdl.cli.cluster_options`, with its defaults."""
 
     state_dir: Path = DEFAULT_STATE_DIR
-    port: int = 7077
-    webui_port: int = 8080
+    port: int = DEFAULT_MASTER_PORT
+    webui_port: int = DEFAULT_WEBUI_PORT
     keep_cluster: bool = False
-    executor_memory: str = "700m"
-    driver_memory: str = "2g"
-    timeout: float = 3600.0
-    retries: int = 1
+    executor_memory: str = DEFAULT_EXECUTOR_MEMORY
+    driver_memory: str = DEFAULT_DRIVER_MEMORY
+    timeout: float = DEFAULT_TIMEOUT_S
+    retries: int = DEFAULT_RETRIES
+    master: str | None = None
+    master_webui: str | None = None
+    inventory: Path | None = None
+
+    @classmethod
+    def from_args(cls, args: object) -> "ClusterOptions":
+        """From the parsed options of :func:`sparkdl.cli.cluster_options`."""
+        g = args.__dict__
+        return cls(state_dir=g["state_dir"], port=g["port"], webui_port=g["webui_port"],
+                   keep_cluster=g["keep_cluster"], executor_memory=g["executor_memory"],
+                   driver_memory=g["driver_memory"], timeout=g["timeout"], retries=g["retries"],
+                   master=g["master"], master_webui=g["master_webui"], inventory=g["cluster"])
+
+    @property
+    def choice(self) -> ClusterChoice:
+        return ClusterChoice(master=self.master, master_webui=self.master_webui, inventory=self.inventory,
+                             state_dir=self.state_dir, port=self.port, webui_port=self.webui_port,
+                             keep_cluster=self.keep_cluster)
 
 
 def settings_digest(settings: dict[str, object]) -> str:
@@ -69,19 +91,19 @@ def settings_digest(settings: dict[str, object]) -> str:
 
 
 class JobSession:
-    """One campaign directory and one cluster; ``run(spec)`` is resumable per (run, replicate) cell."""
+    """One campaign, driven one cell at a time; ``run(spec)`` is resumable per (run, replicate) cell."""
 
-    def __init__(self, campaign: Campaign, store: ResultStore, progress: Progress = lambda _: None) -> None:
-        self.campaign, self.store, self.progress = campaign, store, progress
-        self.finished: dict[tuple[int, int], RunResult] = {(r.run, r.replicate): r for r in store.results()}
+    def __init__(self, campaign: Campaign, progress: Progress = lambda _: None) -> None:
+        self.campaign, self.progress = campaign, progress
+        self.finished: dict[tuple[int, int], RunRecord] = {r.cell: r for r in campaign.store.results()}
         self.executed = 0
 
     @property
     def out(self) -> Path:
-        return self.campaign.settings.out
+        return self.campaign.folder.path
 
-    def run(self, spec: RunSpec) -> RunResult:
-        """The stored result of this cell, else a new job (recorded before returning)."""
+    def run(self, spec: RunSpec) -> RunRecord:
+        """The stored record of this cell, else a new job (recorded before returning)."""
         known = self.finished.get((spec.run, spec.replicate))
         if known is not None:
             return known
@@ -90,21 +112,18 @@ class JobSession:
             raise SearchOptionError(problem)
         self.progress(f"run {spec.key}: {spec.model} lr={spec.learning_rate!r} batch={spec.batch_size} "
                       f"epochs={spec.epochs} cores={spec.total_cores}")
-        result = self.campaign.execute(spec)
-        self.store.record(result)
-        self.finished[(spec.run, spec.replicate)] = result
+        record = self.campaign.run_one(spec)
+        self.finished[record.cell] = record
         self.executed += 1
-        figures = (f"wall clock {result.wall_clock_s:.1f} s, accuracy {result.accuracy:.4f}"
-                   if result.status == "ok" else result.reason)
-        self.progress(f"run {spec.key} {result.status}: {figures} (elapsed {result.elapsed_s:.0f} s)")
-        return result
+        self.progress(f"run {spec.key} {record.status}: {describe_outcome(record)} (elapsed {record.elapsed_s:.0f} s)")
+        return record
 
 
 def submit_options(out: Path, cluster: ClusterOptions, train_samples: int | None, test_samples: int | None,
                    seed: int = 42, data_dir: Path | None = None) -> SubmitOptions:
-    return SubmitOptions(master_url=f"spark://127.0.0.1:{cluster.port}", executor_memory=cluster.executor_memory,
-                         driver_memory=cluster.driver_memory, data_dir=data_dir, train_samples=train_samples,
-                         test_samples=test_samples, seed=seed)
+    return SubmitOptions(master_url=cluster.master or f"spark://127.0.0.1:{cluster.port}",
+                         executor_memory=cluster.executor_memory, driver_memory=cluster.driver_memory,
+                         data_dir=data_dir, train_samples=train_samples, test_samples=test_samples, seed=seed)
 
 
 @contextmanager
@@ -112,30 +131,16 @@ def open_session(out: Path, settings: dict[str, object], options: SubmitOptions,
                  shapes: Sequence[RunSpec], resume: bool, progress: Progress = lambda _: None,
                  backend: Backend | None = None, runner: Runner | None = None,
                  env: SparkEnv | None = None) -> Iterator[JobSession]:
-    """Open the store (refusing another search's directory), start the cluster, yield a session.
+    """Lock the folder, open the store (refusing another search's folder), start the cluster, yield a session.
 
     ``shapes`` are specs of every job shape the session may run (they size the local workers).
-    ``backend``/``runner``/``env`` replace the local cluster and spark-submit (tests pass fakes).
+    ``backend``/``runner``/``env`` replace the cluster and spark-submit (tests pass fakes).
     """
-    store = ResultStore(out)
-    try:
-        store.check_design(settings_digest(settings), resume)
-        if backend is None:
-            local = LocalCluster(cluster.state_dir, port=cluster.port, webui_port=cluster.webui_port,
-                                 progress=progress)
-            backend = LocalBackend(local, parse_memory_mb(cluster.executor_memory), cluster.keep_cluster, progress)
-        env = env or discover()
-        backend.open(list(shapes))
-        try:
-            store.set_meta({"design_sha256": settings_digest(settings), "search": settings,
-                            "cluster": backend.describe(), "created": store.meta().get("created", now()),
-                            "updated": now()})
-            campaign_settings = CampaignSettings(out=Path(out), options=options, timeout=cluster.timeout,
-                                                 retries=cluster.retries, resume=resume)
-            campaign = Campaign(campaign_settings, backend, env, runner or ProcessRunner(), store, progress)
-            campaign.recover_interrupted()  # ends jobs a killed search left running; their cells run again
-            yield JobSession(campaign, store, progress)
-        finally:
-            backend.close()
-    finally:
-        store.close()
+    folder = CampaignDir(out)
+    plan = CampaignPlan(design_id=settings_digest(settings), shapes=tuple(shapes),
+                        settings=CampaignSettings(options=options, timeout=cluster.timeout, retries=cluster.retries),
+                        manifest=Manifest.for_design(list(shapes)), provenance={"search": settings})
+    if backend is None:
+        backend = make_backend(cluster.choice, folder, parse_memory_mb(cluster.executor_memory), progress)
+    with open_campaign(folder, plan, backend, resume=resume, progress=progress, runner=runner, env=env) as campaign:
+        yield JobSession(campaign, progress)

@@ -266,8 +266,8 @@ def test_adaptive_on_jobs_numbers_replicates_in_order_and_resumes_without_jobs(t
     runner = FakeRunner(accuracy_curve)
     result, session, objective = run_search(tmp_path, runner, replications=3, method=adaptive_search)
     assert session.executed == len(runner.argvs) == result.jobs < 3 * len(result.points)
-    for lr in {r.learning_rate for r in objective.results}:
-        reps = [r.replicate for r in objective.results if r.learning_rate == lr]
+    for lr in {r.spec.learning_rate for r in objective.results}:
+        reps = [r.replicate for r in objective.results if r.spec.learning_rate == lr]
         assert reps == list(range(1, len(reps) + 1)) == list(range(1, len(result.points[
             result.learning_rates.index(lr)].costs) + 1))
     again, session2, _ = run_search(tmp_path, runner, resume=True, replications=3, method=adaptive_search)
@@ -281,7 +281,7 @@ def test_job_objective_runs_cells_and_resume_replays_without_jobs(tmp_path):
     # cost = T / A^2 from each job's own log, independently recomputed
     wall, acc = accuracy_curve(0.064, 256, 1, 42)
     assert result.points[5].lr == 0.064 and result.points[5].mean == pytest.approx(wall / acc**2, rel=1e-9)
-    cells = sorted((r.run, r.replicate, r.learning_rate) for r in objective.results)
+    cells = sorted((r.run, r.replicate, r.spec.learning_rate) for r in objective.results)
     assert cells[:3] == [(1, 1, 0.002), (1, 2, 0.002), (2, 1, 0.004)]
     # replicate r uses seed 42 + r - 1 (distinct jobs, not copies)
     assert {a[a.index("--seed") + 1] for a in runner.argvs} == {"42", "43"}
@@ -317,10 +317,11 @@ def test_a_job_that_ran_another_learning_rate_is_an_error_not_a_point(tmp_path):
 def test_check_learning_rate_compares_with_the_log():
     from optimize.objective import check_learning_rate
 
-    class R:
-        run, replicate, log = 3, 1, "logs/3-1.out"
-        learning_rate_used = 1.024
+    from harness.runspec import RunSpec
+    from harness.schema import Execution, Outcome, RunRecord
 
+    R = RunRecord(RunSpec(3, 1, 1, 1, 1, 1, 9.0112, 64), Outcome("ok", learning_rate_used=1.024),
+                  Execution(1, "", "", 1.0, 0, "logs/3-1.out"))
     with pytest.raises(LearningRateMismatchError, match=r"asked learning rate 9\.0112 .* shows 1\.024"):
         check_learning_rate(R, 9.0112)
     check_learning_rate(R, 1.024)

@@ -43,7 +43,7 @@ def _crashing(spec: str | None) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "SPARKDL_CRASH_AT"}
     if spec:
         env["SPARKDL_CRASH_AT"] = spec
-    code = ("from sparkdl.crashpoint import crash_point\n"
+    code = ("from sparkdl.crash import crash_point\n"
             "for i in range(1, 4):\n    print(i, flush=True)\n    crash_point('rescale')\n    crash_point('other')\n")
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
 

@@ -20,7 +20,9 @@ from harness.design import fractional, make_factors, parse_generators
 from harness.report import build_report
 from harness.report.cli import main
 from harness.report.recover import recover_design
-from harness.store import ResultStore, RunResult
+from harness.runspec import SPEC_FIELDS
+from harness.schema import EXECUTION_COLUMNS, OUTCOME_COLUMNS, RunRecord
+from harness.store import ResultStore
 from models.anova import fit_anova
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -98,7 +100,7 @@ def campaign(tmp: Path, rows: list[dict], meta: dict | None = None, logs: dict[s
     store.set_meta(meta or {"design_path": "design.csv", "design_sha256": "ab" * 32, "seed": 42,
                             "tool_revision": "deadbeef", "python": "3.11", "host": "test", "cluster": {"workers": 2}})
     for row in rows:
-        store.record(RunResult(**row))
+        store.record(RunRecord.from_row(row))
     store.close()
     (tmp / "logs").mkdir(exist_ok=True)
     for name, text in (logs or {}).items():
@@ -426,7 +428,7 @@ def test_random_campaigns_always_render(tmp_path: Path, seed: int) -> None:
 
 def test_empty_campaign_and_csv_without_cost(tmp_path: Path) -> None:
     d = campaign(tmp_path / "empty", [])
-    (d / "results.csv").write_text(",".join(RunResult.__dataclass_fields__) + "\n")
+    (d / "results.csv").write_text(",".join([*SPEC_FIELDS, *OUTCOME_COLUMNS, *EXECUTION_COLUMNS]) + "\n")
     assert "The results table has no rows yet" in build_report(d, plots=False).html
     csv = tmp_path / "plain.csv"
     pd.DataFrame({"a": [1, 2, 1, 2], "b": [1, 1, 2, 2], "y": [1.0, 2.0, 3.0, 5.0]}).to_csv(csv, index=False)

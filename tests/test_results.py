@@ -98,9 +98,8 @@ def test_detect_factors_skips_bookkeeping_and_constants():
 
 
 def test_harness_bookkeeping_columns_are_never_factors():
-    from harness.store import COLUMNS
-    from harness.runspec import SPEC_FIELDS
+    from harness.schema import EXECUTION_COLUMNS, OUTCOME_COLUMNS
     from models.results import NON_FACTOR_COLUMNS
 
     # every results.csv column that is not a design factor is known as a non-factor
-    assert set(COLUMNS) - set(SPEC_FIELDS) <= NON_FACTOR_COLUMNS | {"model"}
+    assert set(OUTCOME_COLUMNS) | set(EXECUTION_COLUMNS) <= NON_FACTOR_COLUMNS

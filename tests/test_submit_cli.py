@@ -10,7 +10,13 @@ from hypothesis import strategies as st
 
 from harness.backends import LocalBackend, available_memory_mb
 from harness.runspec import RunSpec
-from harness.submit import main
+from harness.submit import main as submit_main
+from sparkdl import cli
+
+
+def main(argv):
+    return cli.run_cli(submit_main, argv)
+
 
 HEADER = "nodes,executors,executor_cores,epochs,learning_rate,batch_size"
 GOOD = "1,1,1,1,0.05,64"

@@ -11,7 +11,8 @@ import sys
 import pytest
 
 from cluster.master import fetch_state
-from harness.store import COLUMNS
+from harness.runspec import SPEC_FIELDS
+from harness.schema import EXECUTION_COLUMNS, OUTCOME_COLUMNS, CampaignDir
 
 pytestmark = [pytest.mark.slow, pytest.mark.cluster]
 
@@ -38,7 +39,11 @@ def test_campaign_on_a_real_cluster(local_cluster, tmp_path):
     assert "[3/3] run 3-1 ok" in proc.stdout
 
     rows = {r["run"]: r for r in csv.DictReader(open(out / "results.csv"))}
-    assert list(csv.DictReader(open(out / "results.csv")).fieldnames) == list(COLUMNS)
+    header = list(csv.DictReader(open(out / "results.csv")).fieldnames)
+    assert header == [*SPEC_FIELDS, *OUTCOME_COLUMNS, *EXECUTION_COLUMNS]
+    # the design declared the factors; they travel with the campaign
+    manifest = CampaignDir(out).read_manifest()
+    assert manifest is not None and manifest.factors == tuple(f for f in SPEC_FIELDS if f not in ("run", "replicate"))
     assert set(rows) == {"1", "2", "3"}
     ok1, bad, ok3 = rows["1"], rows["2"], rows["3"]
 

