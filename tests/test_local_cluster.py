@@ -226,7 +226,8 @@ def test_daemons_missing_from_the_state_file_are_stopped_by_the_next_command(loc
     assert local_cluster.start(workers=1, cores=1, memory="512m").running
 
 
-def test_sigterm_during_start_stops_what_it_started_exit_143(tmp_path):
+@pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_a_signal_during_start_stops_what_it_started(tmp_path, sig, code):
     sd = tmp_path / "c"
     env = {k: v for k, v in os.environ.items() if k != "SPARKDL_CRASH_AT"}
     proc = subprocess.Popen([sys.executable, "-m", "cluster.local", "start", "--workers", "2", "--cores", "1",
@@ -237,10 +238,10 @@ def test_sigterm_during_start_stops_what_it_started_exit_143(tmp_path):
         while sum("Worker" in c for c in jvms_of(sd).values()) < 1 and time.monotonic() < deadline:
             time.sleep(0.2)
         assert jvms_of(sd), "the start never spawned a worker"
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(sig)
         out, err = proc.communicate(timeout=90)
-        assert proc.returncode == 143, out + err
-        assert err.strip().splitlines() == ["interrupted by SIGTERM"]
+        assert proc.returncode == code, out + err
+        assert err.strip().splitlines() == [f"interrupted by {signal.Signals(sig).name}"]
         assert jvms_of(sd) == {}
         state = recorded(sd)
         assert state.master is None and state.workers == [] and state.pending == []
