@@ -142,7 +142,8 @@ class LocalBackend:
         status = self.cluster.status()
         adopted = status.running and self.owner is not None and status.owner == self.owner
         self.started_here = not status.running or adopted
-        first = specs[0].nodes if specs else 1
+        # a running cluster keeps its workers until the first run's prepare() rescales it
+        first = status.workers_started if status.running and status.workers_started else (specs[0].nodes if specs else 1)
         how = ("starting" if not status.running else
                "adopting the cluster this campaign started before it was stopped:" if adopted else "reusing")
         self.progress(f"local cluster: workers of {self.size.cores} cores and {self.size.memory_mb} MB "
