@@ -103,7 +103,10 @@ class CentralComposite(Design):
 
     def lines(self) -> list[str]:
         """What to know about the design beyond its title (for ``describe``)."""
-        out = [f"coded levels: -alpha, -1, 0, +1, +alpha with alpha = {self.alpha:.6g} ({self.alpha_kind})"]
+        if self.alpha == 1.0:
+            out = ["coded levels: -1, 0, +1 (face-centred: alpha = 1, the axial points on the cube's faces)"]
+        else:
+            out = [f"coded levels: -alpha, -1, 0, +1, +alpha with alpha = {self.alpha:.6g} ({self.alpha_kind})"]
         for f, coded in zip(self.factors.factors, self.coded_levels):
             out.append(f"  {f.name}: " + ", ".join(f"{v} ({c:+.4g})" for v, c in zip(f.levels, coded)))
         if self.inscribed:
