@@ -34,6 +34,7 @@ def main(argv):
     """The command as a user runs it: errors become one line and an exit code."""
     return cli.run_cli(design_main, argv)
 
+
 ROOT = Path(__file__).resolve().parents[1]
 MARINOS = ROOT / "examples" / "marinos2021" / "factors.toml"
 COURIER = ROOT / "examples" / "courier2021" / "factors.toml"
