@@ -434,3 +434,18 @@ def test_natural_coefficients_reproduce_coded_predictions(beta, centre, half):
     natural_pred = model_matrix(X) @ nat
     scale = 1 + np.abs(coded_pred).max()
     assert np.allclose(natural_pred, coded_pred, atol=1e-7 * scale * (1 + np.abs(X).max() ** 2))
+
+
+def test_real_face_centred_campaign():
+    """11 real LeNet jobs of a face-centred CCD (examples/rsm_lenet_ccd): recognised, fitted as statsmodels does."""
+    from models.results import load_results
+    from models.rsm.recognise import recognise
+    frame = load_results(ROOT / "examples" / "rsm_lenet_ccd", compute_cost=False).frame
+    fit = fit_surface(frame, "accuracy", ("learning_rate", "batch_size"))
+    assert recognise(fit.coded_x) == "face-centred central composite (2 factors + centre x3)"
+    sm = smf.ols("accuracy ~ learning_rate + batch_size + learning_rate:batch_size + I(learning_rate ** 2)"
+                 " + I(batch_size ** 2)", data=frame).fit()
+    for c in fit.coefficients:
+        assert c.natural == pytest.approx(sm.params[sm_name(c.term)], rel=1e-6, abs=1e-12)
+    assert (fit.lack_of_fit.df_lof, fit.lack_of_fit.df_pe) == (3, 2)
+    assert fit.region.box_only
