@@ -149,7 +149,10 @@ class ResultsTable:
         if statuses and sum(statuses.values()) == self.n_read:
             why = ", ".join(f"{n} {k.removeprefix(STATUS_COLUMN + '=')}" for k, n in statuses.items())
             raise InvalidTableError(f"0 of {self.n_read} rows are ok ({why}): nothing to analyse")
-        raise InvalidTableError(f"0 of {self.n_read} rows are usable: {self.describe_dropped()}")
+        if not self.n_read:
+            raise InvalidTableError(f"{self.source} has no rows: nothing to analyse yet")
+        why = ", ".join(f"{n} {reason}" for reason, n in self.dropped.items())
+        raise InvalidTableError(f"0 of {self.n_read} rows are usable ({why}): nothing to analyse")
 
     def to_dict(self) -> dict[str, Any]:
         return {"source": self.source, "read": self.n_read, "dropped": dict(self.dropped), "cost": self.cost_name,
