@@ -138,7 +138,8 @@ class ResultsTable:
         out = list(assumptions(self.has_status, self.n_read,
                                FactorChoice(self.factors, self.factors_from, self.measurements)))
         if self.constant_factors and self.factors_from == "--factors" and len(self.frame):
-            out.append(f"factor(s) with one value among the analysed rows, left out: {', '.join(self.constant_factors)}")
+            out.append("factor(s) with one value among the analysed rows, left out: "
+                       + ", ".join(self.constant_factors))
         return tuple(out)
 
     def require_rows(self) -> None:
@@ -336,8 +337,13 @@ def build_table(
     factors: Sequence[str] | None = None,
     response: str | None = None,
     csv_path: Path | None = None,
+    compute_cost: bool = True,
 ) -> ResultsTable:
-    """Apply the module's rules to an in-memory table (see the module docstring)."""
+    """Apply the module's rules to an in-memory table (see the module docstring).
+
+    ``compute_cost=False`` skips rule 3 (e.g. for a model of time or accuracy, where a job with
+    accuracy 0 is a valid observation, not a row to drop); rule 4 then applies to ``response`` only.
+    """
     df = frame.copy()
     n_read = len(df)
     dropped: dict[str, int] = {}
@@ -361,14 +367,14 @@ def build_table(
         bad = ~np.isnan(t) & ~((t >= 0) & (t <= MAX_WALL_CLOCK_S))
         df = _drop(df, bad, f"{TIME_COLUMN} not a time in [0, {MAX_WALL_CLOCK_S:.0f}] s", dropped)
 
-    df, cost_name = _with_cost(df, cost)
+    df, cost_name = _with_cost(df, cost) if compute_cost else (df, "not computed")
     with np.errstate(invalid="ignore"):
-        for column in dict.fromkeys([COST_COLUMN, response]):
+        for column in dict.fromkeys([COST_COLUMN if compute_cost else None, response]):
             if column is None or column not in df.columns:
                 continue
             y = _numbers(df[column])
-            df = _drop(df, ~np.isfinite(y), f"{column} not finite" + (
-                " (missing time/accuracy, accuracy 0, or target not reached)" if column == COST_COLUMN else ""), dropped)
+            why = " (missing time/accuracy, accuracy 0, or target not reached)" if column == COST_COLUMN else ""
+            df = _drop(df, ~np.isfinite(y), f"{column} not finite{why}", dropped)
             y = _numbers(df[column])
             df = _drop(df, np.abs(y) > MAX_ABS_RESPONSE, f"{column} beyond +-{MAX_ABS_RESPONSE:g}", dropped)
     df = df.reset_index(drop=True)
@@ -399,8 +405,9 @@ def load_results(
     exclude_runs: Iterable[int] = (),
     factors: Sequence[str] | None = None,
     response: str | None = None,
+    compute_cost: bool = True,
 ) -> ResultsTable:
     """Read a results CSV (or ``DIR/results.csv``) into a :class:`ResultsTable`."""
     p, frame = read_csv(path)
     return build_table(frame, cost=cost, include_failed=include_failed, source=str(p), exclude_runs=exclude_runs,
-                       factors=factors, response=response, csv_path=p)
+                       factors=factors, response=response, csv_path=p, compute_cost=compute_cost)

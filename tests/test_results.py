@@ -230,6 +230,13 @@ def test_absurd_and_non_finite_responses_are_dropped_with_a_count():
     assert table.dropped == {"y not finite": 1, "y beyond +-1e+100": 1} and len(table.frame) == 3
 
 
+def test_without_cost_only_status_and_the_response_filter_rows():
+    df = harness_rows()  # row 3 has accuracy 0: no cost, but a valid time
+    table = build_table(df, compute_cost=False, response="wall_clock_s")
+    assert len(table.frame) == 6 and table.cost_name == "not computed" and "cost" not in table.frame
+    assert table.dropped == {"status=failed": 1, "status=incomplete": 1}
+
+
 # --- no results table makes a models CLI print a traceback (issue 17, item 5) ---------------------
 
 STATUSES = ["ok", "ok", "ok", "failed", "incomplete", " OK", "", "pruned", "weird"]
