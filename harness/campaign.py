@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import math
 import os
 import platform
 import signal
@@ -37,7 +36,6 @@ from harness.runner import Completed, Runner
 from harness.runspec import RunSpec
 from harness.schema import CampaignDir, Execution, Manifest, Outcome, RunRecord, now, status_counts
 from harness.store import ResultStore
-from logparse.losses import resource_losses
 from sparkdl.cli import DEFAULT_MASTER_PORT, DEFAULT_STATE_DIR, DEFAULT_WEBUI_PORT
 from sparkdl.crash import crash_later, crash_point
 
@@ -71,33 +69,11 @@ class CampaignSummary:
 # ---------------------------------------------------------------- one attempt's outcome
 
 
-def _same(a: float, b: float) -> bool:
-    return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-12)
-
-
-def interpret(spec: RunSpec, completed: Completed, log: logparse.JobLog, losses: tuple[str, ...] = ()) -> Outcome:
-    """Status, reason and figures of one attempt, from the process, its log and the resources it lost."""
-    outcome = Outcome.from_log(log)
-    if completed.timed_out:
-        return outcome.failed("timeout", f"no result within {completed.elapsed_s:.0f} s: "
-                                         "the run was stopped (raise --timeout)")
-    if not outcome.ok:
-        return outcome
-    if completed.returncode != 0:
-        return outcome.failed("job", f"spark-submit exited with code {completed.returncode} after training finished")
-    wrong = []
-    if log.learning_rate is None or not _same(log.learning_rate, spec.learning_rate):
-        wrong.append(f"learning rate {log.learning_rate} (asked {spec.learning_rate})")
-    if log.batch_size != spec.batch_size:
-        wrong.append(f"batch size {log.batch_size} (asked {spec.batch_size})")
-    if log.epochs_completed != spec.epochs:
-        wrong.append(f"{log.epochs_completed} epochs (asked {spec.epochs})")
-    if wrong:
-        return outcome.failed("job", "the job did not run what the design asked: it ran with " + ", ".join(wrong))
-    if losses:
-        return outcome.failed("infrastructure", "Spark recovered from a lost executor, but the run did not keep the "
-                                                f"resources of its design row, so its time is not valid: {losses[0]}")
-    return outcome
+def judged_outcome(spec: RunSpec, completed: Completed, out: Path) -> Outcome:
+    """logparse's status for one attempt (its log, the plan, how the process ended) with the log's figures."""
+    j = logparse.judge_run(out, logparse.Planned(spec.epochs, spec.learning_rate, spec.batch_size),
+                           logparse.ProcessFacts(completed.returncode, completed.timed_out, completed.elapsed_s))
+    return replace(Outcome.from_log(j.log), status=j.status, reason=j.reason, failure_kind=j.failure_kind)
 
 
 # ---------------------------------------------------------------- the loop
@@ -149,8 +125,7 @@ class Campaign:
             completed = self.runner.run(argv, self.env.environ(), out, err, self.settings.timeout,
                                         on_start=lambda pid: self._started(spec, n, pid))
             crash_point("parse")
-            log = logparse.parse(out, expected_epochs=spec.epochs)
-            outcome = interpret(spec, completed, log, resource_losses(out) if log.ok else ())
+            outcome = judged_outcome(spec, completed, out)
             if outcome.app_id is None:
                 outcome = replace(outcome, app_id=self._app_id(argv[argv.index("--name") + 1]))
             end = now()
