@@ -29,6 +29,7 @@ Declared factors that take one value among the kept rows are left out, with a no
 
 from __future__ import annotations
 
+import argparse
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -184,6 +185,19 @@ def resolve_path(path: str | Path) -> Path:
         raise ResultsNotFoundError(
             f"no results at {str(path)!r}: give a results CSV or a campaign directory with {RESULTS_FILE}"
         )
+    return p
+
+
+def table_options() -> argparse.ArgumentParser:
+    """The options of every command that reads a results table: RESULTS and ``--factors``.
+
+    Use as ``argparse.ArgumentParser(parents=[table_options()])``; parse ``--factors`` with
+    :func:`factor_list`.
+    """
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("results", help=f"campaign directory (runs/NAME, holding {RESULTS_FILE}) or a results CSV")
+    p.add_argument("--factors", help=f"comma-separated factor columns (default: the campaign's {MANIFEST_FILE}; for a "
+                                     "bare CSV the columns taken as factors are named on stderr)")
     return p
 
 
