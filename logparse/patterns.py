@@ -49,6 +49,9 @@ VALIDATION_CREATED = tuple(b"creating: create" + m + end for m in (
     b"Top1Accuracy", b"Top5Accuracy", b"Loss", b"MAE", b"TreeNNAccuracy", b"HitRatio", b"NDCG") for end in (b"\n", b"\r"))
 VALIDATING = b"Validate model..."
 SHUTDOWN = b"Shutdown hook called"
+#: The line a runner appends to the .out after it stopped a job on an optimizer's request
+#: (harness.runner.ProcessRunner's ``watch``); the rest of the line is the optimizer's reason.
+PRUNED = b"sparkdl: pruned: "
 
 # log4j prefixes: "2026-11-23 15:01:01 " (BigDL's layout for Spark), "26-11-23 15:01:01 [thread] " (DLlib's own),
 # "25/11/23 15:01:01 " (Spark's log4j-defaults, 2.x and 3.x).

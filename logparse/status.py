@@ -20,6 +20,8 @@ Terms (all from the log's own text; ``Evidence`` in ``logparse.scan``):
 
 Rules, in order:
 
+0. ``pruned`` if the region holds the runner's prune line (``sparkdl: pruned: <reason>``, written
+   after an optimizer stopped the job on purpose): the signals of that stop are not a failure.
 1. ``ok`` when training *finished*: it stopped at an epoch end, the planned epochs (if known)
    were reached, and either the plan is known or the region holds end evidence. Errors in
    the region after that (a failing evaluate, save or shutdown, a signal) keep ``ok``, with
@@ -210,6 +212,9 @@ def decide(out: Evidence, err_region: bytes, planned: int | None,
     evidence = end_evidence(out.region, first_error) or err_ended
     damage = (out.damage,) if out.damage else ()
 
+    pruned_at = out.region.rfind(P.PRUNED)
+    if pruned_at >= 0:  # rule 0: an optimizer stopped it on purpose; the signals of that stop are no failure
+        return Verdict(Status.PRUNED, "pruned: " + _reason(out.region, "pruned", pruned_at + len(P.PRUNED), 0), None)
     if at_end and reached and (planned is not None or evidence):
         notes = tuple(f"after training: {f.reason}" for f in found[:3]) + damage
         if not evidence:

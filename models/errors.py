@@ -64,3 +64,14 @@ class UnstableQueueError(ModelError):
 
 class AnalysisOptionError(ModelError):
     """Analysis options conflict with each other or with the data (e.g. --robust with --typ 1)."""
+
+
+# --- models.rsm / models.desirability ---------------------------------------------------------
+
+
+class SurfaceError(ModelError):
+    """A second-order surface cannot be fitted: unknown or non-numeric column, too few levels or points."""
+
+
+class DesirabilityError(ModelError):
+    """A desirability goal is malformed (unknown goal, limits in the wrong order, non-positive weight)."""

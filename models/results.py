@@ -421,7 +421,11 @@ def load_results(
     response: str | None = None,
     compute_cost: bool = True,
 ) -> ResultsTable:
-    """Read a results CSV (or ``DIR/results.csv``) into a :class:`ResultsTable`."""
+    """Read a results CSV (or ``DIR/results.csv``) into a :class:`ResultsTable`.
+
+    ``compute_cost=False`` skips the cost (e.g. for a model of time or accuracy, where a job with
+    accuracy 0 is a valid observation, not a row to drop).
+    """
     p, frame = read_csv(path)
     return build_table(frame, cost=cost, include_failed=include_failed, source=str(p), exclude_runs=exclude_runs,
                        factors=factors, response=response, csv_path=p, compute_cost=compute_cost)

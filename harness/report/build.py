@@ -22,6 +22,7 @@ from harness.report.analysis import Best, Queueing, analyse_campaign, best_point
 from harness.report.campaign import Campaign, load_campaign
 from harness.report.findings import failure_reasons, findings
 from harness.report.recover import RecoveredDesign, recover_design
+from harness.report.surfaces import render as render_surfaces
 from models.anova import RESIDUAL
 from models.anova.analysis import Analysis
 from models.errors import ModelError
@@ -419,6 +420,9 @@ def build_report(path: str | Path, response: str = "cost", cost: str | None = No
         ("plots", "Effect plots", _plots(analysis)),
         ("queueing", "Queueing", _queueing(queue, queue_problem)),
     ]
+    surfaces = render_surfaces(campaign.raw, design, plots)  # None unless the design allows quadratic surfaces
+    if surfaces is not None:
+        sections.append(("surfaces", "Response surfaces and desirability", surfaces))
     for section, file in extras.present(campaign.source if campaign.is_campaign else None):
         sections.append((f"extra-{section.key}", section.title, extras.render(section, file)))
     sections.append(("results", "Results", _results(campaign, design, summary)))
