@@ -297,6 +297,43 @@ def _numbers(series: pd.Series) -> np.ndarray:
     return pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
 
 
+def _drop_excluded_runs(df: pd.DataFrame, exclude_runs: Iterable[int], dropped: dict[str, int]) -> pd.DataFrame:
+    runs = sorted(set(exclude_runs))
+    if not runs:
+        return df
+    if "run" not in df.columns:
+        raise MissingColumnError("exclude_runs needs a 'run' column in the results table")
+    return _drop(df, df["run"].isin(runs).to_numpy(dtype=bool), f"run in {runs} (excluded on request)", dropped)
+
+
+def _keep_ok(df: pd.DataFrame, dropped: dict[str, int]) -> pd.DataFrame:
+    """Rule 1: the ok rows; the others counted by status."""
+    status = df[STATUS_COLUMN].astype("string").str.strip().str.lower().fillna("<missing>")
+    keep = ok_mask(df)
+    for value, n in status[~keep].value_counts().items():
+        dropped[f"status={value}"] = int(n)
+    return df[keep]
+
+
+def _drop_implausible_times(df: pd.DataFrame, dropped: dict[str, int]) -> pd.DataFrame:
+    """Rule 2: a wall clock that is infinite, negative or over a year is not a measured time."""
+    if TIME_COLUMN not in df.columns:
+        return df
+    t = _numbers(df[TIME_COLUMN])
+    with np.errstate(invalid="ignore"):
+        bad = ~np.isnan(t) & ~((t >= 0) & (t <= MAX_WALL_CLOCK_S))
+    return _drop(df, bad, f"{TIME_COLUMN} not a time in [0, {MAX_WALL_CLOCK_S:.0f}] s", dropped)
+
+
+def _drop_bad_values(df: pd.DataFrame, column: str, dropped: dict[str, int]) -> pd.DataFrame:
+    """Rule 4: a response that is missing, not finite or beyond +-MAX_ABS_RESPONSE."""
+    why = " (missing time/accuracy, accuracy 0, or target not reached)" if column == COST_COLUMN else ""
+    df = _drop(df, ~np.isfinite(_numbers(df[column])), f"{column} not finite{why}", dropped)
+    with np.errstate(invalid="ignore"):
+        return _drop(df, np.abs(_numbers(df[column])) > MAX_ABS_RESPONSE, f"{column} beyond +-{MAX_ABS_RESPONSE:g}",
+                     dropped)
+
+
 def _with_cost(df: pd.DataFrame, cost: CostFunction | str | None) -> tuple[pd.DataFrame, str]:
     if cost is None and COST_COLUMN in df.columns:
         return df.assign(**{COST_COLUMN: _numbers(df[COST_COLUMN])}), "as given"
@@ -358,47 +395,22 @@ def build_table(
     ``compute_cost=False`` skips rule 3 (e.g. for a model of time or accuracy, where a job with
     accuracy 0 is a valid observation, not a row to drop); rule 4 then applies to ``response`` only.
     """
-    df = frame.copy()
-    n_read = len(df)
     dropped: dict[str, int] = {}
-    choice = choose_factors(df, factors, csv_path, response)
-
-    runs = sorted(set(exclude_runs))
-    if runs:
-        if "run" not in df.columns:
-            raise MissingColumnError("exclude_runs needs a 'run' column in the results table")
-        df = _drop(df, df["run"].isin(runs).to_numpy(dtype=bool), f"run in {runs} (excluded on request)", dropped)
-
+    choice = choose_factors(frame, factors, csv_path, response)
+    df = _drop_excluded_runs(frame, exclude_runs, dropped)
     if STATUS_COLUMN in df.columns and not include_failed:
-        status = df[STATUS_COLUMN].astype("string").str.strip().str.lower().fillna("<missing>")
-        keep = ok_mask(df)
-        for value, n in status[~keep].value_counts().items():
-            dropped[f"status={value}"] = int(n)
-        df = df[keep]
-
-    if TIME_COLUMN in df.columns:
-        t = _numbers(df[TIME_COLUMN])
-        bad = ~np.isnan(t) & ~((t >= 0) & (t <= MAX_WALL_CLOCK_S))
-        df = _drop(df, bad, f"{TIME_COLUMN} not a time in [0, {MAX_WALL_CLOCK_S:.0f}] s", dropped)
-
+        df = _keep_ok(df, dropped)
+    df = _drop_implausible_times(df, dropped)
     df, cost_name = _with_cost(df, cost) if compute_cost else (df, "not computed")
-    with np.errstate(invalid="ignore"):
-        for column in dict.fromkeys([COST_COLUMN if compute_cost else None, response]):
-            if column is None or column not in df.columns:
-                continue
-            y = _numbers(df[column])
-            why = " (missing time/accuracy, accuracy 0, or target not reached)" if column == COST_COLUMN else ""
-            df = _drop(df, ~np.isfinite(y), f"{column} not finite{why}", dropped)
-            y = _numbers(df[column])
-            df = _drop(df, np.abs(y) > MAX_ABS_RESPONSE, f"{column} beyond +-{MAX_ABS_RESPONSE:g}", dropped)
+    for column in dict.fromkeys([COST_COLUMN if compute_cost else None, response]):
+        if column is not None and column in df.columns:
+            df = _drop_bad_values(df, column, dropped)
     df = df.reset_index(drop=True)
-
     constant = tuple(f for f in choice.factors if df[f].nunique(dropna=True) <= 1)
     return ResultsTable(
-        frame=df, source=source, factors=tuple(f for f in choice.factors if f not in constant), n_read=n_read,
+        frame=df, source=source, factors=tuple(f for f in choice.factors if f not in constant), n_read=len(frame),
         dropped=dropped, cost_name=cost_name, factors_from=choice.source, measurements=choice.measurements,
-        constant_factors=constant,
-        has_status=STATUS_COLUMN in frame.columns,
+        constant_factors=constant, has_status=STATUS_COLUMN in frame.columns,
     )
 
 
