@@ -78,10 +78,12 @@ def response_values(frame: pd.DataFrame, response: str) -> np.ndarray:
     if not np.all(np.isfinite(y)):
         bad = int((~np.isfinite(y)).sum())
         raise InvalidTableError(f"response {response!r} has {bad} missing or non-numeric values")
-    if y.size and np.abs(y).max() > MAX_ABS_RESPONSE:
+    if y.size < 2:
+        raise InvalidTableError(f"response {response!r} has {y.size} usable value(s); an ANOVA needs 2 or more")
+    if np.abs(y).max() > MAX_ABS_RESPONSE:
         raise InvalidTableError(f"response {response!r} has {int((np.abs(y) > MAX_ABS_RESPONSE).sum())} value(s) "
                                 f"beyond +-{MAX_ABS_RESPONSE:g}; fix or drop those rows")
-    if y.size and np.ptp(y) <= CONSTANT_RTOL * np.abs(y).max():
+    if np.ptp(y) <= CONSTANT_RTOL * np.abs(y).max():
         raise InvalidTableError(f"response {response!r} is constant ({y.size} values, all {y[0]:g}): there is no "
                                 "variation to analyse; pick a response that varies")
     return y
