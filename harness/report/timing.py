@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 
 from harness.phases import DESCRIPTIONS, PHASES
 from harness.report import html as h
-from harness.report.analysis import analyse
+from harness.report.analysis import analyse_campaign
 from harness.sampler import SAMPLES_TABLE, read_samples
 from models.queueing.formulas import mm1
 
@@ -96,7 +96,7 @@ def _anova_table(frame: pd.DataFrame, response: str, factors: Sequence[str]) -> 
     usable = frame.dropna(subset=[response])
     if len(usable) < 3:
         return h.para(f"{response}: too few runs with this figure for an ANOVA ({len(usable)}).")
-    a = analyse(usable, response, factors, plots=False)
+    a = analyse_campaign(usable, response, factors, plots=False)
     if a.anova is None:
         return h.para(f"{response}: {a.unavailable}")
     rows = [(h.tcell(r.term), h.ncell(r.df, lambda v: f"{v:g}"), h.ncell(r.F), h.ncell(r.p, h.pval),
