@@ -43,7 +43,7 @@ def parse(path: str | os.PathLike[str], *, full: bool = False, expected_epochs: 
     if err_p is not None:
         try:
             with Source(err_p) as src:
-                err = scan_final(src)
+                err = scan_final(src, head=not out.has_events)  # its head matters only as the main log
         except LogNotFoundError:  # removed between the check and the read
             err_p = None
     main, other = out, err

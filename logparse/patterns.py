@@ -115,3 +115,4 @@ MARKERS = (
 MARKER_KEYS = (b"error", b"lost", b"signal", b"killed", b"master", b"disassociated", b"refused", b"traceback",
                b"exception in thread")
 MARKERS_BY_KEY = {k: tuple(mk for mk in MARKERS if any(k in n.lower() for n in mk.needles)) for k in MARKER_KEYS}
+HARD_MARKER_KEYS = tuple(k for k in MARKER_KEYS if any(mk.hard for mk in MARKERS_BY_KEY[k]))
