@@ -19,6 +19,7 @@ import math
 import os
 from dataclasses import dataclass, replace
 
+from logparse.errors import LogParseError
 from logparse.losses import resource_losses
 from logparse.parser import parse
 from logparse.records import FailureKind, JobLog, Status
@@ -98,9 +99,22 @@ def judge(log: JobLog, planned: Planned = Planned(), process: ProcessFacts = Pro
     return base
 
 
+def unreadable(out: str | os.PathLike[str], why: str) -> JobLog:
+    """The JobLog of a log that could not be read (no figures): failed, kind job (a retry would not help)."""
+    return JobLog(path=os.fspath(out), status=Status.FAILED, reason=f"cannot read the log: {why}",
+                  failure_kind=FailureKind.JOB, wall_clock_s=None, accuracy=None, epochs_completed=0,
+                  learning_rate=None, batch_size=None, app_id=None, epoch_wall_clock_ms=None)
+
+
 def judge_run(out: str | os.PathLike[str], planned: Planned = Planned(),
               process: ProcessFacts = ProcessFacts()) -> Judgement:
-    """Parse one run's .out (and .err), scan it for lost executors when it is ok, and judge it."""
-    log = parse(out, expected_epochs=planned.epochs)
-    losses = resource_losses(out) if log.status == Status.OK and not process.timed_out else ()
+    """Parse one run's .out (and .err), scan it for lost executors when it is ok, and judge it.
+
+    Never raises on a log's content or size: a log that cannot be read (too large, an I/O error,
+    missing) is a failed run with that reason, so one bad log never stops a campaign."""
+    try:
+        log = parse(out, expected_epochs=planned.epochs)
+        losses = resource_losses(out) if log.status == Status.OK and not process.timed_out else ()
+    except LogParseError as e:
+        log, losses = unreadable(out, str(e)), ()
     return judge(log, planned, process, losses)
