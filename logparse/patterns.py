@@ -43,6 +43,9 @@ METRIC_FIELD = re.compile(rb"([A-Za-z][A-Za-z0-9 _]*?): (" + NUM + rb")(?=[,)]|$
 
 APP_NAME = re.compile(rb"Submitted application: ([^\r\n]*)")
 PLANNED_EPOCHS = re.compile(rb"(?:^|\s)epochs=(\d{1,9})\b")
+# The application's own arguments, as `spark-submit --verbose` echoes them ("  childArgs   [--epochs 3 ...]").
+CHILD_ARGS = re.compile(rb"^ *childArgs +\[([^\]\r\n]*)\]", re.M)
+ARG_EPOCHS = re.compile(rb"(?:^|\s)--?(?:epochs|nEpochs|n-epochs|num-epochs|max-epoch|maxEpoch|e)[ =](\d{1,9})(?!\S)")
 APP_ID = re.compile(rb"(?<![\w-])(app-\d{14}-\d{4,}|local-\d{10,}|application_\d+_\d+)(?![\w-])")
 # The Python side creating a validation method before training (BigDL's "creating: createX" echo).
 VALIDATION_CREATED = tuple(b"creating: create" + m + end for m in (

@@ -33,6 +33,7 @@ class Head:
     app_name: str | None
     app_id: str | None
     before: bytes = field(default=b"", repr=False)  # the log before its first iteration line
+    child_args: str | None = None  # the application's arguments, when spark-submit --verbose echoed them
 
     @property
     def validation_configured(self) -> bool:
@@ -240,7 +241,15 @@ def read_head(src: Source) -> Head:
         app_name=name.group(1).decode("utf-8", "replace").strip() if name else None,
         app_id=_app_id(part[:APP_ID_WITHIN]),
         before=part,
+        child_args=_child_args(part[:APP_ID_WITHIN]),
     )
+
+
+def _child_args(part: bytes) -> str | None:
+    if b"childArgs" not in part:
+        return None
+    m = P.CHILD_ARGS.search(part)
+    return None if m is None else m.group(1).decode("utf-8", "replace")
 
 
 def _first_iteration(data: bytes, at: int) -> Iteration | None:

@@ -262,5 +262,5 @@ def _missing(out: Evidence, at_end: bool, planned: int | None, evidence: bool) -
     if out.cut and out.size > 0:
         parts.append("last line cut (process killed or log truncated)")
     elif not evidence and out.size > 0 and out.has_events:
-        parts.append("no program output or Spark shutdown after training: process killed or log truncated")
+        parts.append("no program output or Spark shutdown after the last training line: process killed or log truncated")
     return "; ".join(parts) or "log incomplete"
