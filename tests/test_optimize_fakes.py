@@ -15,7 +15,7 @@ LOG = """2026-11-23 15:04:08 INFO  SparkContext:57 - Submitted application: {mod
 """
 EPOCH = """26-11-23 15:04:44 [Thread-5] INFO  DistriOptimizer$:474 - [Epoch {e} 256/256][Iteration 4][Wall Clock {wall}s] Epoch finished. Wall clock time is {ms} ms
 26-11-23 15:04:44 [Thread-5] INFO  DistriOptimizer$:112 - [Epoch {e} 256/256][Iteration 4][Wall Clock {wall}s] Validate model...
-26-11-23 15:04:44 [Thread-5] INFO  DistriOptimizer$:184 - [Epoch {e} 256/256][Iteration 4][Wall Clock {wall}s] Top1Accuracy is Accuracy(correct: 23, count: 128, accuracy: {acc})
+26-11-23 15:04:44 [Thread-5] INFO  DistriOptimizer$:184 - [Epoch {e} 256/256][Iteration 4][Wall Clock {wall}s] Top1Accuracy is Accuracy(correct: {correct}, count: 1000000, accuracy: {acc})
 """
 END = "jobs.train: {model} trained 256 digits for {epochs} epoch(s) in 20.4 s (validated on 128)\n"
 
@@ -52,7 +52,8 @@ class FakeRunner:
             return Completed(tuple(argv), 1, 1.0)
         wall, acc = self.outcome(lr, batch, epochs, seed)
         for e in range(1, epochs + 1):
-            text += EPOCH.format(e=e, wall=wall * e / epochs, ms=wall * 1000 / epochs, acc=acc)
+            text += EPOCH.format(e=e, wall=wall * e / epochs, ms=wall * 1000 / epochs, acc=acc,
+                                 correct=round(acc * 1_000_000))  # logparse checks accuracy == correct/count
         out.write_text(text + END.format(model=model, epochs=epochs))
         return Completed(tuple(argv), 0, wall + 5.0)
 
