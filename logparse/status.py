@@ -12,18 +12,20 @@ Terms (all from the log's own text; ``Evidence`` in ``logparse.scan``):
   Python side creating a validation method before training, or "Validate model..." after
   the last event);
 * *end evidence* is a sign in the region that optimize() returned, found before any hard
-  error marker (one that can stop a job, rule 2): Spark stopping the context ("Successfully stopped SparkContext", "Shutdown hook
-  called", "Stopped Spark web UI"), the Python side writing again ("creating: ..." lines,
-  "Evaluated result: ..."), "Train finished", this project's "jobs.train: ..." line;
-* *planned* epochs come from the caller (the harness's run spec, ``--expected-epochs``) or
-  "epochs=N" in the Spark application name.
+  error marker (one that can stop a job, rule 2): Spark stopping the context ("Successfully
+  stopped SparkContext", "Shutdown hook called", "Stopped Spark web UI"), the Python side
+  writing again ("creating: ..." lines, "Evaluated result: ..."), "Train finished", this
+  project's "jobs.train: ..." line;
+* *planned* epochs come from the caller (the harness's run spec, ``--expected-epochs``),
+  "epochs=N" in the Spark application name, or ``--epochs N`` among the application
+  arguments ``spark-submit --verbose`` echoes.
 
 Rules, in order:
 
 1. ``ok`` when training *finished*: it stopped at an epoch end, the planned epochs (if known)
-   were reached, and either the plan is known or the region holds end evidence. Errors in
-   the region after that (a failing evaluate, save or shutdown, a signal) keep ``ok``, with
-   a note each. Spark's shutdown lines are never required.
+   were reached, and either the plan is known or the region holds end evidence. Hard errors
+   in the region after that (a failing evaluate, save or shutdown, a signal) keep ``ok``, with
+   a note each (at most 3). Spark's shutdown lines are never required.
 2. ``failed`` when the region holds an error marker (BigDL Usage Error, Python traceback,
    Py4JJavaError, OutOfMemoryError, ``error:`` line, a signal, the master removing the
    application, a lost executor or worker, an ERROR line): reason the first *specific*
