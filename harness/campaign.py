@@ -30,10 +30,11 @@ from cluster.errors import ClusterError
 from cluster.local import LocalCluster, start_ticks
 from cluster.sparkenv import SparkEnv
 from harness.backends import Backend, FixedBackend, LocalBackend
-from harness.command import SubmitOptions, submit_argv
+from harness.command import SubmitOptions, job_for, metrics_path, submit_argv
 from harness.errors import CapacityError, HarnessError
 from harness.runner import Completed, Runner
-from harness.runspec import RunSpec
+from harness.metrics import Metrics, read_metrics, reserved_names
+from harness.runspec import RunSpec, format_value
 from harness.schema import CampaignDir, Execution, Manifest, Outcome, RunRecord, now, status_counts
 from harness.store import ResultStore
 from sparkdl.cli import DEFAULT_MASTER_PORT, DEFAULT_STATE_DIR, DEFAULT_WEBUI_PORT
@@ -69,11 +70,27 @@ class CampaignSummary:
 # ---------------------------------------------------------------- one attempt's outcome
 
 
+def _process(completed: Completed) -> "logparse.ProcessFacts":
+    return logparse.ProcessFacts(completed.returncode, completed.timed_out, completed.elapsed_s)
+
+
 def judged_outcome(spec: RunSpec, completed: Completed, out: Path) -> Outcome:
-    """logparse's status for one attempt (its log, the plan, how the process ended) with the log's figures."""
-    j = logparse.judge_run(out, logparse.Planned(spec.epochs, spec.learning_rate, spec.batch_size),
-                           logparse.ProcessFacts(completed.returncode, completed.timed_out, completed.elapsed_s))
+    """logparse's status for one attempt of a BigDL job (its log, the plan, how the process ended)."""
+    def number(name: str, kind: type) -> object:
+        value = spec.get(name)
+        return None if value is None else kind(value)
+
+    planned = logparse.Planned(number("epochs", int), number("learning_rate", float),  # type: ignore[arg-type]
+                               number("batch_size", int))
+    j = logparse.judge_run(out, planned, _process(completed))
     return replace(Outcome.from_log(j.log), status=j.status, reason=j.reason, failure_kind=j.failure_kind)
+
+
+def judged_json_outcome(completed: Completed, out: Path, figures: Metrics) -> Outcome:
+    """logparse's status for one attempt of a job that reports its figures as JSON."""
+    j = logparse.judge_json_run(out, _process(completed), figures.problem)
+    return Outcome(status=j.status, reason=j.reason, failure_kind=j.failure_kind, app_id=j.log.app_id,
+                   wall_clock_s=figures.wall_clock_s, accuracy=figures.accuracy)
 
 
 # ---------------------------------------------------------------- the loop
@@ -86,7 +103,7 @@ class Campaign:
                  runner: Runner, store: ResultStore, progress: Progress = lambda _: None) -> None:
         self.folder, self.settings, self.backend, self.env = folder, settings, backend, env
         self.runner, self.store, self.progress = runner, store, progress
-        self.options = replace(settings.options, master_url=backend.master_url)
+        self.options = replace(settings.options, master_url=backend.master_url, out=folder.path)
 
     def _app_id(self, name: str) -> str | None:
         """The application id by name from the master, when the log did not show it."""
@@ -120,12 +137,22 @@ class Campaign:
             if prepare:
                 self.backend.prepare(spec)
             argv = submit_argv(spec, self.options, self.env)
+            job = job_for(spec, self.options)
+            if job.results == "json":  # a figure left by an earlier attempt must not count for this one
+                self.folder.run_dir(spec.key)
+                metrics_path(spec, self.options).unlink(missing_ok=True)
             start = now()
             n = self.store.begin_attempt(spec, start, argv)
             completed = self.runner.run(argv, self.env.environ(), out, err, self.settings.timeout,
                                         on_start=lambda pid: self._started(spec, n, pid))
             crash_point("parse")
-            outcome = judged_outcome(spec, completed, out)
+            metrics: dict[str, object] = {}
+            if job.results == "json":  # the job's own figures; its log only says what Spark lost
+                figures = read_metrics(metrics_path(spec, self.options), reserved_names(spec))
+                outcome = judged_json_outcome(completed, out, figures)
+                metrics = figures.extra() if outcome.ok else {}
+            else:
+                outcome = judged_outcome(spec, completed, out)
             if outcome.app_id is None:
                 outcome = replace(outcome, app_id=self._app_id(argv[argv.index("--name") + 1]))
             end = now()
@@ -136,7 +163,7 @@ class Campaign:
                 continue
             execution = Execution(attempts=n, start=start, end=end, elapsed_s=round(completed.elapsed_s, 3),
                                   exit_code=completed.returncode, log=str(out.relative_to(self.folder.path)))
-            return RunRecord(spec, outcome, execution)
+            return RunRecord(spec, outcome, execution, metrics)  # type: ignore[arg-type]
         raise AssertionError("unreachable")
 
     def record(self, record: RunRecord) -> None:
@@ -186,8 +213,8 @@ class Campaign:
 
 
 def describe_spec(spec: RunSpec) -> str:
-    return (f"{spec.model} nodes={spec.nodes} executors={spec.executors} cores={spec.executor_cores} "
-            f"epochs={spec.epochs} lr={spec.learning_rate} batch={spec.batch_size}")
+    params = " ".join(f"{k}={format_value(v)}" for k, v in spec.params if k != "model")
+    return f"{spec.get('model', '')} nodes={spec.nodes} executors={spec.executors} cores={spec.executor_cores} {params}".strip()
 
 
 def describe_outcome(record: RunRecord) -> str:

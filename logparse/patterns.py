@@ -51,7 +51,12 @@ APP_ID = re.compile(rb"(?<![\w-])(app-\d{14}-\d{4,}|local-\d{10,}|application_\d
 VALIDATION_CREATED = tuple(b"creating: create" + m + end for m in (
     b"Top1Accuracy", b"Top5Accuracy", b"Loss", b"MAE", b"TreeNNAccuracy", b"HitRatio", b"NDCG") for end in (b"\n", b"\r"))
 VALIDATING = b"Validate model..."
+# The start of a validation line ("...s] Top1Accuracy is Accuracy(", "...s] Loss is ("), whole or cut.
+VALIDATION_START = re.compile(rb"s\] \w+ is \w*\(")
 SHUTDOWN = b"Shutdown hook called"
+#: The line a runner appends to the .out after it stopped a job on an optimizer's request
+#: (harness.runner.ProcessRunner's ``watch``); the rest of the line is the optimizer's reason.
+PRUNED = b"sparkdl: pruned: "
 
 # log4j prefixes: "2026-11-23 15:01:01 " (BigDL's layout for Spark), "26-11-23 15:01:01 [thread] " (DLlib's own),
 # "25/11/23 15:01:01 " (Spark's log4j-defaults, 2.x and 3.x).

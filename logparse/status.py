@@ -9,8 +9,8 @@ Terms (all from the log's own text; ``Evidence`` in ``logparse.scan``):
   everything after it (the whole log when there is none), in the .out and in the .err;
 * training *stopped at an epoch end* when no iteration follows the last complete epoch, and
   that epoch was validated if validation was configured (a validation line anywhere, the
-  Python side creating a validation method before training, or "Validate model..." after
-  the last event);
+  Python side creating a validation method before training, or "Validate model..." or the
+  start of a cut validation line after the last event);
 * *end evidence* is a sign in the region that optimize() returned, found before any hard
   error marker (one that can stop a job, rule 2): Spark stopping the context ("Successfully
   stopped SparkContext", "Shutdown hook called", "Stopped Spark web UI"), the Python side
@@ -22,6 +22,8 @@ Terms (all from the log's own text; ``Evidence`` in ``logparse.scan``):
 
 Rules, in order:
 
+0. ``pruned`` if the region holds the runner's prune line (``sparkdl: pruned: <reason>``, written
+   after an optimizer stopped the job on purpose): the signals of that stop are not a failure.
 1. ``ok`` when training *finished*: it stopped at an epoch end, the planned epochs (if known)
    were reached, and either the plan is known or the region holds end evidence. Hard errors
    in the region after that (a failing evaluate, save or shutdown, a signal) keep ``ok``, with
@@ -193,8 +195,9 @@ def stopped_at_epoch_end(out: Evidence) -> bool:
     if out.last_complete is None or out.last_iteration_at > out.last_complete_at:
         return False
     v = out.last_validation
-    if v is None:
-        return not out.head.validation_configured and P.VALIDATING not in out.region
+    if v is None:  # no validation line: was one configured, or in progress when the log stopped?
+        return not (out.head.validation_configured or P.VALIDATING in out.region
+                    or P.VALIDATION_START.search(out.region))
     return out.last_validation_at > out.last_complete_at and (v.epoch, v.iteration) == out.last_complete
 
 
@@ -209,6 +212,9 @@ def decide(out: Evidence, err_region: bytes, planned: int | None,
     epochs = None if out.last_complete is None else out.last_complete[0]
     reached = planned is None or (epochs is not None and epochs >= planned)
     damage = (out.damage,) if out.damage else ()
+    pruned_at = out.region.rfind(P.PRUNED)
+    if pruned_at >= 0:  # rule 0: an optimizer stopped it on purpose; the signals of that stop are no failure
+        return Verdict(Status.PRUNED, "pruned: " + _reason(out.region, "pruned", pruned_at + len(P.PRUNED), 0), None)
     if at_end and reached:
         hard_out = markers(out.region, hard_only=True)
         hard_err = markers(err_region, hard_only=True)
