@@ -11,7 +11,7 @@ from typing import Sequence
 from logparse import patterns as P
 from logparse.errors import LogNotFoundError, OptionError
 from logparse.records import JobLog, Status
-from logparse.scan import Evidence, Head, scan_final, scan_full
+from logparse.scan import APP_ID_WITHIN, Evidence, Head, scan_final, scan_full
 from logparse.source import Source, err_path_for
 from logparse.status import Verdict, decide
 
@@ -44,8 +44,12 @@ def parse(path: str | os.PathLike[str], *, full: bool = False, expected_epochs: 
     if err_p is not None:
         try:
             with Source(err_p) as src:
-                # its head matters as the main log, or for the arguments `spark-submit --verbose` echoes there
-                err = scan_final(src, head=not out.has_events or planned is None)
+                # its head matters as the main log (no events in the .out), or for the arguments
+                # `spark-submit --verbose` echoes at its start
+                if not out.has_events:
+                    err = scan_final(src)
+                else:
+                    err = scan_final(src, head=planned is None, head_limit=APP_ID_WITHIN)
         except LogNotFoundError:  # removed between the check and the read
             err_p = None
     if expected_epochs is None and planned is None and err is not None:

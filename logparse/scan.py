@@ -33,7 +33,15 @@ class Head:
     app_name: str | None
     app_id: str | None
     before: bytes = field(default=b"", repr=False)  # the log before its first iteration line
-    child_args: str | None = None  # the application's arguments, when spark-submit --verbose echoed them
+
+    @property
+    def child_args(self) -> str | None:
+        """The application's arguments, when ``spark-submit --verbose`` echoed them (searched only when needed)."""
+        part = self.before[:APP_ID_WITHIN]
+        if b"childArgs" not in part:
+            return None
+        m = P.CHILD_ARGS.search(part)
+        return None if m is None else m.group(1).decode("utf-8", "replace")
 
     @property
     def validation_configured(self) -> bool:
@@ -223,13 +231,14 @@ def _app_id(part: bytes) -> str | None:
     return None if best is None else best[1].decode("ascii")
 
 
-def read_head(src: Source) -> Head:
-    """Read forward until the first iteration line; the application facts come from the part before it."""
-    length = HEAD0
+def read_head(src: Source, limit: int | None = None) -> Head:
+    """Read forward until the first iteration line (or ``limit`` bytes); the application facts come
+    from the part before it."""
+    length = HEAD0 if limit is None else limit
     while True:
         data = src.read(0, length)
         at = _first_iteration_at(data)
-        whole = length >= src.size
+        whole = length >= src.size or limit is not None
         if whole or (at >= 0 and data.find(b"\n", at) >= 0):  # the first iteration line is all here
             break
         length *= GROW
@@ -241,15 +250,7 @@ def read_head(src: Source) -> Head:
         app_name=name.group(1).decode("utf-8", "replace").strip() if name else None,
         app_id=_app_id(part[:APP_ID_WITHIN]),
         before=part,
-        child_args=_child_args(part[:APP_ID_WITHIN]),
     )
-
-
-def _child_args(part: bytes) -> str | None:
-    if b"childArgs" not in part:
-        return None
-    m = P.CHILD_ARGS.search(part)
-    return None if m is None else m.group(1).decode("utf-8", "replace")
 
 
 def _first_iteration(data: bytes, at: int) -> Iteration | None:
@@ -270,8 +271,9 @@ def _evidence(src: Source, head: Head, c: _Collector, region: bytes) -> Evidence
     )
 
 
-def scan_final(src: Source, head: bool = True) -> Evidence:
-    """The final figures from the tail (grown until it holds the answer) and, if ``head``, the head."""
+def scan_final(src: Source, head: bool = True, head_limit: int | None = None) -> Evidence:
+    """The final figures from the tail (grown until it holds the answer) and, if ``head``, the head
+    (its first ``head_limit`` bytes only, when given)."""
     length = TAIL0
     while True:
         start = max(0, src.size - length)
@@ -286,7 +288,7 @@ def scan_final(src: Source, head: bool = True) -> Evidence:
                 break
         length *= GROW
     region = data[c.last_end - start:] if c.last_end >= 0 else data
-    return _evidence(src, read_head(src) if head else NO_HEAD, c, region)
+    return _evidence(src, read_head(src, head_limit) if head else NO_HEAD, c, region)
 
 
 def scan_full(src: Source) -> Evidence:
