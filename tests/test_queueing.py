@@ -523,3 +523,9 @@ def test_size_moments_do_not_overflow_and_match_statistics():
     assert size_moments([2.0, 4.0]) == pytest.approx((3.0, 2.0 / 9.0))
     with pytest.raises(InvalidTableError):
         size_moments([1.0])
+
+
+def test_an_empty_cost_is_one_line_not_a_key_error(tmp_path):
+    (tmp_path / "t.csv").write_text('cost\n""\n4\n')  # found by the hypothesis test in test_results.py
+    with pytest.raises(InvalidTableError, match="line 2: cost = '' is not a number"):
+        load_job_sizes(tmp_path / "t.csv")
