@@ -277,6 +277,29 @@ class RemoteCluster:
         self._await_workers(wanted, keep, timeout or self.start_timeout)
         return result
 
+    # -- host sampling of one run (harness.sampler on each worker host)
+    def _worker_hosts(self, workers: int) -> list[str]:
+        return list(dict.fromkeys(w.host for w in self._workers(workers)))
+
+    def start_sampling(self, key: str, workers: int, period_s: float = 1.0) -> GroupResult:
+        """Start a host sampler on the hosts of the first ``workers`` workers, for run ``key``."""
+        def step(host: str, role: str, _: None) -> HostResult:
+            out = self._call(host, self.layout.daemon("sample-start", "--state", self.layout.host_dir(host),
+                                                      "--key", key, "--period", f"{period_s:g}"))
+            return HostResult(host, role, True, True, f"sampling (pid {out['pid']})", data=out)
+
+        return on_hosts("sample-start", ((h, "sampler", None) for h in self._worker_hosts(workers)), step)
+
+    def stop_sampling(self, key: str, workers: int) -> GroupResult:
+        """Stop those samplers; each host's result carries its table (``data["csv"]``) and CPU cost."""
+        def step(host: str, role: str, _: None) -> HostResult:
+            out = self._call(host, self.layout.daemon("sample-stop", "--state", self.layout.host_dir(host),
+                                                      "--key", key))
+            return HostResult(host, role, bool(out["csv"]), False,
+                              out.get("problem") or f"{out['csv'].count(chr(10)) - 1} sample(s)", data=out)
+
+        return on_hosts("sample-stop", ((h, "sampler", None) for h in self._worker_hosts(workers)), step)
+
     def _spark_host(self, name: str) -> str:
         return next(w.spark_host for w in self.inv.workers if w.name == name)
 
@@ -353,7 +376,8 @@ class RemoteCluster:
         host = self.inv.master.host
         out = self._call(host, self.layout.daemon("env", "--local-ip", self.inv.master.spark_host), 120)
         env = SparkEnv(python=Path(out["python"]), java_home=Path(out["java_home"]), spark_home=Path(out["spark_home"]),
-                       dllib_jar=Path(out["dllib_jar"]), core_jar=Path(out["core_jar"]), local_ip=out["local_ip"])
+                       dllib_jar=Path(out["dllib_jar"]), core_jar=Path(out["core_jar"]), local_ip=out["local_ip"],
+                       **({"site_dir": Path(out["site_dir"])} if "site_dir" in out else {}))
         return env, str(out["job_script"])
 
     def run_driver(self, submit: list[str], out: IO[str], err: IO[str], timeout: float | None) -> CommandResult:

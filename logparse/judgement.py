@@ -11,6 +11,12 @@ status itself. On top of the log's own status (``logparse.status``), in order:
    even though BigDL recovered: it trained part of the time on fewer cores than planned;
 5. a non-zero exit code after training finished keeps ``ok``, with a note (an error after
    training, e.g. in a later save or shutdown, does not undo the training it followed).
+
+A job whose figures come from its own JSON file (``results = "json"``, :func:`judge_json_run`) has
+no BigDL evidence to read; its log only says what Spark lost. In order: stopped by the harness is
+``failed`` (timeout); a non-zero exit is ``failed`` (kind ``infrastructure`` when its log shows a lost
+executor, worker or master, else ``job``); figures missing or malformed (the harness says why) are
+``failed`` (job); a lost executor during an exit-0 run is ``failed`` (infrastructure); else ``ok``.
 """
 
 from __future__ import annotations
@@ -104,3 +110,27 @@ def judge_run(out: str | os.PathLike[str], planned: Planned = Planned(),
     log = parse(out, expected_epochs=planned.epochs)
     losses = resource_losses(out) if log.status == Status.OK and not process.timed_out else ()
     return judge(log, planned, process, losses)
+
+
+def judge_json_run(out: str | os.PathLike[str], process: ProcessFacts, metrics_problem: str | None) -> Judgement:
+    """The status of a job that reports its figures as JSON (rules at the end of the module docstring)."""
+    log = parse(out)
+    base = Judgement(Status.OK, "", None, (), log)
+    if process.timed_out:
+        took = "" if process.elapsed_s is None else f" within {process.elapsed_s:.0f} s"
+        return replace(base, status=Status.FAILED, failure_kind=FailureKind.TIMEOUT,
+                       reason=f"no result{took}: the run was stopped (raise --timeout)")
+    if process.exit_code not in (None, 0):
+        if log.failure_kind == FailureKind.INFRASTRUCTURE:
+            return replace(base, status=Status.FAILED, failure_kind=FailureKind.INFRASTRUCTURE, reason=log.reason)
+        return replace(base, status=Status.FAILED, failure_kind=FailureKind.JOB,
+                       reason=f"the job exited with code {process.exit_code}"
+                              + (f": {log.reason}" if log.reason else " (see its .err)"))
+    if metrics_problem:
+        return replace(base, status=Status.FAILED, failure_kind=FailureKind.JOB, reason=metrics_problem)
+    losses = resource_losses(out)
+    if losses:
+        return replace(base, status=Status.FAILED, failure_kind=FailureKind.INFRASTRUCTURE,
+                       reason="Spark recovered from a lost executor, but the run did not keep the resources of "
+                              f"its design row, so its time is not valid: {losses[0]}")
+    return base

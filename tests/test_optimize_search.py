@@ -22,7 +22,7 @@ from optimize.search.pruning import (CurveTail, EpochFigure, HalvingRule, Median
 from optimize.search.space import load_space
 from optimize.search.study import MultiObjectiveSearch, SearchConfig, open_study
 from optimize.session import ClusterOptions, JobConfig, open_session
-from tests.test_optimize_fakes import FakeBackend, WatchingFakeRunner, epoch_text, fake_env
+from tests.test_optimize_fakes import epoch_text, FakeBackend, WatchingFakeRunner, fake_env
 
 SPACE = """
 [learning_rate]
@@ -119,19 +119,19 @@ def test_dominates():
 
 def test_curve_tail_reads_whole_lines_incrementally(tmp_path):
     out = tmp_path / "1-1.out"
-    line = epoch_text(1, 2.5, 2500, 0.4)
+    line = epoch_text(e=1, wall=2.5, ms=2500, acc=0.4)
     out.write_text(line[:-20])  # a validation line cut mid-way
     tail = CurveTail(out)
     assert tail.read() == []
     with open(out, "a") as f:
-        f.write(line[-20:] + epoch_text(2, 5.0, 2500, 0.6))
+        f.write(line[-20:] + epoch_text(e=2, wall=5.0, ms=2500, acc=0.6))
     assert tail.read() == [fig(1, 2.5, 0.4), fig(2, 5.0, 0.6)]
     assert tail.read() == [] and tail.curve == [fig(1, 2.5, 0.4), fig(2, 5.0, 0.6)]
 
 
 def test_trial_watch_asks_rules_on_new_epochs_short_of_the_last(tmp_path):
     out = tmp_path / "1-1.out"
-    out.write_text(epoch_text(1, 2.0, 2000, 0.2))
+    out.write_text(epoch_text(e=1, wall=2.0, ms=2000, acc=0.2))
     watch = TrialWatch(make_rules("none", target=0.99), planned=2, history=[])
     assert watch(out) and "target 0.99" in watch.reasons[0]
     last = TrialWatch(make_rules("none", target=0.99), planned=1, history=[])
