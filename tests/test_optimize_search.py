@@ -202,9 +202,11 @@ def test_search_runs_trials_prunes_dominated_runs_and_records_them_as_pruned(tmp
     statuses = [r["status"] for r in rows]
     assert set(statuses) <= {"ok", "pruned"} and "pruned" in statuses and "ok" in statuses
     assert len(runner.stopped) == statuses.count("pruned")
-    # the cluster time is the sum of the runs' elapsed_s; the loop stopped at the first trial past the budget
+    # the cluster time is the sum of the runs' elapsed_s; the loop stopped when a mean trial no longer fitted
     total = math.fsum(float(r["elapsed_s"]) for r in rows)
-    assert outcome.cluster_time_s == pytest.approx(total) and total - float(rows[-1]["elapsed_s"]) < 400 <= total
+    assert outcome.cluster_time_s == pytest.approx(total) and total <= 400 < total + total / len(rows)
+    before = math.fsum(float(r["elapsed_s"]) for r in rows[:-1])
+    assert before + before / (len(rows) - 1) <= 400  # ...and it did fit before the last trial
     # the study agrees with the harness, trial by trial
     study = open_study(tmp_path / "s", search.config)
     for t, r in zip(study.trials, rows):
@@ -228,10 +230,13 @@ def test_search_runs_trials_prunes_dominated_runs_and_records_them_as_pruned(tmp
 def test_a_resumed_search_spends_only_the_rest_of_its_budget_and_reruns_nothing(tmp_path):
     space = load_space(write(tmp_path, SPACE))
     runner = WatchingFakeRunner(curve)
-    first, _, _ = run_fake_search(tmp_path / "s", space, runner, budget=1000, max_trials=4)
+    first, _, _ = run_fake_search(tmp_path / "s", space, runner, budget=1000, max_trials=4, pruner="none")
     assert len(runner.argvs) == 4 and first.stop_reason == "max trials (4) reached"
-    again, session, _ = run_fake_search(tmp_path / "s", space, runner, budget=first.cluster_time_s + 1, resume=True)
-    assert len(again.trials) == 1 and len(runner.argvs) == 5  # one more trial crosses the budget
+    mean = first.cluster_time_s / 4  # every trial takes 20 or 29 s (3 epochs, no pruning)
+    again, session, _ = run_fake_search(tmp_path / "s", space, runner, budget=first.cluster_time_s + mean + 1,
+                                        resume=True, max_trials=3, pruner="none")
+    assert len(again.trials) == 1 and len(runner.argvs) == 5  # room for one mean trial, not two
+    assert again.stop_reason.startswith("cluster-time budget")
     assert len(open_study(tmp_path / "s", SearchConfig(space, JobConfig(), parse_objectives(
         "wall_clock_s:min,accuracy:max"))).trials) == 5
 

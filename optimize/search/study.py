@@ -204,13 +204,20 @@ class MultiObjectiveSearch:
         return self.tell(trial.number, result)
 
     def run(self, budget_s: float, max_trials: int | None = None) -> SearchOutcome:
-        """Trials until the cluster time reaches ``budget_s``, ``max_trials`` ran, or the sampler has no more."""
+        """Trials while the next one is expected to fit the budget, until ``max_trials`` ran or the sampler has no more.
+
+        A trial starts only if the mean cluster time of the campaign's runs so far fits in what is left of
+        ``budget_s`` (the first always starts), so the budget is a cap that a trial longer than the mean
+        can still pass, by less than that trial."""
         self.recover()
         started, invalid, ran = time.monotonic(), 0, 0
         while True:
             spent = self.spent_s
-            if spent >= budget_s:
-                self.outcome.stop_reason = f"cluster-time budget spent ({spent / 60:.1f} of {budget_s / 60:.1f} min)"
+            runs = len(self.session.finished)
+            mean = spent / runs if runs else 0.0
+            if spent + mean > budget_s or spent >= budget_s:
+                self.outcome.stop_reason = (f"cluster-time budget: {spent / 60:.1f} of {budget_s / 60:.1f} min spent, "
+                                            f"a trial takes {mean / 60:.1f} min on average")
                 break
             if max_trials is not None and ran >= max_trials:
                 self.outcome.stop_reason = f"max trials ({max_trials}) reached"
@@ -243,7 +250,7 @@ class MultiObjectiveSearch:
         params = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in record.params.items())
         per_trial = wall_s / ran
         per_trial_cluster = math.fsum(t.elapsed_s for t in self.outcome.trials) / len(self.outcome.trials)
-        left = [math.ceil(max(0.0, budget_s - spent) / per_trial_cluster) if math.isfinite(budget_s) else math.inf]
+        left = [math.floor(max(0.0, budget_s - spent) / per_trial_cluster) if math.isfinite(budget_s) else math.inf]
         if max_trials is not None:
             left.append(max_trials - ran)
         if self.config.sampler == "grid":
