@@ -105,10 +105,15 @@ def resolve_path(path: str | Path) -> Path:
     return p
 
 
+#: Prefixes of the measurements a campaign records per run (Spark's metrics, host use, phases).
+MEASUREMENT_PREFIXES = ("spark_", "host_", "phase_")
+
+
 def detect_factors(frame: pd.DataFrame, exclude: Iterable[str] = ()) -> tuple[str, ...]:
     """Columns that vary and are not bookkeeping, measurement or ``exclude`` columns."""
     skip = NON_FACTOR_COLUMNS | set(exclude)
-    return tuple(c for c in frame.columns if c not in skip and frame[c].nunique(dropna=True) > 1)
+    return tuple(c for c in frame.columns if c not in skip and not str(c).startswith(MEASUREMENT_PREFIXES)
+                 and frame[c].nunique(dropna=True) > 1)
 
 
 def _check_accuracy(values: pd.Series) -> None:
