@@ -22,7 +22,7 @@ from pathlib import Path
 from cluster.local import LocalCluster, free_port
 from cluster.sparkenv import discover
 from harness.command import SubmitOptions, submit_argv
-from harness.runspec import read_design
+from harness.designfile import read_design
 
 ROW = "run,model,nodes,executors,executor_cores,epochs,learning_rate,batch_size\n1,lenet,1,1,2,1,0.05,64\n"
 

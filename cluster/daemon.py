@@ -200,7 +200,7 @@ def spark_env(local_ip: str) -> dict:
     env = discover(local_ip=local_ip)
     return {"python": str(env.python), "java_home": str(env.java_home), "spark_home": str(env.spark_home),
             "dllib_jar": str(env.dllib_jar), "core_jar": str(env.core_jar), "local_ip": local_ip,
-            "job_script": str(Path(jobs.__file__).with_name("train.py")), **facts()}
+            "site_dir": str(env.site_dir), "job_script": str(Path(jobs.__file__).with_name("train.py")), **facts()}
 
 
 def pack_logs(state_dir: Path, out: Path) -> dict:

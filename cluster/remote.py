@@ -376,7 +376,8 @@ class RemoteCluster:
         host = self.inv.master.host
         out = self._call(host, self.layout.daemon("env", "--local-ip", self.inv.master.spark_host), 120)
         env = SparkEnv(python=Path(out["python"]), java_home=Path(out["java_home"]), spark_home=Path(out["spark_home"]),
-                       dllib_jar=Path(out["dllib_jar"]), core_jar=Path(out["core_jar"]), local_ip=out["local_ip"])
+                       dllib_jar=Path(out["dllib_jar"]), core_jar=Path(out["core_jar"]), local_ip=out["local_ip"],
+                       **({"site_dir": Path(out["site_dir"])} if "site_dir" in out else {}))
         return env, str(out["job_script"])
 
     def run_driver(self, submit: list[str], out: IO[str], err: IO[str], timeout: float | None) -> CommandResult:

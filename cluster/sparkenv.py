@@ -10,7 +10,10 @@ imports pyspark calls :func:`alias_cloudpickle` first. The facts behind each pie
 * Python: executors must run this very interpreter (``PYSPARK_PYTHON``), or they pick
   another cloudpickle and fail with ``Can't get attribute '_function_setstate'``.
 * cloudpickle: pyspark 3.1.3 bundles a cloudpickle that cannot pickle Python 3.11
-  functions; a current cloudpickle is aliased as ``pyspark.cloudpickle``.
+  functions; a current cloudpickle is aliased as ``pyspark.cloudpickle``. For jobs this is done
+  by ``cluster/site/sitecustomize.py``, first on the ``PYTHONPATH`` of spark-submit (the driver)
+  and of the executors, so a job's script needs nothing from the project; a process that imports
+  pyspark itself (a local-mode test) calls :func:`alias_cloudpickle`.
 * Network: ``SPARK_LOCAL_IP`` pins every process to one address (loopback by default).
 * Jars: BigDL's two jars live inside its wheel and go on ``--jars`` and both class paths.
 
@@ -29,6 +32,8 @@ from cluster.errors import EnvironmentProblem
 
 DLLIB_JAR_GLOB = "share/dllib/lib/bigdl-dllib-spark_*-jar-with-dependencies.jar"
 CORE_JAR_GLOB = "share/core/lib/all-*.jar"
+#: The folder holding the sitecustomize.py every job's Python processes start with.
+SITE_DIR = Path(__file__).resolve().with_name("site")
 
 
 def _package_dir(name: str) -> Path:
@@ -55,6 +60,7 @@ class SparkEnv:
     dllib_jar: Path
     core_jar: Path
     local_ip: str = "127.0.0.1"
+    site_dir: Path = SITE_DIR  # holds sitecustomize.py (on a Fabric host: that host's copy)
 
     @property
     def spark_submit(self) -> Path:
@@ -84,6 +90,8 @@ class SparkEnv:
             "--conf", f"spark.executor.extraClassPath={cp}",
             "--conf", f"spark.pyspark.python={self.python}",
             "--conf", f"spark.pyspark.driver.python={self.python}",
+            # executors started by a cluster that did not get our environment still get the sitecustomize
+            "--conf", f"spark.executorEnv.PYTHONPATH={self.site_dir}",
         ]
 
     def environ(self, base: dict[str, str] | None = None) -> dict[str, str]:
@@ -95,6 +103,9 @@ class SparkEnv:
         env["PYSPARK_PYTHON"] = str(self.python)
         env["PYSPARK_DRIVER_PYTHON"] = str(self.python)
         env["SPARK_LOCAL_IP"] = self.local_ip
+        # the stack's fixes for every Python the job starts (driver and, through the workers, executors)
+        paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != str(self.site_dir)]
+        env["PYTHONPATH"] = os.pathsep.join([str(self.site_dir), *paths])
         # The pip pyspark must not pick up a system-wide Spark configuration.
         env.pop("SPARK_CONF_DIR", None)
         env.setdefault("PYTHONHASHSEED", "0")

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import math
 import os
 import platform
 import signal
@@ -31,15 +30,15 @@ from cluster.errors import ClusterError
 from cluster.local import LocalCluster, start_ticks
 from cluster.sparkenv import SparkEnv
 from harness.backends import Backend, FixedBackend, LocalBackend
-from harness.command import SubmitOptions, submit_argv
+from harness.command import SubmitOptions, job_for, metrics_path, submit_argv
 from harness.datacache import with_data_cache
 from harness.observer import Observer, observer_for
 from harness.errors import CapacityError, HarnessError
 from harness.runner import Completed, Runner
-from harness.runspec import RunSpec
+from harness.metrics import Metrics, read_metrics, reserved_names
+from harness.runspec import RunSpec, format_value
 from harness.schema import CampaignDir, Execution, Manifest, Outcome, RunRecord, now, status_counts
 from harness.store import ResultStore
-from logparse.losses import resource_losses
 from sparkdl.cli import DEFAULT_MASTER_PORT, DEFAULT_STATE_DIR, DEFAULT_WEBUI_PORT
 from sparkdl.crash import crash_later, crash_point
 
@@ -75,33 +74,27 @@ class CampaignSummary:
 # ---------------------------------------------------------------- one attempt's outcome
 
 
-def _same(a: float, b: float) -> bool:
-    return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-12)
+def _process(completed: Completed) -> "logparse.ProcessFacts":
+    return logparse.ProcessFacts(completed.returncode, completed.timed_out, completed.elapsed_s)
 
 
-def interpret(spec: RunSpec, completed: Completed, log: logparse.JobLog, losses: tuple[str, ...] = ()) -> Outcome:
-    """Status, reason and figures of one attempt, from the process, its log and the resources it lost."""
-    outcome = Outcome.from_log(log)
-    if completed.timed_out:
-        return outcome.failed("timeout", f"no result within {completed.elapsed_s:.0f} s: "
-                                         "the run was stopped (raise --timeout)")
-    if not outcome.ok:
-        return outcome
-    if completed.returncode != 0:
-        return outcome.failed("job", f"spark-submit exited with code {completed.returncode} after training finished")
-    wrong = []
-    if log.learning_rate is None or not _same(log.learning_rate, spec.learning_rate):
-        wrong.append(f"learning rate {log.learning_rate} (asked {spec.learning_rate})")
-    if log.batch_size != spec.batch_size:
-        wrong.append(f"batch size {log.batch_size} (asked {spec.batch_size})")
-    if log.epochs_completed != spec.epochs:
-        wrong.append(f"{log.epochs_completed} epochs (asked {spec.epochs})")
-    if wrong:
-        return outcome.failed("job", "the job did not run what the design asked: it ran with " + ", ".join(wrong))
-    if losses:
-        return outcome.failed("infrastructure", "Spark recovered from a lost executor, but the run did not keep the "
-                                                f"resources of its design row, so its time is not valid: {losses[0]}")
-    return outcome
+def judged_outcome(spec: RunSpec, completed: Completed, out: Path) -> Outcome:
+    """logparse's status for one attempt of a BigDL job (its log, the plan, how the process ended)."""
+    def number(name: str, kind: type) -> object:
+        value = spec.get(name)
+        return None if value is None else kind(value)
+
+    planned = logparse.Planned(number("epochs", int), number("learning_rate", float),  # type: ignore[arg-type]
+                               number("batch_size", int))
+    j = logparse.judge_run(out, planned, _process(completed))
+    return replace(Outcome.from_log(j.log), status=j.status, reason=j.reason, failure_kind=j.failure_kind)
+
+
+def judged_json_outcome(completed: Completed, out: Path, figures: Metrics) -> Outcome:
+    """logparse's status for one attempt of a job that reports its figures as JSON."""
+    j = logparse.judge_json_run(out, _process(completed), figures.problem)
+    return Outcome(status=j.status, reason=j.reason, failure_kind=j.failure_kind, app_id=j.log.app_id,
+                   wall_clock_s=figures.wall_clock_s, accuracy=figures.accuracy)
 
 
 # ---------------------------------------------------------------- the loop
@@ -115,7 +108,7 @@ class Campaign:
                  observer: Observer | None = None) -> None:
         self.folder, self.settings, self.backend, self.env = folder, settings, backend, env
         self.runner, self.store, self.progress = runner, store, progress
-        self.options = replace(settings.options, master_url=backend.master_url)
+        self.options = replace(settings.options, master_url=backend.master_url, out=folder.path)
         self.observer = observer
 
     def _app_id(self, name: str) -> str | None:
@@ -152,6 +145,10 @@ class Campaign:
             run_dir = self.folder.run_dir(spec.key) if self.observer is not None else None
             argv = submit_argv(spec, self.options, self.env,
                                event_log_dir=run_dir if self.observer is not None and self.observer.event_log else None)
+            job = job_for(spec, self.options)
+            if job.results == "json":  # a figure left by an earlier attempt must not count for this one
+                self.folder.run_dir(spec.key)
+                metrics_path(spec, self.options).unlink(missing_ok=True)
             start = now()
             n = self.store.begin_attempt(spec, start, argv)
             watch = self.observer.start(run_dir) if self.observer is not None and run_dir is not None else None
@@ -162,10 +159,15 @@ class Campaign:
                 if watch is not None:
                     watch.cancel()
                 raise
-            metrics = watch.stop(out) if watch is not None else {}
+            metrics: dict[str, object] = dict(watch.stop(out)) if watch is not None else {}
             crash_point("parse")
-            log = logparse.parse(out, expected_epochs=spec.epochs)
-            outcome = interpret(spec, completed, log, resource_losses(out) if log.ok else ())
+            if job.results == "json":  # the job's own figures; its log only says what Spark lost
+                figures = read_metrics(metrics_path(spec, self.options), reserved_names(spec))
+                outcome = judged_json_outcome(completed, out, figures)
+                if outcome.ok:
+                    metrics.update(figures.extra())
+            else:
+                outcome = judged_outcome(spec, completed, out)
             if outcome.app_id is None:
                 outcome = replace(outcome, app_id=self._app_id(argv[argv.index("--name") + 1]))
             end = now()
@@ -176,7 +178,7 @@ class Campaign:
                 continue
             execution = Execution(attempts=n, start=start, end=end, elapsed_s=round(completed.elapsed_s, 3),
                                   exit_code=completed.returncode, log=str(out.relative_to(self.folder.path)))
-            return RunRecord(spec, outcome, execution, metrics)
+            return RunRecord(spec, outcome, execution, metrics)  # type: ignore[arg-type]
         raise AssertionError("unreachable")
 
     def record(self, record: RunRecord) -> None:
@@ -226,8 +228,8 @@ class Campaign:
 
 
 def describe_spec(spec: RunSpec) -> str:
-    return (f"{spec.model} nodes={spec.nodes} executors={spec.executors} cores={spec.executor_cores} "
-            f"epochs={spec.epochs} lr={spec.learning_rate} batch={spec.batch_size}")
+    params = " ".join(f"{k}={format_value(v)}" for k, v in spec.params if k != "model")
+    return f"{spec.get('model', '')} nodes={spec.nodes} executors={spec.executors} cores={spec.executor_cores} {params}".strip()
 
 
 def describe_outcome(record: RunRecord) -> str:

@@ -1,6 +1,6 @@
-"""The spark-submit command line of one run: a pure function of the run spec and the options.
+"""The spark-submit command line of one run: a pure function of the run spec, its job and the options.
 
-How a design row maps onto Spark standalone (seed 001's meaning of the factors):
+How a design row maps onto Spark standalone (seed 001's meaning of the factors, whatever the job):
 
 * ``nodes`` workers take part: the backend scales the cluster to exactly that many
   workers before the run (standalone spreads executors over all alive workers).
@@ -9,6 +9,9 @@ How a design row maps onto Spark standalone (seed 001's meaning of the factors):
   default spread-out scheduling every worker then runs ``executors`` executors.
 * ``--executor-memory`` is the same for every executor; each worker offers at least
   ``executors x executor-memory`` so all executors of a node fit.
+
+The job (:mod:`harness.job`) gives the application and its argument template; ``spark.*``
+design columns and the job's ``[spark]`` table become ``--conf`` settings.
 """
 
 from __future__ import annotations
@@ -17,11 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import jobs
-from jobs.train import app_name
 from cluster.sparkenv import SparkEnv
-from harness.runspec import RunSpec
+from harness.job import Job, JobChoice, harness_values, job_confs
+from harness.runspec import RunSpec, Value, format_value
 
-JOB_SCRIPT = Path(jobs.__file__).with_name("train.py")
+JOB_SCRIPT = Path(jobs.__file__).resolve().with_name("train.py")
+METRICS_FLAG = "--metrics-out"
+METRICS_FILE = "metrics.json"
 
 
 @dataclass(frozen=True)
@@ -36,28 +41,43 @@ class SubmitOptions:
     test_samples: int | None = None
     seed: int = 42
     learning_rate_decay: float | None = None  # None: the job's default (0.0002)
-    data_cache: Path | None = None  # the split decoded once per campaign (jobs.mnist.ensure_cache)
+    jobs: JobChoice = JobChoice()  # the --job, or the built-in named by the model column
+    out: Path | None = None  # the campaign folder: json jobs write OUT/runs/<key>/metrics.json
+    data_cache: Path | None = None  # the MNIST split decoded once per campaign (jobs.mnist.ensure_cache)
+
+    def option_values(self) -> dict[str, Value | None]:
+        """The optional template fields this campaign gives (None: not given)."""
+        return {"data_dir": None if self.data_dir is None else str(self.data_dir),
+                "train_samples": self.train_samples or None, "test_samples": self.test_samples or None,
+                "learning_rate_decay": self.learning_rate_decay,
+                "data_cache": None if self.data_cache is None else str(self.data_cache)}
+
+    def option_fields(self) -> tuple[str, ...]:
+        return tuple(k for k, v in self.option_values().items() if v is not None)
+
+
+def job_for(spec: RunSpec, options: SubmitOptions) -> Job:
+    return options.jobs.for_spec(spec)
+
+
+def metrics_path(spec: RunSpec, options: SubmitOptions) -> Path:
+    """Where a ``json`` job writes its figures: ``OUT/runs/<key>/metrics.json``."""
+    return (options.out or Path(".")) / "runs" / spec.key / METRICS_FILE
 
 
 def job_args(spec: RunSpec, options: SubmitOptions) -> list[str]:
-    """Arguments of jobs/train.py for this run (every value is one argv element)."""
-    args = [
-        "--model", spec.model,
-        "--learning-rate", repr(float(spec.learning_rate)),
-        "--batch-size", str(spec.batch_size),
-        "--epochs", str(spec.epochs),
-        "--seed", str(options.seed + spec.replicate - 1),
-    ]
-    args += ["--sample"] if options.data_dir is None else ["--data-dir", str(options.data_dir)]
-    if options.train_samples:
-        args += ["--train-samples", str(options.train_samples)]
-    if options.test_samples:
-        args += ["--test-samples", str(options.test_samples)]
-    if options.data_cache is not None:
-        args += ["--data-cache", str(options.data_cache)]
-    if options.learning_rate_decay is not None:
-        args += ["--learning-rate-decay", repr(float(options.learning_rate_decay))]
+    """The application's arguments for this run (every value is one argv element)."""
+    job = job_for(spec, options)
+    args = job.fill(harness_values(spec, options.seed, options.option_values()))
+    if job.results == "json":
+        args += [METRICS_FLAG, str(metrics_path(spec, options))]
     return args
+
+
+def app_name(spec: RunSpec, job: Job) -> str:
+    """The Spark application name: the job, its parameters and the cell, readable in the master's UI."""
+    params = " ".join(f"{k}={format_value(v)}" for k, v in spec.params if k != "model")
+    return f"{job.name} {params} run={spec.key}".replace("  ", " ")
 
 
 def event_log_conf(directory: Path) -> list[str]:
@@ -79,11 +99,18 @@ def submit_argv(spec: RunSpec, options: SubmitOptions, env: SparkEnv, event_log_
 
     ``event_log_dir``: the run's folder, where Spark writes its event log (None: no event log).
     """
+    job = job_for(spec, options)
+    confs = [a for k, v in job_confs(job, spec) for a in ("--conf", f"{k}={v}")]
+    app: list[str] = []
+    if job.py_files:
+        app += ["--py-files", ",".join(str(p) for p in job.py_files)]
+    if job.main_class:
+        app += ["--class", job.main_class]
     return [
         str(env.spark_submit),
         "--master", options.master_url,
         "--deploy-mode", "client",
-        "--name", f"{app_name(spec.model, float(spec.learning_rate), spec.batch_size, spec.epochs)} run={spec.key}",
+        "--name", app_name(spec, job),
         "--executor-cores", str(spec.executor_cores),
         "--total-executor-cores", str(spec.total_cores),
         "--executor-memory", options.executor_memory,
@@ -92,7 +119,9 @@ def submit_argv(spec: RunSpec, options: SubmitOptions, env: SparkEnv, event_log_
         "--conf", "spark.scheduler.maxRegisteredResourcesWaitingTime=120s",
         "--conf", "spark.scheduler.minRegisteredResourcesRatio=1.0",
         *env.submit_args(),
+        *confs,
         *(event_log_conf(event_log_dir) if event_log_dir is not None else []),
-        str(JOB_SCRIPT),
+        *app,
+        str(job.application),
         *job_args(spec, options),
     ]

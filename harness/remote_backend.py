@@ -62,7 +62,9 @@ class RemoteRunner:
         self.paths = {str(JOB_SCRIPT): job_script}
 
     def remote_argv(self, argv: list[str]) -> list[str]:
-        return [self.paths.get(a, a) for a in argv]
+        """This machine's job files (jobs/*.py of the built-in jobs) as the master host's copies."""
+        local_dir, remote_dir = str(JOB_SCRIPT.parent) + "/", self.paths[str(JOB_SCRIPT)].rsplit("/", 1)[0] + "/"
+        return [self.paths.get(a, remote_dir + a[len(local_dir):] if a.startswith(local_dir) else a) for a in argv]
 
     def run(self, argv: list[str], env: Mapping[str, str], out: Path, err: Path, timeout: float | None,
             on_start: OnStart | None = None) -> Completed:

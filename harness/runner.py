@@ -14,8 +14,14 @@ from pathlib import Path
 from typing import Callable, Mapping, Protocol
 
 from cluster.local import end_process_group
+from logparse.patterns import PRUNED
 
 OnStart = Callable[[int], None]
+#: Called about once a second with the .out path while a job runs: None to go on, or the reason to stop it
+#: (an optimizer pruning the run). The runner then ends the job and appends the prune line logparse reads.
+Watch = Callable[[Path], "str | None"]
+#: Seconds between two calls of a watch.
+WATCH_INTERVAL_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -26,6 +32,7 @@ class Completed:
     returncode: int
     elapsed_s: float
     timed_out: bool = False
+    stopped: str | None = None  # the watch's reason, when it stopped the job
 
     @property
     def ok(self) -> bool:
@@ -47,23 +54,34 @@ def _die_with_parent() -> None:
         pass
 
 
+def write_prune_line(out: Path, reason: str) -> None:
+    """Append the line that makes logparse call the run ``pruned`` (one line: newlines in the reason become spaces)."""
+    with open(out, "ab") as f:
+        f.write(b"\n" + PRUNED + " ".join(reason.split()).encode() + b"\n")
+
+
 class ProcessRunner:
     """Runs the command in its own process group; on timeout or interrupt the whole group is ended.
 
     ``on_start(pid)`` is called once the process exists, so the caller can record it
-    (a resumed campaign ends the process group of a run that was in flight).
+    (a resumed campaign ends the process group of a run that was in flight). ``watch``
+    (settable between runs) is called every WATCH_INTERVAL_S with the .out path; when it
+    returns a reason the job is ended and the prune line appended to its .out.
     """
+
+    def __init__(self, watch: Watch | None = None) -> None:
+        self.watch = watch
 
     def run(self, argv: list[str], env: Mapping[str, str], out: Path, err: Path,
             timeout: float | None, on_start: OnStart | None = None) -> Completed:
-        started = time.monotonic()
+        started, stopped = time.monotonic(), None
         with open(out, "wb") as fout, open(err, "wb") as ferr:
             proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=fout, stderr=ferr,
                                     env=dict(env), start_new_session=True, preexec_fn=_die_with_parent)
             try:
                 if on_start is not None:
                     on_start(proc.pid)
-                code = proc.wait(timeout)
+                code, stopped = self._wait(proc, out, timeout, started)
                 timed_out = False
             except subprocess.TimeoutExpired:
                 end_process_group(proc)
@@ -71,4 +89,24 @@ class ProcessRunner:
             except BaseException:
                 end_process_group(proc, grace=2.0)
                 raise
-        return Completed(tuple(argv), code, time.monotonic() - started, timed_out)
+        if stopped is not None:
+            write_prune_line(out, stopped)
+        return Completed(tuple(argv), code, time.monotonic() - started, timed_out, stopped)
+
+    def _wait(self, proc: subprocess.Popen, out: Path, timeout: float | None,
+              started: float) -> tuple[int, str | None]:
+        """The exit code, and the watch's reason when it stopped the job; TimeoutExpired past ``timeout``."""
+        if self.watch is None:
+            return proc.wait(timeout), None
+        while True:
+            left = None if timeout is None else timeout - (time.monotonic() - started)
+            if left is not None and left <= 0:
+                raise subprocess.TimeoutExpired(proc.args, timeout)  # type: ignore[arg-type]
+            try:
+                return proc.wait(WATCH_INTERVAL_S if left is None else min(WATCH_INTERVAL_S, left)), None
+            except subprocess.TimeoutExpired:
+                pass
+            reason = self.watch(out)
+            if reason:
+                end_process_group(proc, grace=2.0)
+                return (proc.returncode if proc.returncode is not None else -9), reason

@@ -1,51 +1,247 @@
-"""One row of a design file: what a single training job runs on and with.
+"""One row of a design file: what a single job runs on (the cluster factors) and with (the job's parameters).
 
-Columns (seed 001's meaning):
+Every design has the cluster factors, which keep seed 001's meaning whatever the job:
 
-==================  =====================================================
-``nodes``           worker machines the job runs on
-``executors``       executors per node
-``executor_cores``  cores per executor
-``epochs``          training epochs
-``learning_rate``   SGD learning rate
-``batch_size``      global mini-batch; BigDL needs a multiple of the job's
-                    total cores (nodes x executors x executor_cores)
-``model``           optional: birnn (default) or lenet
-``run``             optional: design point number (default: row number)
-``replicate``       optional: replication number (default 1)
-==================  =====================================================
+==================  =================================================  ==============
+column              meaning                                            allowed values
+==================  =================================================  ==============
+``nodes``           worker machines the job runs on                    1 .. 10,000
+``executors``       executors per node                                 1 .. 512
+``executor_cores``  cores per executor                                 1 .. 1,024
+``run``             optional: design point number (default: row no.)   1 .. 10^9
+``replicate``       optional: replication number (default 1)           1 .. 10^6
+==================  =================================================  ==============
 
-:func:`read_design` checks every row and reports every problem at once.
+Every other column is a parameter of the job (see :mod:`harness.job`): an argument of its
+template, or a Spark setting when its name starts with ``spark.``. A job description may give a
+parameter a type and a range (:class:`ParamRule`); the built-in BigDL jobs use
+``epochs`` 1..1,000, ``batch_size`` 1..1,048,576 and ``learning_rate`` 1e-9..1e4
+(``jobs/birnn.toml``). A parameter without a rule is an integer when it is written as one, a
+finite decimal number when it is written as one, and otherwise a printable string.
+
+Numbers are ASCII decimal only (``12``, ``-3``, ``0.01``, ``1e-3``): no digit group separators
+(``1_000``), no fullwidth or Arabic-Indic digits, no ``inf``/``nan``. Integers are read as
+integers (``9007199254740993`` stays exact; ``2.0`` is 2, ``2.5`` is not an integer).
 """
 
 from __future__ import annotations
 
-import csv
 import math
-from dataclasses import asdict, dataclass, fields
-from pathlib import Path
-from typing import Mapping
+import re
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Mapping, Sequence
 
-from harness.errors import DesignFileError
+Value = int | float | str
 
+CELL = ("run", "replicate")
+CLUSTER = ("nodes", "executors", "executor_cores")
+#: Column names :class:`RunSpec` keeps as attributes (a job parameter cannot use them).
+RESERVED = CELL + CLUSTER + ("params",)
+
+#: The columns of a design for the built-in BigDL jobs (kept for readers of older results).
 REQUIRED = ("nodes", "executors", "executor_cores", "epochs", "learning_rate", "batch_size")
 OPTIONAL = ("model", "run", "replicate")
-MODELS = ("birnn", "lenet")
+#: The parameters of the built-in BigDL jobs, in the order their designs and results list them.
+LEGACY_PARAMS = ("epochs", "learning_rate", "batch_size", "model")
+SPEC_FIELDS = CELL + CLUSTER + LEGACY_PARAMS
+
+_INT = re.compile(r"[+-]?[0-9]+", re.ASCII)
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
+MAX_EXACT_INT = 2**53  # beyond this an integer parameter could not be analysed as a number without rounding
+MAX_TEXT = 200
 
 
 @dataclass(frozen=True)
+class ParamRule:
+    """What values a design column may take: ``kind`` int, float or str, an inclusive range, or choices."""
+
+    kind: str = "auto"  # int | float | str | auto (int if written as one, else float, else str)
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        lo, hi = _num(self.minimum), _num(self.maximum)
+        if self.choices:
+            return "one of " + ", ".join(self.choices)
+        what = {"int": "a whole number", "float": "a number", "str": "a text"}.get(self.kind, "a value")
+        if lo and hi:
+            return f"{what} from {lo} to {hi}"
+        if lo:
+            return f"{what} >= {lo}"
+        if hi:
+            return f"{what} <= {hi}"
+        return what
+
+
+def _num(bound: float | None) -> str:
+    if bound is None:
+        return ""
+    return str(int(bound)) if float(bound).is_integer() and abs(bound) < 1e16 else f"{bound:g}"
+
+
+CLUSTER_RULES: Mapping[str, ParamRule] = {
+    "nodes": ParamRule("int", 1, 10_000),
+    "executors": ParamRule("int", 1, 512),
+    "executor_cores": ParamRule("int", 1, 1_024),
+    "run": ParamRule("int", 1, 10**9),
+    "replicate": ParamRule("int", 1, 10**6),
+}
+
+
+def _range_problem(name: str, text: str, number: Decimal | float, rule: ParamRule) -> str | None:
+    low = rule.minimum is not None and number < rule.minimum
+    high = rule.maximum is not None and number > rule.maximum
+    if low or high:
+        return f"{name}={text!r} is out of range: write {rule.describe()}"
+    return None
+
+
+def parse_int(name: str, text: str, rule: ParamRule) -> int | str:
+    """The integer written in ``text`` (exactly, never through a float), or a problem description."""
+    if not _DECIMAL.fullmatch(text):
+        return f"{name}={text!r} is not a number: write {rule.describe()} in ASCII digits"
+    try:
+        number = Decimal(text)
+    except InvalidOperation:  # pragma: no cover - the pattern admits only valid decimals
+        return f"{name}={text!r} is not a number: write {rule.describe()}"
+    if number.adjusted() > 30:  # far beyond any range; keeps to_integral cheap for 1e999999
+        return f"{name}={text!r} is out of range: write {rule.describe()}"
+    if number != number.to_integral_value():
+        return f"{name}={text!r} is not a whole number: write {rule.describe()}"
+    problem = _range_problem(name, text, number, rule)
+    if problem:
+        return problem
+    value = int(number)
+    if abs(value) > MAX_EXACT_INT:
+        return f"{name}={text!r} is too large: write a whole number of at most {MAX_EXACT_INT}"
+    return value
+
+
+def parse_float(name: str, text: str, rule: ParamRule) -> float | str:
+    """The finite number written in ``text``, or a problem description."""
+    if not _DECIMAL.fullmatch(text):
+        return f"{name}={text!r} is not a number: write {rule.describe()} in ASCII digits, such as 0.01"
+    number = float(text)
+    if not math.isfinite(number):
+        return f"{name}={text!r} is too large: write {rule.describe()}"
+    if number != 0 and abs(number) < 2.2250738585072014e-308:  # subnormal: not a plausible setting
+        return f"{name}={text!r} is too small to be a setting: write {rule.describe()}"
+    return _range_problem(name, text, number, rule) or number
+
+
+def parse_text(name: str, text: str, rule: ParamRule) -> str:
+    """``text`` as a string value (a problem description starts with ``name=``)."""
+    if rule.choices and text not in rule.choices:
+        return f"{name}={text!r} is unknown: use {rule.describe()}"
+    return text
+
+
+def _text_problem(name: str, text: str) -> str | None:
+    if not text.isprintable():
+        return f"{name}={text!r} holds a line break or control character: write the value on one line"
+    if len(text) > MAX_TEXT:
+        return f"{name} has a value of {len(text)} characters: at most {MAX_TEXT} are allowed"
+    if text.startswith("-") and not _DECIMAL.fullmatch(text):
+        return f"{name}={text!r} starts with '-' and would be read as an option: remove the dash"
+    return None
+
+
+def parse_value(name: str, text: str, rule: ParamRule) -> tuple[Value | None, str | None]:
+    """``(value, None)`` or ``(None, problem)`` for one cell of a design row."""
+    problem = _text_problem(name, text)
+    if problem:
+        return None, problem
+    kind = rule.kind
+    if kind == "auto":
+        kind = "int" if _INT.fullmatch(text) else "float" if _DECIMAL.fullmatch(text) else "str"
+    if kind == "int":
+        result: Value = parse_int(name, text, rule)
+        ok = isinstance(result, int)
+    elif kind == "float":
+        result = parse_float(name, text, rule)
+        ok = isinstance(result, float)
+    else:
+        result = parse_text(name, text, rule)
+        ok = not (rule.choices and text not in rule.choices)
+    return (result, None) if ok else (None, str(result))
+
+
+def format_value(value: Value) -> str:
+    """How a value is written in an argv: integers as digits, floats exactly (``repr``), text as is."""
+    if isinstance(value, bool):
+        raise TypeError("a boolean is not a design value")
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+@dataclass(frozen=True, init=False, eq=False)
 class RunSpec:
-    """One job of a campaign; ``(run, replicate)`` identifies its cell."""
+    """One job of a campaign: its cell ``(run, replicate)``, the cluster factors and the job's parameters.
+
+    The job's parameters are read as attributes too (``spec.learning_rate``), in design column
+    order in ``params``. ``RunSpec.from_row(spec.as_row()) == spec``.
+    """
 
     run: int
     replicate: int
     nodes: int
     executors: int
     executor_cores: int
-    epochs: int
-    learning_rate: float
-    batch_size: int
-    model: str = "birnn"
+    params: tuple[tuple[str, Value], ...]
+
+    def __init__(self, run: int, replicate: int, nodes: int, executors: int, executor_cores: int,
+                 *legacy: Value, params: tuple[tuple[str, Value], ...] | Mapping[str, Value] = (),
+                 **more: Value) -> None:
+        pairs = tuple(params.items()) if isinstance(params, Mapping) else tuple(params)
+        if not pairs and (legacy or set(LEGACY_PARAMS[:3]) <= set(more) <= set(LEGACY_PARAMS)):
+            # the signature of the BigDL jobs' spec: epochs, learning_rate, batch_size, model="birnn"
+            given = {**dict(zip(LEGACY_PARAMS, legacy)), **more}
+            more = {name: given.get(name, "birnn") for name in LEGACY_PARAMS}
+        pairs += tuple(more.items())
+        names = [n for n, _ in pairs]
+        clash = sorted({n for n in names if n in RESERVED or names.count(n) > 1})
+        if clash:
+            raise ValueError(f"job parameter name(s) {', '.join(clash)} clash with a cluster factor or repeat")
+        for name, value in (("run", run), ("replicate", replicate), ("nodes", nodes), ("executors", executors),
+                            ("executor_cores", executor_cores), ("params", pairs)):
+            object.__setattr__(self, name, value)
+
+    def __getattr__(self, name: str) -> Value:
+        if name.startswith("__") or name == "params":
+            raise AttributeError(name)
+        for key, value in self.params:
+            if key == name:
+                return value
+        raise AttributeError(f"this run has no parameter {name!r}")
+
+    def _identity(self) -> tuple[object, ...]:
+        return (self.run, self.replicate, self.nodes, self.executors, self.executor_cores,
+                frozenset(self.params))
+
+    def __eq__(self, other: object) -> bool:
+        """Same cell, cluster factors and parameter values (whatever the design's column order)."""
+        return isinstance(other, RunSpec) and self._identity() == other._identity()
+
+    def __hash__(self) -> int:
+        return hash(self._identity())
+
+    def __getstate__(self) -> dict[str, object]:
+        return {n: getattr(self, n) for n in RESERVED}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        for name, value in state.items():
+            object.__setattr__(self, name, value)
+
+    def get(self, name: str, default: Value | None = None) -> Value | None:
+        """A job parameter by name, or ``default``."""
+        return dict(self.params).get(name, default)
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        return tuple(n for n, _ in self.params)
 
     @property
     def total_cores(self) -> int:
@@ -60,141 +256,40 @@ class RunSpec:
         """File-name stem of the run's logs: ``<run>-<replicate>``."""
         return f"{self.run}-{self.replicate}"
 
-    def as_row(self) -> dict[str, object]:
-        """The design columns of this run, in design order."""
-        return asdict(self)
+    def as_row(self) -> dict[str, Value]:
+        """The design columns of this run, flat: cell, cluster factors, then the job's parameters."""
+        return {"run": self.run, "replicate": self.replicate, "nodes": self.nodes, "executors": self.executors,
+                "executor_cores": self.executor_cores, **dict(self.params)}
 
     @classmethod
-    def from_row(cls, row: Mapping[str, object]) -> "RunSpec":
-        """The inverse of :meth:`as_row` (values may be CSV strings); unknown keys are ignored."""
-        values: dict[str, object] = {}
-        for f in fields(cls):
-            if f.name in row and row[f.name] not in (None, ""):
-                kind = {"int": int, "float": float}.get(str(f.type), str)
-                values[f.name] = kind(row[f.name])  # type: ignore[operator]
-        return cls(**values)  # type: ignore[arg-type]
+    def from_row(cls, row: Mapping[str, object], params: Sequence[str] | None = None) -> "RunSpec":
+        """The inverse of :meth:`as_row` (values may be CSV strings: digits become numbers again).
+
+        ``params`` names the job's parameters among the other keys (default: every key that is not a
+        cell or cluster column); keys not named are ignored.
+        """
+        fixed = {name: int(str(row[name])) for name in CELL + CLUSTER}
+        names = [k for k in row if k not in CELL + CLUSTER] if params is None else list(params)
+        return cls(**fixed, params=tuple((k, _from_text(row[k])) for k in names if k in row))  # type: ignore[arg-type]
 
 
-SPEC_FIELDS = tuple(f.name for f in fields(RunSpec))
-
-
-def _int(value: str, name: str, minimum: int = 1) -> int | str:
-    """The integer in ``value``, or a problem description."""
-    try:
-        number = float(value)
-    except ValueError:
-        return f"{name}={value!r} is not a number: write a whole number >= {minimum}"
-    if not math.isfinite(number) or number != int(number):
-        return f"{name}={value!r} is not a whole number: write a whole number >= {minimum}"
-    if number < minimum:
-        return f"{name}={value!r} is below {minimum}: write a whole number >= {minimum}"
-    return int(number)
-
-
-def _float(value: str, name: str) -> float | str:
-    try:
-        number = float(value)
-    except ValueError:
-        return f"{name}={value!r} is not a number: write a positive number such as 0.01"
-    if not math.isfinite(number) or number <= 0:
-        return f"{name}={value!r} must be a positive finite number, such as 0.01"
-    return number
-
-
-def parse_row(row: dict[str, str], default_run: int) -> RunSpec | list[str]:
-    """A :class:`RunSpec` from one CSV row, or the list of what is wrong with it."""
-    problems: list[str] = []
-    values: dict[str, object] = {}
-    for name in ("nodes", "executors", "executor_cores", "epochs", "batch_size"):
-        v = _int((row.get(name) or "").strip(), name)
-        (problems.append(v) if isinstance(v, str) else values.__setitem__(name, v))
-    lr = _float((row.get("learning_rate") or "").strip(), "learning_rate")
-    (problems.append(lr) if isinstance(lr, str) else values.__setitem__("learning_rate", lr))
-    for name, default in (("run", default_run), ("replicate", 1)):
-        text = (row.get(name) or "").strip()
-        v = _int(text, name) if text else default
-        (problems.append(v) if isinstance(v, str) else values.__setitem__(name, v))
-    model = (row.get("model") or "").strip() or "birnn"
-    if model not in MODELS:
-        problems.append(f"model={model!r} is unknown: use one of {', '.join(MODELS)}")
-    values["model"] = model
-    if problems:
-        return problems
-    return RunSpec(**values)  # type: ignore[arg-type]
+def _from_text(value: object) -> Value:
+    """A value read back from a CSV cell: an integer or decimal number when written as one."""
+    if not isinstance(value, str):
+        return value  # type: ignore[return-value]
+    if _INT.fullmatch(value) and abs(int(value)) <= MAX_EXACT_INT:
+        return int(value)
+    if _DECIMAL.fullmatch(value) and math.isfinite(float(value)):
+        return float(value)
+    return value
 
 
 def batch_problem(spec: RunSpec) -> str | None:
-    """BigDL needs the batch size to be a multiple of the job's total cores."""
-    if spec.batch_size % spec.total_cores == 0:
+    """BigDL needs the batch size to be a multiple of the job's total cores (None: fine or no batch_size)."""
+    batch = spec.get("batch_size")
+    if not isinstance(batch, int) or batch % spec.total_cores == 0:
         return None
-    lo = spec.batch_size // spec.total_cores * spec.total_cores
+    lo = batch // spec.total_cores * spec.total_cores
     hint = f"{lo} or {lo + spec.total_cores}" if lo else str(spec.total_cores)
-    return (f"batch_size={spec.batch_size} is not a multiple of nodes x executors x executor_cores = "
+    return (f"batch_size={batch} is not a multiple of nodes x executors x executor_cores = "
             f"{spec.total_cores} (BigDL rejects it): use e.g. {hint}")
-
-
-@dataclass(frozen=True)
-class DesignCheck:
-    """The good rows of a design file, and one line per problem of the others."""
-
-    specs: list[RunSpec]
-    problems: list[str]
-
-
-def read_design(path: Path, check_batch: bool = True, skip_invalid: bool = False) -> list[RunSpec]:
-    """Every row of a design CSV as a :class:`RunSpec`; raises :class:`DesignFileError` listing all problems.
-
-    ``check_batch=False`` lets rows that BigDL will reject through (to record how it fails);
-    ``skip_invalid=True`` returns the good rows when only some rows are bad.
-    """
-    checked = check_design(path, check_batch)
-    if checked.problems and not (skip_invalid and checked.specs):
-        raise DesignFileError(str(path), checked.problems)
-    return checked.specs
-
-
-def check_design(path: Path, check_batch: bool = True) -> DesignCheck:
-    """Read and check every row; header problems and unreadable files raise :class:`DesignFileError`."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as e:
-        raise DesignFileError(str(path), [f"cannot read the design file ({e})"]) from e
-    reader = csv.DictReader(text.splitlines())
-    header = [h.strip() for h in (reader.fieldnames or [])]
-    reader.fieldnames = header
-    missing = [c for c in REQUIRED if c not in header]
-    unknown = [c for c in header if c not in REQUIRED + OPTIONAL]
-    problems: list[str] = []
-    if missing:
-        problems.append(f"missing column(s) {', '.join(missing)}: the header must name {', '.join(REQUIRED)}")
-    if unknown:
-        hint = ("; njobs (concurrent copies, seed 004) is run by `python -m optimize.concurrent`"
-                if "njobs" in unknown else "")
-        problems.append(f"unknown column(s) {', '.join(unknown)}: allowed are {', '.join(REQUIRED + OPTIONAL)}{hint}")
-    if problems:
-        raise DesignFileError(str(path), problems)
-    specs: list[RunSpec] = []
-    seen: dict[tuple[int, int], int] = {}
-    for number, row in enumerate(reader, start=1):
-        if None in row:
-            problems.append(f"row {number}: more values than columns: check the commas")
-            continue
-        result = parse_row(row, default_run=number)
-        if isinstance(result, list):
-            problems.extend(f"row {number}: {p}" for p in result)
-            continue
-        batch = batch_problem(result) if check_batch else None
-        if batch:
-            problems.append(f"row {number}: {batch}")
-            continue
-        cell = (result.run, result.replicate)
-        if cell in seen:
-            problems.append(f"row {number}: run {cell[0]} replicate {cell[1]} repeats row {seen[cell]}: "
-                            "give each replication its own replicate number")
-            continue
-        seen[cell] = number
-        specs.append(result)
-    if not specs and not problems:
-        raise DesignFileError(str(path), ["no rows: add one row per run below the header"])
-    return DesignCheck(specs, problems)

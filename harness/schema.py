@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import IO, Iterable, Iterator, Mapping, Sequence
 
 from harness.errors import CampaignBusyError, CampaignError
-from harness.runspec import RunSpec
+from harness.runspec import LEGACY_PARAMS, RunSpec
 from logparse import JobLog, Status
 
 Value = float | int | str | None
@@ -160,15 +160,33 @@ class RunRecord:
         return out
 
     @classmethod
-    def from_row(cls, row: Mapping[str, Value]) -> "RunRecord":
-        """The inverse of :meth:`row` (values may be JSON-typed or CSV strings)."""
-        spec = RunSpec.from_row({k: v for k, v in row.items() if k not in _RECORD_COLUMNS})
+    def from_row(cls, row: Mapping[str, Value], params: Sequence[str] | None = None) -> "RunRecord":
+        """The inverse of :meth:`row` (values may be JSON-typed or CSV strings).
+
+        ``params`` names the job's parameters (the design columns besides the cell and cluster
+        factors); the other columns are metrics. Without it, the built-in BigDL jobs' parameters.
+        """
+        if params is None:
+            params = [k for k in row if k in LEGACY_PARAMS]
+        spec = RunSpec.from_row({k: v for k, v in row.items() if k not in _RECORD_COLUMNS}, params)
         design = set(spec.as_row())
         outcome = Outcome(**{c: _typed(c, row.get(c)) for c in OUTCOME_COLUMNS if c != "status"},
                           status=Status(str(row["status"])))
         execution = Execution(**{c: _typed(c, row.get(c)) for c in EXECUTION_COLUMNS})
         metrics = {k: v for k, v in row.items() if k not in _RECORD_COLUMNS and k not in design}
         return cls(spec, outcome, execution, metrics)
+
+
+    def to_json(self) -> str:
+        """The record as stored: its row, and which of its columns are the job's parameters."""
+        return json.dumps({"row": self.row(), "params": list(self.spec.param_names)}, default=str)
+
+    @classmethod
+    def from_json(cls, text: str) -> "RunRecord":
+        data = json.loads(text)
+        if isinstance(data, dict) and "row" in data and "params" in data:
+            return cls.from_row(data["row"], data["params"])
+        return cls.from_row(data)  # a bare row (stored before the parameters were kept)
 
 
 _RECORD_COLUMNS = frozenset(OUTCOME_COLUMNS) | frozenset(EXECUTION_COLUMNS)

@@ -118,7 +118,7 @@ class ResultStore:
             self.db.execute("BEGIN IMMEDIATE")
             self.db.execute("INSERT INTO results VALUES (?, ?, ?, ?, ?)",
                             (record.run, record.replicate, str(record.status), record.execution.end,
-                             json.dumps(record.row(), default=str)))
+                             record.to_json()))
         self.export_csv()
 
     def finished_cells(self) -> set[tuple[int, int]]:
@@ -127,7 +127,7 @@ class ResultStore:
     def results(self) -> list[RunRecord]:
         """Every finished run, in the order they ended."""
         cur = self.db.execute("SELECT record FROM results ORDER BY ended, run, replicate")
-        return [RunRecord.from_row(json.loads(text)) for (text,) in cur]
+        return [RunRecord.from_json(text) for (text,) in cur]
 
     def export_csv(self) -> Path:
         """Write results.csv atomically (a crash never leaves half a file); list new metrics as responses."""

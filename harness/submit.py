@@ -23,7 +23,9 @@ from harness.backends import WorkerSize
 from harness.campaign import CampaignPlan, CampaignSettings, make_backend, open_campaign
 from harness.command import SubmitOptions, submit_argv
 from harness.errors import DesignFileError
-from harness.runspec import RunSpec, check_design
+from harness.designfile import check_design
+from harness.job import JobChoice, resolve_job
+from harness.runspec import RunSpec, format_value
 from harness.schema import CampaignDir, Manifest, RunRecord
 from sparkdl.cli import cluster_options, on_interrupt, run_cli
 from sparkdl.errors import EXIT_OK, EXIT_RUNS_FAILED
@@ -35,13 +37,15 @@ Progress = Callable[[str], None]
 
 
 def results_table(records: Sequence[RunRecord]) -> str:
-    head = ("run", "model", "nodes", "exec", "cores", "epochs", "lr", "batch", "status", "wall_s", "accuracy", "elapsed_s")
+    params = list(dict.fromkeys(name for r in records for name in r.spec.param_names))
+    head = ("run", "nodes", "exec", "cores", *params, "status", "wall_s", "accuracy", "elapsed_s")
     rows = [head]
     for r in sorted(records, key=lambda r: r.cell):
         s = r.spec
-        rows.append((r.key, s.model, str(s.nodes), str(s.executors),
-                     str(s.executor_cores), str(s.epochs), f"{s.learning_rate:g}", str(s.batch_size), str(r.status),
-                     "" if r.wall_clock_s is None else f"{r.wall_clock_s:.1f}",
+        values = [s.get(name) for name in params]
+        rows.append((r.key, str(s.nodes), str(s.executors), str(s.executor_cores),
+                     *("" if v is None else f"{v:g}" if isinstance(v, float) else format_value(v) for v in values),
+                     str(r.status), "" if r.wall_clock_s is None else f"{r.wall_clock_s:.1f}",
                      "" if r.accuracy is None else f"{r.accuracy:.4f}", f"{r.elapsed_s:.1f}"))
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
     lines = ["  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in rows]
@@ -75,8 +79,11 @@ def dry_run_plan(specs: Sequence[RunSpec], options: SubmitOptions, env: SparkEnv
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m harness.submit", description=__doc__.split("\n")[0],
                                 parents=[cluster_options()])
-    p.add_argument("design", type=Path, help="design CSV: nodes, executors, executor_cores, epochs, learning_rate, "
-                                             "batch_size [, model, run, replicate]")
+    p.add_argument("design", type=Path, help="design CSV: nodes, executors, executor_cores [, run, replicate], then "
+                                             "the job's columns (built-in BigDL jobs: epochs, learning_rate, "
+                                             "batch_size [, model])")
+    p.add_argument("--job", help="the job: a job description (TOML) or a built-in name (birnn, lenet, mlp); "
+                                 "default: the design's model column, else birnn")
     p.add_argument("--out", type=Path, help="campaign directory (default runs/<design file name>)")
     p.add_argument("--resume", action="store_true", help="continue a campaign in --out, skipping finished runs")
     data = p.add_mutually_exclusive_group()
@@ -97,17 +104,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     args.out = args.out or Path("runs") / args.design.stem
     say: Progress = lambda msg: print(msg, flush=True)  # noqa: E731
-    checked = check_design(args.design, check_batch=not args.unchecked)
+    choice = JobChoice(resolve_job(args.job)) if args.job else JobChoice()
+    options = SubmitOptions(master_url=args.master or f"spark://127.0.0.1:{args.port}",
+                            executor_memory=args.executor_memory, driver_memory=args.driver_memory,
+                            data_dir=args.data_dir, train_samples=args.train_samples,
+                            test_samples=args.test_samples, seed=args.seed, jobs=choice, out=args.out)
+    checked = check_design(args.design, choice, check_batch=not args.unchecked, option_fields=options.option_fields())
     if checked.problems and not (args.skip_invalid and checked.specs):
         raise DesignFileError(str(args.design), checked.problems)
     for problem in checked.problems:
         print(f"skipped {problem}", file=sys.stderr)
     specs = checked.specs
     mem_mb = parse_memory_mb(args.executor_memory)
-    options = SubmitOptions(master_url=args.master or f"spark://127.0.0.1:{args.port}",
-                            executor_memory=args.executor_memory, driver_memory=args.driver_memory,
-                            data_dir=args.data_dir, train_samples=args.train_samples,
-                            test_samples=args.test_samples, seed=args.seed)
     if args.dry_run:
         print(dry_run_plan(specs, options, discover(), mem_mb, local=not (args.master or args.cluster)))
         return EXIT_OK
@@ -115,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     plan = CampaignPlan(
         design_id=hashlib.sha256(args.design.read_bytes()).hexdigest(), shapes=tuple(specs),
         settings=CampaignSettings(options=options, timeout=args.timeout, retries=args.retries),
-        manifest=Manifest.for_design(specs, design=str(args.design)),
+        manifest=Manifest.for_design(specs, job=choice.job.name if choice.job else None, design=str(args.design)),
         provenance={"design_path": str(args.design)})
     on_interrupt(f"finished runs are kept in {args.out}; continue with --resume")
     with open_campaign(folder, plan, make_backend(args, folder, mem_mb, say), resume=args.resume,

@@ -1,6 +1,6 @@
 """The two BigDL networks the jobs train, with the criterion each one is trained with.
 
-Import only after :func:`cluster.sparkenv.alias_cloudpickle` (BigDL imports pyspark).
+BigDL imports pyspark: on Python 3.11 the process needs the cloudpickle alias first (cluster/site/sitecustomize.py).
 """
 
 from __future__ import annotations

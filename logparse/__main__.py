@@ -1,5 +1,6 @@
 import sys
 
 from logparse.cli import main
+from sparkdl.cli import run_cli
 
-sys.exit(main())
+sys.exit(run_cli(main))

@@ -23,3 +23,7 @@ class LogReadError(LogParseError):
 
 class OptionError(LogParseError):
     """An option passed to parse() or the CLI is out of range."""
+
+
+class LogTooLargeError(LogParseError):
+    """A log too large to read whole (or a .gz that expands beyond the cap)."""

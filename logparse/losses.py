@@ -16,30 +16,31 @@ from logparse.source import Source, err_path_for
 LOSS_MARKERS = tuple(m for m in P.MARKERS if m.name in ("lost_executor", "worker_lost"))
 
 
-def _line_at(data, pos: int) -> str:
+def _line_at(data: bytes, pos: int) -> str:
     start = data.rfind(b"\n", 0, pos) + 1
     end = data.find(b"\n", pos)
-    raw = bytes(data[start:end if end >= 0 else len(data)])
+    raw = data[start:end if end >= 0 else len(data)]
     return P.LOG_PREFIX.sub(b"", raw.strip()).decode("utf-8", "replace")
 
 
 def resource_losses(path: str | Path, limit: int = 3) -> tuple[str, ...]:
-    """The first ``limit`` distinct lines that report a lost executor or worker (empty when none)."""
+    """The first ``limit`` distinct lines that report a lost executor or worker (empty when none).
+
+    Reads the .out and the .err in overlapping 8 MiB blocks (bounded memory, any size)."""
     out = Path(path)
     found: list[str] = []
     for p in (out, err_path_for(out)):
         if p is None or not p.is_file():
             continue
-        src = Source(p)
-        try:
-            data = src.view()
-            for marker in LOSS_MARKERS:
-                for match in marker.regex.finditer(data):
-                    line = _line_at(data, match.start())
-                    if line not in found:
-                        found.append(line)
-                    if len(found) >= limit:
-                        return tuple(found)
-        finally:
-            src.close()
+        with Source(p) as src:
+            for _base, data in src.blocks():
+                for marker in LOSS_MARKERS:
+                    if not any(n in data for n in marker.needles):
+                        continue
+                    for match in marker.regex.finditer(data):
+                        line = _line_at(data, match.start())
+                        if line not in found:
+                            found.append(line)
+                        if len(found) >= limit:
+                            return tuple(found)
     return tuple(found)

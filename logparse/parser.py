@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import math
 import os
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 from logparse import patterns as P
 from logparse.errors import LogNotFoundError, OptionError
-from logparse.records import JobLog
+from logparse.records import JobLog, Status
 from logparse.scan import Evidence, scan_final, scan_full
 from logparse.source import Source, err_path_for
-from logparse.status import decide, markers
+from logparse.status import Verdict, decide
 
 LOG_SUFFIXES = (".out", ".out.gz")
 
@@ -19,18 +21,24 @@ LOG_SUFFIXES = (".out", ".out.gz")
 def parse(path: str | os.PathLike[str], *, full: bool = False, expected_epochs: int | None = None) -> JobLog:
     """Read one job's log: final figures and status; with ``full=True`` every record too.
 
-    ``path`` is the job's .out (plain or .gz); the .err beside it, if any, is read for
-    errors. ``expected_epochs`` is the number of epochs the job was asked for: with it,
+    ``path`` is the job's .out (plain or .gz); the .err beside it, if any, is read only when
+    the .out alone does not make the log ok (log4j on stderr, a traceback there). ``expected_epochs`` is the number of epochs the job was asked for: with it,
     a log that validated fewer epochs is ``incomplete`` (BigDL does not print the plan).
     The final figures are the same with and without ``full``.
     """
     if expected_epochs is not None and (not isinstance(expected_epochs, int) or expected_epochs < 1):
         raise OptionError(f"expected_epochs must be a positive int, got {expected_epochs!r}")
-    p = Path(path)
+    p = os.fspath(path)
     scan = scan_full if full else scan_final
     with Source(p) as src:
         out = scan(src)
-    err_p = err_path_for(p)
+    planned = expected_epochs if expected_epochs is not None else _planned(out.head.app_name)
+    if out.has_events:
+        evaluated = evaluated_results(out.region)
+        verdict = decide(out, b"", planned, evaluated)
+        if verdict.status == Status.OK:  # the .err could add notes only: not even looked for
+            return _joblog(p, out, verdict, planned, None, evaluated)
+    err_p = err_path_for(Path(p))
     err: Evidence | None = None
     if err_p is not None:
         try:
@@ -44,11 +52,19 @@ def parse(path: str | os.PathLike[str], *, full: bool = False, expected_epochs: 
         if full:
             with Source(err_p) as src:  # type: ignore[arg-type]
                 main = scan_full(src)
-    planned = expected_epochs if expected_epochs is not None else _planned(main.head.app_name)
-    other_found = markers(other.region) if other is not None else []
-    other_ended = other is not None and P.SHUTDOWN in other.region
-    verdict = decide(main, other_found, other_ended, planned)
-    return _joblog(str(p), main, verdict, planned, None if err_p is None else str(err_p))
+        if expected_epochs is None:
+            planned = _planned(main.head.app_name)
+    other_region = other.region if other is not None else b""
+    evaluated = evaluated_results(main.region) + (evaluated_results(other_region) if other is not None else ())
+    verdict = decide(main, other_region, planned, evaluated)
+    return _joblog(p, main, verdict, planned, None if err_p is None else str(err_p), evaluated)
+
+
+def evaluated_results(region: bytes) -> tuple[tuple[str, float, int], ...]:
+    """Every ``Evaluated result: V, total_num: N, method: M`` line in ``region``, as (M, V, N)."""
+    if b"Evaluated result: " not in region:
+        return ()
+    return tuple((m.decode("ascii", "replace").strip(), float(v), int(n)) for v, n, m in P.EVALUATED.findall(region))
 
 
 def _planned(app_name: str | None) -> int | None:
@@ -59,7 +75,8 @@ def _planned(app_name: str | None) -> int | None:
     return int(m.group(1)) if m and int(m.group(1)) > 0 else None
 
 
-def _joblog(path: str, ev: Evidence, verdict, planned: int | None, err_path: str | None) -> JobLog:
+def _joblog(path: str, ev: Evidence, verdict: Verdict, planned: int | None, err_path: str | None,
+            evaluated: tuple[tuple[str, float, int], ...]) -> JobLog:
     v, f, first, last = ev.last_validation, ev.last_epoch, ev.head.first_iteration, ev.last_iteration
     return JobLog(
         path=path,
@@ -68,9 +85,10 @@ def _joblog(path: str, ev: Evidence, verdict, planned: int | None, err_path: str
         failure_kind=verdict.failure_kind,
         wall_clock_s=None if v is None else v.wall_clock_s,
         accuracy=None if v is None else v.accuracy,
-        epochs_completed=0 if f is None else f.epoch,
+        epochs_completed=0 if ev.last_complete is None else ev.last_complete[0],
         learning_rate=None if first is None else first.learning_rate,
         batch_size=None if first is None or not math.isfinite(first.records) else int(first.records),
+        evaluated=evaluated,
         app_id=ev.head.app_id,
         epoch_wall_clock_ms=None if f is None else f.epoch_wall_clock_ms,
         epochs_validated=None if v is None else v.epoch,
@@ -87,15 +105,40 @@ def _joblog(path: str, ev: Evidence, verdict, planned: int | None, err_path: str
     )
 
 
-def find_logs(paths: list[str | os.PathLike[str]]) -> list[Path]:
-    """Files as given; directories searched recursively for ``*.out`` and ``*.out.gz``, sorted."""
-    found: list[Path] = []
+@dataclass(frozen=True)
+class LogList:
+    """The logs found under the paths given, and one message per path that could not be searched."""
+
+    paths: tuple[str, ...]
+    problems: tuple[str, ...]
+
+
+def collect_logs(paths: Sequence[str | os.PathLike[str]]) -> LogList:
+    """Files as given; directories searched recursively for ``*.out`` and ``*.out.gz`` (sorted, links to
+    directories not followed). A missing path or an unreadable directory is a problem, not an exception."""
+    found: list[str] = []
+    problems: list[str] = []
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            found.extend(sorted(q for q in p.rglob("*") if q.name.endswith(LOG_SUFFIXES) and q.is_file()))
-        elif p.is_file():
-            found.append(p)
+            hits: list[str] = []
+
+            def onerror(e: OSError) -> None:
+                problems.append(f"{e.filename}: cannot list ({e.strerror or e}); check its permissions")
+
+            for root, _dirs, files in os.walk(p, onerror=onerror):
+                hits.extend(os.path.join(root, f) for f in files if f.endswith(LOG_SUFFIXES))
+            found.extend(sorted(hits))
+        elif p.exists() or p.is_symlink():
+            found.append(os.fspath(raw))  # a regular file, or something parse() will name (a FIFO, a broken link)
         else:
-            raise LogNotFoundError(f"{p}: no such file or directory")
-    return found
+            problems.append(f"{p}: no such file or directory")
+    return LogList(tuple(found), tuple(problems))
+
+
+def find_logs(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
+    """Like :func:`collect_logs`, raising LogNotFoundError on the first problem."""
+    found = collect_logs(paths)
+    if found.problems:
+        raise LogNotFoundError(found.problems[0])
+    return [Path(p) for p in found.paths]

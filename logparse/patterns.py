@@ -15,27 +15,48 @@ NUM = rb"[-+]?(?:\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|NaN|Infinity)"
 HEADER = rb"\[Epoch (\d{1,18}) (\d{1,18})/(\d{1,18})\]\[Iteration (\d{1,18})\]\[Wall Clock (" + NUM + rb")s\] "
 
 # Integers are capped at 18 digits (int() refuses > 4300 digits).
-# One pattern for the three kinds of training event, so a single pass finds them in order.
-# Groups: 1-5 header; 6-10 iteration; 11 epoch end; 12-14 validation.
+# One pattern for the four kinds of training event, so a single pass finds them in order.
+# Groups: 1-5 header; 6-10 DistriOptimizer iteration; 11 epoch end; 12-14 validation;
+# 15-17 LocalOptimizer iteration (loss, iteration time, throughput; it prints no record count).
 EVENT = re.compile(
     HEADER
     + rb"(?:Trained (" + NUM + rb") records in (" + NUM + rb") seconds\. Throughput is (" + NUM
     + rb") records/second\. Loss is (" + NUM + rb")\.(?:[^\n]*?Current learning rate is (" + NUM + rb")\.)?"
-    + rb"|Epoch finished\. Wall clock time is (" + NUM + rb") ms"
-    + rb"|(\w+) is (\w*)\(([^\n]*)\))"
+    + rb"|Epoch finished\. Wall clock time is (" + NUM + rb") ?ms"
+    + rb"|(\w+) is (\w*)\(([^\n]*)\)"
+    + rb"|loss is (" + NUM + rb"), iteration time is (" + NUM + rb")s [^\n]*?Throughput is (" + NUM
+    + rb") record / second\.(?:[^\n]*?Current learning rate is (" + NUM + rb")\.)?)"
 )
-ITERATION_GROUP, EPOCH_GROUP, VALIDATION_GROUP = 6, 11, 12
+ITERATION_GROUP, EPOCH_GROUP, VALIDATION_GROUP, LOCAL_GROUP = 6, 11, 12, 15
+
+# Python's EvaluatedResult after a model.evaluate(): "Evaluated result: 0.7451, total_num: 10000, method: Top1Accuracy"
+EVALUATED = re.compile(rb"Evaluated result: (" + NUM + rb"), total_num: (\d{1,18}), method: ([A-Za-z][\w()., ]{0,80}?)\r?$",
+                       re.M)
+
+# Evidence that optimize() returned: Spark stopping the context, the Python side printing again
+# (BigDL's "creating: ..." for new JVM objects, an evaluation), this project's job summary line.
+# Most likely first in a finished log's tail first: any() stops at the first found.
+END_NEEDLES = (b"\njobs.train: ", b"\ncreating: ", b"\nTrain finished", b"Evaluated result: ",
+               b"Stopped Spark web UI", b"Successfully stopped SparkContext", b"Shutdown hook called")
 
 METRIC_FIELD = re.compile(rb"([A-Za-z][A-Za-z0-9 _]*?): (" + NUM + rb")(?=[,)]|$)")
 
 APP_NAME = re.compile(rb"Submitted application: ([^\r\n]*)")
 PLANNED_EPOCHS = re.compile(rb"(?:^|\s)epochs=(\d{1,9})\b")
 APP_ID = re.compile(rb"(?<![\w-])(app-\d{14}-\d{4,}|local-\d{10,}|application_\d+_\d+)(?![\w-])")
-SPARK_INFO = b"Running Spark version"
+# The Python side creating a validation method before training (BigDL's "creating: createX" echo).
+VALIDATION_CREATED = tuple(b"creating: create" + m + end for m in (
+    b"Top1Accuracy", b"Top5Accuracy", b"Loss", b"MAE", b"TreeNNAccuracy", b"HitRatio", b"NDCG") for end in (b"\n", b"\r"))
+VALIDATING = b"Validate model..."
 SHUTDOWN = b"Shutdown hook called"
+#: The line a runner appends to the .out after it stopped a job on an optimizer's request
+#: (harness.runner.ProcessRunner's ``watch``); the rest of the line is the optimizer's reason.
+PRUNED = b"sparkdl: pruned: "
 
-# log4j prefixes: Spark's "2026-11-23 15:01:01 " and BigDL's "26-11-23 15:01:01 [thread] ".
-LOG_PREFIX = re.compile(rb"^\d\d(?:\d\d)?-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? (?:\[[^\]\r\n]*\] )?")
+# log4j prefixes: "2026-11-23 15:01:01 " (BigDL's layout for Spark), "26-11-23 15:01:01 [thread] " (DLlib's own),
+# "25/11/23 15:01:01 " (Spark's log4j-defaults, 2.x and 3.x).
+DATE = rb"\d\d(?:\d\d)?[-/]\d\d[-/]\d\d"
+LOG_PREFIX = re.compile(rb"^" + DATE + rb" \d\d:\d\d:\d\d(?:[.,]\d+)? (?:\[[^\]\r\n]*\] )?")
 
 
 class Marker:
@@ -89,6 +110,11 @@ MARKERS = (
            specific=False),
     Marker("java_main", (b'Exception in thread "main"',), rb'Exception in thread "main"', hard=True, kind="job",
            specific=False),
-    Marker("error_line", (b" ERROR ",), rb"^\d\d(?:\d\d)?-\d\d-\d\d [\d:.,]+ (?:\[[^\]\r\n]*\] )?ERROR ",
+    Marker("error_line", (b" ERROR ",), rb"^" + DATE + rb" [\d:.,]+ (?:\[[^\]\r\n]*\] )?ERROR ",
            hard=False, kind="job", specific=False),
 )
+
+# Lowercase keys: every needle of every marker, lowercased, contains one (tests/test_logparse_badinput.py checks).
+MARKER_KEYS = (b"error", b"lost", b"signal", b"killed", b"master", b"disassociated", b"refused", b"traceback",
+               b"exception in thread")
+MARKERS_BY_KEY = {k: tuple(mk for mk in MARKERS if any(k in n.lower() for n in mk.needles)) for k in MARKER_KEYS}

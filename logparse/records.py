@@ -118,9 +118,9 @@ class JobLog:
     """
 
     path: str
-    status: str
+    status: Status
     reason: str
-    failure_kind: str | None
+    failure_kind: FailureKind | None
     wall_clock_s: float | None          # header Wall Clock of the last validation (seed 001's figure)
     accuracy: float | None              # Top1Accuracy of the last validation
     epochs_completed: int               # epoch of the last "Epoch finished" line (0 if none)
@@ -134,24 +134,27 @@ class JobLog:
     final_loss: float | None = None     # loss of the last iteration line
     final_metrics: tuple[Metric, ...] = ()   # every metric of the last validation
     app_name: str | None = None
-    err_path: str | None = None         # the .err read beside the .out, if any
+    err_path: str | None = None         # the .err read beside the .out (None if none, or not needed: ok from the .out)
     notes: tuple[str, ...] = ()         # facts that did not change the status (e.g. errors after an ok end)
+    evaluated: tuple[tuple[str, float, int], ...] = ()  # post-training "Evaluated result" lines: (method, value, total)
     iterations: tuple[Iteration, ...] = field(default=(), repr=False)   # full=True only
     epochs: tuple[EpochEnd, ...] = field(default=(), repr=False)        # full=True only
     validations: tuple[Validation, ...] = field(default=(), repr=False)  # full=True only
 
     @property
     def ok(self) -> bool:
-        return self.status == "ok"
+        return self.status == Status.OK
 
     def summary(self) -> dict[str, object]:
         """The scalar fields as a flat dict (final metrics as ``metric_<name>``), for CSV and JSON."""
         out: dict[str, object] = {}
         for name in SUMMARY_FIELDS:
             value = getattr(self, name)
-            out[name] = "; ".join(value) if name == "notes" else value
+            out[name] = "; ".join(value) if name == "notes" else str(value) if isinstance(value, StrEnum) else value
         for m in self.final_metrics:
             out[f"metric_{m.name}"] = m.value
+        for method, value, _total in self.evaluated:
+            out["evaluated_" + "".join(ch if ch.isalnum() else "_" for ch in method.lower()).strip("_")] = value
         return out
 
     def as_dict(self) -> dict[str, object]:

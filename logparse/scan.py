@@ -6,7 +6,7 @@ Two ways, same Evidence for the same file:
   a later "Epoch finished" line and a later validation line; then the last of each kind
   and the whole last validation are in the tail, and so is everything after the last
   event. The head is read forward only until the first iteration line.
-* ``scan_full``: every event of the file (mapped whole), kept as records.
+* ``scan_full``: every event of the file (read whole), kept as records.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from logparse.source import Source
 HEAD0 = 64 << 10  # real logs: first iteration line at 44-51 KB
 TAIL0 = 32 << 10  # real logs: last iteration line 14-24 KB from the end
 GROW = 4
-MAP_ABOVE = 8 << 20
+APP_ID_WITHIN = 32 << 10  # Spark announces the application id at start-up (real logs: within 8 KB)
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,12 @@ class Head:
     first_iteration: Iteration | None
     app_name: str | None
     app_id: str | None
-    spark_info: bool  # Spark's own INFO lines are in this log (so its shutdown line is expected)
+    before: bytes = field(default=b"", repr=False)  # the log before its first iteration line
+
+    @property
+    def validation_configured(self) -> bool:
+        """The Python side created a validation method before training (searched only when needed)."""
+        return b"creating: create" in self.before and any(n in self.before for n in P.VALIDATION_CREATED)
 
 
 @dataclass
@@ -47,6 +52,8 @@ class Evidence:
     last_epoch_at: int = -1
     last_validation: Validation | None = None
     last_validation_at: int = -1
+    last_complete: tuple[int, int] | None = None  # (epoch, iteration) of the last epoch whose records reached its size
+    last_complete_at: int = -1
     region: bytes = b""         # everything after the last training event (the whole log if none)
     iterations: list[Iteration] = field(default_factory=list)
     epochs: list[EpochEnd] = field(default_factory=list)
@@ -58,15 +65,15 @@ class Evidence:
 
 
 def _metric(name: bytes, kind: bytes, body: bytes) -> Metric:
+    """An Accuracy's value is its ``accuracy`` field (None when unreadable, never another field);
+    a loss's its ``Average ...`` field; anything else its last field."""
     fields = tuple((k.decode("ascii").strip(), float(v)) for k, v in P.METRIC_FIELD.findall(body))
     kind_s = kind.decode("ascii")
     value = None
-    if fields:
-        value = fields[-1][1]
-        for k, v in fields:
-            if (kind_s == "Accuracy" and k == "accuracy") or k.startswith("Average"):
-                value = v
-                break
+    if kind_s == "Accuracy":
+        value = next((v for k, v in fields if k == "accuracy"), None)
+    elif fields:
+        value = next((v for k, v in fields if k.startswith("Average")), fields[-1][1])
     return Metric(name.decode("ascii"), kind_s, value, fields)
 
 
@@ -84,13 +91,17 @@ class _Collector:
         self.last_epoch_at = -1
         self.last_validation: Validation | None = None
         self.last_validation_at = -1
+        self.last_complete: tuple[int, int] | None = None
+        self.last_complete_at = -1
         self.last_end = -1
         self._open = False  # the last event was a validation line (more metrics may join it)
         self._chain = 0     # 1: an iteration seen, 2: then an epoch end, 3: then a validation
 
     @property
     def chain_complete(self) -> bool:
-        """An iteration, a later epoch end and a later validation were fed: every last event is here."""
+        """An iteration, a later (or the same) epoch completion and a later validation were fed: every last
+        event is here (a LocalOptimizer prints no "Epoch finished": its completion is the iteration whose
+        record count reaches the epoch size)."""
         return self._chain == 3
 
     def feed(self, data, base: int, start: int = 0) -> None:
@@ -110,17 +121,28 @@ class _Collector:
             pos = m.end()
             g = m.groups()
             at = base + m.start()
-            if g[5] is not None:
-                rec = Iteration(int(g[0]), int(g[3]), float(g[4]), int(g[1]), int(g[2]), float(g[5]),
-                                float(g[6]), float(g[7]), float(g[8]), None if g[9] is None else float(g[9]))
+            if g[5] is not None or g[14] is not None:
+                if g[5] is not None:
+                    rec = Iteration(int(g[0]), int(g[3]), float(g[4]), int(g[1]), int(g[2]), float(g[5]),
+                                    float(g[6]), float(g[7]), float(g[8]), None if g[9] is None else float(g[9]))
+                else:  # LocalOptimizer: the batch is throughput x iteration time (BigDL computes one from the other)
+                    sec, thr = float(g[15]), float(g[16])
+                    n = thr * sec
+                    rec = Iteration(int(g[0]), int(g[3]), float(g[4]), int(g[1]), int(g[2]),
+                                    float(round(n)) if n == n and abs(n) < 1e15 else float("nan"),
+                                    sec, thr, float(g[14]), None if g[17] is None else float(g[17]))
                 self.last_iteration, self.last_iteration_at, self._open = rec, at, False
-                if not self._chain:
+                if g[14] is not None and rec.epoch_records >= rec.epoch_size > 0:  # Distri prints "Epoch finished"
+                    self.last_complete, self.last_complete_at = (rec.epoch, rec.iteration), at
+                    self._chain = 2
+                elif not self._chain:
                     self._chain = 1
                 if keep:
                     self.iterations.append(rec)
             elif g[10] is not None:
                 end = EpochEnd(int(g[0]), int(g[3]), float(g[4]), float(g[10]))
                 self.last_epoch, self.last_epoch_at, self._open = end, at, False
+                self.last_complete, self.last_complete_at = (end.epoch, end.iteration), at
                 if self._chain == 1:
                     self._chain = 2
                 if keep:
@@ -146,13 +168,15 @@ class _Collector:
 
 
 def _first_iteration_at(data: bytes) -> int:
-    """Offset of the first iteration line's header in ``data``, or -1."""
-    pos = data.find(b"] Trained ")
+    """Offset of the first iteration line's header in ``data`` (Distri- or LocalOptimizer), or -1.
+
+    One forward pass over "[Epoch " headers; a header cut by the end of ``data`` is not taken."""
+    pos = data.find(b"[Epoch ")
     while pos >= 0:
-        start = data.rfind(b"[Epoch ", 0, pos)
-        if start >= 0 and data.find(b"\n", start, pos) < 0 and P.EVENT.match(data, start):
-            return start
-        pos = data.find(b"] Trained ", pos + 10)
+        m = P.EVENT.match(data, pos)
+        if m is not None and (m.group(6) is not None or m.group(15) is not None):
+            return pos
+        pos = data.find(b"[Epoch ", pos + 7)
     return -1
 
 
@@ -187,8 +211,8 @@ def read_head(src: Source) -> Head:
     return Head(
         first_iteration=None if at < 0 else _first_iteration(data, at),
         app_name=name.group(1).decode("utf-8", "replace").strip() if name else None,
-        app_id=_app_id(part),
-        spark_info=P.SPARK_INFO in part,
+        app_id=_app_id(part[:APP_ID_WITHIN]),
+        before=part,
     )
 
 
@@ -205,6 +229,7 @@ def _evidence(src: Source, head: Head, c: _Collector, region: bytes) -> Evidence
         last_iteration=c.last_iteration, last_iteration_at=c.last_iteration_at,
         last_epoch=c.last_epoch, last_epoch_at=c.last_epoch_at,
         last_validation=c.last_validation, last_validation_at=c.last_validation_at,
+        last_complete=c.last_complete, last_complete_at=c.last_complete_at,
         region=region, iterations=c.iterations, epochs=c.epochs, validations=c.validations,
     )
 
@@ -214,8 +239,7 @@ def scan_final(src: Source) -> Evidence:
     length = TAIL0
     while True:
         start = max(0, src.size - length)
-        # The whole of a big file (no answer in its tail): map it rather than copy it.
-        data = src.view() if start == 0 and src.size > MAP_ABOVE else src.read(start, src.size - start)
+        data = src.read(start, src.size - start)
         skip = 0 if start == 0 else data.find(b"\n") + 1  # the first line may be cut: skip it
         if start == 0 or skip > 0:
             c = _Collector(keep=False)

@@ -1,48 +1,60 @@
-"""The status rules: ok, failed or incomplete, with a reason and whose fault it was.
+"""The one rule for a run's status: ok, failed or incomplete, with a reason and whose fault it was.
 
-BigDL never prints how many epochs were planned, so completeness is judged from what
-the log shows (``planned`` comes from ``parse(expected_epochs=N)`` or, for this
-project's jobs, ``epochs=N`` in the Spark application name). Terms:
+Terms (all from the log's own text; ``Evidence`` in ``logparse.scan``):
 
-* the *last event* is the last iteration, "Epoch finished" or validation line;
-  the *region* is everything after it (the whole log when there is none), in the .out
-  and in the .err beside it;
-* training is *validated* when the last event is a validation of the epoch of the
-  last "Epoch finished" line (no iteration or epoch end after it);
-* the log *ended* when the region holds Spark's "Shutdown hook called" (a JVM killed
-  with SIGKILL never prints it), or, for a log without Spark's INFO lines, when its
-  last line is whole.
+* an epoch is *complete* when BigDL says so: an "Epoch finished" line (DistriOptimizer), or an
+  iteration whose record count reaches the epoch size (``[Epoch 2 256/256]``; LocalOptimizer
+  prints no "Epoch finished");
+* the *last event* is the last iteration, epoch end or validation line; the *region* is
+  everything after it (the whole log when there is none), in the .out and in the .err;
+* training *stopped at an epoch end* when no iteration follows the last complete epoch, and
+  that epoch was validated if validation was configured (a validation line anywhere, the
+  Python side creating a validation method before training, or "Validate model..." after
+  the last event);
+* *end evidence* is a sign in the region that optimize() returned, found before any error
+  marker: Spark stopping the context ("Successfully stopped SparkContext", "Shutdown hook
+  called", "Stopped Spark web UI"), the Python side writing again ("creating: ..." lines,
+  "Evaluated result: ..."), "Train finished", this project's "jobs.train: ..." line;
+* *planned* epochs come from the caller (the harness's run spec, ``--expected-epochs``) or
+  "epochs=N" in the Spark application name.
 
 Rules, in order:
 
-1. ``failed`` if the region holds a *hard* marker (BigDL Usage Error, Python traceback,
-   Py4JJavaError, OutOfMemoryError, a CLI ``error:`` line, ``Exception in thread "main"``,
-   a signal, the master removing or killing the application). An exception after a
-   validated training still fails the job; the reason then starts with "after training:".
-2. ``ok`` if training is validated, the log ended, and no fewer epochs were validated
-   than planned. When ``planned`` is known and reached, a log that did not end (killed
-   during shutdown) is still ``ok``, with a note: its figures are complete.
-3. ``failed`` if the region holds a *soft* marker (an ERROR line, a lost executor or
-   worker, a refused connection): they explain why the job stopped.
-4. ``incomplete`` otherwise, saying what is missing: an empty log, no training line, an
-   epoch without validation, fewer epochs than planned, or no end (killed or truncated).
+0. ``pruned`` if the region holds the runner's prune line (``sparkdl: pruned: <reason>``, written
+   after an optimizer stopped the job on purpose): the signals of that stop are not a failure.
+1. ``ok`` when training *finished*: it stopped at an epoch end, the planned epochs (if known)
+   were reached, and either the plan is known or the region holds end evidence. Errors in
+   the region after that (a failing evaluate, save or shutdown, a signal) keep ``ok``, with
+   a note each. Spark's shutdown lines are never required.
+2. ``failed`` when the region holds an error marker (BigDL Usage Error, Python traceback,
+   Py4JJavaError, OutOfMemoryError, ``error:`` line, a signal, the master removing the
+   application, a lost executor or worker, an ERROR line): reason the first *specific*
+   marker (one naming a cause), else the first hard one, else the first.
+3. ``incomplete`` otherwise, saying what is missing: an empty log, no training line, an epoch
+   stopped mid-way, an epoch not validated, fewer epochs than planned, or no sign that
+   training ended (a log cut right after a validation, with no plan to compare with).
 
-The reason is the first *specific* marker (one that names a cause, e.g. the Usage Error
-message or a lost executor) and only if there is none the first generic one (a traceback's
-exception line, an ERROR line). failure_kind is that marker's: ``job`` or ``infrastructure``;
-an incomplete log is ``infrastructure`` when it did not end (killed, truncated, damaged)
-and ``job`` otherwise. Errors before the last event did not stop the job (Spark retried)
-and do not change the status.
+Then figures BigDL cannot print make an ok run ``failed`` (kind ``job``): an accuracy outside
+[0, 1], an Accuracy whose correct exceeds its count or whose accuracy is not correct/count,
+a negative or non-finite wall clock.
+
+failure_kind is the marker's (``job`` or ``infrastructure``); an incomplete log is ``job``
+when Spark stopped normally (the program ended early on its own) and ``infrastructure``
+otherwise (killed, truncated, damaged). Errors before the last event were survived (Spark
+retried) and change nothing.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from logparse import patterns as P
+from logparse.records import FailureKind, Metric, Status
 from logparse.scan import Evidence
 
 MAX_REASON = 300
+SPARK_STOPPED = (b"Shutdown hook called", b"Successfully stopped SparkContext")
 
 
 @dataclass(frozen=True)
@@ -56,9 +68,11 @@ class Found:
 
 @dataclass(frozen=True)
 class Verdict:
-    status: str
+    """A status with its reason ("" when ok), whose fault it was (None when ok) and notes."""
+
+    status: Status
     reason: str
-    failure_kind: str | None
+    failure_kind: FailureKind | None
     notes: tuple[str, ...] = ()
 
 
@@ -104,20 +118,39 @@ def _reason(region: bytes, name: str, start: int, end: int) -> str:
 
 
 def markers(region: bytes) -> list[Found]:
-    """Every error marker in ``region``, in order: needles found by bytes.find, confirmed by regex on their line."""
+    """Every error marker in ``region``, in order.
+
+    One pass per key of ``patterns.MARKER_KEYS`` over the lowercased region finds the candidate
+    lines (every marker's needle contains a key); on those lines alone, the markers' needles and
+    regexes confirm. Most of a region is Spark INFO noise: this reads it ~10 times, not ~20."""
+    if not region:
+        return []
+    low = region.lower()
+    spans: dict[tuple[int, int], set[bytes]] = {}
+    for key in P.MARKER_KEYS:
+        pos = low.find(key)
+        while pos >= 0:
+            start = low.rfind(b"\n", 0, pos) + 1
+            eol = low.find(b"\n", pos)
+            eol = len(low) if eol < 0 else eol
+            spans.setdefault((start, eol), set()).add(key)
+            pos = low.find(key, eol)
     hits: dict[tuple[int, str], Found] = {}
-    for mk in P.MARKERS:
-        for needle in mk.needles:
-            pos = region.find(needle)
-            while pos >= 0:
-                start = region.rfind(b"\n", 0, pos) + 1
-                eol = region.find(b"\n", pos)
-                eol = len(region) if eol < 0 else eol
+    for (start, eol), keys in spans.items():
+        line = region[start:eol]
+        for mk in {mk for k in keys for mk in P.MARKERS_BY_KEY[k]}:
+            if any(n in line for n in mk.needles):
                 for m in mk.regex.finditer(region, start, eol):
                     if (m.start(), mk.name) not in hits:
                         hits[m.start(), mk.name] = Found(m.start(), mk, _reason(region, mk.name, m.start(), m.end()))
-                pos = region.find(needle, eol)
     return [hits[k] for k in sorted(hits)]
+
+
+def end_evidence(region: bytes, before: int) -> bool:
+    """A sign that optimize() returned, found in ``region[:before]``."""
+    if region.startswith((b"creating: ", b"jobs.train: ", b"Train finished"), 0, before):
+        return True
+    return any(region.find(n, 0, before) >= 0 for n in P.END_NEEDLES)
 
 
 def _pick(found: list[Found]) -> Found:
@@ -131,55 +164,99 @@ def _pick(found: list[Found]) -> Found:
     return found[0]
 
 
-def decide(out: Evidence, err_found: list[Found], err_ended: bool, planned: int | None) -> Verdict:
-    """Apply the rules above to the .out's evidence and the .err's markers."""
-    found = markers(out.region) + err_found
-    v, f_ = out.last_validation, out.last_epoch
-    validated = (v is not None and f_ is not None and v.epoch == f_.epoch
-                 and out.last_validation_at > out.last_epoch_at
-                 and out.last_validation_at > out.last_iteration_at)
-    ended = (P.SHUTDOWN in out.region or err_ended
-             or (not out.head.spark_info and not out.cut and not out.damage and out.size > 0))
-    reached = planned is None or (v is not None and v.epoch >= planned)
+def impossible(metrics: tuple[Metric, ...], wall_clock_s: float | None,
+               evaluated: tuple[tuple[str, float, int], ...] = ()) -> str:
+    """Why the final figures cannot come from BigDL (its arithmetic forbids them), else ""."""
+    if wall_clock_s is not None and not (math.isfinite(wall_clock_s) and wall_clock_s >= 0):
+        return f"impossible wall clock {wall_clock_s!r} s (BigDL's clock is finite and >= 0)"
+    for m in metrics:
+        if m.kind != "Accuracy":
+            continue
+        acc, correct, count = m.get("accuracy"), m.get("correct"), m.get("count")
+        if acc is None:
+            return f"{m.name} has no readable accuracy (an Accuracy prints 'accuracy: <number>')"
+        if not 0.0 <= acc <= 1.0:
+            return f"impossible {m.name} accuracy {acc!r} (outside [0, 1])"
+        if correct is not None and count is not None:
+            if not (math.isfinite(count) and 0 <= correct <= count) or correct % 1 or count % 1:
+                return f"impossible {m.name}: correct {correct:g} of count {count:g}"
+            if count > 0 and not math.isclose(acc, correct / count, rel_tol=1e-5, abs_tol=1e-6):
+                return f"impossible {m.name}: accuracy {acc!r} is not correct/count = {correct:g}/{count:g}"
+    for method, value, _total in evaluated:
+        if "accuracy" in method.lower() and not 0.0 <= value <= 1.0:  # NaN fails too
+            return f"impossible evaluated {method} {value!r} (outside [0, 1])"
+    return ""
 
-    hard = [f for f in found if f.marker.hard]
-    if hard:
-        pick = _pick(found)
-        prefix = "after training: " if validated and reached else ""
-        return Verdict("failed", prefix + pick.reason, pick.marker.kind)
-    notes = tuple(f"after training: {f.reason}" for f in found[:3]) + ((out.damage,) if out.damage else ())
-    if validated and reached and ended:
-        return Verdict("ok", "", None, notes)
-    if validated and reached and planned is not None:
-        why = "last line cut" if out.cut else "no Spark shutdown line"
-        return Verdict("ok", "", None, notes + (f"all {planned} planned epochs validated; log ends early ({why})",))
+
+def stopped_at_epoch_end(out: Evidence) -> bool:
+    """No iteration after the last complete epoch, which is validated when the log validates at all."""
+    if out.last_complete is None or out.last_iteration_at > out.last_complete_at:
+        return False
+    v = out.last_validation
+    if v is None:
+        return not out.head.validation_configured and P.VALIDATING not in out.region
+    return out.last_validation_at > out.last_complete_at and (v.epoch, v.iteration) == out.last_complete
+
+
+def decide(out: Evidence, err_region: bytes, planned: int | None,
+           evaluated: tuple[tuple[str, float, int], ...] = ()) -> Verdict:
+    """Apply the rules above to the .out's evidence and the region of the .err ("" when none)."""
+    out_found, err_found = markers(out.region), markers(err_region) if err_region else []
+    found = out_found + err_found
+    first_error = min((f.at for f in out_found), default=len(out.region))
+    err_first = min((f.at for f in err_found), default=len(err_region))
+    err_ended = bool(err_region) and end_evidence(err_region, err_first)
+    at_end = stopped_at_epoch_end(out)
+    epochs = None if out.last_complete is None else out.last_complete[0]
+    reached = planned is None or (epochs is not None and epochs >= planned)
+    evidence = end_evidence(out.region, first_error) or err_ended
+    damage = (out.damage,) if out.damage else ()
+
+    pruned_at = out.region.rfind(P.PRUNED)
+    if pruned_at >= 0:  # rule 0: an optimizer stopped it on purpose; the signals of that stop are no failure
+        return Verdict(Status.PRUNED, "pruned: " + _reason(out.region, "pruned", pruned_at + len(P.PRUNED), 0), None)
+    if at_end and reached and (planned is not None or evidence):
+        notes = tuple(f"after training: {f.reason}" for f in found[:3]) + damage
+        if not evidence:
+            notes += (f"all {planned} planned epochs done; the log ends without a sign that the program went on"
+                      + (" (last line cut)" if out.cut else ""),)
+        v = out.last_validation
+        bad = impossible(() if v is None else v.metrics, None if v is None else v.wall_clock_s, evaluated)
+        if bad:
+            return Verdict(Status.FAILED, bad, FailureKind.JOB, notes)
+        return Verdict(Status.OK, "", None, notes)
     if found:
         pick = _pick(found)
-        return Verdict("failed", pick.reason, pick.marker.kind)
-    return Verdict("incomplete", _missing(out, validated, planned, ended), "job" if ended and not out.damage else "infrastructure")
+        return Verdict(Status.FAILED, pick.reason, FailureKind(pick.marker.kind), damage)
+    stopped = any(n in out.region or n in err_region for n in SPARK_STOPPED)
+    kind = FailureKind.JOB if stopped and not out.damage and not out.cut else FailureKind.INFRASTRUCTURE
+    return Verdict(Status.INCOMPLETE, _missing(out, at_end, planned, evidence), kind)
 
 
-def _missing(out: Evidence, validated: bool, planned: int | None, ended: bool) -> str:
+def _missing(out: Evidence, at_end: bool, planned: int | None, evidence: bool) -> str:
     """What an incomplete log lacks, most telling first."""
-    v, f_, i = out.last_validation, out.last_epoch, out.last_iteration
+    v, c, i = out.last_validation, out.last_complete, out.last_iteration
     parts = []
     if out.size == 0:
         parts.append("empty log")
     elif not out.has_events:
         parts.append("no BigDL training line in the log")
-    elif i is not None and out.last_iteration_at > max(out.last_validation_at, out.last_epoch_at):
-        parts.append(f"epoch {i.epoch} stopped at iteration {i.iteration} without finishing")
-    elif f_ is not None and out.last_epoch_at > out.last_validation_at:
-        parts.append(f"epoch {f_.epoch} finished but was not validated")
-    elif v is not None and f_ is None:
-        parts.append("no \"Epoch finished\" line")
-    elif v is not None and not validated:
-        parts.append(f"the last validation (epoch {v.epoch}) is not after the last epoch end")
-    elif v is not None and planned is not None and v.epoch < planned:
-        parts.append(f"{v.epoch} of {planned} planned epochs validated")
+    elif i is not None and out.last_iteration_at > out.last_complete_at:
+        parts.append(f"epoch {i.epoch} stopped at iteration {i.iteration} "
+                     f"({i.epoch_records} of {i.epoch_size} records) without finishing")
+    elif c is not None and not at_end:
+        parts.append(f"epoch {c[0]} finished but was not validated")
+    elif c is None:
+        parts.append("no epoch finished")
+    elif planned is not None and c[0] < planned:
+        parts.append(f"{c[0]} of {planned} planned epochs done")
+    elif not evidence:
+        parts.append(f"the log ends after epoch {c[0]} with no sign that training ended (no program output or "
+                     "Spark shutdown after it); pass --expected-epochs N if N epochs were planned")
     if out.damage:
         parts.append(out.damage)
-    if not ended and out.size > 0:
-        parts.append("log ends without Spark's shutdown: process killed or log truncated"
-                     + (" (last line cut)" if out.cut else ""))
+    if out.cut and out.size > 0:
+        parts.append("last line cut (process killed or log truncated)")
+    elif not evidence and out.size > 0 and out.has_events:
+        parts.append("no program output or Spark shutdown after training: process killed or log truncated")
     return "; ".join(parts) or "log incomplete"

@@ -26,7 +26,7 @@ from scipy import stats
 from statsmodels.stats.diagnostic import het_breuschpagan
 from statsmodels.stats.outliers_influence import variance_inflation_factor
 
-from models.anova import RESPONSE_COLUMN, AnovaResult, _clean, _design_matrix, code_factors, is_numeric
+from models.anova import RESPONSE_COLUMN, AnovaResult, json_safe
 
 VIF_LIMIT = 10.0
 
@@ -87,7 +87,7 @@ class Diagnostics:
         raise KeyError(name)
 
     def to_dict(self) -> dict[str, Any]:
-        return _clean(
+        return json_safe(
             {
                 "alpha": self.alpha,
                 "checks": [asdict(c) | {"verdict": c.verdict} for c in self.checks],
@@ -200,9 +200,7 @@ def vif_table(result: AnovaResult) -> tuple[VifRow, ...]:
     names = list(result.fit.model.exog_names)
     if exog.shape[1] < 3 or names[0] != "Intercept":
         return ()
-    numeric = [f for f in result.factors if is_numeric(result.data[f])]
-    coded = code_factors(result.data, numeric)
-    x_coded, _ = _design_matrix(result.summary.terms, coded)
+    x_coded = result.coded.x
     with np.errstate(divide="ignore", invalid="ignore"):
         raw, cod = _vifs(exog), _vifs(x_coded)
     if x_coded.shape[1] != exog.shape[1]:
@@ -310,7 +308,7 @@ class TransformComparison:
     alpha: float
 
     def to_dict(self) -> dict[str, Any]:
-        return _clean(
+        return json_safe(
             {
                 "before": self.before,
                 "after": self.after,

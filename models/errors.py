@@ -39,6 +39,10 @@ class ResultsNotFoundError(ModelError):
     """The results path is neither a CSV file nor a campaign directory holding results.csv."""
 
 
+class CostInputsMissingError(MissingColumnError):
+    """No cost column, and the columns a cost is computed from (wall clock, accuracy) are missing."""
+
+
 class CostError(ModelError):
     """A cost specification or cost expression is invalid (unknown name, unsafe or malformed)."""
 
@@ -60,3 +64,14 @@ class UnstableQueueError(ModelError):
 
 class AnalysisOptionError(ModelError):
     """Analysis options conflict with each other or with the data (e.g. --robust with --typ 1)."""
+
+
+# --- models.rsm / models.desirability ---------------------------------------------------------
+
+
+class SurfaceError(ModelError):
+    """A second-order surface cannot be fitted: unknown or non-numeric column, too few levels or points."""
+
+
+class DesirabilityError(ModelError):
+    """A desirability goal is malformed (unknown goal, limits in the wrong order, non-positive weight)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,7 +19,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from scipy import stats
 
-from models.anova import RESPONSE_COLUMN, AnovaResult, _design_matrix, _term_parts, code_factors, is_numeric
+from models.anova import RESPONSE_COLUMN, AnovaResult, term_parts
 
 
 def _figure(width: float = 6.4, height: float = 4.8) -> Figure:
@@ -69,8 +69,7 @@ def residual_effect_se(result: AnovaResult) -> dict[str, float]:
     square of the OLS fit on it (the effects' own fit), so for an orthogonal two-level design
     with N runs every value is 2 sqrt(MSE / N). Ordinary (not HC3) standard errors.
     """
-    numeric = [f for f in result.factors if is_numeric(result.data[f])]
-    x, slices = _design_matrix(result.summary.terms, code_factors(result.data, numeric))
+    x, slices = result.coded.x, result.coded.slices
     y = result.y
     coef, *_ = np.linalg.lstsq(x, y, rcond=None)
     df = len(y) - np.linalg.matrix_rank(x)
@@ -169,7 +168,7 @@ def model_pairs(result: AnovaResult) -> list[tuple[str, str]]:
     """Factor pairs that appear as two-factor interactions in the model (else all pairs)."""
     pairs = []
     for term in result.fit.model.data.model_spec.term_names:
-        parts = [p.removeprefix("C(").removesuffix(")") for p in _term_parts(term)]
+        parts = [p.removeprefix("C(").removesuffix(")") for p in term_parts(term)]
         if len(parts) == 2 and all(p in result.factors for p in parts):
             pairs.append((parts[0], parts[1]))
     return pairs or list(itertools.combinations(result.factors, 2))
@@ -242,10 +241,15 @@ def all_figures(result: AnovaResult) -> dict[str, Figure]:
 
 def save_all(result: AnovaResult, directory: str | Path, dpi: int = 110) -> list[Path]:
     """Write every applicable plot as ``DIR/<stem>.png``; returns the paths."""
+    return save_figures(all_figures(result), directory, dpi)
+
+
+def save_figures(figures: Mapping[str, Figure], directory: str | Path, dpi: int = 110) -> list[Path]:
+    """Write each figure as ``DIR/<stem>.png``; returns the paths."""
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     paths = []
-    for stem, fig in all_figures(result).items():
+    for stem, fig in figures.items():
         p = out / f"{stem}.png"
         fig.savefig(p, dpi=dpi)
         paths.append(p)

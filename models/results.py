@@ -1,43 +1,64 @@
 """The results table: one row per job, with its factor levels and its cost.
 
-Input is a campaign directory (its ``results.csv``) or any CSV with factor columns and either a
-``cost`` column or the ``wall_clock_s`` and ``accuracy`` columns the cost is computed from.
-The harness writes these columns: ``run, replicate, model, nodes, executors, executor_cores,
-epochs, learning_rate, batch_size, status, reason, wall_clock_s, accuracy, elapsed_s, start, end,
-app_id``.
+Input is a campaign directory (its ``results.csv``, and the ``manifest.json`` beside it that
+declares the design's factors) or any CSV with factor columns and either a ``cost`` column or
+the ``wall_clock_s`` and ``accuracy`` columns the cost is computed from.
 
 Rules, in order:
 
-1. When a ``status`` column exists, only ``status == "ok"`` rows are kept (unless
-   ``include_failed``); the others are counted in :attr:`ResultsTable.dropped`.
-2. The cost: an existing ``cost`` column is used as is when no cost function is asked for;
+1. Status: when a ``status`` column exists, only rows whose status is ``logparse.Status.OK``
+   are kept (unless ``include_failed``); the others are counted in :attr:`ResultsTable.dropped`.
+   Without a ``status`` column every row is assumed ok, and :meth:`ResultsTable.notices` says so.
+   This module is the one place that decides which rows are ok (:func:`ok_mask`).
+2. Implausible measurements: a ``wall_clock_s`` that is infinite, negative or over a year is not
+   a measured training time; such rows are dropped and counted.
+3. The cost: an existing ``cost`` column is used as is when no cost function is asked for;
    otherwise the cost (default ``T / (A*100)^2``) is computed from ``wall_clock_s`` and ``accuracy``.
    Accuracy must be a fraction in [0, 1].
-3. Rows whose cost is NaN or infinite (e.g. accuracy 0, or a time-to-accuracy target not reached)
-   are dropped and counted.
+4. Rows whose response (the cost, and ``response`` if another column) is NaN, infinite or beyond
+   +-1e100 are dropped and counted.
 
-Factors are the columns that are neither bookkeeping nor measurements and take more than one
-value; numeric ones are analysed as numbers, text ones as categories.
+Factors are declared, never silently guessed: ``factors=`` (the CLIs' ``--factors a,b,c``), else
+the campaign's ``manifest.json``, else the harness's design columns when the table has them all.
+Only a bare CSV without any of these has its factors taken from its columns (those that are
+neither bookkeeping nor measurements and vary), and :meth:`ResultsTable.notices` names them;
+a column that cannot be a factor (named like an identifier such as ``rep``/``id``/``seed``, or
+text with a different value in every row) is refused with the ``--factors`` to give instead.
+Declared factors that take one value among the kept rows are left out, with a notice.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from harness.errors import CampaignError
+from harness.schema import CampaignDir
+from logparse import Status
 from models.cost import CostFunction, parse_cost
-from models.errors import InvalidTableError, MissingColumnError, ResultsNotFoundError
+from models.errors import CostInputsMissingError, InvalidTableError, MissingColumnError, ResultsNotFoundError
 
 RESULTS_FILE = "results.csv"
+MANIFEST_FILE = "manifest.json"  # harness.schema.CampaignDir.MANIFEST
 TIME_COLUMN = "wall_clock_s"
 ACCURACY_COLUMN = "accuracy"
 COST_COLUMN = "cost"
 STATUS_COLUMN = "status"
-OK_STATUS = "ok"
+#: No training job of this tool runs longer than a year: a longer wall clock is a broken record.
+MAX_WALL_CLOCK_S = 365 * 24 * 3600.0
+#: Responses beyond this magnitude are dropped: their squares overflow a float's range.
+MAX_ABS_RESPONSE = 1e100
+
+#: The design columns of the harness's results table (``model`` is the network name).
+HARNESS_FACTORS: tuple[str, ...] = (
+    "model", "nodes", "executors", "executor_cores", "epochs", "learning_rate", "batch_size",
+)
 
 #: Columns that are never factors: identifiers, bookkeeping and measurements.
 NON_FACTOR_COLUMNS = frozenset(
@@ -64,13 +85,29 @@ NON_FACTOR_COLUMNS = frozenset(
     }
 )
 
+#: Names of identifier columns: never a design factor.
+IDENTIFIER_NAME = re.compile(
+    r"(?i)^(rep|reps|replicate|replicates|replication|repetition|repeat|run|runs|run_?id|run_?no|id|.*_id|"
+    r"uuid|seed|random_?seed|trial|index|idx|job|job_?id)$"
+)
+
+
+@dataclass(frozen=True)
+class FactorGuess:
+    """Columns taken as factors from a bare table, and numeric columns set aside as measurements."""
+
+    factors: tuple[str, ...]
+    measurements: tuple[str, ...] = ()
+
 
 @dataclass(frozen=True)
 class ResultsTable:
     """Jobs that enter the analysis, and what was left out.
 
-    ``frame`` has one row per job and a ``cost`` column; ``factors`` are its factor columns in
-    file order; ``dropped`` maps a reason (e.g. ``"status=failed"``) to a count of rows.
+    ``frame`` has one row per job and a ``cost`` column (when one could be computed); ``factors``
+    are its factor columns; ``factors_from`` says where they come from (``--factors``,
+    ``manifest.json``, ``harness design columns`` or ``guessed``); ``dropped`` maps a reason
+    (e.g. ``"status=failed"``) to a count of rows.
     """
 
     frame: pd.DataFrame
@@ -79,6 +116,10 @@ class ResultsTable:
     n_read: int
     dropped: Mapping[str, int] = field(default_factory=dict)
     cost_name: str = "as given"
+    factors_from: str = "guessed"
+    measurements: tuple[str, ...] = ()
+    constant_factors: tuple[str, ...] = ()
+    has_status: bool = True
 
     @property
     def n_dropped(self) -> int:
@@ -91,6 +132,43 @@ class ResultsTable:
             return f"{kept} of {self.n_read} rows analysed; none dropped"
         why = ", ".join(f"{n} {reason}" for reason, n in self.dropped.items())
         return f"{kept} of {self.n_read} rows analysed; dropped {self.n_dropped}: {why}"
+
+    def notices(self) -> tuple[str, ...]:
+        """What was assumed rather than read: guessed factors, rows assumed ok, factors left out."""
+        out = list(assumptions(self.has_status, self.n_read,
+                               FactorChoice(self.factors, self.factors_from, self.measurements)))
+        if self.constant_factors and self.factors_from == "--factors" and len(self.frame):
+            out.append(f"factor(s) with one value among the analysed rows, left out: {', '.join(self.constant_factors)}")
+        return tuple(out)
+
+    def require_rows(self) -> None:
+        """Refuse an empty table with one line saying why no row is left."""
+        if len(self.frame):
+            return
+        statuses = {k: v for k, v in self.dropped.items() if k.startswith(f"{STATUS_COLUMN}=")}
+        if statuses and sum(statuses.values()) == self.n_read:
+            why = ", ".join(f"{n} {k.removeprefix(STATUS_COLUMN + '=')}" for k, n in statuses.items())
+            raise InvalidTableError(f"0 of {self.n_read} rows are ok ({why}): nothing to analyse")
+        raise InvalidTableError(f"0 of {self.n_read} rows are usable: {self.describe_dropped()}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "read": self.n_read, "dropped": dict(self.dropped), "cost": self.cost_name,
+                "factors": list(self.factors), "factors_from": self.factors_from,
+                "status_assumed_ok": not self.has_status}
+
+
+def assumptions(has_status: bool, n_rows: int, choice: FactorChoice) -> tuple[str, ...]:
+    """The lines that say what was assumed: rows taken as ok without a status, factors guessed."""
+    out = []
+    if not has_status:
+        out.append(f"no {STATUS_COLUMN!r} column: all {n_rows} rows assumed ok")
+    if choice.source == "guessed":
+        out.append(f"factors taken from the columns (no {MANIFEST_FILE}, no --factors): "
+                   f"{', '.join(choice.factors) or 'none'}")
+        if choice.measurements:
+            out.append(f"set aside as measurements (numeric, a distinct value in most rows): "
+                       f"{', '.join(choice.measurements)}")
+    return tuple(out)
 
 
 def resolve_path(path: str | Path) -> Path:
@@ -105,15 +183,84 @@ def resolve_path(path: str | Path) -> Path:
     return p
 
 
+def factor_list(text: str | None) -> tuple[str, ...] | None:
+    """``--factors a,b,c`` as a tuple (None when not given); an empty list is refused."""
+    if text is None:
+        return None
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    if not names:
+        raise InvalidTableError(f"--factors {text!r} names no column; give e.g. --factors nodes,epochs")
+    return names
+
+
+def manifest_factors(csv_path: Path) -> tuple[str, ...] | None:
+    """The factors declared by the campaign manifest beside a campaign's ``results.csv`` (None if absent).
+
+    Read by :class:`harness.schema.CampaignDir`, the one owner of the campaign folder's layout.
+    """
+    if csv_path.name != RESULTS_FILE:
+        return None
+    folder = CampaignDir(csv_path.parent)
+    try:
+        manifest = folder.read_manifest()
+    except CampaignError as exc:
+        raise InvalidTableError(f"{exc}") from None
+    return None if manifest is None else manifest.factors
+
+
+def status_is_ok(value: object) -> bool:
+    """Whether one status field says ok (``Status.OK``, ignoring case and surrounding blanks)."""
+    return isinstance(value, str) and value.strip().lower() == Status.OK.value
+
+
+def ok_mask(frame: pd.DataFrame) -> np.ndarray:
+    """Rows whose status is ``Status.OK`` (every row when there is no status column)."""
+    if STATUS_COLUMN not in frame.columns:
+        return np.ones(len(frame), dtype=bool)
+    return np.array([status_is_ok(v) for v in frame[STATUS_COLUMN].astype("string").fillna("")], dtype=bool)
+
+
+def ok_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows whose status is ok (every row when there is no status column), re-indexed."""
+    return frame[ok_mask(frame)].reset_index(drop=True)
+
+
 #: Prefixes of the measurements a campaign records per run (Spark's metrics, host use, phases).
 MEASUREMENT_PREFIXES = ("spark_", "host_", "phase_")
 
 
-def detect_factors(frame: pd.DataFrame, exclude: Iterable[str] = ()) -> tuple[str, ...]:
-    """Columns that vary and are not bookkeeping, measurement or ``exclude`` columns."""
+def guess_factors(frame: pd.DataFrame, exclude: Iterable[str] = ()) -> FactorGuess:
+    """Factors of a bare table: varying columns that are not bookkeeping, measurements or ``exclude``.
+
+    Refuses (one line naming the ``--factors`` to give) a column named like an identifier or a
+    text column with a different value in every row. Numeric columns with more than 10 distinct
+    values that differ in over half the rows are measurements, not design levels.
+    """
     skip = NON_FACTOR_COLUMNS | set(exclude)
-    return tuple(c for c in frame.columns if c not in skip and not str(c).startswith(MEASUREMENT_PREFIXES)
-                 and frame[c].nunique(dropna=True) > 1)
+    varying = [c for c in frame.columns if c not in skip and not str(c).startswith(MEASUREMENT_PREFIXES)
+               and frame[c].nunique(dropna=True) > 1]
+    factors, measured = [], []
+    for c in varying:
+        distinct = frame[c].nunique(dropna=True)
+        if pd.api.types.is_numeric_dtype(frame[c]) and distinct > 10 and distinct > len(frame) / 2:
+            measured.append(c)
+        else:
+            factors.append(c)
+    for c in factors:
+        why = None
+        if IDENTIFIER_NAME.match(str(c)):
+            why = "is named like an identifier (run, replicate, id, seed), not a design factor"
+        elif not pd.api.types.is_numeric_dtype(frame[c]) and len(frame) > 2 and frame[c].nunique() == len(frame):
+            why = "is text with a different value in every row, so it cannot be a factor"
+        if why:
+            others = ",".join(str(f) for f in factors if f != c) or "a,b"
+            raise InvalidTableError(f"column {c!r} {why}; name the factors, e.g. --factors {others}")
+    return FactorGuess(tuple(factors), tuple(measured))
+
+
+def detect_factors(frame: pd.DataFrame, exclude: Iterable[str] = ()) -> tuple[str, ...]:
+    """The factors :func:`guess_factors` takes from a bare table."""
+    return guess_factors(frame, exclude).factors
 
 
 def _check_accuracy(values: pd.Series) -> None:
@@ -126,6 +273,61 @@ def _check_accuracy(values: pd.Series) -> None:
         )
 
 
+def _drop(df: pd.DataFrame, bad: np.ndarray, reason: str, dropped: dict[str, int]) -> pd.DataFrame:
+    if bad.any():
+        dropped[reason] = dropped.get(reason, 0) + int(bad.sum())
+        return df[~bad]
+    return df
+
+
+def _numbers(series: pd.Series) -> np.ndarray:
+    return pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
+
+
+def _with_cost(df: pd.DataFrame, cost: CostFunction | str | None) -> tuple[pd.DataFrame, str]:
+    if cost is None and COST_COLUMN in df.columns:
+        return df.assign(**{COST_COLUMN: _numbers(df[COST_COLUMN])}), "as given"
+    fn = cost if isinstance(cost, CostFunction) else parse_cost(cost)
+    missing = [c for c in (TIME_COLUMN, ACCURACY_COLUMN) if c not in df.columns]
+    if missing:
+        raise CostInputsMissingError(
+            f"cannot compute the cost: column(s) {missing} missing; the table needs "
+            f"{TIME_COLUMN!r} and {ACCURACY_COLUMN!r} (or a {COST_COLUMN!r} column)"
+        )
+    _check_accuracy(df[ACCURACY_COLUMN])
+    with np.errstate(all="ignore"):
+        values = fn(_numbers(df[TIME_COLUMN]), _numbers(df[ACCURACY_COLUMN]))
+    return df.assign(**{COST_COLUMN: values}), fn.formula
+
+
+@dataclass(frozen=True)
+class FactorChoice:
+    """The factor columns of a table, where they come from, and columns set aside as measurements."""
+
+    factors: tuple[str, ...]
+    source: str
+    measurements: tuple[str, ...] = ()
+
+
+def choose_factors(frame: pd.DataFrame, factors: Sequence[str] | None = None, csv_path: Path | None = None,
+                   response: str | None = None) -> FactorChoice:
+    """``factors`` if given, else the manifest's, else the harness's design columns, else a checked guess."""
+    if factors is not None:
+        choice = FactorChoice(tuple(factors), "--factors")
+    elif (declared := manifest_factors(csv_path) if csv_path is not None else None) is not None:
+        choice = FactorChoice(declared, MANIFEST_FILE)
+    elif all(c in frame.columns for c in HARNESS_FACTORS[1:]):
+        choice = FactorChoice(tuple(c for c in HARNESS_FACTORS if c in frame.columns), "harness design columns")
+    else:
+        guess = guess_factors(frame, exclude=[c for c in (response, COST_COLUMN) if c])
+        return FactorChoice(guess.factors, "guessed", guess.measurements)
+    missing = [f for f in choice.factors if f not in frame.columns]
+    if missing:
+        raise MissingColumnError(f"factor column(s) {missing} ({choice.source}) are not in the table; "
+                                 f"columns are {list(frame.columns)}")
+    return FactorChoice(tuple(f for f in choice.factors if f != response), choice.source)
+
+
 def build_table(
     frame: pd.DataFrame,
     *,
@@ -133,61 +335,70 @@ def build_table(
     include_failed: bool = False,
     source: str = "<frame>",
     exclude_runs: Iterable[int] = (),
+    factors: Sequence[str] | None = None,
+    response: str | None = None,
+    csv_path: Path | None = None,
+    compute_cost: bool = True,
 ) -> ResultsTable:
-    """Apply the module's rules to an in-memory table (see the module docstring)."""
+    """Apply the module's rules to an in-memory table (see the module docstring).
+
+    ``compute_cost=False`` applies rule 1 only (e.g. for a model of time or accuracy, where a
+    job with accuracy 0 is a valid observation, not a row to drop).
+    """
     df = frame.copy()
     n_read = len(df)
     dropped: dict[str, int] = {}
+    choice = choose_factors(df, factors, csv_path, response)
 
     runs = sorted(set(exclude_runs))
     if runs:
         if "run" not in df.columns:
             raise MissingColumnError("exclude_runs needs a 'run' column in the results table")
-        mask = df["run"].isin(runs)
-        if mask.any():
-            dropped[f"run in {runs} (excluded on request)"] = int(mask.sum())
-        df = df[~mask]
+        df = _drop(df, df["run"].isin(runs).to_numpy(dtype=bool), f"run in {runs} (excluded on request)", dropped)
 
     if STATUS_COLUMN in df.columns and not include_failed:
         status = df[STATUS_COLUMN].astype("string").str.strip().str.lower().fillna("<missing>")
-        keep = (status == OK_STATUS).to_numpy(dtype=bool)
+        keep = ok_mask(df)
         for value, n in status[~keep].value_counts().items():
             dropped[f"status={value}"] = int(n)
         df = df[keep]
 
-    if cost is None and COST_COLUMN in df.columns:
-        cost_name = "as given"
-        df[COST_COLUMN] = pd.to_numeric(df[COST_COLUMN], errors="coerce")
+    if TIME_COLUMN in df.columns:
+        t = _numbers(df[TIME_COLUMN])
+        bad = ~np.isnan(t) & ~((t >= 0) & (t <= MAX_WALL_CLOCK_S))
+        df = _drop(df, bad, f"{TIME_COLUMN} not a time in [0, {MAX_WALL_CLOCK_S:.0f}] s", dropped)
+
+    if compute_cost:
+        df, cost_name = _with_cost(df, cost)
     else:
-        fn = cost if isinstance(cost, CostFunction) else parse_cost(cost)
-        missing = [c for c in (TIME_COLUMN, ACCURACY_COLUMN) if c not in df.columns]
-        if missing:
-            raise MissingColumnError(
-                f"cannot compute the cost: column(s) {missing} missing; the table needs "
-                f"{TIME_COLUMN!r} and {ACCURACY_COLUMN!r} (or a {COST_COLUMN!r} column)"
-            )
-        _check_accuracy(df[ACCURACY_COLUMN])
-        t = pd.to_numeric(df[TIME_COLUMN], errors="coerce").to_numpy(dtype=float)
-        a = pd.to_numeric(df[ACCURACY_COLUMN], errors="coerce").to_numpy(dtype=float)
-        df[COST_COLUMN] = fn(t, a)
-        cost_name = fn.formula
-
-    bad = ~np.isfinite(df[COST_COLUMN].to_numpy(dtype=float))
-    if bad.any():
-        dropped["cost not finite (missing time/accuracy, accuracy 0, or target not reached)"] = int(
-            bad.sum()
-        )
-        df = df[~bad]
-
+        cost_name = "not computed"
+    with np.errstate(invalid="ignore"):
+        for column in dict.fromkeys([COST_COLUMN if compute_cost else None, response]):
+            if column is None or column not in df.columns:
+                continue
+            y = _numbers(df[column])
+            df = _drop(df, ~np.isfinite(y), f"{column} not finite" + (
+                " (missing time/accuracy, accuracy 0, or target not reached)" if column == COST_COLUMN else ""), dropped)
+            y = _numbers(df[column])
+            df = _drop(df, np.abs(y) > MAX_ABS_RESPONSE, f"{column} beyond +-{MAX_ABS_RESPONSE:g}", dropped)
     df = df.reset_index(drop=True)
+
+    constant = tuple(f for f in choice.factors if df[f].nunique(dropna=True) <= 1)
     return ResultsTable(
-        frame=df,
-        source=source,
-        factors=detect_factors(df),
-        n_read=n_read,
-        dropped=dropped,
-        cost_name=cost_name,
+        frame=df, source=source, factors=tuple(f for f in choice.factors if f not in constant), n_read=n_read,
+        dropped=dropped, cost_name=cost_name, factors_from=choice.source, measurements=choice.measurements,
+        constant_factors=constant,
+        has_status=STATUS_COLUMN in frame.columns,
     )
+
+
+def read_csv(path: str | Path) -> tuple[Path, pd.DataFrame]:
+    """The CSV behind a results path, read; an unreadable file is an :class:`InvalidTableError`."""
+    p = resolve_path(path)
+    try:
+        return p, pd.read_csv(p)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as exc:
+        raise InvalidTableError(f"{p}: not a readable CSV ({exc}); write one header row then one row per job") from None
 
 
 def load_results(
@@ -196,13 +407,15 @@ def load_results(
     cost: CostFunction | str | None = None,
     include_failed: bool = False,
     exclude_runs: Iterable[int] = (),
+    factors: Sequence[str] | None = None,
+    response: str | None = None,
+    compute_cost: bool = True,
 ) -> ResultsTable:
-    """Read a results CSV (or ``DIR/results.csv``) into a :class:`ResultsTable`."""
-    p = resolve_path(path)
-    try:
-        frame = pd.read_csv(p)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise InvalidTableError(f"{p}: not a readable CSV ({exc}); write one header row then one row per job") from None
-    return build_table(
-        frame, cost=cost, include_failed=include_failed, source=str(p), exclude_runs=exclude_runs
-    )
+    """Read a results CSV (or ``DIR/results.csv``) into a :class:`ResultsTable`.
+
+    ``compute_cost=False`` skips the cost (e.g. for a model of time or accuracy, where a job with
+    accuracy 0 is a valid observation, not a row to drop).
+    """
+    p, frame = read_csv(path)
+    return build_table(frame, cost=cost, include_failed=include_failed, source=str(p), exclude_runs=exclude_runs,
+                       factors=factors, response=response, csv_path=p, compute_cost=compute_cost)

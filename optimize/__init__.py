@@ -2,5 +2,7 @@
 
 ``lr`` (seed 001's learning-rate heuristic and a bracketing + Brent search), ``batch`` (Courier's batch size
 under a latency SLO, seed 004), ``epochs`` (max epochs under a time budget, seed 000), ``concurrent`` (njobs
-copies of a job at once), ``session`` / ``objective`` (single resumable jobs through harness.submit.Campaign).
+copies of a job at once), ``session`` / ``objective`` (single resumable jobs through harness.submit.Campaign),
+``pareto`` (the front of a campaign's ok runs and its hypervolume), ``search`` (a multi-objective Optuna search
+on real jobs with per-epoch pruning).
 """

@@ -26,11 +26,11 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from models.errors import ModelError
 from models.predict import RandomForestModel
 from models.results import resolve_path
 from optimize.concurrent import COURIER_COLUMNS, courier_table
-from optimize.errors import CampaignDataError, OptimizeError, SearchOptionError
+from optimize.errors import CampaignDataError, SearchOptionError
+from sparkdl.cli import run_cli
 
 CANDIDATES: tuple[int, ...] = (64, 128, 256, 512)
 JOB_COLUMNS = ("cpus", "njobs", "network")
@@ -224,42 +224,42 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    try:
-        table = load_table(args.campaign)
-        if args.evaluate:
-            ev = evaluate(table, args.evaluate, args.slo_mean, args.slo_sd, seed=args.seed, batches=args.batches,
-                          courier=Courier(seed=args.seed, cv_folds=args.cv_folds, n_estimators=args.trees), margin=args.margin)
-            both = ev.accuracy_when_both_meet()
-            print(f"held-out configurations of {args.campaign} ({len(ev.rows)} trials, SLO ~ N({args.slo_mean:g}, "
-                  f"{args.slo_sd:g}), margin {args.margin:g}; measured means, not fresh jobs):")
-            print(f"  SLO met:  Courier {ev.courier_fulfilment:.0%}   random batch {ev.random_fulfilment:.0%}")
-            print(f"  accuracy: Courier {ev.courier_accuracy:.4f}  random batch {ev.random_accuracy:.4f}")
-            print(f"  accuracy where both meet the SLO ({both[2]} trials): Courier {both[0]:.4f}  random {both[1]:.4f}")
-            return 0
-        if args.slo is None or args.cpus is None or args.njobs is None or args.network is None:
-            raise SearchOptionError("give --slo, --cpus, --njobs and --network (or --evaluate TRIALS)")
-        courier = Courier(seed=args.seed, cv_folds=args.cv_folds, n_estimators=args.trees).fit(table)
-        choice = courier.choose({"cpus": args.cpus, "njobs": args.njobs, "network": args.network}, args.slo,
-                                args.batches, args.margin)
-    except (SearchOptionError, CampaignDataError, ModelError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    except OptimizeError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    print(f"{'batch':>6}  {'pred. time (s)':>14}  {'pred. accuracy':>14}  SLO {args.slo:g} s")
+def print_evaluation(ev: Evaluation, args: argparse.Namespace) -> None:
+    both = ev.accuracy_when_both_meet()
+    print(f"held-out configurations of {args.campaign} ({len(ev.rows)} trials, SLO ~ N({args.slo_mean:g}, "
+          f"{args.slo_sd:g}), margin {args.margin:g}; measured means, not fresh jobs):")
+    print(f"  SLO met:  Courier {ev.courier_fulfilment:.0%}   random batch {ev.random_fulfilment:.0%}")
+    print(f"  accuracy: Courier {ev.courier_accuracy:.4f}  random batch {ev.random_accuracy:.4f}")
+    print(f"  accuracy where both meet the SLO ({both[2]} trials): Courier {both[0]:.4f}  random {both[1]:.4f}")
+
+
+def print_choice(choice: BatchChoice, slo: float) -> None:
+    print(f"{'batch':>6}  {'pred. time (s)':>14}  {'pred. accuracy':>14}  SLO {slo:g} s")
     for c in choice.candidates:
         mark = " <- chosen" if c.batch == choice.batch else ""
         print(f"{c.batch:>6}  {c.time:>14.1f}  {c.accuracy:>14.4f}  {'met' if c.meets_slo else 'missed'}{mark}")
     if choice.meets_slo:
         print(f"batch {choice.batch}: highest predicted accuracy within the SLO")
     else:
-        print(f"no batch size meets the SLO of {args.slo:g} s: batch {choice.batch} is the fastest "
+        print(f"no batch size meets the SLO of {slo:g} s: batch {choice.batch} is the fastest "
               f"(predicted {choice.chosen.time:.1f} s)")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    table = load_table(args.campaign)
+    courier = Courier(seed=args.seed, cv_folds=args.cv_folds, n_estimators=args.trees)
+    if args.evaluate:
+        print_evaluation(evaluate(table, args.evaluate, args.slo_mean, args.slo_sd, seed=args.seed,
+                                  batches=args.batches, courier=courier, margin=args.margin), args)
+        return 0
+    if args.slo is None or args.cpus is None or args.njobs is None or args.network is None:
+        raise SearchOptionError("give --slo, --cpus, --njobs and --network (or --evaluate TRIALS)")
+    choice = courier.fit(table).choose({"cpus": args.cpus, "njobs": args.njobs, "network": args.network}, args.slo,
+                                       args.batches, args.margin)
+    print_choice(choice, args.slo)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))

@@ -28,14 +28,11 @@ import pandas as pd
 from sklearn.model_selection import KFold
 
 import logparse
-from cluster.errors import ClusterError
-from cluster.local import DEFAULT_STATE_DIR
-from harness.errors import HarnessError
-from models.errors import ModelError
 from models.predict import LinearModel, RandomForestModel, read_results
 from models.predict.table import HARNESS_FACTORS
 from optimize.errors import CampaignDataError, JobFailedError, OptimizeError, SearchOptionError
 from optimize.session import ClusterOptions, JobConfig, open_session, submit_options
+from sparkdl.cli import cluster_options, on_interrupt, run_cli
 
 
 @dataclass(frozen=True)
@@ -206,7 +203,8 @@ def parse_config(text: str) -> dict[str, object]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m optimize.epochs", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m optimize.epochs", description=__doc__.split("\n")[0],
+                                parents=[cluster_options()])
     p.add_argument("--budget", type=float, required=True, help="seconds")
     p.add_argument("--config", default="", help="the job's other factors: key=value,... (model, nodes, batch_size...)")
     p.add_argument("--campaign", type=Path, required=True, help="campaign directory or results CSV to learn from")
@@ -225,10 +223,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, help="campaign directory of the confirming job")
     p.add_argument("--train-samples", type=int)
     p.add_argument("--test-samples", type=int)
-    p.add_argument("--state-dir", type=Path, default=DEFAULT_STATE_DIR)
-    p.add_argument("--port", type=int, default=7077)
-    p.add_argument("--webui-port", type=int, default=8080)
-    p.add_argument("--keep-cluster", action="store_true")
     return p
 
 
@@ -238,12 +232,12 @@ def _confirm(args: argparse.Namespace, config: dict[str, object], epochs: int) -
     fields = {k: config[k] for k in ("model", "nodes", "executors", "executor_cores", "batch_size", "learning_rate")
               if k in config}
     job = JobConfig(**{**fields, "epochs": epochs})  # type: ignore[arg-type]
-    cluster = ClusterOptions(state_dir=args.state_dir, port=args.port, webui_port=args.webui_port,
-                             keep_cluster=args.keep_cluster)
+    cluster = ClusterOptions.from_args(args)
     settings = {"optimizer": "epochs-confirm", "job": job.__dict__, "budget": args.budget,
                 "train_samples": args.train_samples, "test_samples": args.test_samples}
     options = submit_options(args.out, cluster, args.train_samples, args.test_samples)
     say = lambda msg: print(msg, flush=True)  # noqa: E731
+    on_interrupt(f"the confirming job's campaign is {args.out}; run the same command again to resume it")
     with open_session(args.out, settings, options, cluster, [job.spec(1, 1)], True, say) as session:
         result = session.run(job.spec(1, 1))
     if result.status != "ok":
@@ -251,42 +245,38 @@ def _confirm(args: argparse.Namespace, config: dict[str, object], epochs: int) -
     return float(getattr(result, args.time))
 
 
+def print_choice(choice: EpochChoice, args: argparse.Namespace) -> None:
+    print(f"{'epochs':>6}  {'predicted s':>11}  {'forest':>8}  {'regression':>10}  {f'{args.level:.0%} interval':>17}")
+    for p in choice.predictions:
+        mark = " <- chosen" if p.epochs == choice.epochs else ""
+        print(f"{p.epochs:>6}  {p.time:>11.1f}  {p.forest:>8.1f}  {p.regression:>10.1f}  "
+              f"{p.low:>7.1f} .. {p.high:>7.1f}  {'fits' if p.fits else 'over'}{mark}")
+    chosen = choice.chosen
+    if chosen is None:
+        print(f"no epoch count from {args.lower} fits a budget of {args.budget:g} s")
+        return
+    print(f"max epochs within {args.budget:g} s: {choice.epochs} (predicted {chosen.time:.1f} s, "
+          f"{args.level:.0%} interval {chosen.low:.1f} .. {chosen.high:.1f} s)")
+    if choice.extrapolated:
+        print(f"note: the campaign's largest epoch count is {choice.largest_trained}; beyond it the forest "
+              "cannot extrapolate and the answer rests on the regression")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        config = parse_config(args.config)
-        if args.per_epoch and args.time != "wall_clock_s":
-            raise SearchOptionError("--per-epoch splits BigDL's wall clock by epoch only: add --time wall_clock_s")
-        table = per_epoch_table(args.campaign) if args.per_epoch else read_results(args.campaign)
-        model = EpochTimeModel(target=args.time, seed=args.seed, cv_folds=args.cv_folds, n_estimators=args.trees).fit(table)
-        choice = max_epochs(model, config, args.budget, args.lower, args.upper, args.step, args.level, args.safe)
-        print(f"{'epochs':>6}  {'predicted s':>11}  {'forest':>8}  {'regression':>10}  {f'{args.level:.0%} interval':>17}")
-        for p in choice.predictions:
-            mark = " <- chosen" if p.epochs == choice.epochs else ""
-            print(f"{p.epochs:>6}  {p.time:>11.1f}  {p.forest:>8.1f}  {p.regression:>10.1f}  "
-                  f"{p.low:>7.1f} .. {p.high:>7.1f}  {'fits' if p.fits else 'over'}{mark}")
-        if choice.epochs is None:
-            print(f"no epoch count from {args.lower} fits a budget of {args.budget:g} s")
-            return 0
-        chosen = choice.chosen
-        assert chosen is not None
-        print(f"max epochs within {args.budget:g} s: {choice.epochs} (predicted {chosen.time:.1f} s, "
-              f"{args.level:.0%} interval {chosen.low:.1f} .. {chosen.high:.1f} s)")
-        if choice.extrapolated:
-            print(f"note: the campaign's largest epoch count is {choice.largest_trained}; beyond it the forest "
-                  "cannot extrapolate and the answer rests on the regression")
-        if args.confirm:
-            measured = _confirm(args, choice.config, choice.epochs)
-            verdict = "within" if measured <= args.budget else "OVER"
-            print(f"confirming job: {args.time} = {measured:.1f} s, {verdict} the budget of {args.budget:g} s")
-    except (SearchOptionError, CampaignDataError, ModelError, HarnessError, ClusterError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    except OptimizeError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
+    config = parse_config(args.config)
+    if args.per_epoch and args.time != "wall_clock_s":
+        raise SearchOptionError("--per-epoch splits BigDL's wall clock by epoch only: add --time wall_clock_s")
+    table = per_epoch_table(args.campaign) if args.per_epoch else read_results(args.campaign)
+    model = EpochTimeModel(target=args.time, seed=args.seed, cv_folds=args.cv_folds, n_estimators=args.trees).fit(table)
+    choice = max_epochs(model, config, args.budget, args.lower, args.upper, args.step, args.level, args.safe)
+    print_choice(choice, args)
+    if args.confirm and choice.epochs is not None:
+        measured = _confirm(args, choice.config, choice.epochs)
+        verdict = "within" if measured <= args.budget else "OVER"
+        print(f"confirming job: {args.time} = {measured:.1f} s, {verdict} the budget of {args.budget:g} s")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))

@@ -1,7 +1,6 @@
 """Errors raised by optimize/: each message names the field and the fix, in one line."""
 
-from sparkdl.errors import ToolError
-
+from sparkdl.errors import EXIT_RUNS_FAILED, ToolError
 
 
 class OptimizeError(ToolError):
@@ -19,9 +18,13 @@ class ObjectiveError(OptimizeError):
 class JobFailedError(ObjectiveError):
     """A real job behind the objective did not finish ok; the message names the run, its reason and log."""
 
+    exit_code = EXIT_RUNS_FAILED
+
 
 class LearningRateMismatchError(ObjectiveError):
     """A job ran with another learning rate than the one asked (read back from its own log)."""
+
+    exit_code = EXIT_RUNS_FAILED
 
 
 class CampaignDataError(OptimizeError):

@@ -3,16 +3,37 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol, Sequence
 
+import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-if TYPE_CHECKING:
-    from optimize.lr import LRSearchResult
+
+class CostPoint(Protocol):
+    """One learning rate of a search as the figure reads it (optimize.lr.LRPoint is one)."""
+
+    lr: float
+    costs: tuple[float, ...]
+
+    @property
+    def mean(self) -> float: ...
 
 
-def lr_cost_figure(result: LRSearchResult, cost_label: str) -> Figure:
+class CostTrace(Protocol):
+    """A finished learning-rate search as the figure reads it (optimize.lr.LRSearchResult is one).
+
+    Declared here, not imported, so that optimize.lr (which draws this figure) and this module
+    do not import each other."""
+
+    method: str
+    points: Sequence[CostPoint]
+    best: CostPoint
+    jobs: int
+    replications: int
+
+
+def lr_cost_figure(result: CostTrace, cost_label: str) -> Figure:
     """Seed 001 Fig. 5: cost against learning rate, both axes logarithmic.
 
     Each replication is a dot, the mean of each point a marker joined in learning-rate order,
@@ -43,3 +64,36 @@ def lr_cost_figure(result: LRSearchResult, cost_label: str) -> Figure:
 def save(fig: Figure, path: Path, dpi: int = 120) -> Path:
     fig.savefig(path, dpi=dpi)
     return path
+
+
+def pareto_figure(points: np.ndarray, on_front: np.ndarray, labels: Sequence[str], maximise: Sequence[bool],
+                  title: str = "") -> Figure:
+    """The runs on the first two objectives (own units): front runs solid and joined, dominated runs faded.
+
+    With a third objective, it colours the points (a colour bar names it); a run can then be on the
+    front while looking dominated in the plane shown."""
+    pts = np.asarray(points, dtype=float)
+    front = np.asarray(on_front, dtype=bool)
+    fig = Figure(figsize=(6.4, 4.6), layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
+    colour = pts[:, 2] if pts.shape[1] > 2 else None
+    kw = dict(c=colour, cmap="viridis") if colour is not None else dict(color="tab:blue")
+    ax.scatter(pts[~front, 0], pts[~front, 1], s=22, alpha=0.2, label=f"dominated ({int((~front).sum())})", **kw)
+    shown = ax.scatter(pts[front, 0], pts[front, 1], s=46, edgecolors="black", linewidths=0.8,
+                       label=f"on the front ({int(front.sum())})", zorder=3, **kw)
+    if pts.shape[1] == 2 and front.any():
+        order = np.argsort(pts[front, 0])
+        ax.step(pts[front, 0][order], pts[front, 1][order], where="post", color="tab:red", alpha=0.7, zorder=2)
+    if colour is not None:
+        fig.colorbar(shown, ax=ax, label=_axis_label(labels[2], maximise[2]))
+    ax.set_xlabel(_axis_label(labels[0], maximise[0]))
+    ax.set_ylabel(_axis_label(labels[1], maximise[1]))
+    ax.set_title(title or "Pareto front of the ok runs")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    return fig
+
+
+def _axis_label(label: str, maximise: bool) -> str:
+    return f"{label} ({'higher' if maximise else 'lower'} is better)"

@@ -30,6 +30,11 @@ stops, the answer gets all ``replications`` and must beat every rival that way. 
 one job per point is enough to see the cost fall or rise: on the bench's curves this needs about a third
 of the paper rule's jobs (``bench/lr_search.py``).
 
+All three run through one loop, :func:`run_search`, with a pluggable proposal: a generator that
+yields what to measure next (:class:`Measure` a learning rate, :class:`Replicate` a known point),
+receives the point measured and returns why it stopped. :func:`paper_rule` is seed 001's rule;
+:func:`bracket_and_refine` is golden's, and with a :class:`SequentialReplication` adaptive's.
+
 ``search`` and ``golden_search`` evaluate each learning rate at most once with ``replications`` calls
 of the objective; all three stop (returning what they have) after ``max_points`` points.
 
@@ -48,17 +53,14 @@ import sys
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Generator, Sequence
 
-from cluster.errors import ClusterError
-from cluster.local import DEFAULT_STATE_DIR
-from harness.errors import HarnessError
 from models.cost import parse_cost
-from models.errors import ModelError
 from optimize.errors import ObjectiveError, OptimizeError, SearchOptionError
 from optimize.figures import lr_cost_figure, save
 from optimize.objective import JobObjective
 from optimize.session import ClusterOptions, JobConfig, open_session, submit_options
+from sparkdl.cli import cluster_options, on_interrupt, run_cli
 
 Objective = Callable[[float], float]
 
@@ -105,11 +107,12 @@ class LRSearchResult:
         return tuple(p.lr for p in self.points)
 
 
-class _Budget(Exception):
-    """Internal: the point budget is spent."""
+
+class BudgetSpent(Exception):
+    """The point budget (``max_points``) is spent: the search loop stops with what it has."""
 
 
-class _Evaluator:
+class Evaluator:
     """Measures each new learning rate ``first`` times (default ``replications``); ``more`` adds one.
 
     Remembers every point (in first-evaluation order) and the learning rate of every job."""
@@ -125,8 +128,8 @@ class _Evaluator:
         if lr in self.by_lr:
             return self.by_lr[lr]
         if len(self.points) >= self.max_points:
-            raise _Budget
-        costs = tuple(self._measure(lr, i) for i in range(1, self.first + 1))
+            raise BudgetSpent
+        costs = tuple(self.measure(lr, i) for i in range(1, self.first + 1))
         point = LRPoint(lr, costs, step)
         self.points.append(point)
         self.by_lr[lr] = point
@@ -136,12 +139,13 @@ class _Evaluator:
         """One more replication of a known point (never beyond ``replications``)."""
         if len(point.costs) >= self.replications:
             return point
-        grown = LRPoint(point.lr, point.costs + (self._measure(point.lr, len(point.costs) + 1),), point.step)
+        grown = LRPoint(point.lr, point.costs + (self.measure(point.lr, len(point.costs) + 1),), point.step)
         self.points[self.points.index(point)] = grown
         self.by_lr[point.lr] = grown
         return grown
 
-    def _measure(self, lr: float, i: int) -> float:
+    def measure(self, lr: float, i: int) -> float:
+        """One call of the objective, checked: a number (numpy scalars too), not NaN; failures name the rate."""
         where = f"at learning rate {lr!r} (replication {i} of {self.replications})"
         try:
             value = self.objective(lr)
@@ -170,12 +174,53 @@ class _Evaluator:
                               tuple(self.trace))
 
 
+# ---------------------------------------------------------------- the one search loop
+
+
+@dataclass(frozen=True)
+class Measure:
+    """Ask for a learning rate (a known one returns its point without a job); ``step`` says why."""
+
+    lr: float
+    step: str
+
+
+@dataclass(frozen=True)
+class Replicate:
+    """Ask for one more replication of a known point."""
+
+    point: LRPoint
+
+
+Ask = Measure | Replicate
+#: A proposal rule: a generator over the evaluator that yields what to measure next, receives the
+#: point measured, and returns (StopIteration.value) why it stopped.
+Proposal = Callable[[Evaluator], Generator[Ask, LRPoint, str]]
+
+
+def run_search(objective: Objective, proposal: Proposal, method: str, replications: int, max_points: int,
+               first: int | None = None) -> LRSearchResult:
+    """The search loop every method shares: measure what the proposal asks until it stops or the budget ends."""
+    ev = Evaluator(objective, replications, max_points, first)
+    asks = proposal(ev)
+    try:
+        ask = next(asks)
+        while True:
+            point = ev.more(ask.point) if isinstance(ask, Replicate) else ev(ask.lr, ask.step)
+            ask = asks.send(point)
+    except StopIteration as stop:
+        return ev.result(method, str(stop.value))
+    except BudgetSpent:
+        return ev.result(method, f"max_points={max_points} reached")
+
+
 def linear_step(base: float, k: int) -> float:
     """Step k of the linear phase: the double nearest the decimal ``base * (1 + k/10)``."""
     return float(Decimal(repr(float(base))) * (10 + k) / 10)
 
 
-def _check(start: float, replications: int, max_points: int, max_lr: float | None) -> None:
+def check_options(start: float, replications: int, max_points: int, max_lr: float | None) -> None:
+    """Raise SearchOptionError naming the first invalid option shared by every method."""
     if not (isinstance(start, (int, float)) and math.isfinite(start) and start > 0):
         raise SearchOptionError(f"start={start!r} must be a positive learning rate, e.g. 0.002")
     if not isinstance(replications, int) or replications < 1:
@@ -186,18 +231,19 @@ def _check(start: float, replications: int, max_points: int, max_lr: float | Non
         raise SearchOptionError(f"max_lr={max_lr!r} is below start={start!r}: raise max_lr or lower start")
 
 
-def search(objective: Objective, start: float = 0.002, replications: int = 5, *, max_points: int = 40,
-           max_lr: float | None = None) -> LRSearchResult:
-    """Seed 001's heuristic: double while the mean cost goes down, then +10% steps from the last good point."""
-    _check(start, replications, max_points, max_lr)
-    ev = _Evaluator(objective, replications, max_points)
-    try:
-        previous = ev(float(start), "start")
+# ---------------------------------------------------------------- proposal 1: the paper's rule
+
+
+def paper_rule(start: float, max_lr: float | None) -> Proposal:
+    """Seed 001's rule as a proposal: double while the mean cost falls, then +10% steps from the last good point."""
+
+    def propose(ev: Evaluator) -> Generator[Ask, LRPoint, str]:
+        previous = yield Measure(float(start), "start")
         while True:
             nxt = previous.lr * 2.0
             if max_lr is not None and nxt > max_lr:
-                return ev.result("paper", f"doubling would pass max_lr={max_lr:g}")
-            point = ev(nxt, "double")
+                return f"doubling would pass max_lr={max_lr:g}"
+            point = yield Measure(nxt, "double")
             if not point.mean < previous.mean:
                 break
             previous = point
@@ -205,21 +251,29 @@ def search(objective: Objective, start: float = 0.002, replications: int = 5, *,
         while True:
             lr = linear_step(base.lr, k)
             if max_lr is not None and lr > max_lr:
-                return ev.result("paper", f"the next linear step would pass max_lr={max_lr:g}")
+                return f"the next linear step would pass max_lr={max_lr:g}"
             reused = lr in ev.by_lr
-            point = ev(lr, "linear")
+            point = yield Measure(lr, "linear")
             if not point.mean < last.mean:
                 again = " (2L, already measured)" if reused else ""
-                return ev.result("paper", f"linear step {k}{again} did not improve on {last.lr:g}")
+                return f"linear step {k}{again} did not improve on {last.lr:g}"
             last, k = point, k + 1
-    except _Budget:
-        return ev.result("paper", f"max_points={max_points} reached")
+
+    return propose
 
 
-# ---------------------------------------------------------------- bracketing + Brent on log lr
+def search(objective: Objective, start: float = 0.002, replications: int = 5, *, max_points: int = 40,
+           max_lr: float | None = None) -> LRSearchResult:
+    """Seed 001's heuristic: double while the mean cost goes down, then +10% steps from the last good point."""
+    check_options(start, replications, max_points, max_lr)
+    return run_search(objective, paper_rule(start, max_lr), "paper", replications, max_points)
 
 
-def _parabola(a: tuple[float, float], b: tuple[float, float], c: tuple[float, float]) -> tuple[float, float] | None:
+# ---------------------------------------------------------------- proposal 2: bracketing + Brent on log lr
+
+
+def parabola_vertex(a: tuple[float, float], b: tuple[float, float],
+                    c: tuple[float, float]) -> tuple[float, float] | None:
     """Vertex (u, f) of the parabola through three points, or None when it has no minimum."""
     (u1, f1), (u2, f2), (u3, f3) = a, b, c
     d1, d2 = (f2 - f1) / (u2 - u1), (f3 - f2) / (u3 - u2)
@@ -231,14 +285,14 @@ def _parabola(a: tuple[float, float], b: tuple[float, float], c: tuple[float, fl
     return u, f
 
 
-def _at(a: tuple[float, float], b: tuple[float, float], c: tuple[float, float], u: float) -> float:
+def parabola_at(a: tuple[float, float], b: tuple[float, float], c: tuple[float, float], u: float) -> float:
     """The parabola through a, b, c evaluated at u (Newton's divided differences)."""
     (u1, f1), (u2, f2), (u3, f3) = a, b, c
     d1, d2 = (f2 - f1) / (u2 - u1), (f3 - f2) / (u3 - u2)
     return f1 + d1 * (u - u1) + (d2 - d1) / (u3 - u1) * (u - u1) * (u - u2)
 
 
-def _check_bracket(expand: float, ftol: float, xtol: float) -> None:
+def check_bracket_options(expand: float, ftol: float, xtol: float) -> None:
     if not expand > 1.0:
         raise SearchOptionError(f"expand={expand!r} must be > 1 (the bracketing step factor), e.g. 4")
     if not 0.0 < ftol < 1.0:
@@ -248,7 +302,7 @@ def _check_bracket(expand: float, ftol: float, xtol: float) -> None:
 
 
 @dataclass(frozen=True)
-class _Move:
+class Move:
     """The next learning rate to measure (``lr``), or why to stop (``lr`` None, ``step`` the reason)."""
 
     lr: float | None
@@ -257,33 +311,33 @@ class _Move:
     scale: float = math.nan  # the best point's mean cost when the move was chosen
 
 
-def _expansion(pts: list[LRPoint], best: LRPoint, expand: float, floor: float, max_lr: float | None) -> _Move | None:
+def bracket_step(pts: list[LRPoint], best: LRPoint, expand: float, floor: float, max_lr: float | None) -> Move | None:
     """Bracketing: step past the best point when it is the highest or lowest rate tried, else None."""
     if best is pts[-1]:  # the best is the highest lr tried: expand upwards
         lr = best.lr * expand
         if max_lr is not None and lr > max_lr:
             if best.lr >= max_lr:
-                return _Move(None, f"the best point is at max_lr={max_lr:g}")
+                return Move(None, f"the best point is at max_lr={max_lr:g}")
             lr = max_lr
-        return _Move(lr, "expand")
+        return Move(lr, "expand")
     if best is pts[0]:  # the start is past the minimum: expand downwards
         lr = best.lr / expand
         if lr < floor:
-            return _Move(None, f"the best point is at the lowest learning rate allowed ({floor:g})")
-        return _Move(lr, "expand")
+            return Move(None, f"the best point is at the lowest learning rate allowed ({floor:g})")
+        return Move(lr, "expand")
     return None
 
 
-def _refinement(pts: list[LRPoint], i: int, xtol: float, ftol: float, confirmed: bool) -> _Move:
+def brent_step(pts: list[LRPoint], i: int, xtol: float, ftol: float, confirmed: bool) -> Move:
     """Brent's step around the bracketed best point ``pts[i]`` on log lr (see module doc), or a stop."""
     tol_u = math.log(xtol)
     a, b, c = ((math.log(p.lr), p.mean) for p in pts[i - 1:i + 2])
     if max(b[0] - a[0], c[0] - b[0]) <= tol_u:
-        return _Move(None, f"the best point's neighbours are within x{xtol:g}")
+        return Move(None, f"the best point's neighbours are within x{xtol:g}")
     smooth = all(math.isfinite(f) for _, f in (a, b, c)) and max(a[1], c[1]) <= JUMP * b[1]
-    vertex = _parabola(a, b, c) if smooth else None
+    vertex = parabola_vertex(a, b, c) if smooth else None
     if vertex is not None and confirmed and b[1] - vertex[1] <= ftol * abs(b[1]):
-        return _Move(None, f"a confirmed parabola promises less than {ftol:.0%} improvement")
+        return Move(None, f"a confirmed parabola promises less than {ftol:.0%} improvement")
     taken = [math.log(p.lr) for p in pts]
     larger = 0.5 * (b[0] + c[0]) if c[0] - b[0] >= b[0] - a[0] else 0.5 * (a[0] + b[0])
     if vertex is not None and a[0] < vertex[0] < c[0]:
@@ -298,40 +352,14 @@ def _refinement(pts: list[LRPoint], i: int, xtol: float, ftol: float, confirmed:
         u, step = (0.5 * (b[0] + c[0]) if toward_c else 0.5 * (a[0] + b[0])), "bisect"
     else:  # no usable parabola: split the larger segment on log lr
         u, step = larger, "bisect"
-    predicted = _at(a, b, c, u) if vertex is not None else math.nan
-    return _Move(math.exp(u), step, predicted, b[1])
+    predicted = parabola_at(a, b, c, u) if vertex is not None else math.nan
+    return Move(math.exp(u), step, predicted, b[1])
 
 
-def golden_search(objective: Objective, start: float = 0.002, replications: int = 5, *, expand: float = 4.0,
-                  ftol: float = 0.05, xtol: float = 1.1, max_points: int = 40, max_lr: float | None = None,
-                  min_lr: float | None = None) -> LRSearchResult:
-    """Bracket on log lr with steps of ``expand``, then Brent's parabolic/golden refinement (see module doc)."""
-    _check(start, replications, max_points, max_lr)
-    _check_bracket(expand, ftol, xtol)
-    floor = min_lr if min_lr is not None else start / expand**4
-    ev = _Evaluator(objective, replications, max_points)
-    confirmed = False
-    try:
-        ev(float(start), "start")
-        while True:
-            pts = sorted(ev.points, key=lambda p: p.lr)
-            best = min(ev.points, key=lambda p: p.mean)
-            move = _expansion(pts, best, expand, floor, max_lr)
-            if move is None:
-                move = _refinement(pts, pts.index(best), xtol, ftol, confirmed)
-            if move.lr is None:
-                return ev.result("golden", move.step)
-            before = len(ev.points)
-            point = ev(move.lr, move.step)
-            if len(ev.points) == before:  # cannot happen by construction; never loop on a known point
-                return ev.result("golden", f"no new learning rate to try near {best.lr:g}")
-            if move.step != "expand":
-                confirmed = abs(point.mean - move.predicted) <= ftol * abs(move.scale)
-    except _Budget:
-        return ev.result("golden", f"max_points={max_points} reached")
+# ---------------------------------------------------------------- sequential replication (adaptive)
 
 
-def _noise(points: list[LRPoint], prior: float, prior_df: int = 2) -> float:
+def pooled_log_sd(points: list[LRPoint], prior: float, prior_df: int = 2) -> float:
     """Pooled sd of one measurement's log cost over replicated points, with ``prior`` worth ``prior_df`` df."""
     ss, df = prior_df * prior**2, prior_df
     for p in points:
@@ -343,8 +371,8 @@ def _noise(points: list[LRPoint], prior: float, prior_df: int = 2) -> float:
     return math.sqrt(ss / df)
 
 
-def _contest(points: list[LRPoint], best: LRPoint, replications: int, sigma: float, z: float,
-             final: bool = False) -> LRPoint | None:
+def point_to_replicate(points: list[LRPoint], best: LRPoint, replications: int, sigma: float, z: float,
+                       final: bool = False) -> LRPoint | None:
     """The point to replicate next, or None.
 
     While a rival's mean is within ``z`` standard errors of the best's (relative), the one of the two
@@ -366,6 +394,68 @@ def _contest(points: list[LRPoint], best: LRPoint, replications: int, sigma: flo
     return None
 
 
+@dataclass(frozen=True)
+class SequentialReplication:
+    """Adaptive's replication rule: ``noise`` is the prior sd of one log cost, ``z`` the separation asked."""
+
+    replications: int
+    noise: float = 0.1
+    z: float = 2.0
+
+    def target(self, ev: Evaluator, best: LRPoint, final: bool) -> LRPoint | None:
+        sigma = pooled_log_sd(ev.points, self.noise)
+        return point_to_replicate(ev.points, best, self.replications, sigma, self.z, final)
+
+    def slack(self, ev: Evaluator, point: LRPoint) -> float:
+        """The noise of one point's mean, in z standard errors (relative), added to ftol when confirming."""
+        return self.z * pooled_log_sd(ev.points, self.noise) / math.sqrt(len(point.costs))
+
+
+def bracket_and_refine(start: float, expand: float, ftol: float, xtol: float, floor: float, max_lr: float | None,
+                       sequential: SequentialReplication | None = None) -> Proposal:
+    """Golden's proposal (bracketing, then Brent on log lr); with ``sequential``, adaptive's replication too."""
+
+    def propose(ev: Evaluator) -> Generator[Ask, LRPoint, str]:
+        confirmed = False
+        yield Measure(float(start), "start")
+        while True:
+            pts = sorted(ev.points, key=lambda p: p.lr)
+            best = min(ev.points, key=lambda p: p.mean)
+            move = bracket_step(pts, best, expand, floor, max_lr)
+            if move is None:
+                target = sequential.target(ev, best, final=False) if sequential else None
+                if target is not None:
+                    yield Replicate(target)
+                    continue
+                move = brent_step(pts, pts.index(best), xtol, ftol, confirmed)
+            if move.lr is None:
+                target = sequential.target(ev, best, final=True) if sequential else None
+                if target is None:
+                    return move.step
+                yield Replicate(target)  # the answer gets all its replications and beats every rival first
+                continue
+            before = len(ev.points)
+            point = yield Measure(move.lr, move.step)
+            if len(ev.points) == before:  # cannot happen by construction; never loop on a known point
+                return f"no new learning rate to try near {best.lr:g}"
+            if move.step != "expand":  # a parabola confirmed within ftol (plus the noise of one measurement)
+                slack = ftol + (sequential.slack(ev, point) if sequential else 0.0)
+                confirmed = abs(point.mean - move.predicted) <= slack * abs(move.scale)
+
+    return propose
+
+
+def golden_search(objective: Objective, start: float = 0.002, replications: int = 5, *, expand: float = 4.0,
+                  ftol: float = 0.05, xtol: float = 1.1, max_points: int = 40, max_lr: float | None = None,
+                  min_lr: float | None = None) -> LRSearchResult:
+    """Bracket on log lr with steps of ``expand``, then Brent's parabolic/golden refinement (see module doc)."""
+    check_options(start, replications, max_points, max_lr)
+    check_bracket_options(expand, ftol, xtol)
+    floor = min_lr if min_lr is not None else start / expand**4
+    proposal = bracket_and_refine(start, expand, ftol, xtol, floor, max_lr)
+    return run_search(objective, proposal, "golden", replications, max_points)
+
+
 def adaptive_search(objective: Objective, start: float = 0.002, replications: int = 5, *, expand: float = 4.0,
                     ftol: float = 0.05, xtol: float = 1.1, noise: float = 0.1, z: float = 2.0, max_points: int = 40,
                     max_lr: float | None = None, min_lr: float | None = None) -> LRSearchResult:
@@ -375,46 +465,18 @@ def adaptive_search(objective: Objective, start: float = 0.002, replications: in
     point and the runner-up are replicated, one job at a time, while their means are within ``z``
     standard errors of each other; the sd of one measurement's log cost is pooled over replicated points
     with ``noise`` as a prior worth 2 degrees of freedom."""
-    _check(start, replications, max_points, max_lr)
-    _check_bracket(expand, ftol, xtol)
+    check_options(start, replications, max_points, max_lr)
+    check_bracket_options(expand, ftol, xtol)
     if not noise > 0 or not z > 0:
         raise SearchOptionError(f"noise={noise!r} and z={z!r} must be positive, e.g. noise=0.1 (10%), z=2")
     floor = min_lr if min_lr is not None else start / expand**4
-    ev = _Evaluator(objective, replications, max_points, first=1)
-    confirmed = False
-    try:
-        ev(float(start), "start")
-        while True:
-            pts = sorted(ev.points, key=lambda p: p.lr)
-            best = min(ev.points, key=lambda p: p.mean)
-            move = _expansion(pts, best, expand, floor, max_lr)
-            sigma = _noise(ev.points, noise)
-            if move is None:
-                target = _contest(ev.points, best, replications, sigma, z)
-                if target is not None:
-                    ev.more(target)
-                    continue
-                move = _refinement(pts, pts.index(best), xtol, ftol, confirmed)
-            if move.lr is None:
-                target = _contest(ev.points, best, replications, sigma, z, final=True)
-                if target is None:
-                    return ev.result("adaptive", move.step)
-                ev.more(target)  # the answer gets all its replications and beats every rival first
-                continue
-            before = len(ev.points)
-            point = ev(move.lr, move.step)
-            if len(ev.points) == before:  # cannot happen by construction; never loop on a known point
-                return ev.result("adaptive", f"no new learning rate to try near {best.lr:g}")
-            if move.step != "expand":  # a parabola confirmed within ftol plus the noise of one measurement
-                slack = ftol + z * sigma / math.sqrt(len(point.costs))
-                confirmed = abs(point.mean - move.predicted) <= slack * abs(move.scale)
-    except _Budget:
-        return ev.result("adaptive", f"max_points={max_points} reached")
+    proposal = bracket_and_refine(start, expand, ftol, xtol, floor, max_lr,
+                                  SequentialReplication(replications, noise, z))
+    return run_search(objective, proposal, "adaptive", replications, max_points, first=1)
 
 
 METHODS: dict[str, Callable[..., LRSearchResult]] = {"paper": search, "golden": golden_search,
                                                      "adaptive": adaptive_search}
-
 
 # ---------------------------------------------------------------- output
 
@@ -446,11 +508,13 @@ def write_csv(result: LRSearchResult, path: Path) -> Path:
     return path
 
 
+
+
 # ---------------------------------------------------------------- CLI
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m optimize.lr",
+    p = argparse.ArgumentParser(prog="python -m optimize.lr", parents=[cluster_options()],
                                 description="Learning-rate search on real jobs through the harness (seed 001, V).")
     p.add_argument("--out", type=Path, required=True, help="campaign directory, e.g. runs/lr-lenet")
     p.add_argument("--resume", action="store_true", help="continue the search in --out (finished jobs are reused)")
@@ -468,53 +532,39 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--train-samples", type=int, help="train on the first N digits only")
     p.add_argument("--test-samples", type=int, help="validate on the first N digits only")
     p.add_argument("--seed", type=int, default=42, help="weight-init seed of replicate 1 (replicate r: seed+r-1)")
-    p.add_argument("--state-dir", type=Path, default=DEFAULT_STATE_DIR, help="local cluster state (default .cluster)")
-    p.add_argument("--port", type=int, default=7077, help="master port of a cluster this command starts")
-    p.add_argument("--webui-port", type=int, default=8080, help="master web UI port of a cluster this command starts")
-    p.add_argument("--keep-cluster", action="store_true", help="leave a cluster this command started running")
-    p.add_argument("--executor-memory", default="700m")
-    p.add_argument("--timeout", type=float, default=3600.0, help="seconds before a job is stopped (default 3600)")
     return p
+
+
+def print_result(result: LRSearchResult, formula: str, reused: int) -> None:
+    print()
+    print(trajectory_table(result))
+    print(f"\n{result.method}: best learning rate {result.best_lr!r} (mean cost {result.best.mean:.5g} = "
+          f"{formula}); {len(result.points)} points, {result.jobs} jobs ({reused} reused from the store); "
+          f"stopped: {result.stop_reason}")
+    print("every job's learning rate was read back from its log and matched the one asked")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     say = lambda msg: print(msg, flush=True)  # noqa: E731
-    try:
-        cost = parse_cost(args.cost)
-        config = JobConfig(model=args.model, nodes=args.nodes, executors=args.executors,
-                           executor_cores=args.executor_cores, batch_size=args.batch_size, epochs=args.epochs,
-                           learning_rate=args.start)
-        method = METHODS[args.method]
-        settings = {"optimizer": "lr", "method": args.method, "start": args.start, "replications": args.replications,
-                    "max_points": args.max_points, "max_lr": args.max_lr, "cost": cost.formula,
-                    "config": config.__dict__, "train_samples": args.train_samples,
-                    "test_samples": args.test_samples, "seed": args.seed}
-        cluster = ClusterOptions(state_dir=args.state_dir, port=args.port, webui_port=args.webui_port,
-                                 keep_cluster=args.keep_cluster, executor_memory=args.executor_memory,
-                                 timeout=args.timeout)
-        options = submit_options(args.out, cluster, args.train_samples, args.test_samples, args.seed)
-        _check(args.start, args.replications, args.max_points, args.max_lr)
-        with open_session(args.out, settings, options, cluster, [config.spec(1, 1)], args.resume, say) as session:
-            objective = JobObjective(session, config, cost)
-            result = method(objective, args.start, args.replications, max_points=args.max_points,
-                            max_lr=args.max_lr)
-            reused = len(objective.results) - session.executed
-    except (SearchOptionError, ModelError, HarnessError, ClusterError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    except OptimizeError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print(f"interrupted: finished jobs are kept in {args.out}; continue with --resume", file=sys.stderr)
-        return 130
-    print()
-    print(trajectory_table(result))
-    print(f"\n{result.method}: best learning rate {result.best_lr!r} (mean cost {result.best.mean:.5g} = "
-          f"{cost.formula}); {len(result.points)} points, {result.jobs} jobs ({reused} reused from the store); "
-          f"stopped: {result.stop_reason}")
-    print("every job's learning rate was read back from its log and matched the one asked")
+    cost = parse_cost(args.cost)
+    config = JobConfig(model=args.model, nodes=args.nodes, executors=args.executors,
+                       executor_cores=args.executor_cores, batch_size=args.batch_size, epochs=args.epochs,
+                       learning_rate=args.start)
+    settings = {"optimizer": "lr", "method": args.method, "start": args.start, "replications": args.replications,
+                "max_points": args.max_points, "max_lr": args.max_lr, "cost": cost.formula,
+                "config": config.__dict__, "train_samples": args.train_samples,
+                "test_samples": args.test_samples, "seed": args.seed}
+    cluster = ClusterOptions.from_args(args)
+    options = submit_options(args.out, cluster, args.train_samples, args.test_samples, args.seed)
+    check_options(args.start, args.replications, args.max_points, args.max_lr)
+    on_interrupt(f"finished jobs are kept in {args.out}; continue with --resume")
+    with open_session(args.out, settings, options, cluster, [config.spec(1, 1)], args.resume, say) as session:
+        objective = JobObjective(session, config, cost)
+        result = METHODS[args.method](objective, args.start, args.replications, max_points=args.max_points,
+                                      max_lr=args.max_lr)
+        reused = len(objective.results) - session.executed
+    print_result(result, cost.formula, reused)
     csv_path = write_csv(result, args.out / "lr_search.csv")
     png = save(lr_cost_figure(result, cost.formula), args.out / "lr_search.png")
     print(f"wrote {csv_path} and {png}")
@@ -522,4 +572,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))

@@ -22,8 +22,6 @@ import argparse
 import os
 import signal
 import sys
-import tempfile
-import traceback
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -89,6 +87,9 @@ class _Signals:
 
 
 def _save_traceback() -> str:
+    import tempfile  # only on a crash: tempfile (shutil, bz2, lzma) costs every command's start-up
+    import traceback
+
     fd, path = tempfile.mkstemp(prefix="sparkdl-crash-", suffix=".txt")
     with os.fdopen(fd, "w") as f:
         traceback.print_exc(file=f)

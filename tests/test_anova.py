@@ -12,7 +12,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from models.anova import boxcox_lambda, default_terms, fit_anova, lenth, main, press
+from models.anova import boxcox_lambda, default_terms, fit_anova, lenth, press
+from models.anova.cli import main
+from sparkdl.cli import run_cli as run_command
 from models.errors import AnalysisOptionError, FormulaError
 
 TABLE2 = Path(__file__).resolve().parents[1] / "examples" / "marinos2021" / "table2.csv"
@@ -121,7 +123,7 @@ def test_paper_model_ss_f_p_match_nested_least_squares(table2, fig2_data, typ, w
 @pytest.mark.parametrize("typ", [1, 2])
 def test_default_model_ss_f_p_match_nested_least_squares(table2, typ):
     y = table2["cost"].to_numpy(dtype=float)
-    result = fit_anova(table2, "cost", typ=typ)
+    result = fit_anova(table2, "cost", typ=typ, factors=FACTORS)
     assert [r.term for r in result.rows[:-1]] == ALL_2FI  # resolution VI: every 2FI estimable
     ss = sequential_ss(table2, y, ALL_2FI) if typ == 1 else type2_ss(table2, y, ALL_2FI)
     check_against(result, ss, table2, y, ALL_2FI)
@@ -178,7 +180,7 @@ def test_reproduces_seed001_fig2_within_rounding(fig2_data):
 
 
 def test_coded_effects_are_differences_of_means_on_balanced_data(table2):
-    result = fit_anova(table2, "cost", typ=2)
+    result = fit_anova(table2, "cost", typ=2, factors=FACTORS)
     c = coded(table2)
     y = table2["cost"].to_numpy()
     for term in ["learning_rate", "nodes", "epochs:batch_size", "executors:executor_cores"]:
@@ -304,7 +306,7 @@ def test_boxcox_lambda_matches_scipy_mle_for_intercept_only_model():
 
 
 def test_boxcox_transform_reports_lambda_and_fits_transformed_response(table2):
-    result = fit_anova(table2, "cost", typ=2, transform="boxcox")
+    result = fit_anova(table2, "cost", typ=2, transform="boxcox", factors=FACTORS)
     lam = result.summary.boxcox_lambda
     assert -3 < lam < 3
     from scipy import special
@@ -346,7 +348,7 @@ def test_unknown_column_in_terms_is_a_formula_error(table2):
 
 
 def run_cli(args, capsys):
-    code = main([str(a) for a in args])
+    code = run_command(main, [str(a) for a in args])
     out = capsys.readouterr()
     return code, out.out, out.err
 

@@ -3,7 +3,8 @@
 from pathlib import Path
 
 from cluster.sparkenv import discover
-from harness.command import JOB_SCRIPT, SubmitOptions, job_args, submit_argv
+from harness.command import JOB_SCRIPT, SubmitOptions, job_args, metrics_path, submit_argv
+from harness.job import JobChoice, builtin, load_job
 from harness.runspec import RunSpec
 
 
@@ -29,7 +30,9 @@ def test_resources_follow_the_paper_meaning_of_the_factors():
     jars = option(argv, "--jars").split(",")
     assert [Path(j) for j in jars] == list(env.jars)
     assert f"spark.executor.extraClassPath={env.classpath()}" in argv
+    assert f"spark.executorEnv.PYTHONPATH={env.site_dir}" in argv
     assert argv.index(str(JOB_SCRIPT)) > argv.index("--jars")
+    assert "epochs=3" in option(argv, "--name").split()  # logparse reads the planned epochs from the name
 
 
 def test_job_arguments_carry_the_exact_values():
@@ -38,7 +41,8 @@ def test_job_arguments_carry_the_exact_values():
     assert option(args, "--batch-size") == "256" and option(args, "--epochs") == "3"
     assert option(args, "--model") == "birnn"
     assert option(args, "--seed") == "11"  # replicate 2 -> seed + 1
-    assert "--sample" in args and "--data-dir" not in args
+    assert "--data-dir" not in args and "--train-samples" not in args  # optional groups left out
+    assert option(job_args(spec(model="lenet"), SubmitOptions(master_url="x")), "--model") == "lenet"
 
 
 def test_data_dir_and_subsets():
@@ -51,3 +55,49 @@ def test_data_dir_and_subsets():
 def test_every_argv_element_is_a_plain_string():
     argv = submit_argv(spec(), SubmitOptions(master_url="spark://h:7077"), discover())
     assert all(isinstance(a, str) and a for a in argv)
+
+
+def test_a_json_job_gets_its_metrics_path_and_spark_columns_become_confs(tmp_path):
+    (tmp_path / "app.py").write_text("")
+    (tmp_path / "lib.py").write_text("")
+    (tmp_path / "job.toml").write_text(
+        '[job]\nname = "mine"\napp = "app.py"\npy_files = ["lib.py"]\nresults = "json"\n'
+        'args = ["--iters={max_iter}", "{solver}", ["--data", "{data_dir}"], "--run", "{key}"]\n'
+        '[spark]\n"spark.sql.shuffle.partitions" = 4\n"spark.eventLog.enabled" = false\n')
+    job = load_job(tmp_path / "job.toml")
+    s = RunSpec(run=1, replicate=1, nodes=1, executors=1, executor_cores=2, max_iter=7, solver="a b; rm -rf /",
+                params={"spark.sql.shuffle.partitions": 16})
+    options = SubmitOptions(master_url="spark://h:7077", jobs=JobChoice(job), out=tmp_path / "c")
+    argv = submit_argv(s, options, discover())
+    app = argv.index(str(tmp_path / "app.py"))
+    assert argv[app + 1:] == ["--iters=7", "a b; rm -rf /", "--run", "1-1",  # one element each, no shell
+                              "--metrics-out", str(tmp_path / "c" / "runs" / "1-1" / "metrics.json")]
+    assert metrics_path(s, options) == tmp_path / "c" / "runs" / "1-1" / "metrics.json"
+    assert option(argv, "--py-files") == str(tmp_path / "lib.py")
+    confs = [argv[i + 1] for i, a in enumerate(argv) if a == "--conf"]
+    assert "spark.sql.shuffle.partitions=16" in confs and "spark.sql.shuffle.partitions=4" not in confs  # row wins
+    assert "spark.eventLog.enabled=false" in confs
+    assert option(argv, "--name") == "mine spark.sql.shuffle.partitions=16 max_iter=7 solver=a b; rm -rf / run=1-1"
+
+
+def test_a_jar_job(tmp_path):
+    (tmp_path / "x.jar").write_bytes(b"PK")
+    (tmp_path / "job.toml").write_text('[job]\nname = "j"\njar = "x.jar"\nmain_class = "org.example.Main"\n'
+                                       'args = ["{n}"]\n')
+    s = RunSpec(run=1, replicate=1, nodes=1, executors=1, executor_cores=1, n=3)
+    argv = submit_argv(s, SubmitOptions(master_url="m", jobs=JobChoice(load_job(tmp_path / "job.toml"))), discover())
+    assert argv[-4:] == ["--class", "org.example.Main", str(tmp_path / "x.jar"), "3"]
+
+
+def test_builtin_jobs_are_plain_descriptions():
+    assert builtin("birnn").application == JOB_SCRIPT and builtin("lenet").results == "bigdl"
+    assert builtin("mlp").results == "json" and builtin("mlp").application.name == "mlp.py"
+
+
+def test_fabric_drivers_run_the_master_hosts_copy_of_every_builtin_job():
+    from harness.remote_backend import RemoteRunner
+
+    runner = RemoteRunner(None, "/opt/venv/lib/python3.11/site-packages/jobs/train.py")  # type: ignore[arg-type]
+    argv = ["spark-submit", str(JOB_SCRIPT), str(JOB_SCRIPT.parent / "mlp.py"), "/home/me/own.py"]
+    assert runner.remote_argv(argv) == ["spark-submit", "/opt/venv/lib/python3.11/site-packages/jobs/train.py",
+                                        "/opt/venv/lib/python3.11/site-packages/jobs/mlp.py", "/home/me/own.py"]

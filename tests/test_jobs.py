@@ -17,6 +17,7 @@ def test_arguments():
                     "--sample", "--seed", "3"])
     assert (a.model, a.learning_rate, a.batch_size, a.epochs, a.data_dir, a.seed, a.split_seed) == \
         ("lenet", 9.011, 64, 2, None, 3, 42)
+    assert parse_args(["--learning-rate", "0.1", "--batch-size", "64", "--epochs", "1"]).data_dir is None  # the sample
     assert a.learning_rate_decay == 0.0002  # BigDL's bi-RNN tutorial
     assert app_name("birnn", 0.01, 64, 3) == "birnn lr=0.01 batch=64 epochs=3"
 
@@ -24,7 +25,8 @@ def test_arguments():
 @pytest.mark.parametrize("argv, needle", [
     (["--learning-rate", "0", "--batch-size", "64", "--epochs", "1", "--sample"], "--learning-rate must be > 0"),
     (["--learning-rate", "0.1", "--batch-size", "x", "--epochs", "1", "--sample"], "--batch-size must be a int"),
-    (["--learning-rate", "0.1", "--batch-size", "64", "--epochs", "1"], "one of the arguments --data-dir --sample"),
+    (["--learning-rate", "0.1", "--batch-size", "64", "--epochs", "1", "--sample", "--data-dir", "/d"],
+     "not allowed with argument"),
     (["--model", "resnet", "--learning-rate", "0.1", "--batch-size", "64", "--epochs", "1", "--sample"],
      "invalid choice: 'resnet'"),
 ])

@@ -85,3 +85,45 @@ def test_fresh_job_killed_mid_training_is_incomplete(real_job):
     # Killed within ~0.2 s of epoch 2's first line: epoch 1 validated, epoch 3 never reached.
     assert log.epochs_completed in (1, 2) and log.epochs_validated >= 1 and log.planned_epochs == 3
     assert parse(out, full=True).summary() == log.summary()
+
+
+def run_variant(out_dir: Path, variant: str, timeout_s: float = 300.0) -> Path:
+    """Run tests/fixtures/logs/variant_job.py VARIANT in local[2]; returns the .out path (the .err beside it)."""
+    from cluster.sparkenv import discover
+
+    env = discover()
+    job = ROOT / "tests" / "fixtures" / "logs" / "variant_job.py"
+    argv = [str(env.spark_submit), "--master", "local[2]", "--driver-memory", "1g", *env.submit_args(),
+            str(job), variant, str(out_dir)]
+    out, err = out_dir / f"{variant}.out", out_dir / f"{variant}.err"
+    with open(out, "wb") as o, open(err, "wb") as e:
+        proc = subprocess.Popen(argv, env=env.environ(), stdout=o, stderr=e, start_new_session=True, cwd=out_dir)
+    try:
+        proc.wait(timeout=timeout_s)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    return out
+
+
+@pytest.mark.slow
+def test_fresh_local_optimizer_log_with_evaluation(tmp_path):
+    """LocalOptimizer (no "Epoch finished" line), 3 validation methods, evaluate after training: ok, exact figures."""
+    out = run_variant(tmp_path, "local")
+    text = out.read_text()
+    log = parse(out)
+    assert log.status == "ok", log.reason
+    lines = [l for l in text.splitlines() if "Top1Accuracy is Accuracy(" in l]
+    assert len(lines) == 2 and log.epochs_completed == 2 and log.batch_size == 64
+    assert log.accuracy == float(lines[-1].split("accuracy: ")[1].rstrip(")"))
+    evaluated = {l.split("method: ")[1]: float(l.split(", ")[0].split(": ")[1])
+                 for l in text.splitlines() if l.startswith("Evaluated result: ")}
+    s = log.summary()
+    assert {k: s[f"evaluated_{k.lower()}"] for k in evaluated} == evaluated and len(evaluated) == 3
+    # Cut anywhere before the final validation line: never ok.
+    raw = out.read_bytes()
+    end = raw.rindex(b"Top1Accuracy is Accuracy(")
+    for k in range(raw.index(b"[Epoch "), end, max(1, (end - raw.index(b"[Epoch ")) // 25)):
+        (tmp_path / "cut.out").write_bytes(raw[:k])
+        assert parse(tmp_path / "cut.out").status != "ok", k

@@ -15,8 +15,8 @@ from scipy.optimize import minimize_scalar
 from harness.command import SubmitOptions
 from models.cost import acc2
 from optimize.errors import JobFailedError, LearningRateMismatchError, ObjectiveError, SearchOptionError
-from optimize.lr import (LRPoint, _contest, _noise, adaptive_search, golden_search, linear_step, search,
-                         write_csv)
+from optimize.lr import (LRPoint, adaptive_search, golden_search, linear_step, point_to_replicate, pooled_log_sd,
+                         search, write_csv)
 from optimize.objective import JobObjective
 from optimize.session import ClusterOptions, JobConfig, open_session
 from tests.test_optimize_fakes import FakeBackend, FakeRunner, fake_env
@@ -229,21 +229,21 @@ def test_pooled_noise_matches_numpy_with_its_prior():
     logs = [np.log(g) for g in groups if len(g) >= 2]
     ss = sum(np.var(x, ddof=1) * (len(x) - 1) for x in logs)
     df = sum(len(x) - 1 for x in logs)
-    assert _noise(points, prior=0.1, prior_df=2) == pytest.approx(math.sqrt((ss + 2 * 0.01) / (df + 2)), rel=1e-12)
-    assert _noise(points[2:3], prior=0.1) == pytest.approx(0.1)  # no replicated point: the prior alone
+    assert pooled_log_sd(points, prior=0.1, prior_df=2) == pytest.approx(math.sqrt((ss + 2 * 0.01) / (df + 2)), rel=1e-12)
+    assert pooled_log_sd(points[2:3], prior=0.1) == pytest.approx(0.1)  # no replicated point: the prior alone
 
 
 def test_contest_replicates_the_less_measured_of_two_close_points_until_separated():
     best, near, far = LRPoint(0.1, (1.0,), "start"), LRPoint(0.2, (1.1,), "expand"), LRPoint(0.4, (3.0,), "expand")
     # gap 10% < 2 * 0.1 * sqrt(2) = 28%: the best (tie on replications) gets one more
-    assert _contest([best, near, far], best, 5, sigma=0.1, z=2.0) is best
+    assert point_to_replicate([best, near, far], best, 5, sigma=0.1, z=2.0) is best
     two = LRPoint(0.1, (1.0, 1.0), "start")
-    assert _contest([two, near, far], two, 5, sigma=0.1, z=2.0) is near
+    assert point_to_replicate([two, near, far], two, 5, sigma=0.1, z=2.0) is near
     # far apart (gap 200%): nobody; at the cap: nobody
-    assert _contest([best, far], best, 5, sigma=0.1, z=2.0) is None
-    assert _contest([best, near], best, 1, sigma=0.1, z=2.0) is None
+    assert point_to_replicate([best, far], best, 5, sigma=0.1, z=2.0) is None
+    assert point_to_replicate([best, near], best, 1, sigma=0.1, z=2.0) is None
     # final: the best first gets all its replications
-    assert _contest([best, far], best, 3, sigma=0.1, z=2.0, final=True) is best
+    assert point_to_replicate([best, far], best, 3, sigma=0.1, z=2.0, final=True) is best
 
 
 # ---------------------------------------------------------------- real-job objective (fake Spark)
@@ -368,3 +368,38 @@ def test_real_search_on_a_local_cluster(local_cluster, tmp_path):
     assert (out / "lr_search.png").stat().st_size > 10_000
     again = subprocess.run(argv + ["--resume"], capture_output=True, text=True, timeout=300)
     assert again.returncode == 0 and "2 jobs (2 reused from the store)" in again.stdout
+
+
+# ---------------------------------------------------------------- the one loop, pluggable proposals
+
+
+def test_a_custom_proposal_runs_through_the_shared_loop_with_its_budget_and_reuse():
+    from optimize.lr import Measure, Replicate, run_search
+
+    def grid(ev):  # a fixed grid, then one more replication of the best, then a rate already known
+        for lr in (0.01, 0.1, 1.0):
+            yield Measure(lr, "grid")
+        best = min(ev.points, key=lambda p: p.mean)
+        grown = yield Replicate(best)
+        assert len(grown.costs) == 2
+        again = yield Measure(0.1, "grid")  # known: returned without a job
+        return f"done at {again.lr}"
+
+    f = Counting(bowl(0.1))
+    r = run_search(f, grid, "grid", replications=2, max_points=10, first=1)
+    assert f.calls == [0.01, 0.1, 1.0, 0.1] and r.jobs == 4 and r.best_lr == 0.1
+    assert r.best.costs == (1.0, 1.0) and r.stop_reason == "done at 0.1"
+    short = run_search(Counting(bowl(0.1)), grid, "grid", replications=2, max_points=2, first=1)
+    assert short.learning_rates == (0.01, 0.1) and short.stop_reason == "max_points=2 reached"
+
+
+def test_cli_bad_options_exit_2_before_any_cluster_is_used(tmp_path, capsys):
+    from optimize.lr import main
+    from sparkdl.cli import run_cli
+
+    state = tmp_path / "cluster"
+    assert run_cli(main, ["--out", str(tmp_path / "o"), "--start", "-1", "--state-dir", str(state)]) == 2
+    assert "start=-1.0 must be a positive learning rate" in capsys.readouterr().err
+    assert run_cli(main, ["--out", str(tmp_path / "o"), "--replications", "0", "--master", "spark://h:1"]) == 2
+    assert "replications=0 must be a whole number >= 1" in capsys.readouterr().err
+    assert not state.exists()

@@ -11,6 +11,7 @@ import pytest
 
 from harness.command import SubmitOptions
 from optimize.batch import Courier, choose, evaluate, main
+from sparkdl.cli import run_cli
 from optimize.concurrent import GROUPS_CSV, courier_table, run_group
 from optimize.errors import CampaignDataError, SearchOptionError
 from optimize.session import ClusterOptions, JobConfig, open_session
@@ -121,14 +122,14 @@ def test_evaluation_needs_complete_configurations():
 def test_cli_chooses_and_reports(tmp_path, capsys):
     path = tmp_path / "courier.csv"
     known_table().to_csv(path, index=False)
-    assert main(["--campaign", str(path), "--slo", "120", "--cpus", "1", "--njobs", "1", "--network", "lenet",
+    assert run_cli(main, ["--campaign", str(path), "--slo", "120", "--cpus", "1", "--njobs", "1", "--network", "lenet",
                  "--cv-folds", "3", "--trees", "30"]) == 0
     out = capsys.readouterr().out
     assert "<- chosen" in out and "batch 512: highest predicted accuracy within the SLO" in out
-    assert main(["--campaign", str(path), "--slo", "10", "--cpus", "1", "--njobs", "1", "--network", "lenet",
+    assert run_cli(main, ["--campaign", str(path), "--slo", "10", "--cpus", "1", "--njobs", "1", "--network", "lenet",
                  "--cv-folds", "3", "--trees", "30"]) == 0
     assert "no batch size meets the SLO of 10 s: batch 512 is the fastest" in capsys.readouterr().out
-    assert main(["--campaign", str(path), "--slo", "10"]) == 2
+    assert run_cli(main, ["--campaign", str(path), "--slo", "10"]) == 2
     assert "error: give --slo, --cpus" in capsys.readouterr().err
 
 

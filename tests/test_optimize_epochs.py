@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from optimize.epochs import EpochTimeModel, largest_fitting, main, max_epochs, parse_config
+from sparkdl.cli import run_cli
 from optimize.errors import CampaignDataError, SearchOptionError
 
 FAST = dict(cv_folds=4, n_estimators=40, grid={"max_depth": [None], "max_features": [1.0]})
@@ -101,11 +102,11 @@ def test_parse_config():
 def test_cli(tmp_path, capsys):
     path = tmp_path / "results.csv"
     linear_campaign().to_csv(path, index=False)
-    code = main(["--budget", "185", "--config", "executor_cores=1,batch_size=64", "--campaign", str(path),
+    code = run_cli(main, ["--budget", "185", "--config", "executor_cores=1,batch_size=64", "--campaign", str(path),
                  "--upper", "10", "--cv-folds", "4", "--trees", "30"])
     out = capsys.readouterr().out
     assert code == 0 and "max epochs within 185 s: 5" in out
-    assert main(["--budget", "185", "--config", "batch_size", "--campaign", str(path)]) == 2
+    assert run_cli(main, ["--budget", "185", "--config", "batch_size", "--campaign", str(path)]) == 2
     assert capsys.readouterr().err.startswith("error: --config item")
 
 
@@ -125,4 +126,4 @@ def test_per_epoch_table_reads_every_validated_epoch_from_the_logs(tmp_path):
     assert table[["source_run", "epochs", "batch_size"]].values.tolist() == [
         ["1-1", 1, 64], ["1-1", 2, 64], ["1-1", 3, 64], ["2-1", 1, 128], ["2-1", 2, 128]]
     assert table["wall_clock_s"].tolist() == pytest.approx([12.0, 24.0, 36.0, 12.0, 24.0])
-    assert main(["--budget", "30", "--campaign", str(tmp_path), "--per-epoch"]) == 2  # needs --time wall_clock_s
+    assert run_cli(main, ["--budget", "30", "--campaign", str(tmp_path), "--per-epoch"]) == 2  # needs --time wall_clock_s

@@ -15,8 +15,15 @@ LOG = """2026-11-23 15:04:08 INFO  SparkContext:57 - Submitted application: {mod
 """
 EPOCH = """26-11-23 15:04:44 [Thread-5] INFO  DistriOptimizer$:474 - [Epoch {e} 256/256][Iteration 4][Wall Clock {wall}s] Epoch finished. Wall clock time is {ms} ms
 26-11-23 15:04:44 [Thread-5] INFO  DistriOptimizer$:112 - [Epoch {e} 256/256][Iteration 4][Wall Clock {wall}s] Validate model...
-26-11-23 15:04:44 [Thread-5] INFO  DistriOptimizer$:184 - [Epoch {e} 256/256][Iteration 4][Wall Clock {wall}s] Top1Accuracy is Accuracy(correct: 23, count: 128, accuracy: {acc})
+26-11-23 15:04:44 [Thread-5] INFO  DistriOptimizer$:184 - [Epoch {e} 256/256][Iteration 4][Wall Clock {wall}s] Top1Accuracy is Accuracy(correct: {correct}, count: 10000000, accuracy: {acc})
 """
+
+
+def epoch_text(e: int, wall: float, ms: float, acc: float) -> str:
+    """One epoch's end and validation lines; correct/count equals the accuracy, as BigDL prints it."""
+    return EPOCH.format(e=e, wall=wall, ms=ms, acc=acc, correct=round(acc * 10_000_000))
+
+
 END = "jobs.train: {model} trained 256 digits for {epochs} epoch(s) in 20.4 s (validated on 128)\n"
 
 #: (lr, batch, epochs, seed) -> (wall clock seconds, accuracy)
@@ -52,7 +59,7 @@ class FakeRunner:
             return Completed(tuple(argv), 1, 1.0)
         wall, acc = self.outcome(lr, batch, epochs, seed)
         for e in range(1, epochs + 1):
-            text += EPOCH.format(e=e, wall=wall * e / epochs, ms=wall * 1000 / epochs, acc=acc)
+            text += epoch_text(e=e, wall=wall * e / epochs, ms=wall * 1000 / epochs, acc=acc)
         out.write_text(text + END.format(model=model, epochs=epochs))
         return Completed(tuple(argv), 0, wall + 5.0)
 
@@ -82,3 +89,41 @@ class FakeBackend:
 
     def close(self):
         self.closed = True
+
+
+#: (lr, batch, epoch, seed) -> (wall clock at that epoch, accuracy at that epoch)
+EpochOutcome = Callable[[float, int, int, int], tuple[float, float]]
+
+
+class WatchingFakeRunner:
+    """Writes a job's log epoch by epoch and, like ProcessRunner, asks ``watch`` after each: a reason stops it.
+
+    ``elapsed_s`` is the wall clock of the last epoch written plus 5 s of start-up."""
+
+    def __init__(self, outcome: EpochOutcome) -> None:
+        self.outcome = outcome
+        self.watch = None
+        self.argvs: list[list[str]] = []
+        self.stopped: list[str] = []
+
+    def run(self, argv, env, out: Path, err: Path, timeout, on_start=None) -> Completed:
+        from harness.runner import write_prune_line
+
+        self.argvs.append(list(argv))
+        lr, batch = float(_arg(argv, "--learning-rate")), int(_arg(argv, "--batch-size"))
+        epochs, seed, model = int(_arg(argv, "--epochs")), int(_arg(argv, "--seed")), _arg(argv, "--model")
+        err.write_text("")
+        out.write_text(LOG.format(model=model, lr=lr, batch=batch, epochs=epochs, n=len(self.argvs), used=lr))
+        wall = 0.0
+        for e in range(1, epochs + 1):
+            wall, acc = self.outcome(lr, batch, e, seed)
+            with open(out, "a") as f:
+                f.write(epoch_text(e=e, wall=wall, ms=wall * 1000 / e, acc=acc))
+            reason = self.watch(out) if self.watch is not None else None
+            if reason:
+                self.stopped.append(reason)
+                write_prune_line(out, reason)
+                return Completed(tuple(argv), -15, wall + 5.0, stopped=reason)
+        with open(out, "a") as f:
+            f.write(END.format(model=model, epochs=epochs))
+        return Completed(tuple(argv), 0, wall + 5.0)

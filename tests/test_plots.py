@@ -135,7 +135,7 @@ def test_half_normal_line_slope_is_lenth_pse_when_unreplicated():
     for a, b, c, d in itertools.product([-1, 1], repeat=4):
         rows.append({"a": a, "b": b, "c": c, "d": d, "cost": 10 + 3 * a - 2 * b * c + rng.normal(0, 0.5)})
     frame = pd.DataFrame(rows)
-    fit = fit_anova(frame, "cost")
+    fit = fit_anova(frame, "cost", factors=["a", "b", "c", "d"])
     assert not fit.summary.replicated and fit.lenth is not None
     # Lenth (1989) from the coded effects, computed here by least squares: s0 = 1.5 median |c|,
     # PSE = 1.5 median of the |c| below 2.5 s0

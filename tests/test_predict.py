@@ -32,6 +32,13 @@ from models.predict import (
 )
 from models.predict.cli import main
 from models.predict.compare import MODELS
+from sparkdl.cli import run_cli
+
+
+def cli(argv):
+    """The command as a user runs it: errors become one line and an exit code."""
+    return run_cli(main, argv)
+
 
 # --- synthetic tables ---------------------------------------------------------------------------
 
@@ -361,7 +368,7 @@ def campaign(tmp_path, monkeypatch):
 
 
 def test_cli_prints_every_model_on_both_splits(campaign, capsys):
-    assert main([str(campaign), "--target", "wall_clock_s"]) == 0
+    assert cli([str(campaign), "--target", "wall_clock_s"]) == 0
     out = capsys.readouterr().out
     table = [line.split() for line in out.splitlines()]
     table = [row for row in table if len(row) == 8 and row[1] in ("random", "extrapolate")]
@@ -372,26 +379,26 @@ def test_cli_prints_every_model_on_both_splits(campaign, capsys):
 
 
 def test_cli_json(campaign, capsys):
-    assert main([str(campaign), "--models", "generic,ernest", "--split", "random", "--format", "json"]) == 0
+    assert cli([str(campaign), "--models", "generic,ernest", "--split", "random", "--format", "json"]) == 0
     payload = json.loads(capsys.readouterr().out)
     assert [r["model"] for r in payload["rows"]] == ["generic", "ernest"]
     assert payload["generic"]["random"]["exponents"]["nodes"] == pytest.approx(-0.9, abs=0.1)
 
 
 def test_cli_exits_2_on_a_missing_column(campaign, capsys):
-    assert main([str(campaign), "--target", "throughput"]) == 2
+    assert cli([str(campaign), "--target", "throughput"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error:") and "throughput" in err and len(err.strip().splitlines()) == 1
 
 
 def test_cli_exits_2_on_an_unknown_model(campaign, capsys):
-    assert main([str(campaign), "--models", "rf,svm"]) == 2
+    assert cli([str(campaign), "--models", "rf,svm"]) == 2
     assert "svm" in capsys.readouterr().err
 
 
-def test_cli_exits_1_when_a_model_fails_on_a_split(tmp_path, capsys):
+def test_cli_exits_3_when_a_model_fails_on_a_split(tmp_path, capsys):
     df = harness_table().head(9)
     df.to_csv(tmp_path / "results.csv", index=False)
-    assert main([str(tmp_path), "--models", "rf,ernest", "--split", "random"]) == 1
+    assert cli([str(tmp_path), "--models", "rf,ernest", "--split", "random"]) == 3
     captured = capsys.readouterr()
     assert "failed" in captured.out and "cross-validation" in captured.err

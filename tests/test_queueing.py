@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.special import gammaln, logsumexp
 
-from models.errors import FitError, MissingColumnError, QueueParameterError, UnstableQueueError
+from models.errors import FitError, InvalidTableError, MissingColumnError, QueueParameterError, UnstableQueueError
 from models.queueing import erlang_b, erlang_c, ggk, mg1, mgk, mm1, mmk
 from models.queueing.cli import main
 from models.queueing.compare import break_even_scv, compare, compare_grid, explain
@@ -23,6 +23,13 @@ from models.queueing.cpu_disk import (CpuDiskModel, JobConfig, cpu_disk_response
                                       fit_cpu_disk)
 from models.queueing.job_sizes import load_job_sizes, plan
 from models.queueing.simulate import _Sampler, simulate, simulate_ps_tandem
+from sparkdl.cli import run_cli
+
+
+def cli(argv):
+    """The command as a user runs it: errors become one line and an exit code."""
+    return run_cli(main, argv)
+
 
 # ---------------------------------------------------------------- textbook values
 
@@ -455,13 +462,13 @@ def test_job_sizes_missing_column(tmp_path):
     ["ggk", "--arrival-rate", "2.8", "--service-rate", "1", "--servers", "4", "--scv", "2", "--scv-arrival", "0.5"],
 ])
 def test_cli_json_keys(argv, capsys):
-    assert main(argv + ["--format", "json"]) == 0
+    assert cli(argv + ["--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert list(out) == ["rho", "p_wait", "EN", "ENq", "ET", "ETq"]
 
 
 def test_cli_mm1_values(capsys):
-    assert main(["mm1", "--arrival-rate", "0.5", "--service-rate", "1", "--format", "json"]) == 0
+    assert cli(["mm1", "--arrival-rate", "0.5", "--service-rate", "1", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["ET"] == pytest.approx(2.0)
 
 
@@ -471,25 +478,25 @@ def test_cli_mm1_values(capsys):
     ["mg1", "--arrival-rate", "0.5", "--service-rate", "1", "--scv", "-1"],
 ])
 def test_cli_bad_input_exit_2(argv, capsys):
-    assert main(argv) == 2
+    assert cli(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1
 
 
 def test_cli_from_results(tmp_path, capsys):
     _write(tmp_path / "t.csv", ["run", "cost"], [[1, 0.02], [2, 0.04], [3, 0.06]])
-    assert main(["from-results", str(tmp_path / "t.csv"), "--utilization", "0.8", "--servers", "1,4",
+    assert cli(["from-results", str(tmp_path / "t.csv"), "--utilization", "0.8", "--servers", "1,4",
                  "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["job_size"]["quantity"] == "cost" and out["job_size"]["service_rate"] == pytest.approx(25.0)
     assert [(r["servers"], r["model"]) for r in out["rows"]] == [(1, "M/M/1"), (1, "M/G/1"), (4, "M/M/4"),
                                                                   (4, "M/G/4")]
     assert out["rows"][0]["ET"] == pytest.approx(1 / (25.0 * 0.2))
-    assert main(["from-results", str(tmp_path / "missing.csv")]) == 2
+    assert cli(["from-results", str(tmp_path / "missing.csv")]) == 2
 
 
 def test_cli_compare(capsys):
-    assert main(["compare", "--servers", "4", "--utilization", "0.5,0.9", "--scv", "1,10"]) == 0
+    assert cli(["compare", "--servers", "4", "--utilization", "0.5,0.9", "--scv", "1,10"]) == 0
     out = capsys.readouterr().out
     assert "rho=0.5, scv=1: one fast server wins" in out and "rho=0.9, scv=10: 4 slow servers win" in out
 
@@ -499,7 +506,20 @@ def test_cli_cpu_disk(tmp_path, capsys):
     rows = [[i, 1, "lenet", c.workers, c.cpus, 1, c.epochs, 0.01, c.batch_size, "ok", "", t, 0.97, t, "", "", ""]
             for i, (c, t) in enumerate(zip(configs, times))]
     _write(tmp_path / "results.csv", HARNESS + ["njobs"], [r + [c.njobs] for r, c in zip(rows, configs)])
-    assert main(["cpu-disk", str(tmp_path), "--format", "json"]) == 0
+    assert cli(["cpu-disk", str(tmp_path), "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["mape_config_means"] == pytest.approx(0.0, abs=1e-9)
     assert out["disk_rate"]["per_process"] == pytest.approx(30.0, rel=1e-8)
+
+
+def test_size_moments_do_not_overflow_and_match_statistics():
+    from models.queueing.job_sizes import size_moments
+
+    sizes = [1e308, 5e307, 2.5e307]
+    mean, scv = size_moments(sizes)
+    z = [s / 1e308 for s in sizes]  # the same numbers in units where statistics cannot overflow
+    assert mean == pytest.approx(1e308 * statistics.fmean(z), rel=1e-12)
+    assert scv == pytest.approx(statistics.variance(z) / statistics.fmean(z) ** 2, rel=1e-12)
+    assert size_moments([2.0, 4.0]) == pytest.approx((3.0, 2.0 / 9.0))
+    with pytest.raises(InvalidTableError):
+        size_moments([1.0])

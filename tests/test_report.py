@@ -19,6 +19,7 @@ import pytest
 from harness.design import fractional, make_factors, parse_generators
 from harness.report import build_report
 from harness.report.cli import main
+from sparkdl.cli import run_cli as run_command
 from harness.report.recover import recover_design
 from harness.runspec import SPEC_FIELDS
 from harness.schema import EXECUTION_COLUMNS, OUTCOME_COLUMNS, RunRecord
@@ -441,20 +442,24 @@ def test_empty_campaign_and_csv_without_cost(tmp_path: Path) -> None:
 # --- CLI --------------------------------------------------------------------------------------
 
 
+def cli(argv: list[str]) -> int:
+    return run_command(main, argv)
+
+
 def test_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main([str(tmp_path / "nope")]) == 2
+    assert cli([str(tmp_path / "nope")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: no results at") and err.count("\n") == 1
     (tmp_path / "emptydir").mkdir()
-    assert main([str(tmp_path / "emptydir")]) == 2
+    assert cli([str(tmp_path / "emptydir")]) == 2
     assert "results.csv" in capsys.readouterr().err
-    assert main([str(TABLE2), "--cost", "time", "-o", str(tmp_path / "x.html")]) == 2
+    assert cli([str(TABLE2), "--cost", "time", "-o", str(tmp_path / "x.html")]) == 2
     assert "wall_clock_s" in capsys.readouterr().err
 
 
 def test_cli_on_plain_csv(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "r.html"
-    assert main([str(TABLE2), "-o", str(out), "--no-plots", "--response", "cost"]) == 0
+    assert cli([str(TABLE2), "-o", str(out), "--no-plots", "--response", "cost"]) == 0
     assert "320 of 320 jobs analysed; 0 plot(s)" in capsys.readouterr().out
     assert out.read_text().startswith("<!DOCTYPE html>") and "<img" not in out.read_text()
 
@@ -490,3 +495,34 @@ def test_headless_chromium_renders_tables_and_plots(table2_report, tmp_path: Pat
     blue = (np.abs(im - [31, 119, 180]).sum(axis=2) <= 30).sum()
     assert red > 20_000, f"{red} tab:red pixels: the Pareto chart did not render"
     assert blue > 300, f"{blue} tab:blue pixels: the half-normal plot did not render"
+
+
+# --- absurd values, no ok rows, no status (issue 17) ----------------------------------------------
+
+
+def test_a_wall_clock_of_1e308_neither_crashes_nor_enters_the_analysis(tmp_path: Path) -> None:
+    rows = [job(run, rep, nodes, ex, 0.05, wall=10.0 + run + rep, acc=0.9)
+            for run, (nodes, ex) in enumerate(itertools.product((1, 2), (1, 2)), start=1) for rep in (1, 2)]
+    rows[0]["wall_clock_s"] = 1e308
+    report = build_report(campaign(tmp_path / "c", rows), plots=False)
+    assert report.campaign.table.dropped == {"wall_clock_s not a time in [0, 31536000] s": 1}
+    assert len(report.campaign.frame) == 7 and report.analysis.anova is not None
+    assert report.queue is not None and report.queue.sizes.count == 7
+    # without accuracy no cost exists, the rows are analysed unfiltered: the job sizes still average
+    plain = tmp_path / "plain.csv"
+    pd.DataFrame({"nodes": [1, 2, 1], "wall_clock_s": [1e308, 1e308, 5e307]}).to_csv(plain, index=False)
+    report = build_report(plain, plots=False, factors=["nodes"])
+    assert report.queue is not None and report.queue.sizes.mean == pytest.approx(1e308 * (2.5 / 3), rel=1e-12)
+
+
+def test_no_ok_rows_and_no_status_are_said(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = [job(r, 1, 1 + r % 2, 1, 0.05, status="failed", reason="boom", kind="job") for r in range(1, 4)]
+    rows.append(job(4, 1, 1, 1, 0.05, status="incomplete", reason="cut"))
+    report = build_report(campaign(tmp_path / "bad", rows), plots=False)
+    assert report.analysis.unavailable == "no usable jobs: 0 of 4 rows are ok (3 failed, 1 incomplete): nothing to analyse"
+    plain = tmp_path / "plain.csv"
+    pd.DataFrame({"a": [1, 2, 1, 2], "b": [1, 1, 2, 2], "y": [1.0, 2.0, 3.0, 5.5]}).to_csv(plain, index=False)
+    assert cli([str(plain), "--response", "y", "--no-plots", "-o", str(tmp_path / "p.html")]) == 0
+    err = capsys.readouterr().err
+    assert "note: no 'status' column: all 4 rows assumed ok" in err
+    assert "note: factors taken from the columns (no manifest.json, no --factors): a, b" in err

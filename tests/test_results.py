@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import itertools
+import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
+from models.anova.cli import main as anova_main
 from models.errors import InvalidTableError, MissingColumnError, ResultsNotFoundError
 from models.results import build_table, detect_factors, load_results
+from sparkdl.cli import run_cli
 
 TABLE2 = Path(__file__).resolve().parents[1] / "examples" / "marinos2021" / "table2.csv"
 
@@ -103,3 +108,118 @@ def test_harness_bookkeeping_columns_are_never_factors():
 
     # every results.csv column that is not a design factor is known as a non-factor
     assert set(OUTCOME_COLUMNS) | set(EXECUTION_COLUMNS) <= NON_FACTOR_COLUMNS
+
+
+# --- factors declared, never guessed; status decided once; bad responses (issues 13, 17) ------
+
+
+def replicated_with_rep(rng: np.random.Generator) -> pd.DataFrame:
+    """A 2^2 design x 4 replicates whose replicate column is called ``rep`` (not a known name)."""
+    rows = []
+    for a, b in itertools.product((1, 2), (10, 20)):
+        for rep in range(1, 5):
+            sd = 0.1 if a == 1 else 2.0  # unequal variances, so the test has something to find
+            rows.append({"a": a, "b": b, "rep": rep, "cost": 5 + a + 0.1 * b + rng.normal(0, sd)})
+    return pd.DataFrame(rows)
+
+
+def cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = run_cli(anova_main, [str(a) for a in argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_rep_column_is_refused_then_factors_give_the_variance_test(tmp_path, capsys):
+    data = replicated_with_rep(np.random.default_rng(3))
+    path = tmp_path / "reps.csv"
+    data.to_csv(path, index=False)
+    with pytest.raises(InvalidTableError, match=r"'rep' is named like an identifier.*--factors a,b"):
+        load_results(path)
+    code, _, err = cli([path], capsys)
+    assert code == 2 and err.startswith("error: column 'rep'") and err.count("\n") == 1
+    code, out, _ = cli([path, "--factors", "a,b", "--format", "json"], capsys)
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["summary"]["design_points"] == 4 and doc["summary"]["replicated"] is True
+    assert doc["input"]["factors"] == ["a", "b"] and doc["input"]["factors_from"] == "--factors"
+    variance = next(c for c in doc["diagnostics"]["checks"] if c["assumption"].startswith("equal variances"))
+    assert variance["verdict"] != "not tested"
+    # independently: the same test on the response grouped by design point with scipy
+    groups = [g["cost"].to_numpy() for _, g in data.groupby(["a", "b"])]
+    ref = stats.bartlett(*groups) if variance["name"] == "Bartlett" else stats.levene(*groups, center="median")
+    assert variance["statistic"] == pytest.approx(ref.statistic, rel=1e-9)
+    assert variance["p"] == pytest.approx(ref.pvalue, rel=1e-9)
+
+
+def test_manifest_declares_the_factors(tmp_path):
+    data = replicated_with_rep(np.random.default_rng(4)).assign(seed=range(16))
+    data.to_csv(tmp_path / "results.csv", index=False)
+    from harness.schema import CampaignDir, Manifest
+
+    CampaignDir(tmp_path).write_manifest(Manifest(factors=("a", "b"), responses=("cost",)))  # as the harness does
+    table = load_results(tmp_path)
+    assert table.factors == ("a", "b") and table.factors_from == "manifest.json"
+    assert not any("taken from the columns" in n for n in table.notices())
+    assert load_results(tmp_path, factors=["a"]).factors == ("a",)  # --factors wins
+    (tmp_path / "manifest.json").write_text(json.dumps({"factors": ["a", "nodes"]}))
+    with pytest.raises(MissingColumnError, match=r"\['nodes'\] \(manifest.json\)"):
+        load_results(tmp_path)
+    (tmp_path / "manifest.json").write_text("{not json")
+    with pytest.raises(InvalidTableError, match="manifest.json is not a campaign manifest"):
+        load_results(tmp_path)
+
+
+def test_guessed_factors_are_named_on_stderr(tmp_path, capsys):
+    rng = np.random.default_rng(5)
+    rows = [{"x": x, "opt": o, "cost": 1 + x + (o == "adam") + rng.normal(0, 0.1)}
+            for x, o in itertools.product((1, 2), ("sgd", "adam")) for _ in range(3)]
+    path = tmp_path / "plain.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    code, _, err = cli([path], capsys)
+    assert code == 0
+    assert "note: factors taken from the columns (no manifest.json, no --factors): x, opt" in err
+    assert "note: no 'status' column: all 12 rows assumed ok" in err
+
+
+def test_a_text_column_with_a_value_per_row_is_refused(tmp_path):
+    df = pd.DataFrame({"x": [1, 2, 1, 2], "host": ["h1", "h2", "h3", "h4"], "cost": [1.0, 2.0, 1.5, 2.5]})
+    with pytest.raises(InvalidTableError, match="'host' is text with a different value in every row"):
+        build_table(df)
+
+
+def test_zero_ok_rows_says_so(tmp_path, capsys):
+    df = harness_rows().assign(status=["failed"] * 5 + ["incomplete"] * 3)
+    df.to_csv(tmp_path / "results.csv", index=False)
+    code, _, err = cli([tmp_path], capsys)
+    assert code == 2 and err == "error: 0 of 8 rows are ok (5 failed, 3 incomplete): nothing to analyse\n"
+
+
+def test_status_is_decided_once():
+    from models.results import ok_mask, status_is_ok
+
+    df = pd.DataFrame({"status": ["ok", " OK", "failed", None, "pruned", "okay"]})
+    assert ok_mask(df).tolist() == [True, True, False, False, False, False]
+    assert [status_is_ok(s) for s in ("ok", "Ok ", "incomplete", float("nan"))] == [True, True, False, False]
+
+
+def test_constant_response_is_refused(tmp_path, capsys):
+    df = pd.DataFrame({"a": [1, 2, 1, 2], "b": [1, 1, 2, 2], "cost": [0.1] * 4})
+    df.to_csv(tmp_path / "c.csv", index=False)
+    code, _, err = cli([tmp_path / "c.csv", "--factors", "a,b"], capsys)
+    assert code == 2 and err.splitlines() == [
+        "note: no 'status' column: all 4 rows assumed ok",
+        "error: response 'cost' is constant (4 values, all 0.1): there is no variation to analyse; "
+        "pick a response that varies"]
+
+
+def test_absurd_and_non_finite_responses_are_dropped_with_a_count():
+    df = harness_rows()
+    df.loc[0, "wall_clock_s"] = 1e308
+    df.loc[4, "wall_clock_s"] = float("inf")
+    df.loc[5, "wall_clock_s"] = -3.0
+    table = build_table(df)
+    assert table.dropped["wall_clock_s not a time in [0, 31536000] s"] == 3
+    assert np.isfinite(table.frame["cost"]).all() and len(table.frame) == 2
+    y = pd.DataFrame({"x": [1, 2, 1, 2, 1], "y": [1.0, 2.0, 1e200, float("nan"), 1.5]})
+    table = build_table(y.assign(cost=1.0), response="y", factors=["x"])
+    assert table.dropped == {"y not finite": 1, "y beyond +-1e+100": 1} and len(table.frame) == 3

@@ -77,3 +77,101 @@ def test_malformed_designs_never_submit(tmp_path_factory, rows):
         assert not out.exists()
     else:  # every row happened to be valid: the dry run still submits nothing
         assert code == 0 and not out.exists()
+
+
+# ---------------------------------------------------------------- designs read exactly, through the CLI
+
+def _int_text(n: int) -> st.SearchStrategy[str]:
+    return st.sampled_from([str(n), f"+{n}", f"{n}.0", f" {n}\t", f"{n}e0", f"{n}.000"])
+
+
+@st.composite
+def good_rows(draw) -> tuple[list[str], dict[str, object]]:
+    nodes, executors, cores = draw(st.integers(1, 4)), draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    total = nodes * executors * cores
+    epochs = draw(st.integers(1, 1000))
+    batch = total * draw(st.integers(1, 1_048_576 // total))
+    lr = draw(st.floats(1e-9, 1e4, allow_nan=False, allow_infinity=False))
+    lr_text = draw(st.sampled_from([repr(lr), f"{lr:.17e}", f"{lr:.17g}"]))
+    texts = [draw(_int_text(nodes)), draw(_int_text(executors)), draw(_int_text(cores)), draw(_int_text(epochs)),
+             lr_text, draw(_int_text(batch))]
+    return texts, {"nodes": nodes, "executors": executors, "cores": cores, "epochs": epochs, "batch": batch,
+                   "lr": float(lr_text)}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.lists(good_rows(), min_size=1, max_size=4))
+def test_every_accepted_design_prints_an_argv_whose_values_equal_the_rows(tmp_path_factory, capsys, rows):
+    import shlex
+
+    tmp = tmp_path_factory.mktemp("exact")
+    body = "\n".join(",".join(texts) for texts, _ in rows)
+    code, out = run_cli(tmp, f"{HEADER}\n{body}\n", "--dry-run")
+    printed = capsys.readouterr().out
+    assert code == 0 and not out.exists()
+    argvs = [shlex.split(line) for line in printed.splitlines() if not line.startswith("#")]
+    assert len(argvs) == len(rows)
+    for argv, (_, want) in zip(argvs, rows):
+        def value(flag: str) -> str:
+            return argv[argv.index(flag) + 1]
+        assert int(value("--executor-cores")) == want["cores"]
+        assert int(value("--total-executor-cores")) == want["nodes"] * want["executors"] * want["cores"]
+        assert value("--epochs") == str(want["epochs"]) and value("--batch-size") == str(want["batch"])
+        assert float(value("--learning-rate")) == want["lr"]  # the exact double of the row's text
+
+
+hostile = st.one_of(
+    st.sampled_from(["", " ", "1_000", "１", "١٢", "1e308", "5e-324", "9007199254740993", "-1", "nan", "inf", "0x10",
+                     '"1\n6"', '"a,b"', '"', "\x00", "1" * 140_000, "2,", "1;2", "½", "１e1", "+-1", "1e", ".", "-0"]),
+    st.text(max_size=8),
+    st.integers(-10, 10**20).map(str),
+)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(header=st.one_of(st.just(HEADER), st.just(HEADER + ",model"), st.just(HEADER + "," + HEADER.split(",")[0]),
+                        st.just(HEADER + ",,"), st.just(HEADER + ",extra")),
+       rows=st.lists(st.lists(hostile, min_size=5, max_size=8), min_size=0, max_size=3))
+def test_hostile_designs_give_one_clear_error_never_a_traceback(tmp_path_factory, capsys, header, rows):
+    tmp = tmp_path_factory.mktemp("hostile")
+    body = "\n".join(",".join(r) for r in rows)
+    code, out = run_cli(tmp, f"{header}\n{body}\n", "--dry-run")  # any exception other than exit 2 fails here
+    err = capsys.readouterr().err
+    assert code in (0, 2) and not out.exists()
+    if code == 2:
+        assert err.startswith("error: ") and "Traceback" not in err
+
+
+def test_the_issue_designs_are_refused(tmp_path, capsys):
+    for bad, needle in [('"1\n6",1,1,1,0.05,64', "nodes='1\\n6' holds a line break"),
+                        ("1,1,1,1,0.05,9007199254740993", "batch_size='9007199254740993' is out of range"),
+                        ("1,1,1,1e308,0.05,64", "epochs='1e308' is out of range"),
+                        ("1,1,1,1,5e-324,64", "learning_rate='5e-324' is too small"),
+                        ("１,1,1,1,0.05,64", "nodes='１' is not a number"),
+                        ("1,1,1,1_000,0.05,64", "epochs='1_000' is not a number")]:
+        code, _ = run_cli(tmp_path, f"{HEADER}\n{bad}\n", "--dry-run")
+        assert code == 2 and needle in capsys.readouterr().err
+    code, _ = run_cli(tmp_path, f"{HEADER},nodes\n{GOOD},2\n", "--dry-run")
+    assert code == 2 and "nodes appear more than once" in capsys.readouterr().err
+
+
+def test_fifo_and_dev_zero_are_refused_without_reading(tmp_path, capsys):
+    import os
+
+    fifo = tmp_path / "fifo.csv"
+    os.mkfifo(fifo)
+    for path in (fifo, Path("/dev/zero")):
+        assert main([str(path), "--dry-run", "--out", str(tmp_path / "o")]) == 2
+        assert "not a regular file" in capsys.readouterr().err
+
+
+def test_the_command_line_prints_no_traceback(tmp_path):
+    import subprocess
+    import sys
+
+    design = tmp_path / "d.csv"
+    design.write_bytes(f'{HEADER}\n"1\n6",1,1,1,0.05,64\n'.encode() + b"\xff")
+    proc = subprocess.run([sys.executable, "-m", "harness.submit", str(design), "--dry-run"], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 2 and proc.stderr.startswith("error: ") and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 2  # the head line and the one problem

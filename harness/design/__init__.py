@@ -1,4 +1,4 @@
-"""Experimental designs: fractional and full factorials, Box-Behnken, and their run order.
+"""Experimental designs: fractional and full factorials, Box-Behnken, central composite, and their run order.
 
 >>> from harness.design import make_factors, fractional, parse_generators
 >>> fs = make_factors({n: [1, 4] for n in ["a", "b", "c", "d", "e", "f"]})
@@ -9,6 +9,7 @@
 
 from harness.design._base import AliasChain, Design, Generator, Word
 from harness.design.boxbehnken import box_behnken
+from harness.design.ccd import CentralComposite, central_composite
 from harness.design.factors import Factor, FactorSet, load_factors, make_factors
 from harness.design.fractional import fractional, parse_generators
 from harness.design.full import full_factorial
@@ -18,6 +19,7 @@ from harness.design.summary import describe, describe_schedule
 
 __all__ = [
     "AliasChain",
+    "CentralComposite",
     "Design",
     "Factor",
     "FactorSet",
@@ -28,6 +30,7 @@ __all__ = [
     "Word",
     "box_behnken",
     "by_resolution",
+    "central_composite",
     "describe",
     "describe_schedule",
     "fractional",

@@ -2,6 +2,8 @@
 
     python -m harness.design --factors examples/marinos2021/factors.toml --kind fractional \\
         --generators F=ABCDE --replications 10 --seed 42 --out design.csv
+    python -m harness.design --factors f.toml --kind ccd --alpha face-centred --center-points 3 \\
+        --seed 1 --out design.csv
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import sys
 
 from harness.design._base import Design
 from harness.design.boxbehnken import box_behnken
+from harness.design.ccd import central_composite
 from harness.design.factors import FactorSet, load_factors
 from harness.design.fractional import fractional, parse_generators
 from harness.design.full import full_factorial
@@ -19,7 +22,7 @@ from harness.design.schedule import schedule
 from harness.design.summary import describe, describe_schedule
 from harness.errors import DesignError
 
-KINDS = ("fractional", "full", "box-behnken")
+KINDS = ("fractional", "full", "box-behnken", "ccd")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -33,7 +36,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--kind", required=True, choices=KINDS)
     p.add_argument("--generators", help='fractional: generators, e.g. "F=ABCDE" or "D=AB E=AC"')
     p.add_argument("--resolution", type=int, help="fractional: smallest design of at least this resolution")
-    p.add_argument("--center-points", type=int, default=3, help="box-behnken: center runs (default 3)")
+    p.add_argument("--center-points", type=int, default=3, help="box-behnken, ccd: center runs (default 3)")
+    p.add_argument("--alpha",
+                   help="ccd: axial distance: rotatable (default), orthogonal, face-centred, or a number")
+    p.add_argument("--inscribed", action="store_true",
+                   help="ccd: the given levels are the axial points and the cube lies inside (default: the cube)")
     p.add_argument("--replications", type=int, default=1, help="jobs per design point (default 1)")
     p.add_argument("--seed", type=int, help="seed of the random run order (required unless --no-randomize)")
     p.add_argument("--no-randomize", action="store_true", help="keep standard order")
@@ -46,8 +53,12 @@ def make_design(args: argparse.Namespace, factors: FactorSet) -> tuple[Design, l
     """The design the options ask for and notes on how it was found; bad options raise DesignError."""
     if args.kind != "fractional" and (args.generators or args.resolution is not None):
         raise DesignError(f"--generators and --resolution apply to --kind fractional, not {args.kind}")
+    if args.kind != "ccd" and (args.inscribed or args.alpha is not None):
+        raise DesignError(f"--alpha and --inscribed apply to --kind ccd, not {args.kind}")
     if args.kind == "full":
         return full_factorial(factors), []
+    if args.kind == "ccd":
+        return central_composite(factors, args.alpha or "rotatable", args.center_points, args.inscribed), []
     if args.kind == "box-behnken":
         return box_behnken(factors, args.center_points), []
     if (args.generators is None) == (args.resolution is None):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from harness.design._base import Design
+from harness.design.ccd import CentralComposite
 from harness.design.schedule import Schedule
 
 
@@ -12,6 +13,8 @@ def describe(design: Design) -> list[str]:
     lines += ["factors: " + ", ".join(f.label() for f in design.factors.factors)]
     if design.factors.constants:
         lines += ["constants: " + ", ".join(f"{n}={v}" for n, v in design.factors.constants)]
+    if isinstance(design, CentralComposite):
+        return lines + design.lines()
     if design.kind == "box-behnken":
         lines += ["levels are low, middle, high; a quadratic response surface, not a regular fraction: no alias table"]
         return lines

@@ -1,3 +1,6 @@
-from harness.report.cli import main
+import sys
 
-raise SystemExit(main())
+from harness.report.cli import main
+from sparkdl.cli import run_cli
+
+sys.exit(run_cli(main))

@@ -9,6 +9,7 @@ notes. A section whose input is missing says why instead of failing the report.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -17,12 +18,16 @@ import pandas as pd
 
 from harness.report import extras
 from harness.report import html as h
-from harness.report.analysis import Analysis, Best, Queueing, analyse, best_point, point_summary, queueing
+from harness.report.analysis import Best, Queueing, analyse_campaign, best_point, point_summary, queueing
 from harness.report.campaign import Campaign, load_campaign
 from harness.report.findings import failure_reasons, findings
 from harness.report.recover import RecoveredDesign, recover_design
+from harness.report.surfaces import render as render_surfaces
 from harness.report.timing import time_section
 from models.anova import RESIDUAL
+from models.anova.analysis import Analysis
+from models.errors import ModelError
+from models.results import ok_mask
 
 MAX_JOB_ROWS = 200
 MAX_FAILED_LOGS = 10
@@ -132,7 +137,7 @@ def _status(c: Campaign) -> str:
     parts = [h.table(["status", "jobs"], rows, table_id="status-counts", numeric_headers=[False, True])]
     reasons = failure_reasons(raw)
     if reasons:
-        bad = raw[raw["status"].astype(str).str.lower() != "ok"]
+        bad = raw[~ok_mask(raw)]
         key = bad["reason"].fillna("(no reason recorded)").astype(str) if "reason" in bad.columns else None
         kinds = bad["failure_kind"].fillna("").astype(str) if "failure_kind" in bad.columns else None
         rrows = []
@@ -372,22 +377,33 @@ def _finite_response(frame: pd.DataFrame, response: str) -> pd.DataFrame:
 # --- assembly --------------------------------------------------------------------------------
 
 
+def _no_rows(campaign: Campaign) -> str:
+    """Why no job is analysed, e.g. "0 of 16 rows are ok (10 failed, 6 incomplete)"."""
+    if campaign.table is None:
+        return f"0 of {len(campaign.raw)} rows are ok: no usable jobs"
+    try:
+        campaign.table.require_rows()
+    except ModelError as exc:
+        return f"no usable jobs: {exc}"
+    return "no usable jobs"
+
+
 def build_report(path: str | Path, response: str = "cost", cost: str | None = None, alpha: float = 0.05,
-                 generated: str | None = None, plots: bool = True) -> Report:
+                 generated: str | None = None, plots: bool = True, factors: Sequence[str] | None = None) -> Report:
     """Read, analyse and render the campaign at ``path`` (a directory or a results CSV).
 
     ``generated`` overrides the generation timestamp (for reproducible output); ``plots=False``
     skips drawing the figures, the slow part.
     """
-    campaign = load_campaign(path, response=response, cost=cost)
+    campaign = load_campaign(path, response=response, cost=cost, factors=factors)
     design = recover_design(campaign.raw, campaign.candidates)
     frame = campaign.frame
     if campaign.table is None and response == "cost":
         analysis = Analysis(unavailable=f"no cost could be computed: {campaign.cost_problem}")
     elif frame.empty:
-        analysis = Analysis(unavailable="no usable jobs: no job finished with status ok and a finite cost")
+        analysis = Analysis(unavailable=_no_rows(campaign))
     else:
-        analysis = analyse(_finite_response(frame, response), response, design.names, alpha, plots)
+        analysis = analyse_campaign(_finite_response(frame, response), response, design.names, alpha, plots)
     summary = point_summary(frame, design.names)
     best = best_point(summary, design.names, "cost" if "cost" in frame.columns else response)
     q = queueing(frame, str(campaign.results_path)) if len(frame) else "no usable jobs, so no job sizes"
@@ -407,6 +423,9 @@ def build_report(path: str | Path, response: str = "cost", cost: str | None = No
         ("time", "Where the time goes",
          time_section(campaign.raw, campaign.source if campaign.is_campaign else None, design.names)),
     ]
+    surfaces = render_surfaces(campaign.raw, design, plots)  # None unless the design allows quadratic surfaces
+    if surfaces is not None:
+        sections.append(("surfaces", "Response surfaces and desirability", surfaces))
     for section, file in extras.present(campaign.source if campaign.is_campaign else None):
         sections.append((f"extra-{section.key}", section.title, extras.render(section, file)))
     sections.append(("results", "Results", _results(campaign, design, summary)))

@@ -12,23 +12,18 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from harness.runspec import OPTIONAL, REQUIRED
 from harness.schema import CampaignDir
-from models.errors import InvalidTableError, MissingColumnError
-from models.results import NON_FACTOR_COLUMNS, OK_STATUS, STATUS_COLUMN, ResultsTable, build_table, resolve_path
+from models.errors import CostInputsMissingError
+from models.results import STATUS_COLUMN, ResultsTable, assumptions, build_table, choose_factors, ok_rows, read_csv
 
-#: Columns the harness writes that are neither factors nor the response.
-BOOKKEEPING = NON_FACTOR_COLUMNS
-#: The design columns of a harness design file, in file order.
-DESIGN_COLUMNS = ("model",) + REQUIRED
 ROW_KEY = "__row__"
 LOG_TAIL_LINES = 8
 
@@ -39,8 +34,10 @@ class Campaign:
 
     ``raw`` holds every row as read, with a ``cost`` column (NaN where none could be computed);
     ``frame`` the jobs to analyse: those of ``table`` (status ok, finite cost), or when no cost
-    could be computed at all (``table`` is None, ``cost_problem`` says why) the rows with status ok. ``candidates`` are the columns that may be
-    design factors; ``measurements`` are candidate-looking columns set aside as measurements.
+    could be computed at all (``table`` is None, ``cost_problem`` says why) the rows with status ok
+    (:func:`models.results.ok_rows`, the one rule). ``candidates`` are the design's factor columns
+    (declared: ``--factors``, the campaign's manifest.json or the harness's design columns; else
+    guessed and named in ``notices``); ``measurements`` are columns set aside as measurements.
     """
 
     source: Path
@@ -52,6 +49,7 @@ class Campaign:
     cost_problem: str | None
     candidates: tuple[str, ...]
     measurements: tuple[str, ...] = ()
+    notices: tuple[str, ...] = ()
     meta: Mapping[str, Any] = field(default_factory=dict)
     meta_problem: str | None = None
     attempts: pd.DataFrame | None = None
@@ -84,36 +82,6 @@ def _tail(path: Path, lines: int, max_bytes: int = 16384) -> str:
     return "\n".join(out)
 
 
-def ok_rows(raw: pd.DataFrame) -> pd.DataFrame:
-    """Rows whose status is ok (every row when there is no status column)."""
-    if STATUS_COLUMN not in raw.columns:
-        return raw.reset_index(drop=True)
-    status = raw[STATUS_COLUMN].astype("string").str.strip().str.lower()
-    return raw[(status == OK_STATUS).fillna(False).to_numpy(dtype=bool)].reset_index(drop=True)
-
-
-def candidate_columns(raw: pd.DataFrame, response: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Columns that may be factors, and those set aside as measurements.
-
-    A harness table (it has every design column) uses its design columns. Any other table uses
-    every column that is not bookkeeping or the response, except numeric columns with more than
-    10 distinct values that differ in over half the rows (measurements, not design levels).
-    """
-    if all(c in raw.columns for c in REQUIRED):
-        return tuple(c for c in raw.columns if c in DESIGN_COLUMNS), ()
-    keep, measured = [], []
-    skip = BOOKKEEPING | set(OPTIONAL) | {response, ROW_KEY}
-    for c in raw.columns:
-        if c in skip:
-            continue
-        distinct = raw[c].nunique(dropna=True)
-        if pd.api.types.is_numeric_dtype(raw[c]) and distinct > 10 and distinct > len(raw) / 2:
-            measured.append(c)
-        else:
-            keep.append(c)
-    return tuple(keep), tuple(measured)
-
-
 def read_meta(db: Path) -> tuple[dict[str, Any], pd.DataFrame | None, str | None]:
     """Provenance and attempts from ``campaign.sqlite``, opened read-only; a problem is returned, not raised."""
     if not db.is_file():
@@ -138,28 +106,25 @@ def read_meta(db: Path) -> tuple[dict[str, Any], pd.DataFrame | None, str | None
     return meta, attempts, None
 
 
-def load_campaign(path: str | Path, response: str = "cost", cost: str | None = None) -> Campaign:
+def load_campaign(path: str | Path, response: str = "cost", cost: str | None = None,
+                  factors: Sequence[str] | None = None) -> Campaign:
     """Read a campaign directory or a results CSV.
 
     Raises :class:`~models.errors.ResultsNotFoundError` for a missing path,
-    :class:`~models.errors.InvalidTableError` for an unreadable CSV, and
-    :class:`~models.errors.MissingColumnError` when ``cost`` is asked for but the table has no
-    wall clock and accuracy. With no ``cost`` and no way to compute one the report still renders.
+    :class:`~models.errors.InvalidTableError` for an unreadable CSV or a column that cannot be a
+    factor, and :class:`~models.errors.MissingColumnError` when ``cost`` is asked for but the table
+    has no wall clock and accuracy. With no ``cost`` and no way to compute one the report still renders.
     """
     source = Path(path)
-    csv_path = resolve_path(source)
-    data = csv_path.read_bytes()
-    try:
-        raw = pd.read_csv(csv_path)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise InvalidTableError(f"{csv_path}: not a readable CSV ({exc}); write one header row then one row per job") from None
+    csv_path, raw = read_csv(source)
     raw = raw.reset_index(drop=True)
+    choice = choose_factors(raw, factors, csv_path, response)
     table: ResultsTable | None
     problem = None
     try:
         keyed = raw.assign(**{ROW_KEY: np.arange(len(raw))})
-        table = build_table(keyed, cost=cost, source=str(csv_path))
-    except MissingColumnError as exc:
+        table = build_table(keyed, cost=cost, source=str(csv_path), factors=choice.factors, response=response)
+    except CostInputsMissingError as exc:
         if cost is not None:
             raise
         table, problem = None, str(exc)
@@ -168,12 +133,13 @@ def load_campaign(path: str | Path, response: str = "cost", cost: str | None = N
         costs = np.full(len(raw), np.nan)
         costs[rows] = table.frame["cost"].to_numpy(dtype=float)
         raw = raw.assign(cost=costs)
-        frame = table.frame.drop(columns=[ROW_KEY])
-        table = ResultsTable(frame, table.source, tuple(f for f in table.factors if f != ROW_KEY), table.n_read,
-                             dict(table.dropped), table.cost_name)
+        table = replace(table, frame=table.frame.drop(columns=[ROW_KEY]), factors_from=choice.source,
+                        measurements=choice.measurements)
+        frame = table.frame
+        notices = table.notices()
     else:
         frame = ok_rows(raw)
-    candidates, measured = candidate_columns(raw, response)
+        notices = assumptions(STATUS_COLUMN in raw.columns, len(raw), choice)
     meta: dict[str, Any] = {}
     attempts = None
     meta_problem = None
@@ -184,13 +150,14 @@ def load_campaign(path: str | Path, response: str = "cost", cost: str | None = N
     return Campaign(
         source=source,
         results_path=csv_path,
-        results_sha256=hashlib.sha256(data).hexdigest(),
+        results_sha256=hashlib.sha256(csv_path.read_bytes()).hexdigest(),
         raw=raw,
         frame=frame,
         table=table,
         cost_problem=problem,
-        candidates=candidates,
-        measurements=measured,
+        candidates=choice.factors,
+        measurements=choice.measurements,
+        notices=notices,
         meta=meta,
         meta_problem=meta_problem,
         attempts=attempts,

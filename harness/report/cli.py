@@ -1,16 +1,22 @@
-"""``python -m harness.report RUNS_DIR [-o report.html] [--response cost] [--cost EXPR]``."""
+"""``python -m harness.report RUNS_DIR [-o report.html] [--response cost] [--cost EXPR] [--factors a,b]``."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
-from harness.errors import HarnessError
 from harness.report.build import build_report
-from models.errors import FitError, ModelError
+from models.errors import AnalysisOptionError
+from models.results import factor_list
+from sparkdl.errors import ToolError
 
 DEFAULT_NAME = "report.html"
+
+
+class ReportWriteError(ToolError):
+    """The report file cannot be written."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -25,6 +31,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--response", default="cost", help="response column to analyse (default: cost)")
     p.add_argument("--cost", help="cost from wall_clock_s and accuracy: pct2 (default, T/(A*100)^2), acc2, time, "
                                   "tta:TARGET, or an expression of T and A")
+    p.add_argument("--factors", help="comma-separated factor columns (default: the campaign's manifest.json; for a "
+                                     "bare CSV the columns taken as factors are named on stderr)")
     p.add_argument("--no-plots", action="store_true", help="skip the figures (faster; tables and text only)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     return p
@@ -34,26 +42,20 @@ def default_output(results: Path) -> Path:
     return results / DEFAULT_NAME if results.is_dir() else Path(f"{results.stem}-report.html")
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     source = Path(args.results)
     if not 0 < args.alpha < 1:
-        print(f"error: --alpha {args.alpha} must be between 0 and 1, e.g. 0.05", file=sys.stderr)
-        return 2
+        raise AnalysisOptionError(f"--alpha {args.alpha} must be between 0 and 1, e.g. 0.05")
     out = args.output or default_output(source)
+    report = build_report(source, response=args.response, cost=args.cost, alpha=args.alpha,
+                          plots=not args.no_plots, factors=factor_list(args.factors))
+    for line in report.campaign.notices:
+        print(f"note: {line}", file=sys.stderr)
     try:
-        report = build_report(source, response=args.response, cost=args.cost, alpha=args.alpha,
-                              plots=not args.no_plots)
         written = report.write(out)
-    except FitError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    except (ModelError, HarnessError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
     except OSError as exc:
-        print(f"error: cannot write {out}: {exc.strerror}; choose another -o", file=sys.stderr)
-        return 1
+        raise ReportWriteError(f"cannot write {out}: {exc.strerror}; choose another -o") from None
     n, kept = len(report.campaign.raw), len(report.campaign.frame)
     print(f"wrote {written} ({kept} of {n} jobs analysed; {len(report.analysis.figures)} plot(s))")
     return 0

@@ -8,14 +8,16 @@ from collections.abc import Sequence
 import pandas as pd
 
 from harness.report import html as h
-from harness.report.analysis import Analysis, Best, ModelChoice, Queueing
+from harness.report.analysis import Best, Queueing
 from harness.report.campaign import Campaign
 from harness.report.recover import RecoveredDesign
-from models.anova import RESIDUAL, AnovaResult, _term_parts
+from models.anova import RESIDUAL, AnovaResult, term_parts
+from models.anova.analysis import Analysis, ModelChoice
+from models.results import ok_mask
 
 
 def _name(term: str) -> str:
-    parts = [p.removeprefix("C(").removesuffix(")") for p in _term_parts(term)]
+    parts = [p.removeprefix("C(").removesuffix(")") for p in term_parts(term)]
     return parts[0] if len(parts) == 1 else "the " + " x ".join(parts) + " interaction"
 
 
@@ -30,7 +32,7 @@ def failure_reasons(raw: pd.DataFrame) -> list[tuple[str, str, int]]:
     """(status, reason, count) of the rows whose status is not ok, most frequent first."""
     if "status" not in raw.columns:
         return []
-    bad = raw[raw["status"].astype("string").str.strip().str.lower() != "ok"]
+    bad = raw[~ok_mask(raw)]
     if bad.empty:
         return []
     reason = bad["reason"].fillna("(no reason recorded)").astype(str) if "reason" in bad.columns else pd.Series(
@@ -72,7 +74,7 @@ def effect_sentences(result: AnovaResult, choice: ModelChoice | None = None) -> 
     tested = result.summary.df_resid > 0
     top = max(rows, key=lambda r: r.pct_variation if math.isfinite(r.pct_variation) else -1)
     out = []
-    parts = _term_parts(top.term)
+    parts = term_parts(top.term)
     aliased = choice.partners_of(parts[0]) if choice is not None and len(parts) == 1 else ()
     also = (f" (confounded with {_list(list(aliased))}, left out of the model: the effect may belong to "
             f"{'either' if len(aliased) == 1 else 'any of them'})" if aliased else "")

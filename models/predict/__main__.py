@@ -1,5 +1,8 @@
 """Entry point for ``python -m models.predict``."""
 
-from models.predict.cli import main
+import sys
 
-raise SystemExit(main())
+from models.predict.cli import main
+from sparkdl.cli import run_cli
+
+sys.exit(run_cli(main))

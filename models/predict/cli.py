@@ -1,7 +1,8 @@
 """``python -m models.predict RESULTS --target wall_clock_s``: fit every model, print the comparison.
 
-Exit codes: 0 all models fitted; 1 some model failed on some split (its row shows the error);
-2 bad input (missing file or column, unknown model name).
+Exit codes (``sparkdl.errors``): 0 all models fitted; 3 some model failed on some split (its row
+shows the error); 2 bad input (missing file or column, unknown model name, a column that cannot be
+a factor).
 """
 
 from __future__ import annotations
@@ -13,9 +14,13 @@ import sys
 from dataclasses import asdict
 from typing import Any
 
-from models.errors import FitError, ModelError
+import numpy as np
+import pandas as pd
+
 from models.predict.compare import SPLITS, Comparison, compare, make_splits, parse_models
-from models.predict.table import read_results, require_columns
+from models.predict.table import model_inputs, read_results
+from models.results import factor_list
+from sparkdl.errors import EXIT_RUNS_FAILED
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -25,6 +30,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("results", help="campaign directory (holding results.csv) or a CSV file")
     parser.add_argument("--target", default="wall_clock_s", help="column to predict (default: wall_clock_s)")
+    parser.add_argument("--factors", help="comma-separated input columns (default: the campaign's manifest.json, "
+                        "the harness's design columns, seed 004's columns, else the columns named on stderr)")
     parser.add_argument("--models", default="all", help="all, or a comma list of linear,rf,gb,generic,ernest")
     parser.add_argument("--split", choices=(*SPLITS, "both"), default="both", help="evaluation split (default: both)")
     parser.add_argument("--extrapolate-by", default=None,
@@ -37,28 +44,24 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        models = parse_models(args.models)
-        table = read_results(args.results)
-        require_columns(table, [args.target], "the prediction target (--target)")
-        n_all = len(table)
-        table = table[table[args.target].notna()].reset_index(drop=True)
-        kinds = list(SPLITS) if args.split == "both" else [args.split]
-        splits = make_splits(table, kinds, args.seed, args.extrapolate_by, args.test_fraction)
-        result = compare(splits, args.target, models, args.seed)
-    except FitError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    except ModelError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    models = parse_models(args.models)
+    table, choice = model_inputs(read_results(args.results), args.target, factor_list(args.factors), args.results)
+    if choice.source == "guessed":
+        print(f"note: factors taken from the columns (no manifest.json, no --factors): "
+              f"{', '.join(choice.factors) or 'none'}", file=sys.stderr)
+    n_all = len(table)
+    target = pd.to_numeric(table[args.target], errors="coerce")
+    table = table[np.isfinite(target.to_numpy(dtype=float))].reset_index(drop=True)
+    kinds = list(SPLITS) if args.split == "both" else [args.split]
+    splits = make_splits(table, kinds, args.seed, args.extrapolate_by, args.test_fraction)
+    result = compare(splits, args.target, models, args.seed)
     if n_all > len(table):
-        print(f"note: dropped {n_all - len(table)} rows with no {args.target}", file=sys.stderr)
+        print(f"note: dropped {n_all - len(table)} rows with no finite {args.target}", file=sys.stderr)
     print(to_json(result) if args.format == "json" else to_text(result, len(table)))
     failed = [row for row in result.rows if row.error]
     for row in failed:
         print(f"error: {row.model} on the {row.split} split: {row.error}", file=sys.stderr)
-    return 1 if failed else 0
+    return EXIT_RUNS_FAILED if failed else 0
 
 
 def to_text(result: Comparison, n_rows: int) -> str:

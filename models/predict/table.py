@@ -1,4 +1,10 @@
-"""Results tables: reading a campaign's results.csv, derived columns, default factor columns.
+"""Results tables for prediction: the ok rows of a campaign's results.csv, derived columns, model inputs.
+
+Which rows are ok and which columns are factors are decided by :mod:`models.results` (the one
+place): :func:`read_results` keeps its ok rows, :func:`model_inputs` narrows a table to the
+declared factors (``--factors``, the campaign's manifest.json, the harness's design columns, or a
+checked guess named in the returned choice) and the target, so every model's default inputs are
+those factors.
 
 The harness writes one row per run with the columns run, replicate, model (the NETWORK, birnn|lenet),
 nodes, executors, executor_cores, epochs, learning_rate, batch_size, status, reason, wall_clock_s,
@@ -13,13 +19,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from models.errors import InvalidTableError, MissingColumnError
-from models.results import resolve_path
+from models.errors import MissingColumnError
+from models.results import HARNESS_FACTORS, FactorChoice, choose_factors, ok_rows, read_csv, resolve_path
 
-#: Factor columns of the harness's results table (``model`` is the network name).
-HARNESS_FACTORS: tuple[str, ...] = (
-    "model", "nodes", "executors", "executor_cores", "epochs", "learning_rate", "batch_size",
-)
+__all__ = [
+    "COURIER_FACTORS", "HARNESS_FACTORS", "NON_FACTORS", "PARALLELISM_COLUMNS", "factor_columns", "is_categorical",
+    "is_courier_table", "model_inputs", "read_results", "require_columns", "varying", "with_derived",
+]
 #: Factor columns of seed 004's (Courier's) experiments.
 COURIER_FACTORS: tuple[str, ...] = ("batch", "cpus", "njobs", "network")
 #: Columns whose product is the parallelism m (total executor cores of a job).
@@ -33,18 +39,27 @@ NON_FACTORS: frozenset[str] = frozenset({
 
 
 def read_results(path: str | Path) -> pd.DataFrame:
-    """Read RESULTS (a campaign directory holding results.csv, or a CSV file); keep status == ok rows.
+    """Read RESULTS (a campaign directory holding results.csv, or a CSV file); keep its ok rows.
 
     Unlike ``models.results.load_results`` no cost is computed, so rows are not dropped for a missing
     accuracy when the target is the time."""
-    csv = resolve_path(path)
-    try:
-        table = pd.read_csv(csv)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise InvalidTableError(f"{csv} is not a readable CSV ({exc}); fix or regenerate the file") from exc
-    if "status" in table.columns:
-        table = table[table["status"].astype(str) == "ok"].reset_index(drop=True)
-    return table
+    _, table = read_csv(path)
+    return ok_rows(table)
+
+
+def model_inputs(table: pd.DataFrame, target: str, factors: Sequence[str] | None = None,
+                 path: str | Path | None = None) -> tuple[pd.DataFrame, FactorChoice]:
+    """``table`` narrowed to its factor columns and ``target``, and where the factors come from.
+
+    Seed 004 (Courier) tables keep their four factors when none are declared."""
+    csv = resolve_path(path) if path is not None else None
+    if factors is None and is_courier_table(table) and (csv is None or not (csv.parent / "manifest.json").is_file()):
+        choice = FactorChoice(COURIER_FACTORS, "seed 004 columns")
+    else:
+        choice = choose_factors(table, factors, csv, response=target)
+    require_columns(table, [target], "the prediction target (--target)")
+    keep = [c for c in table.columns if c in choice.factors or c == target]
+    return table[keep], choice
 
 
 def with_derived(table: pd.DataFrame) -> pd.DataFrame:

@@ -3,5 +3,6 @@
 import sys
 
 from models.queueing.cli import main
+from sparkdl.cli import run_cli
 
-sys.exit(main())
+sys.exit(run_cli(main))

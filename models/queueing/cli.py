@@ -9,7 +9,7 @@ import statistics
 import sys
 from typing import Sequence
 
-from models.errors import FitError, ModelError, UnstableQueueError
+from models.errors import FitError, UnstableQueueError
 from models.queueing.compare import break_even_scv, compare_grid, explain
 from models.queueing.cpu_disk import fit_cpu_disk, load_runs
 from models.queueing.formulas import METRIC_KEYS, QueueMetrics, ggk, mg1, mgk, mm1, mmk
@@ -198,19 +198,12 @@ def _cpu_disk(args: argparse.Namespace) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    try:
-        if args.command == "from-results":
-            _from_results(args)
-        elif args.command == "compare":
-            _compare(args)
-        elif args.command == "cpu-disk":
-            _cpu_disk(args)
-        else:
-            _print_metrics(_single(args), args.format)
-    except FitError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    except ModelError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    if args.command == "from-results":
+        _from_results(args)
+    elif args.command == "compare":
+        _compare(args)
+    elif args.command == "cpu-disk":
+        _cpu_disk(args)
+    else:
+        _print_metrics(_single(args), args.format)
     return 0

@@ -27,7 +27,7 @@ import numpy as np
 
 from models.errors import FitError, InvalidTableError, MissingColumnError, QueueParameterError
 from models.queueing.formulas import _check_rate, mm1
-from models.results import resolve_path
+from models.results import resolve_path, status_is_ok
 
 
 @dataclass(frozen=True)
@@ -155,7 +155,7 @@ def load_runs(results: str | Path, dataset_size: int = 60_000) -> tuple[list[Job
         raise MissingColumnError(f"{path} has no column {', '.join(missing)}: the CPU + disk model needs it")
     configs, times = [], []
     for line, row in rows:
-        if row.get("status", "ok") != "ok":
+        if "status" in row and not status_is_ok(row["status"]):
             continue
         try:
             ints = {name: int(float(row[name])) for name in ("batch_size", "epochs", "executors", "executor_cores",

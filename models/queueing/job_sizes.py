@@ -17,7 +17,7 @@ from typing import Sequence
 
 from models.errors import InvalidTableError, MissingColumnError
 from models.queueing.formulas import QueueMetrics, arrival_rate_for, mgk, mmk
-from models.results import resolve_path
+from models.results import resolve_path, status_is_ok
 
 UNITS = {"time": "seconds (wall_clock_s)", "cost": "seed 001 cost units, T / (100 A)^2"}
 
@@ -36,6 +36,23 @@ class JobSizes:
     def service_rate(self) -> float:
         """1 / mean size: jobs per second (time) or per unit of cost."""
         return 1.0 / self.mean
+
+
+def size_moments(sizes: Sequence[float]) -> tuple[float, float]:
+    """Mean and scv (sample variance, ddof 1, over the squared mean) of two or more positive sizes.
+
+    Computed in units of the largest size, so no sum overflows whatever the magnitudes (1e308 s
+    included); a mean or scv that is still not finite is an :class:`InvalidTableError`.
+    """
+    if len(sizes) < 2:
+        raise InvalidTableError(f"{len(sizes)} job size(s); need at least 2 for a mean and an scv")
+    scale = max(sizes)
+    z = [x / scale for x in sizes]
+    mean_z = statistics.fmean(z)
+    mean, scv = mean_z * scale, statistics.variance(z) / mean_z**2
+    if not (math.isfinite(mean) and math.isfinite(scv) and mean > 0):
+        raise InvalidTableError(f"job sizes up to {scale:g} give no finite mean and scv; drop the absurd rows")
+    return mean, scv
 
 
 def _number(row: dict[str, str], column: str, line: int) -> float:
@@ -62,7 +79,7 @@ def _size(row: dict[str, str], quantity: str, line: int) -> float:
 def load_job_sizes(results: str | Path, job_size: str | None = None) -> JobSizes:
     """Read job sizes from a campaign directory (DIR/results.csv) or a CSV.
 
-    Rows with a ``status`` column other than ``ok`` are skipped. ``job_size`` is "time", "cost"
+    Rows whose ``status`` is not ok (:func:`models.results.status_is_ok`) are skipped. ``job_size`` is "time", "cost"
     or None (time if the table has ``wall_clock_s``, else cost).
     """
     path = resolve_path(results)
@@ -79,12 +96,12 @@ def load_job_sizes(results: str | Path, job_size: str | None = None) -> JobSizes
     if missing:
         raise MissingColumnError(f"{path} has no column {', '.join(missing)} for job_size={quantity!r}")
     if "status" in columns:
-        rows = [(line, row) for line, row in rows if row["status"] == "ok"]
+        rows = [(line, row) for line, row in rows if status_is_ok(row["status"])]
     sizes = [_size(row, quantity, line) for line, row in rows]
     if len(sizes) < 2:
         raise InvalidTableError(f"{path} has {len(sizes)} usable runs; need at least 2 for a mean and an scv")
-    mean = statistics.fmean(sizes)
-    return JobSizes(str(path), quantity, len(sizes), mean, statistics.variance(sizes) / mean**2)
+    mean, scv = size_moments(sizes)
+    return JobSizes(str(path), quantity, len(sizes), mean, scv)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,226 @@
+"""Reading a design CSV exactly: every row checked against the cluster factors and the job, every problem named.
+
+The file is read as bytes (a regular file of at most :data:`MAX_DESIGN_BYTES`; a FIFO or a
+device is refused before it is opened), decoded as UTF-8 and parsed by the csv module as it
+is: a line break inside a quoted field is data (and then refused, since no value may hold
+one). Column names must be unique and non-empty; a field holds at most
+:data:`MAX_FIELD_CHARS` characters; values are parsed as :mod:`harness.runspec` documents.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from harness.errors import DesignFileError
+from harness.job import Job, JobChoice, JobFileError, builtin, column_problems
+from harness.runspec import CELL, CLUSTER, CLUSTER_RULES, RunSpec, Value, batch_problem, parse_value
+
+MAX_DESIGN_BYTES = 8 << 20
+MAX_FIELD_CHARS = 1_000
+MAX_COLUMNS = 200
+MAX_ROWS = 100_000
+
+
+@dataclass(frozen=True)
+class DesignTable:
+    """The header and the data rows of a design file, as text (``line`` is where each row starts)."""
+
+    header: tuple[str, ...]
+    rows: tuple[tuple[int, tuple[str, ...]], ...]
+
+
+@dataclass(frozen=True)
+class DesignCheck:
+    """The good rows of a design file, and one line per problem of the others."""
+
+    specs: list[RunSpec]
+    problems: list[str]
+
+
+def _fail(path: Path, problem: str) -> DesignFileError:
+    return DesignFileError(str(path), [problem])
+
+
+def read_bytes(path: Path, limit: int = MAX_DESIGN_BYTES) -> bytes:
+    """The content of a regular file of at most ``limit`` bytes; anything else raises :class:`DesignFileError`."""
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        raise _fail(path, f"cannot read the design file ({e.strerror})") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise _fail(path, "the design is not a regular file (a FIFO, device or folder): give a CSV file")
+    if st.st_size > limit:
+        raise _fail(path, f"the design file has {st.st_size} bytes, more than the {limit} allowed: "
+                          "split it into several campaigns")
+    try:
+        with open(path, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise _fail(path, "the design is not a regular file: give a CSV file")
+            data = f.read(limit + 1)
+    except OSError as e:
+        raise _fail(path, f"cannot read the design file ({e.strerror})") from None
+    if len(data) > limit:
+        raise _fail(path, f"the design file has more than {limit} bytes: split it into several campaigns")
+    return data
+
+
+def read_table(path: Path) -> DesignTable:
+    """Header and rows as text; malformed CSV, bad column names and oversized fields raise :class:`DesignFileError`."""
+    path = Path(path)
+    try:
+        text = read_bytes(path).decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise _fail(path, f"the design file is not UTF-8 text (byte {e.start}): save it as UTF-8 CSV") from None
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    rows: list[tuple[int, tuple[str, ...]]] = []
+    header: tuple[str, ...] | None = None
+    try:
+        while True:
+            line = reader.line_num + 1
+            try:
+                record = next(reader)
+            except StopIteration:
+                break
+            if not record or all(not c.strip(" \t") for c in record) and len(record) == 1:
+                continue  # a blank line
+            long = [c for c in record if len(c) > MAX_FIELD_CHARS]
+            if long:
+                raise _fail(path, f"line {line}: a field of {len(long[0])} characters: at most {MAX_FIELD_CHARS} "
+                                  "are allowed (is a quote left open?)")
+            if header is None:
+                header = tuple(c.strip(" \t") for c in record)
+                continue
+            if len(rows) >= MAX_ROWS:
+                raise _fail(path, f"more than {MAX_ROWS} rows: split the design into several campaigns")
+            rows.append((line, tuple(record)))
+    except csv.Error as e:
+        message = str(e)
+        if "field larger than field limit" in message:
+            message = f"a field longer than {csv.field_size_limit()} characters (is a quote left open?)"
+        raise _fail(path, f"line {reader.line_num}: not valid CSV: {message}") from None
+    if header is None:
+        raise _fail(path, "the design file is empty: write a header line naming the columns, then one row per run")
+    if len(header) > MAX_COLUMNS:
+        raise _fail(path, f"{len(header)} columns: at most {MAX_COLUMNS} are allowed")
+    empty = [i + 1 for i, name in enumerate(header) if not name]
+    if empty:
+        raise _fail(path, f"column {empty[0]} of the header has no name: name every column (or remove a trailing comma)")
+    twice = sorted({name for name in header if header.count(name) > 1})
+    if twice:
+        raise _fail(path, f"column(s) {', '.join(twice)} appear more than once in the header: keep one of each")
+    return DesignTable(header, tuple(rows))
+
+
+def parse_row(header: Sequence[str], record: Sequence[str], choice: JobChoice, default_run: int) -> RunSpec | list[str]:
+    """A :class:`RunSpec` from one row, or the list of what is wrong with it."""
+    if len(record) > len(header):
+        return [f"{len(record)} values for {len(header)} columns: check the commas (quote a value holding one)"]
+    if len(record) < len(header):
+        return [f"{len(record)} values for {len(header)} columns: give a value for {', '.join(header[len(record):])}"]
+    cells = {name: text.strip(" \t") for name, text in zip(header, record)}
+    problems: list[str] = []
+    values: dict[str, Value] = {}
+    job = None
+    if choice.selector and choice.selector in cells:
+        try:
+            job = builtin(cells[choice.selector] or choice.default)
+        except JobFileError as e:
+            return [f"{choice.selector}={cells[choice.selector]!r}: {e}"]
+    elif choice.job is not None and "model" in cells and cells["model"] != choice.job.name:
+        return [f"model={cells['model']!r} but the job is {choice.job.name}: remove the model column or make it "
+                f"{choice.job.name}"]
+    job = job or choice.job or builtin(choice.default)
+    for name, text in cells.items():
+        if name in ("run", "replicate") and not text:
+            continue
+        if name == choice.selector and not text:
+            values[name] = choice.default
+            continue
+        if not text:
+            problems.append(f"{name} is empty: give a value")
+            continue
+        rule = CLUSTER_RULES.get(name) or job.rule(name)
+        value, problem = parse_value(name, text, rule)
+        if problem:
+            problems.append(problem)
+        else:
+            values[name] = value  # type: ignore[assignment]
+    if problems:
+        return problems
+    values.setdefault("run", default_run)
+    values.setdefault("replicate", 1)
+    fixed = {name: values.pop(name) for name in CELL + CLUSTER}
+    if choice.job is None and "model" not in values:
+        values = {**values, "model": choice.default}  # designs of the built-in jobs always had a model column
+    return RunSpec(**fixed, params=tuple(values.items()))  # type: ignore[arg-type]
+
+
+def check_design(path: Path, choice: JobChoice = JobChoice(), check_batch: bool = True,
+                 option_fields: Sequence[str] = ()) -> DesignCheck:
+    """Read and check every row; header, job and file problems raise :class:`DesignFileError`.
+
+    ``check_batch`` refuses rows of a ``bigdl`` job whose ``batch_size`` is not a multiple of the
+    job's total cores; ``option_fields`` are the optional harness fields the campaign was given.
+    """
+    path = Path(path)
+    table = read_table(path)
+    missing = [c for c in CLUSTER if c not in table.header]
+    if missing:
+        raise _fail(path, f"missing column(s) {', '.join(missing)}: every design names {', '.join(CLUSTER)}")
+    jobs = [choice.job] if choice.job else _selected_jobs(path, table, choice)
+    problems = list(dict.fromkeys(p for job in jobs for p in column_problems(job, table.header, option_fields)))
+    if "njobs" in table.header:
+        problems.append("njobs (concurrent copies, seed 004) is run by `python -m optimize.concurrent`, not here")
+    if problems:
+        raise DesignFileError(str(path), problems)
+    specs: list[RunSpec] = []
+    seen: dict[tuple[int, int], int] = {}
+    for number, (_, record) in enumerate(table.rows, start=1):
+        result = parse_row(table.header, record, choice, default_run=number)
+        if isinstance(result, list):
+            problems.extend(f"row {number}: {p}" for p in result)
+            continue
+        batch = batch_problem(result) if check_batch and choice.for_spec(result).results == "bigdl" else None
+        if batch:
+            problems.append(f"row {number}: {batch}")
+            continue
+        cell = (result.run, result.replicate)
+        if cell in seen:
+            problems.append(f"row {number}: run {cell[0]} replicate {cell[1]} repeats row {seen[cell]}: "
+                            "give each replication its own replicate number")
+            continue
+        seen[cell] = number
+        specs.append(result)
+    if not specs and not problems:
+        raise _fail(path, "no rows: add one row per run below the header")
+    return DesignCheck(specs, problems)
+
+
+def _selected_jobs(path: Path, table: DesignTable, choice: JobChoice) -> list[Job]:
+    """The built-in jobs the ``model`` column names (bad names are row problems later)."""
+    names = {choice.default}
+    if choice.selector in table.header:
+        i = table.header.index(choice.selector)  # type: ignore[arg-type]
+        names = {r[i].strip(" \t") or choice.default for _, r in table.rows if len(r) > i}
+    found = []
+    for name in sorted(names):
+        try:
+            found.append(builtin(name))
+        except JobFileError:
+            continue
+    return found or [builtin(choice.default)]
+
+
+def read_design(path: Path, choice: JobChoice = JobChoice(), check_batch: bool = True,
+                skip_invalid: bool = False) -> list[RunSpec]:
+    """Every row of a design CSV as a :class:`RunSpec`; raises :class:`DesignFileError` listing all problems."""
+    checked = check_design(path, choice, check_batch)
+    if checked.problems and not (skip_invalid and checked.specs):
+        raise DesignFileError(str(path), checked.problems)
+    return checked.specs

@@ -1,0 +1,331 @@
+"""Job descriptions: which application a campaign runs, and how a design row becomes its arguments.
+
+A job is a small TOML file next to the design (paths in it are relative to the file)::
+
+    [job]
+    name = "mlp"
+    app = "mlp_job.py"                 # a Python file; or jar = "x.jar" with main_class = "org.Main"
+    py_files = ["helpers.py"]          # optional, Python apps only
+    args = ["--max-iter", "{max_iter}", "--step-size", "{step_size}", "--seed", "{seed}",
+            ["--data-dir", "{data_dir}"]]
+    results = "json"                   # or "bigdl": logparse reads BigDL's log
+
+    [spark]                            # optional extra --conf settings
+    "spark.sql.shuffle.partitions" = "4"
+
+    [params.max_iter]                  # optional: type and plausible range of a design column
+    type = "int"
+    min = 1
+    max = 10000
+
+``args`` is filled element by element, never through a shell: ``{name}`` is replaced by the
+design column ``name`` of the run (or by a harness field, below). An inner array is an optional
+group, left out as a whole when one of its fields has no value. Harness fields: ``{seed}`` (the
+campaign's ``--seed`` + replicate - 1), ``{run}``, ``{replicate}``, ``{key}``, ``{total_cores}``,
+and, when the campaign was given them, ``{data_dir}``, ``{train_samples}``, ``{test_samples}``,
+``{learning_rate_decay}``, ``{data_cache}`` (the MNIST split decoded once per campaign). A ``json`` job gets ``--metrics-out PATH`` appended and must write one
+JSON object of named figures there (see :mod:`harness.metrics`).
+
+``--job birnn`` or ``--job lenet`` names a built-in job: ``jobs/<name>.toml``.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+import tomllib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import jobs
+from harness.errors import HarnessError
+from harness.runspec import CELL, CLUSTER, ParamRule, RunSpec, Value, format_value
+
+BUILTIN_DIR = Path(jobs.__file__).parent
+RESULTS = ("bigdl", "json")
+#: Template fields the harness fills for every run.
+HARNESS_FIELDS = ("seed", "run", "replicate", "key", "total_cores") + CLUSTER
+#: Template fields filled only when the campaign was given the option (use them in optional groups).
+OPTION_FIELDS = ("data_dir", "train_samples", "test_samples", "learning_rate_decay", "data_cache")
+#: Spark settings that the cluster factors and the harness's options own: a design column may not set them.
+OWNED_CONFS = {
+    "spark.executor.cores": "executor_cores", "spark.cores.max": "nodes x executors x executor_cores",
+    "spark.executor.instances": "executors", "spark.master": "--master", "spark.app.name": "the job's name",
+    "spark.executor.memory": "--executor-memory", "spark.driver.memory": "--driver-memory",
+    "spark.submit.deployMode": "the harness (client mode)",
+}
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*", re.ASCII)
+MAX_JOB_BYTES = 1 << 20
+
+
+class JobFileError(HarnessError):
+    """A job description cannot be read or does not fit its design."""
+
+
+@dataclass(frozen=True)
+class Job:
+    """A parsed job description (see the module docstring)."""
+
+    name: str
+    source: Path
+    args: tuple[str | tuple[str, ...], ...]
+    results: str = "bigdl"
+    app: Path | None = None
+    py_files: tuple[Path, ...] = ()
+    jar: Path | None = None
+    main_class: str | None = None
+    spark: tuple[tuple[str, str], ...] = ()
+    params: Mapping[str, ParamRule] = field(default_factory=dict)
+
+    @property
+    def application(self) -> Path:
+        """The file spark-submit runs: the Python app or the jar."""
+        return self.app if self.app is not None else self.jar  # type: ignore[return-value]
+
+    def fields(self) -> tuple[str, ...]:
+        """Every ``{name}`` in the template, in order of first use."""
+        seen: list[str] = []
+        for element in self.args:
+            for text in (element,) if isinstance(element, str) else element:
+                seen += [f for f in template_fields(text) if f not in seen]
+        return tuple(seen)
+
+    def rule(self, column: str) -> ParamRule:
+        return self.params.get(column, ParamRule())
+
+    def fill(self, values: Mapping[str, Value | None]) -> list[str]:
+        """The application's arguments: each template element with its fields replaced (one argv element each)."""
+        out: list[str] = []
+        for element in self.args:
+            group = (element,) if isinstance(element, str) else element
+            names = {f for text in group for f in template_fields(text)}
+            if any(values.get(n) is None for n in names):
+                if isinstance(element, str):  # checked up front; a required field is always there
+                    raise JobFileError(f"{self.source}: no value for {{{sorted(names)[0]}}}")
+                continue
+            text_values = {n: format_value(values[n]) for n in names}  # type: ignore[arg-type]
+            out += [_substitute(text, text_values) for text in group]
+        return out
+
+
+def template_fields(text: str) -> list[str]:
+    """The field names of one template element (``{{`` is a literal brace)."""
+    return [name for _, name, _, _ in string.Formatter().parse(text) if name is not None]
+
+
+def _substitute(text: str, values: Mapping[str, str]) -> str:
+    parts = []
+    for literal, name, _, _ in string.Formatter().parse(text):
+        parts.append(literal)
+        if name is not None:
+            parts.append(values[name])
+    return "".join(parts)
+
+
+# ---------------------------------------------------------------- reading a job file
+
+
+def _fail(path: Path, message: str) -> JobFileError:
+    return JobFileError(f"{path}: {message}")
+
+
+def _template(path: Path, raw: object) -> tuple[str | tuple[str, ...], ...]:
+    if not isinstance(raw, list):
+        raise _fail(path, "[job] args must be an array of strings, e.g. args = [\"--epochs\", \"{epochs}\"]")
+    out: list[str | tuple[str, ...]] = []
+    for element in raw:
+        group = element if isinstance(element, list) else [element]
+        if not group or not all(isinstance(t, str) for t in group):
+            raise _fail(path, f"[job] args element {element!r} must be a string or a non-empty array of strings")
+        for text in group:
+            try:
+                parsed = list(string.Formatter().parse(text))
+            except ValueError as e:
+                raise _fail(path, f"[job] args element {text!r}: {e} (write {{{{ for a literal brace)") from None
+            for _, name, spec, conversion in parsed:
+                if name is not None and (not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", name) or spec or conversion):
+                    raise _fail(path, f"[job] args element {text!r}: write a field as {{column_name}}, nothing else")
+        out.append(element if isinstance(element, str) else tuple(element))
+    return tuple(out)
+
+
+def _rule(path: Path, name: str, raw: object) -> ParamRule:
+    if not isinstance(raw, dict):
+        raise _fail(path, f"[params.{name}] must be a table with type, min, max or choices")
+    unknown = sorted(set(raw) - {"type", "min", "max", "choices", "help"})
+    if unknown:
+        raise _fail(path, f"[params.{name}] has unknown key(s) {', '.join(unknown)}: use type, min, max, choices, help")
+    kind = raw.get("type", "auto")
+    if kind not in ("int", "float", "str", "auto"):
+        raise _fail(path, f"[params.{name}] type = {kind!r}: use int, float or str")
+    bounds = [raw.get("min"), raw.get("max")]
+    if any(b is not None and (isinstance(b, bool) or not isinstance(b, (int, float))) for b in bounds):
+        raise _fail(path, f"[params.{name}] min and max must be numbers")
+    choices = raw.get("choices", [])
+    if not isinstance(choices, list) or not all(isinstance(c, str) for c in choices):
+        raise _fail(path, f"[params.{name}] choices must be an array of strings")
+    return ParamRule(kind, bounds[0], bounds[1], tuple(choices))
+
+
+def _file(path: Path, raw: object, key: str, suffixes: tuple[str, ...]) -> Path:
+    if not isinstance(raw, str) or not raw:
+        raise _fail(path, f"[job] {key} must be a file name (relative to the job file)")
+    target = (path.parent / raw).resolve()
+    if not target.is_file():
+        raise _fail(path, f"[job] {key} = {raw!r}: no such file {target}: fix the path (relative to the job file)")
+    if suffixes and target.suffix not in suffixes:
+        raise _fail(path, f"[job] {key} = {raw!r} must be a {' or '.join(suffixes)} file")
+    return target
+
+
+def _read_toml(path: Path) -> dict[str, object]:
+    try:
+        if not path.is_file():
+            raise _fail(path, "no such job file: give a job TOML file or a built-in job name "
+                              f"({', '.join(builtin_names())})")
+        data = path.read_bytes()[:MAX_JOB_BYTES + 1]
+    except OSError as e:
+        raise _fail(path, f"cannot read the job file ({e.strerror})") from None
+    if len(data) > MAX_JOB_BYTES:
+        raise _fail(path, f"the job file is over {MAX_JOB_BYTES} bytes: is this the right file?")
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise _fail(path, "the job file is not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as e:
+        raise _fail(path, f"bad TOML: {e}") from None
+
+
+def load_job(path: Path) -> Job:
+    """Read and check a job description; raises :class:`JobFileError` with one line naming the fix."""
+    path = Path(path)
+    doc = _read_toml(path)
+    unknown = sorted(set(doc) - {"job", "spark", "params"})
+    if unknown:
+        raise _fail(path, f"unknown table(s) {', '.join(unknown)}: a job file has [job], [spark] and [params.NAME]")
+    job = doc.get("job")
+    if not isinstance(job, dict):
+        raise _fail(path, "no [job] table: add [job] with name, app (or jar and main_class), args and results")
+    bad_keys = sorted(set(job) - {"name", "app", "py_files", "jar", "main_class", "args", "results", "description"})
+    if bad_keys:
+        raise _fail(path, f"[job] has unknown key(s) {', '.join(bad_keys)}: "
+                          "use name, app, py_files, jar, main_class, args, results, description")
+    name = job.get("name")
+    if not isinstance(name, str) or not NAME.fullmatch(name):
+        raise _fail(path, "[job] name must be a word of letters, digits, '_', '.' or '-', e.g. name = \"mlp\"")
+    results = job.get("results", "bigdl")
+    if results not in RESULTS:
+        raise _fail(path, f"[job] results = {results!r}: use \"bigdl\" (BigDL's log) or \"json\" (--metrics-out)")
+    if ("app" in job) == ("jar" in job):
+        raise _fail(path, "[job] needs exactly one of app = \"file.py\" or jar = \"file.jar\" (with main_class)")
+    app = jar = None
+    main_class = py_files = None
+    if "app" in job:
+        app = _file(path, job["app"], "app", (".py",))
+        raw_py = job.get("py_files", [])
+        if not isinstance(raw_py, list):
+            raise _fail(path, "[job] py_files must be an array of file names")
+        py_files = tuple(_file(path, p, "py_files", (".py", ".zip", ".egg")) for p in raw_py)
+        if "main_class" in job:
+            raise _fail(path, "[job] main_class is for a jar: remove it, or use jar = \"...\"")
+    else:
+        jar = _file(path, job["jar"], "jar", (".jar",))
+        main_class = job.get("main_class")
+        if not isinstance(main_class, str) or not re.fullmatch(r"[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*", main_class):
+            raise _fail(path, "[job] jar needs main_class = \"package.MainClass\"")
+        if "py_files" in job:
+            raise _fail(path, "[job] py_files is for a Python app: remove it")
+    spark = doc.get("spark", {})
+    if not isinstance(spark, dict):
+        raise _fail(path, "[spark] must be a table of \"spark.x\" = \"value\"")
+    confs = []
+    for key, value in spark.items():
+        if not key.startswith("spark.") or isinstance(value, (dict, list)):
+            raise _fail(path, f"[spark] {key!r}: write \"spark.name\" = \"value\"")
+        if key in OWNED_CONFS:
+            raise _fail(path, f"[spark] {key!r} is set by {OWNED_CONFS[key]}: remove it")
+        confs.append((key, str(value).lower() if isinstance(value, bool) else str(value)))
+    params = doc.get("params", {})
+    if not isinstance(params, dict):
+        raise _fail(path, "[params] must hold one table per design column, e.g. [params.epochs]")
+    return Job(name=name, source=path.resolve(), args=_template(path, job.get("args", [])), results=str(results),
+               app=app, py_files=py_files or (), jar=jar, main_class=main_class, spark=tuple(confs),
+               params={k: _rule(path, k, v) for k, v in params.items()})
+
+
+def builtin_names() -> tuple[str, ...]:
+    return tuple(sorted(p.stem for p in BUILTIN_DIR.glob("*.toml")))
+
+
+@lru_cache(maxsize=None)
+def builtin(name: str) -> Job:
+    """The built-in job ``jobs/<name>.toml``."""
+    if not NAME.fullmatch(name) or not (BUILTIN_DIR / f"{name}.toml").is_file():
+        raise JobFileError(f"no built-in job {name!r}: use one of {', '.join(builtin_names())} or a job TOML file")
+    return load_job(BUILTIN_DIR / f"{name}.toml")
+
+
+def resolve_job(text: str) -> Job:
+    """``--job``'s value: a built-in name (``birnn``) or a path to a job TOML file."""
+    if NAME.fullmatch(text) and not text.endswith(".toml") and "/" not in text:
+        return builtin(text)
+    return load_job(Path(text))
+
+
+# ---------------------------------------------------------------- a job and its design
+
+
+@dataclass(frozen=True)
+class JobChoice:
+    """Which job each run runs: the ``--job`` one, or (without ``--job``) the built-in named by the ``model`` column."""
+
+    job: Job | None = None
+    default: str = "birnn"
+
+    def for_spec(self, spec: RunSpec) -> Job:
+        if self.job is not None:
+            return self.job
+        return builtin(str(spec.get("model", self.default)))
+
+    @property
+    def selector(self) -> str | None:
+        """The design column that picks the job, if any (``model`` without ``--job``)."""
+        return None if self.job is not None else "model"
+
+
+def column_problems(job: Job, columns: Sequence[str], option_fields: Sequence[str] = ()) -> list[str]:
+    """Why a design with ``columns`` cannot drive ``job``: template fields without a column, unused columns."""
+    fields = job.fields()
+    provided = set(columns) | set(HARNESS_FIELDS) | set(OPTION_FIELDS)
+    problems = [f"the job {job.name} ({job.source.name}) uses {{{f}}} but the design has no column {f}: "
+                "add the column, or remove the field from the job's args" for f in fields if f not in provided]
+    required_option_fields = [f for f in OPTION_FIELDS if f in _required_fields(job) and f not in option_fields]
+    problems += [f"the job {job.name} uses {{{f}}} outside an optional group, but the campaign was not given "
+                 f"--{f.replace('_', '-')}: give it, or put the field in an inner array" for f in required_option_fields
+                 if f not in columns]
+    unused = [c for c in columns if c not in fields and c not in CELL + CLUSTER and not c.startswith("spark.")
+              and c != "model"]
+    problems += [f"design column {c} is not used by the job {job.name} ({job.source.name}): "
+                 f"add {{{c}}} to its args, or remove the column" for c in unused]
+    confs = [c for c in columns if c in OWNED_CONFS]
+    problems += [f"design column {c} would override what {OWNED_CONFS[c]} sets: remove it" for c in confs]
+    return problems
+
+
+def _required_fields(job: Job) -> set[str]:
+    return {f for element in job.args if isinstance(element, str) for f in template_fields(element)}
+
+
+def harness_values(spec: RunSpec, seed: int, options: Mapping[str, Value | None]) -> dict[str, Value | None]:
+    """Every value a template can name for this run: its design columns, then the harness's fields."""
+    return {**spec.as_row(), "seed": seed + spec.replicate - 1, "key": spec.key, "total_cores": spec.total_cores,
+            **{k: options.get(k) for k in OPTION_FIELDS}}
+
+
+def job_confs(job: Job, spec: RunSpec) -> list[tuple[str, str]]:
+    """The job's [spark] settings, then the run's ``spark.*`` design columns (those win)."""
+    confs = dict(job.spark)
+    confs.update({k: format_value(v) for k, v in spec.params if k.startswith("spark.")})
+    return list(confs.items())

@@ -1,0 +1,141 @@
+"""What a ``json`` job reports: one JSON object of named figures, read strictly.
+
+The harness appends ``--metrics-out PATH`` to a ``json`` job's arguments; the job writes there one
+object such as ``{"accuracy": 0.91, "train_time_s": 12.3, "loss_history": [2.3, 1.1]}``:
+
+* a number (finite) or a short string becomes a column of results.csv, named by its key;
+* a list of numbers (e.g. one per epoch) is kept in the run's ``metrics.json`` only;
+* ``accuracy`` (a fraction in [0, 1]) and ``wall_clock_s`` (seconds, >= 0) fill the columns the
+  BigDL jobs fill from their logs, so the default cost ``T/(A*100)^2``, the ANOVA and the report
+  work unchanged.
+
+No file, a file that is not one JSON object, a value of another kind or an impossible
+accuracy or time is a failed run with that reason (:attr:`Metrics.problem`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+from harness.runspec import RunSpec
+from harness.schema import EXECUTION_COLUMNS, OUTCOME_COLUMNS
+
+MAX_METRICS_BYTES = 1 << 20
+MAX_FIGURES = 100
+MAX_TEXT = 200
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{0,63}", re.ASCII)
+
+Figure = float | str | None
+#: Figures that fill the columns the BigDL jobs fill from their logs.
+FILLED = frozenset({"accuracy", "wall_clock_s"})
+
+
+@dataclass(frozen=True)
+class Metrics:
+    """The scalar figures (columns), the per-epoch lists, or why the file is not usable."""
+
+    figures: Mapping[str, Figure] = field(default_factory=dict)
+    series: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+    problem: str | None = None
+
+    @property
+    def accuracy(self) -> float | None:
+        value = self.figures.get("accuracy")
+        return value if isinstance(value, float) else None
+
+    @property
+    def wall_clock_s(self) -> float | None:
+        value = self.figures.get("wall_clock_s")
+        return value if isinstance(value, float) else None
+
+    def extra(self, taken: frozenset[str] | set[str] = frozenset()) -> dict[str, Figure]:
+        """The figures that are not ``accuracy``/``wall_clock_s`` nor a name in ``taken`` (e.g. design columns)."""
+        return {k: v for k, v in self.figures.items() if k not in FILLED and k not in taken}
+
+
+def _failed(problem: str) -> Metrics:
+    return Metrics(problem=problem)
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) else None
+
+
+def parse_metrics(text: str, reserved: frozenset[str] | set[str] = frozenset()) -> Metrics:
+    """Check one metrics document; ``reserved`` are names the job may not use (the harness's own columns)."""
+    try:
+        doc = json.loads(text, parse_constant=lambda c: c)  # NaN/Infinity stay strings, refused below
+    except (json.JSONDecodeError, RecursionError) as e:
+        return _failed(f"the job's metrics file is not valid JSON ({e})")
+    if not isinstance(doc, dict):
+        return _failed("the job's metrics file must hold one JSON object of named figures, "
+                       f"e.g. {{\"accuracy\": 0.9}}, not a {type(doc).__name__}")
+    if not doc:
+        return _failed("the job's metrics file holds no figures")
+    if len(doc) > MAX_FIGURES:
+        return _failed(f"the job reported {len(doc)} figures: at most {MAX_FIGURES}")
+    figures: dict[str, Figure] = {}
+    series: dict[str, tuple[float, ...]] = {}
+    for key, value in doc.items():
+        if not NAME.fullmatch(key):
+            return _failed(f"the job reported a figure named {key[:40]!r}: names are letters, digits, '_' and '.'")
+        if key in reserved:
+            return _failed(f"the job reported {key!r}, a column the harness writes itself: rename it")
+        number = _number(value)
+        if number is not None:
+            figures[key] = number
+        elif value is None:
+            figures[key] = None
+        elif isinstance(value, str) and value not in ("NaN", "Infinity", "-Infinity"):
+            if len(value) > MAX_TEXT or not value.isprintable():
+                return _failed(f"the job's figure {key!r} is a text of {len(value)} characters or with line breaks: "
+                               f"keep it on one line, at most {MAX_TEXT}")
+            figures[key] = value
+        elif isinstance(value, list):
+            numbers = [_number(v) for v in value]
+            if any(n is None for n in numbers):
+                return _failed(f"the job's figure {key!r} is a list with a value that is not a finite number")
+            series[key] = tuple(numbers)  # type: ignore[arg-type]
+        else:
+            return _failed(f"the job's figure {key!r} = {str(value)[:40]} is not a finite number, a text or a list "
+                           "of numbers")
+    accuracy, wall = figures.get("accuracy"), figures.get("wall_clock_s")
+    if "accuracy" in figures and not (isinstance(accuracy, float) and 0.0 <= accuracy <= 1.0):
+        return _failed(f"the job reported accuracy {accuracy!r}: it must be a fraction in [0, 1]")
+    if "wall_clock_s" in figures and not (isinstance(wall, float) and wall >= 0.0):
+        return _failed(f"the job reported wall_clock_s {wall!r}: it must be a time in seconds >= 0")
+    return Metrics(figures, series)
+
+
+def read_metrics(path: Path, reserved: frozenset[str] | set[str] = frozenset()) -> Metrics:
+    """Read ``path`` as :func:`parse_metrics` does; a missing or oversized file is a problem, not an error."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return _failed(f"the job wrote no metrics to {path} (a json job must write its figures to --metrics-out)")
+    except OSError as e:
+        return _failed(f"cannot read the job's metrics {path} ({e.strerror})")
+    if not stat.S_ISREG(st.st_mode):
+        return _failed(f"the job's metrics {path} is not a regular file")
+    if st.st_size > MAX_METRICS_BYTES:
+        return _failed(f"the job's metrics file has {st.st_size} bytes: at most {MAX_METRICS_BYTES}")
+    try:
+        text = Path(path).read_bytes()[:MAX_METRICS_BYTES].decode("utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        return _failed(f"cannot read the job's metrics {path} ({e})")
+    return parse_metrics(text, reserved)
+
+
+def reserved_names(spec: RunSpec) -> set[str]:
+    """Names a json job's figures may not take: the harness's own columns and the run's design columns."""
+    return (set(OUTCOME_COLUMNS) | set(EXECUTION_COLUMNS) | {"status"} | set(spec.as_row())) - FILLED

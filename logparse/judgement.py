@@ -1,0 +1,136 @@
+"""A run's final status from its log, what it was asked to run, and how its process ended.
+
+The harness calls only :func:`judge_run` (or :func:`judge` on a parsed log); it never decides a
+status itself. On top of the log's own status (``logparse.status``), in order:
+
+1. a run the harness stopped (``timed_out``) is ``failed`` (kind ``timeout``), whatever the log says;
+2. a log that is not ok keeps its status;
+3. a run that trained with another learning rate, batch size or number of epochs than planned
+   is ``failed`` (kind ``job``): its time measures another configuration;
+4. a run during which Spark lost an executor or worker is ``failed`` (kind ``infrastructure``)
+   even though BigDL recovered: it trained part of the time on fewer cores than planned;
+5. a non-zero exit code after training finished keeps ``ok``, with a note (an error after
+   training, e.g. in a later save or shutdown, does not undo the training it followed).
+
+A job whose figures come from its own JSON file (``results = "json"``, :func:`judge_json_run`) has
+no BigDL evidence to read; its log only says what Spark lost. In order: stopped by the harness is
+``failed`` (timeout); a non-zero exit is ``failed`` (kind ``infrastructure`` when its log shows a lost
+executor, worker or master, else ``job``); figures missing or malformed (the harness says why) are
+``failed`` (job); a lost executor during an exit-0 run is ``failed`` (infrastructure); else ``ok``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, replace
+
+from logparse.losses import resource_losses
+from logparse.parser import parse
+from logparse.records import FailureKind, JobLog, Status
+
+
+@dataclass(frozen=True)
+class Planned:
+    """What the run spec asked for; None where unknown (then not checked)."""
+
+    epochs: int | None = None
+    learning_rate: float | None = None
+    batch_size: int | None = None
+
+
+@dataclass(frozen=True)
+class ProcessFacts:
+    """How the job's process ended, as the harness saw it."""
+
+    exit_code: int | None = None
+    timed_out: bool = False
+    elapsed_s: float | None = None
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """The run's status with its reason and notes, and the parsed log its figures come from."""
+
+    status: Status
+    reason: str
+    failure_kind: FailureKind | None
+    notes: tuple[str, ...]
+    log: JobLog
+
+    @property
+    def ok(self) -> bool:
+        return self.status == Status.OK
+
+
+def _same(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-12)
+
+
+def differences(log: JobLog, planned: Planned) -> list[str]:
+    """What the job ran with that differs from the plan (empty when it ran what was asked)."""
+    wrong = []
+    if planned.learning_rate is not None and (log.learning_rate is None
+                                              or not _same(log.learning_rate, planned.learning_rate)):
+        wrong.append(f"learning rate {log.learning_rate} (asked {planned.learning_rate})")
+    if planned.batch_size is not None and log.batch_size != planned.batch_size:
+        wrong.append(f"batch size {log.batch_size} (asked {planned.batch_size})")
+    if planned.epochs is not None and log.epochs_completed != planned.epochs:
+        wrong.append(f"{log.epochs_completed} epochs (asked {planned.epochs})")
+    return wrong
+
+
+def judge(log: JobLog, planned: Planned = Planned(), process: ProcessFacts = ProcessFacts(),
+          losses: tuple[str, ...] = ()) -> Judgement:
+    """Apply the rules above to a parsed log (parse it with ``expected_epochs=planned.epochs``)."""
+    base = Judgement(log.status, log.reason, log.failure_kind, log.notes, log)
+    if process.timed_out:
+        took = "" if process.elapsed_s is None else f" within {process.elapsed_s:.0f} s"
+        return replace(base, status=Status.FAILED, failure_kind=FailureKind.TIMEOUT,
+                       reason=f"no result{took}: the run was stopped (raise --timeout)")
+    if log.status != Status.OK:
+        return base
+    wrong = differences(log, planned)
+    if wrong:
+        return replace(base, status=Status.FAILED, failure_kind=FailureKind.JOB,
+                       reason="the job did not run what the design asked: it ran with " + ", ".join(wrong))
+    if losses:
+        return replace(base, status=Status.FAILED, failure_kind=FailureKind.INFRASTRUCTURE,
+                       reason="Spark recovered from a lost executor, but the run did not keep the resources of "
+                              f"its design row, so its time is not valid: {losses[0]}")
+    if process.exit_code not in (None, 0):
+        return replace(base, notes=base.notes + (f"spark-submit exited with code {process.exit_code} "
+                                                 "after training finished",))
+    return base
+
+
+def judge_run(out: str | os.PathLike[str], planned: Planned = Planned(),
+              process: ProcessFacts = ProcessFacts()) -> Judgement:
+    """Parse one run's .out (and .err), scan it for lost executors when it is ok, and judge it."""
+    log = parse(out, expected_epochs=planned.epochs)
+    losses = resource_losses(out) if log.status == Status.OK and not process.timed_out else ()
+    return judge(log, planned, process, losses)
+
+
+def judge_json_run(out: str | os.PathLike[str], process: ProcessFacts, metrics_problem: str | None) -> Judgement:
+    """The status of a job that reports its figures as JSON (rules at the end of the module docstring)."""
+    log = parse(out)
+    base = Judgement(Status.OK, "", None, (), log)
+    if process.timed_out:
+        took = "" if process.elapsed_s is None else f" within {process.elapsed_s:.0f} s"
+        return replace(base, status=Status.FAILED, failure_kind=FailureKind.TIMEOUT,
+                       reason=f"no result{took}: the run was stopped (raise --timeout)")
+    if process.exit_code not in (None, 0):
+        if log.failure_kind == FailureKind.INFRASTRUCTURE:
+            return replace(base, status=Status.FAILED, failure_kind=FailureKind.INFRASTRUCTURE, reason=log.reason)
+        return replace(base, status=Status.FAILED, failure_kind=FailureKind.JOB,
+                       reason=f"the job exited with code {process.exit_code}"
+                              + (f": {log.reason}" if log.reason else " (see its .err)"))
+    if metrics_problem:
+        return replace(base, status=Status.FAILED, failure_kind=FailureKind.JOB, reason=metrics_problem)
+    losses = resource_losses(out)
+    if losses:
+        return replace(base, status=Status.FAILED, failure_kind=FailureKind.INFRASTRUCTURE,
+                       reason="Spark recovered from a lost executor, but the run did not keep the resources of "
+                              f"its design row, so its time is not valid: {losses[0]}")
+    return base

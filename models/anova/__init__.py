@@ -1,0 +1,42 @@
+"""ANOVA of a results table, split as statsmodels splits it: computation, result object, formatting.
+
+=====================  ===============================================================
+``design``             factor coding, the model matrix, the one rank loop (estimability)
+``terms``              the default right-hand side, alias groups, Type III contrasts
+``fit``                :func:`fit_anova`: OLS, sums of squares, transforms, the summary
+``effects``            coded effects and Lenth's PSE
+``result``             the result dataclasses (:class:`AnovaResult` and its parts)
+``format``             text and CSV renderings
+``analysis``           :func:`~models.anova.analysis.analyse`: fit + checks + plots, used by
+                       the CLI and by ``harness.report``
+``cli``                ``python -m models.anova``
+=====================  ===============================================================
+
+This ``__init__`` re-exports the computation and the result objects only; ``analysis`` and
+``cli`` sit above :mod:`models.diagnostics` and :mod:`models.plots` and are imported by path.
+"""
+
+from models.anova.design import RESPONSE_COLUMN, ModelMatrix, code_factors, is_numeric, model_matrix, term_parts, two_level_numeric
+from models.anova.effects import lenth
+from models.anova.fit import ROBUST, TRANSFORMS, boxcox_lambda, fit_anova, press
+from models.anova.format import format_csv, format_summary, format_table
+from models.anova.result import (
+    RESIDUAL,
+    Alias,
+    AnovaResult,
+    AnovaRow,
+    DefaultTerms,
+    Effect,
+    LenthResult,
+    ModelSummary,
+    StandardizedEffects,
+    json_safe,
+)
+from models.anova.terms import default_terms, parse_aliases
+
+__all__ = [
+    "RESIDUAL", "RESPONSE_COLUMN", "ROBUST", "TRANSFORMS", "Alias", "AnovaResult", "AnovaRow", "DefaultTerms",
+    "Effect", "LenthResult", "ModelMatrix", "ModelSummary", "StandardizedEffects", "boxcox_lambda",
+    "code_factors", "default_terms", "fit_anova", "format_csv", "format_summary", "format_table", "is_numeric",
+    "json_safe", "lenth", "model_matrix", "parse_aliases", "press", "term_parts", "two_level_numeric",
+]

@@ -1,0 +1,8 @@
+"""Entry point for ``python -m models.anova``."""
+
+import sys
+
+from models.anova.cli import main
+from sparkdl.cli import run_cli
+
+sys.exit(run_cli(main))

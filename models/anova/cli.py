@@ -1,0 +1,103 @@
+"""``python -m models.anova RESULTS --response cost``: ANOVA with assumption checks, as text, JSON or CSV.
+
+``RESULTS`` is a campaign directory (its results.csv, factors from its manifest.json) or a CSV;
+for a bare CSV give ``--factors a,b,c`` (else the columns taken as factors are named on stderr,
+and a column that cannot be a factor is refused). Other options: ``--terms RHS``,
+``--typ 1|2|3``, ``--format text|json|csv``, ``--transform log|boxcox``, ``--robust hc3``,
+``--kruskal``, ``--plots DIR``. JSON output is ``{"rows": [{"term", "df", "sum_sq", "mean_sq",
+"F", "p", "pct_variation", "effect", "coefficient"}, ...], "summary": {...}, "lenth": {...} |
+null, "diagnostics": {...}, "kruskal": [...] | null, "log_transform_preview": {...} | null,
+"input": {...}}``; NaN is written as null. CSV output is the rows alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from models.anova.analysis import Analysis, analyse
+from models.anova.fit import ROBUST, TRANSFORMS
+from models.anova.format import format_csv, format_summary, format_table
+from models.diagnostics import format_kruskal
+from models.errors import AnalysisOptionError
+from models.plots import save_figures
+from models.results import ResultsTable, factor_list, load_results
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m models.anova",
+        description="ANOVA with assumption checks on a results table (CSV or campaign directory).",
+    )
+    p.add_argument("results", help="results CSV, or a campaign directory holding results.csv")
+    p.add_argument("--response", default="cost", help="response column (default: cost)")
+    p.add_argument("--factors", help="comma-separated factor columns (default: the campaign's manifest.json; "
+                   "for a bare CSV the columns taken as factors are named on stderr)")
+    p.add_argument("--terms", help="right-hand side of the model formula, e.g. 'a + b*c'; default: "
+                   "main effects plus estimable two-factor interactions")
+    p.add_argument("--typ", type=int, choices=(1, 2, 3), default=2, help="sums of squares type (default 2)")
+    p.add_argument("--format", choices=("text", "json", "csv"), default="text")
+    p.add_argument("--transform", choices=TRANSFORMS, help="analyse log(y) or Box-Cox(y)")
+    p.add_argument("--robust", choices=ROBUST, help="HC3 robust F tests (with --typ 2 or 3)")
+    p.add_argument("--kruskal", action="store_true", help="add a Kruskal-Wallis test per factor")
+    p.add_argument("--cost", help="recompute cost from wall_clock_s and accuracy: pct2 (default "
+                   "T/(A*100)^2), acc2, time, tta:TARGET, or an expression of T and A")
+    p.add_argument("--include-failed", action="store_true", help="keep rows whose status is not ok")
+    p.add_argument("--exclude-runs", default="", help="comma-separated run numbers to leave out")
+    p.add_argument("--alias", action="append", default=[], metavar="GROUP",
+                   help="alias group such as 'a:b = c:d' (repeatable)")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    p.add_argument("--plots", metavar="DIR", help="also write the effect and residual plots as PNG files")
+    return p
+
+
+def run_numbers(text: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise AnalysisOptionError(f"--exclude-runs {text!r}: give run numbers like 2,3") from None
+
+
+def to_text(table: ResultsTable, analysis: Analysis, response: str, written: Sequence[Path]) -> str:
+    assert analysis.anova is not None and analysis.diagnostics is not None
+    what = f"cost = {table.cost_name}" if response == "cost" else f"response = {response}"
+    out = [f"input: {table.source}: {table.describe_dropped()}; {what}", "",
+           format_table(analysis.anova), "", format_summary(analysis.anova), "", analysis.diagnostics.to_text()]
+    if analysis.kruskal is not None:
+        out += ["", format_kruskal(analysis.kruskal)]
+    if analysis.log_comparison is not None:
+        out += ["", analysis.log_comparison.to_text()]
+    out += [f"note: {n}" for n in analysis.notes]
+    if written:
+        out += ["", "plots: " + ", ".join(str(w) for w in written)]
+    return "\n".join(out)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if not 0 < args.alpha < 1:
+        raise AnalysisOptionError(f"--alpha {args.alpha} must be between 0 and 1, e.g. 0.05")
+    table = load_results(args.results, cost=args.cost, include_failed=args.include_failed,
+                         exclude_runs=run_numbers(args.exclude_runs), factors=factor_list(args.factors),
+                         response=args.response)
+    for line in table.notices():
+        print(f"note: {line}", file=sys.stderr)
+    table.require_rows()
+    analysis = analyse(table.frame, args.response, [f for f in table.factors if f != args.response],
+                       terms=args.terms, typ=args.typ, transform=args.transform, robust=args.robust,
+                       aliases=args.alias, alpha=args.alpha, kruskal=args.kruskal, plots=bool(args.plots))
+    written = save_figures(analysis.figures, args.plots) if args.plots else []
+    if args.format == "csv":
+        assert analysis.anova is not None
+        sys.stdout.write(format_csv(analysis.anova))
+    elif args.format == "json":
+        doc = analysis.to_dict()
+        doc["input"] = table.to_dict()
+        json.dump(doc, sys.stdout, indent=2, allow_nan=False)
+        sys.stdout.write("\n")
+    else:
+        print(to_text(table, analysis, args.response, written))
+    return 0

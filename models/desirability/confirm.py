@@ -1,0 +1,88 @@
+"""A confirmation-runs design: replicates at the recommended setting, in harness.submit's format.
+
+The columns are the design columns harness.submit reads (``harness.runspec.REQUIRED`` and
+``OPTIONAL``) found in the results table: the factors take the recommended values, every other
+design column its single value in the ok jobs (a column with several values that is not a factor
+is an error: say which value to use by adding it to the factors). A batch size is rounded to a
+multiple of the job's total cores (nodes x executors x executor_cores), as BigDL requires.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from harness.runspec import OPTIONAL, REQUIRED
+from models.errors import DesirabilityError
+
+CORE_COLUMNS = ("nodes", "executors", "executor_cores")
+
+
+@dataclass(frozen=True)
+class ConfirmationDesign:
+    columns: tuple[str, ...]
+    rows: tuple[tuple[object, ...], ...]
+    notes: tuple[str, ...]
+
+    def write(self, path: str | Path) -> Path:
+        p = Path(path)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        with p.open("w", newline="", encoding="utf-8") as fh:
+            w = csv.writer(fh, lineterminator="\n")
+            w.writerow(self.columns)
+            w.writerows(self.rows)
+        return p
+
+
+def _cell(v: object) -> object:
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return v
+
+
+def steps_of(frame: pd.DataFrame) -> dict[str, int]:
+    """``{"batch_size": total cores}`` when the ok jobs all ran on one core count, else ``{}``."""
+    if not all(c in frame.columns for c in CORE_COLUMNS):
+        return {}
+    cores = frame[list(CORE_COLUMNS)].prod(axis=1).dropna().unique()
+    return {"batch_size": int(cores[0])} if len(cores) == 1 else {}
+
+
+def confirmation_design(frame: pd.DataFrame, setting: dict[str, float], jobs: int) -> ConfirmationDesign:
+    """``jobs`` replicates (run 1, replicate 1..jobs) at ``setting`` with the table's fixed design columns."""
+    if jobs < 1:
+        raise DesirabilityError(f"--confirmation-jobs must be >= 1, got {jobs}")
+    values: dict[str, object] = {}
+    notes = []
+    for col in REQUIRED + OPTIONAL:
+        if col in ("run", "replicate"):
+            continue
+        if col in setting:
+            values[col] = setting[col]
+        elif col in frame.columns:
+            distinct = frame[col].dropna().unique()
+            if len(distinct) != 1:
+                raise DesirabilityError(
+                    f"design column {col!r} takes {len(distinct)} values in the ok jobs but is not a factor; "
+                    f"add it to --factors or analyse one value at a time")
+            values[col] = distinct[0].item() if hasattr(distinct[0], "item") else distinct[0]
+    missing = [c for c in REQUIRED if c not in values]
+    if missing:
+        raise DesirabilityError(f"cannot write a confirmation design: column(s) {', '.join(missing)} are not in the "
+                                "results table (it is not a harness campaign)")
+    cores = 1
+    for c in CORE_COLUMNS:
+        cores *= int(values[c])  # type: ignore[call-overload]
+    batch = float(values["batch_size"])  # type: ignore[arg-type]
+    fixed = max(cores, int(math.floor(batch / cores + 0.5)) * cores)  # halves round up
+    if fixed != batch:
+        notes.append(f"batch_size {batch:g} -> {fixed} (a multiple of the {cores} total cores, as BigDL requires)")
+    values["batch_size"] = fixed
+    values["epochs"] = int(round(float(values["epochs"])))  # type: ignore[arg-type]
+    cols = ("run", "replicate", *values)
+    rows = tuple((1, r, *(_cell(v) for v in values.values())) for r in range(1, jobs + 1))
+    return ConfirmationDesign(cols, rows, tuple(notes))

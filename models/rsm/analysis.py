@@ -1,0 +1,138 @@
+"""One response's surface analysis: the fit, its stationary point, the best setting in the region,
+and the ridge when the stationary point does not answer the question; as text or a JSON-ready dict."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from models.rsm.canonical import Optimum, RidgePoint, StationaryPoint, optimum, ridge_path, stationary_point
+from models.rsm.fit import SurfaceFit, fit_surface
+
+
+@dataclass(frozen=True, eq=False)
+class SurfaceAnalysis:
+    fit: SurfaceFit
+    stationary: StationaryPoint
+    goal: str
+    best: Optimum
+    ridge: tuple[RidgePoint, ...]  # empty when the stationary point is the wanted kind and inside
+
+    @property
+    def ridge_reason(self) -> str:
+        sp = self.stationary
+        wanted = "maximum" if self.goal == "max" else "minimum"
+        if sp.kind == wanted and sp.inside:
+            return ""
+        if sp.kind == "none":
+            return "no unique stationary point"
+        if not sp.inside:
+            return f"the stationary point ({sp.kind}) is outside the region"
+        return f"the stationary point is a {sp.kind}, not a {wanted}"
+
+    def to_dict(self) -> dict:
+        f = self.fit
+        sp = self.stationary
+        lof = f.lack_of_fit
+        return {
+            "response": f.response,
+            "factors": list(f.factors),
+            "model": "full quadratic (second order)" + (" of log(response)" if f.transform == "log" else ""),
+            "transform": f.transform,
+            "n": f.n,
+            "distinct_settings": f.n_points,
+            "coefficients": {c.term: c.natural for c in f.coefficients},
+            "coded_coefficients": {c.term: {"estimate": c.coded, "se": _j(c.se), "t": _j(c.t), "p": _j(c.p)}
+                                   for c in f.coefficients},
+            "coding": {fa: {"centre": c, "half_range": h} for fa, c, h in zip(f.factors, f.coding.centre,
+                                                                              f.coding.half)},
+            "region": {"lower_coded": list(f.region.lower), "upper_coded": list(f.region.upper),
+                       "radius_coded": f.region.radius},
+            "r2": _j(f.r2), "adj_r2": _j(f.adj_r2), "pred_r2": _j(f.pred_r2), "rmse": _j(f.rmse),
+            "df_resid": f.df_resid,
+            "warning": f.warning(),
+            "anova": [{"source": r.source, "df": r.df, "ss": r.ss, "ms": _j(r.ms), "F": _j(r.F), "p": _j(r.p)}
+                      for r in f.anova],
+            "lack_of_fit": {"F": _j(lof.F), "p": _j(lof.p), "df_lof": lof.df_lof, "df_pe": lof.df_pe,
+                            "ss_lof": lof.ss_lof, "ss_pe": lof.ss_pe, "note": lof.note},
+            "lack_of_fit_p": _j(lof.p),
+            "stationary_point": {
+                "kind": sp.kind,
+                "coded": _named(f.factors, sp.coded),
+                "natural": _named(f.factors, sp.natural),
+                "predicted": _j(sp.predicted),
+                "inside_region": sp.inside,
+                "eigenvalues": list(sp.eigenvalues),
+                "eigenvectors": [list(v) for v in sp.eigenvectors],
+                "flat_directions": sp.flat_directions,
+            },
+            "goal": self.goal,
+            "best_in_region": {"natural": _named(f.factors, self.best.natural), "predicted": self.best.predicted,
+                               "at_stationary_point": self.best.at_stationary_point},
+            "ridge": {"reason": self.ridge_reason,
+                      "path": [{"radius_coded": p.radius, "natural": _named(f.factors, p.natural),
+                                "predicted": p.predicted, "inside_region": p.inside} for p in self.ridge]},
+        }
+
+    def text(self) -> list[str]:
+        f = self.fit
+        of = f"log({f.response})" if f.transform == "log" else f.response
+        lines = [f"response surface of {of} on {', '.join(f.factors)}: full quadratic, "
+                 f"{f.n} jobs at {f.n_points} distinct settings, residual df {f.df_resid}"]
+        lines += ["coding: " + "; ".join(f.coding.describe()), f"region: {f.region.describe()}", ""]
+        lines.append(f"{'term':<34} {'natural':>13} {'coded':>11} {'se':>10} {'t':>8} {'p':>9}")
+        for c in f.coefficients:
+            lines.append(f"{c.term:<34} {c.natural:>13.6g} {c.coded:>11.5g} {c.se:>10.4g} {c.t:>8.3g} {_p(c.p):>9}")
+        lines += ["", f"{'source':<24} {'df':>4} {'SS':>12} {'MS':>12} {'F':>9} {'p':>9}"]
+        for r in f.anova:
+            lines.append(f"{r.source:<24} {r.df:>4} {r.ss:>12.5g} {r.ms:>12.5g} {_n(r.F):>9} {_p(r.p):>9}")
+        lines += ["", f"R^2 {f.r2:.4f}, adjusted {f.adj_r2:.4f}, predicted {_n(f.pred_r2)}, root MSE {f.rmse:.4g}",
+                  f"lack of fit: {f.lack_of_fit.note}"
+                  + (f" (F = {f.lack_of_fit.F:.3g}, p = {_p(f.lack_of_fit.p)})" if f.lack_of_fit.testable else ""),
+                  f"stationary point: {self.stationary.describe(f.factors)}"]
+        if f.warning():
+            lines.append(f"caution: {f.warning()}")
+        where = ", ".join(f"{fa} = {v:.4g}" for fa, v in zip(f.factors, self.best.natural))
+        how = "the stationary point" if self.best.at_stationary_point else "searched over the region"
+        lines.append(f"best ({self.goal}) in the region: {where}, predicted {self.best.predicted:.4g} ({how})")
+        if self.ridge:
+            lines += [f"ridge analysis ({self.goal}), because {self.ridge_reason}:"]
+            for p in self.ridge:
+                at = ", ".join(f"{fa} = {v:.4g}" for fa, v in zip(f.factors, p.natural))
+                lines.append(f"  radius {p.radius:.3f}: {at} -> {p.predicted:.4g}"
+                             + ("" if p.inside else " (outside the tested box)"))
+        return lines
+
+
+def analyse(frame: pd.DataFrame, response: str, factors: tuple[str, ...] | list[str], goal: str = "max",
+            seed: int = 0, transform: str = "none") -> SurfaceAnalysis:
+    fit = fit_surface(frame, response, tuple(factors), transform)
+    sp = stationary_point(fit)
+    best = optimum(fit, goal, seed)
+    wanted = "maximum" if goal == "max" else "minimum"
+    ridge = () if (sp.kind == wanted and sp.inside) else ridge_path(fit, goal)
+    return SurfaceAnalysis(fit, sp, goal, best, ridge)
+
+
+def _named(names: tuple[str, ...], values: tuple[float, ...] | None) -> dict[str, float] | None:
+    return None if values is None else dict(zip(names, values))
+
+
+def _j(v: float | None) -> float | None:
+    if v is None:
+        return None
+    v = float(v)
+    return v if math.isfinite(v) else None
+
+
+def _p(v: float | None) -> str:
+    if v is None or not np.isfinite(v):
+        return "-"
+    return f"{v:.3g}" if v >= 1e-4 else f"{v:.1e}"
+
+
+def _n(v: float | None) -> str:
+    return "-" if v is None or not np.isfinite(v) else f"{v:.4g}"

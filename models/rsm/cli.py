@@ -1,0 +1,56 @@
+"""``python -m models.rsm RESULTS --response R --factors A,B,C [--goal max|min] [--transform log] [--format text|json] [--plots DIR]``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+
+from models.errors import SurfaceError
+from models.results import load_results
+from models.rsm.analysis import analyse
+from models.rsm.plots import save_all
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line and exit code 2, like every input error
+        raise SurfaceError(f"{message} (see python -m models.rsm --help)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="python -m models.rsm",
+                description="Fit a full second-order response surface to a campaign's ok jobs: coefficients in "
+                            "coded and natural units, ANOVA with lack of fit, stationary point and canonical "
+                            "analysis, ridge analysis, contour and surface plots.")
+    p.add_argument("results", help="results CSV or campaign directory (its results.csv)")
+    p.add_argument("--response", required=True, help="response column, e.g. wall_clock_s or accuracy")
+    p.add_argument("--factors", required=True, help="comma-separated numeric factor columns, e.g. learning_rate,batch_size")
+    p.add_argument("--goal", choices=("max", "min"), default="max",
+                   help="which way is better, for the best setting and the ridge (default max)")
+    p.add_argument("--transform", choices=("none", "log"), default="none",
+                   help="log: fit log(response) (positive responses with multiplicative noise, e.g. times); "
+                        "predictions are back-transformed")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--plots", metavar="DIR", help="write contour and surface PNGs for every pair of factors here")
+    p.add_argument("--seed", type=int, default=0, help="seed of the search over the region (default 0)")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    factors = tuple(f.strip() for f in args.factors.split(",") if f.strip())
+    table = load_results(args.results, compute_cost=False)
+    frame = table.frame
+    if args.response in frame.columns:
+        frame = frame[frame[args.response].notna()].reset_index(drop=True)
+    result = analyse(frame, args.response, factors, args.goal, args.seed, args.transform)
+    written = save_all(result.fit, args.plots, mark=result.best.natural) if args.plots else []
+    if args.format == "json":
+        d = result.to_dict()
+        d["source"] = table.source
+        d["rows"] = table.describe_dropped()
+        d["plots"] = [str(p) for p in written]
+        print(json.dumps(d, indent=2))
+    else:
+        print("\n".join([table.describe_dropped(), *result.text(), *(f"wrote {p}" for p in written)]))
+    return 0

@@ -1,0 +1,296 @@
+"""The Pareto front of a campaign: the runs no other run beats on every objective, and its hypervolume.
+
+    python -m optimize.pareto runs/NAME --objectives wall_clock_s:min,accuracy:max
+    python -m optimize.pareto runs/NAME --objectives wall_clock_s:min,accuracy:max,cost:min --plot front.svg
+    python -m optimize.pareto runs/NAME --format json --reference wall_clock_s=120,accuracy=0
+
+Only runs with status ``ok`` count (failed, incomplete and pruned runs have no final figures).
+An objective is a column of results.csv with ``min`` or ``max``; ``cost`` is computed per run from
+``wall_clock_s`` and ``accuracy`` with ``--cost`` (models.cost, default ``acc2`` = T/A^2) when the
+table has no such column.
+
+Run a dominates run b when a is no worse on every objective and better on one. The front is the
+set of non-dominated runs (duplicates of a front point are all on it). The hypervolume is the
+measure of the region dominated by the front and bounded by a reference point: exact, by a sweep
+in 2-D and by slicing along the last objective in 3-D or more (fine for the hundreds of runs a
+campaign has). Unless ``--reference`` gives it, the reference point is the worst value of each
+objective among the ok runs moved out by 10 % of its range (so a front point at the worst value
+still counts); two fronts are only comparable with the same reference, which bench/search.py fixes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
+
+import numpy as np
+import pandas as pd
+
+from logparse import Status
+from models.cost import parse_cost
+from optimize.errors import CampaignDataError, SearchOptionError
+from optimize.figures import pareto_figure, save
+from sparkdl.cli import run_cli
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+SENSES = ("min", "max")
+#: The reference point's margin beyond the worst value of each objective, as a share of its range.
+REFERENCE_MARGIN = 0.1
+KEY_COLUMNS = ("run", "replicate")
+
+
+@dataclass(frozen=True)
+class ObjectiveSpec:
+    """One objective: a column and whether smaller (``min``) or larger (``max``) is better."""
+
+    column: str
+    sense: str
+
+    @property
+    def sign(self) -> float:
+        """Multiplier that turns the objective into one to minimise."""
+        return 1.0 if self.sense == "min" else -1.0
+
+    def __str__(self) -> str:
+        return f"{self.column}:{self.sense}"
+
+
+def parse_objectives(text: str) -> tuple[ObjectiveSpec, ...]:
+    """``wall_clock_s:min,accuracy:max`` -> objectives; at least two, each named once."""
+    out: list[ObjectiveSpec] = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        column, _, sense = part.partition(":")
+        if sense not in SENSES or not column:
+            raise SearchOptionError(f"objective {part!r} is not COLUMN:min or COLUMN:max, e.g. wall_clock_s:min")
+        if any(o.column == column for o in out):
+            raise SearchOptionError(f"objective {column!r} is named twice in {text!r}: name each column once")
+        out.append(ObjectiveSpec(column, sense))
+    if len(out) < 2:
+        raise SearchOptionError(f"--objectives {text!r} names {len(out)} objective(s): a front needs at least two, "
+                                "e.g. wall_clock_s:min,accuracy:max")
+    return tuple(out)
+
+
+# ---------------------------------------------------------------- pure functions on minimisation arrays
+
+
+def non_dominated(points: np.ndarray) -> np.ndarray:
+    """Boolean mask of the rows of ``points`` (n x k, every column minimised) that no other row dominates."""
+    pts = np.asarray(points, dtype=float)
+    n = len(pts)
+    keep = np.ones(n, dtype=bool)
+    for i in range(n):
+        no_worse = np.all(pts <= pts[i], axis=1)
+        better = np.any(pts < pts[i], axis=1)
+        keep[i] = not np.any(no_worse & better)
+    return keep
+
+
+def hypervolume(points: np.ndarray, reference: Sequence[float]) -> float:
+    """Exact measure of the region dominated by ``points`` (every column minimised) and bounded by ``reference``.
+
+    Points not strictly better than the reference on every objective add nothing. 2-D: a sweep over the
+    front sorted by the first objective; k-D: slices between consecutive values of the last objective,
+    each slice the (k-1)-D hypervolume of the points below it."""
+    ref = np.asarray(reference, dtype=float)
+    pts = np.asarray(points, dtype=float).reshape(-1, len(ref))
+    pts = pts[np.all(pts < ref, axis=1)]
+    if len(pts) == 0:
+        return 0.0
+    if len(ref) == 1:
+        return float(ref[0] - pts[:, 0].min())
+    if len(ref) == 2:
+        return _sweep_2d(pts, ref)
+    order = np.argsort(pts[:, -1], kind="stable")
+    pts = pts[order]
+    total = 0.0
+    for i in range(len(pts)):
+        upper = pts[i + 1, -1] if i + 1 < len(pts) else ref[-1]
+        depth = upper - pts[i, -1]
+        if depth > 0:
+            total += depth * hypervolume(pts[: i + 1, :-1], ref[:-1])
+    return float(total)
+
+
+def _sweep_2d(pts: np.ndarray, ref: np.ndarray) -> float:
+    """2-D hypervolume: sort by the first objective; each point adds the strip down to the best second value so far."""
+    pts = pts[np.lexsort((pts[:, 1], pts[:, 0]))]
+    total, best_y = 0.0, ref[1]
+    for x, y in pts:
+        if y < best_y:
+            total += (ref[0] - x) * (best_y - y)
+            best_y = y
+    return float(total)
+
+
+def default_reference(points: np.ndarray, margin: float = REFERENCE_MARGIN) -> np.ndarray:
+    """The worst value of each (minimised) objective moved out by ``margin`` of its range (1 when the range is 0)."""
+    pts = np.asarray(points, dtype=float)
+    worst, best = pts.max(axis=0), pts.min(axis=0)
+    span = np.where(worst > best, worst - best, np.maximum(np.abs(worst), 1.0))
+    return worst + margin * span
+
+
+# ---------------------------------------------------------------- a campaign's front
+
+
+@dataclass(frozen=True)
+class ParetoFront:
+    """The ok runs of a campaign with their objective values, which are on the front, and its hypervolume."""
+
+    objectives: tuple[ObjectiveSpec, ...]
+    runs: pd.DataFrame  # the ok runs, in results.csv order, with every objective column
+    on_front: np.ndarray  # bool per row of runs
+    reference: tuple[float, ...]  # in the objectives' own units
+    hypervolume: float
+    excluded: int  # rows not ok (failed, incomplete, pruned)
+
+    @property
+    def front(self) -> pd.DataFrame:
+        """The non-dominated runs, sorted by the first objective (best first)."""
+        first = self.objectives[0]
+        return self.runs[self.on_front].sort_values(first.column, ascending=first.sense == "min")
+
+    def as_json(self) -> dict[str, object]:
+        columns = [c for c in (*KEY_COLUMNS, *(o.column for o in self.objectives)) if c in self.runs.columns]
+        extra = [c for c in self.runs.columns if c not in columns and c in FACTOR_COLUMNS]
+        return {"objectives": [str(o) for o in self.objectives],
+                "reference": {o.column: r for o, r in zip(self.objectives, self.reference)},
+                "hypervolume": self.hypervolume, "ok_runs": int(len(self.runs)),
+                "front_size": int(self.on_front.sum()), "excluded_not_ok": self.excluded,
+                "front": json.loads(self.front[columns + extra].to_json(orient="records"))}
+
+
+FACTOR_COLUMNS = ("model", "nodes", "executors", "executor_cores", "epochs", "learning_rate", "batch_size")
+
+
+def minimisation_matrix(runs: pd.DataFrame, objectives: Sequence[ObjectiveSpec]) -> np.ndarray:
+    """The objective columns of ``runs`` as floats, each multiplied by its sign so that smaller is better."""
+    return np.column_stack([o.sign * runs[o.column].to_numpy(float) for o in objectives])
+
+
+def ok_runs(table: pd.DataFrame, objectives: Sequence[ObjectiveSpec], cost: str = "acc2") -> tuple[pd.DataFrame, int]:
+    """The rows with status ok and finite objective values (``cost`` computed when asked and absent)."""
+    if "status" not in table.columns:
+        raise CampaignDataError("the table has no status column: give a campaign's results.csv")
+    runs = table[table["status"] == Status.OK].copy()
+    excluded = len(table) - len(runs)
+    if any(o.column == "cost" for o in objectives) and "cost" not in runs.columns:
+        runs["cost"] = parse_cost(cost)(runs["wall_clock_s"].to_numpy(float), runs["accuracy"].to_numpy(float))
+    missing = [o.column for o in objectives if o.column not in runs.columns]
+    if missing:
+        raise CampaignDataError(f"results.csv has no column(s) {', '.join(missing)}: objectives are columns such as "
+                                "wall_clock_s, accuracy, elapsed_s, or cost")
+    finite = np.all(np.isfinite(minimisation_matrix(runs, objectives)), axis=1) if len(runs) else np.ones(0, bool)
+    return runs[finite].reset_index(drop=True), excluded + int((~finite).sum())
+
+
+def pareto_front(table: pd.DataFrame, objectives: Sequence[ObjectiveSpec], reference: Sequence[float] | None = None,
+                 cost: str = "acc2") -> ParetoFront:
+    """The front of the ok runs of ``table``; ``reference`` in the objectives' own units (default: see module doc)."""
+    runs, excluded = ok_runs(table, objectives, cost)
+    if runs.empty:
+        raise CampaignDataError("no ok run with finite objective values: nothing to put on a front")
+    matrix = minimisation_matrix(runs, objectives)
+    signs = np.array([o.sign for o in objectives])
+    ref_min = default_reference(matrix) if reference is None else signs * np.asarray(reference, float)
+    if len(ref_min) != len(objectives):
+        raise SearchOptionError(f"the reference has {len(ref_min)} value(s) for {len(objectives)} objectives")
+    mask = non_dominated(matrix)
+    volume = hypervolume(matrix[mask], ref_min)
+    return ParetoFront(tuple(objectives), runs, mask, tuple(float(v) for v in signs * ref_min), volume, excluded)
+
+
+def read_campaign(path: Path) -> pd.DataFrame:
+    """results.csv of a campaign directory (or a CSV file given directly)."""
+    csv = path / "results.csv" if path.is_dir() else path
+    if not csv.is_file():
+        raise CampaignDataError(f"{csv} does not exist: give a campaign directory holding results.csv")
+    return pd.read_csv(csv)
+
+
+def parse_reference(text: str, objectives: Sequence[ObjectiveSpec]) -> list[float]:
+    """``wall_clock_s=120,accuracy=0`` -> one value per objective, in their order."""
+    given: dict[str, float] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, _, value = part.partition("=")
+        try:
+            given[name] = float(value)
+        except ValueError:
+            raise SearchOptionError(f"--reference item {part!r} is not COLUMN=NUMBER, e.g. wall_clock_s=120") from None
+    missing = [o.column for o in objectives if o.column not in given]
+    if missing or len(given) != len(objectives):
+        raise SearchOptionError(f"--reference must give exactly the objectives {', '.join(o.column for o in objectives)}"
+                                f" (missing: {', '.join(missing) or 'none'})")
+    return [given[o.column] for o in objectives]
+
+
+def front_table(front: ParetoFront) -> str:
+    """The front as aligned text: run key, each objective, then the factors that vary."""
+    rows = front.front
+    factors = [c for c in FACTOR_COLUMNS if c in rows.columns and front.runs[c].nunique() > 1]
+    head = ["run", *(str(o) for o in front.objectives), *factors]
+    body = [[f"{r.get('run', '?')}-{r.get('replicate', '?')}", *(f"{r[o.column]:.6g}" for o in front.objectives),
+             *(str(r[c]) for c in factors)] for _, r in rows.iterrows()]
+    widths = [max(len(x) for x in col) for col in zip(head, *body)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in [head, *body]]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def front_figure(front: ParetoFront) -> "Figure":
+    """The front over the first two objectives (a third colours the points), dominated runs faded."""
+    values = front.runs[[o.column for o in front.objectives]].to_numpy(float)
+    title = (f"{int(front.on_front.sum())} of {len(front.runs)} ok runs on the front; "
+             f"hypervolume {front.hypervolume:.4g}")
+    return pareto_figure(values, front.on_front, [o.column for o in front.objectives],
+                         [o.sense == "max" for o in front.objectives], title)
+
+
+# ---------------------------------------------------------------- CLI
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m optimize.pareto", description=__doc__.split("\n")[0])
+    p.add_argument("campaign", type=Path, help="campaign directory (results.csv)")
+    p.add_argument("--objectives", default="wall_clock_s:min,accuracy:max",
+                   help="COLUMN:min|max,... (default wall_clock_s:min,accuracy:max; add cost:min for T/A^2)")
+    p.add_argument("--cost", default="acc2", help="the cost column's formula when results.csv has none (models.cost)")
+    p.add_argument("--reference", help="hypervolume reference point, COLUMN=VALUE,... (default: see the module doc)")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--plot", type=Path, help="figure path (.png or .svg; default CAMPAIGN/pareto.png)")
+    p.add_argument("--no-plot", action="store_true", help="write no figure")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    objectives = parse_objectives(args.objectives)
+    reference = parse_reference(args.reference, objectives) if args.reference else None
+    front = pareto_front(read_campaign(args.campaign), objectives, reference, args.cost)
+    figure_path = None
+    if not args.no_plot:
+        target = args.plot or (args.campaign / "pareto.png" if args.campaign.is_dir() else Path("pareto.png"))
+        if target.suffix not in (".png", ".svg"):
+            raise SearchOptionError(f"--plot {target} must end in .png or .svg")
+        figure_path = save(front_figure(front), target)
+    if args.format == "json":
+        print(json.dumps({**front.as_json(), "figure": None if figure_path is None else str(figure_path)}, indent=2))
+        return 0
+    print(front_table(front))
+    ref = ", ".join(f"{o.column}={r:.6g}" for o, r in zip(objectives, front.reference))
+    print(f"\n{int(front.on_front.sum())} of {len(front.runs)} ok runs on the front ({front.excluded} not ok, left out); "
+          f"hypervolume {front.hypervolume:.6g} (reference {ref})")
+    if figure_path is not None:
+        print(f"wrote {figure_path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_cli(main))

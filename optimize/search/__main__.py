@@ -1,0 +1,132 @@
+"""python -m optimize.search: a multi-objective search on real jobs through the harness.
+
+    python -m optimize.search --job model=lenet,epochs=2 --space space.toml --budget 30m --out runs/search \
+        --train-samples 1024 --test-samples 256
+    python -m optimize.search ... --resume                 # continue a killed or finished search
+    python -m optimize.search ... --sampler nsga2 --pruner halving --target-accuracy 0.9
+
+Objectives default to wall_clock_s:min,accuracy:max. Progress: one line per trial with the cluster
+time used against the budget and an ETA. At the end: the front of the ok runs (optimize.pareto), its
+hypervolume, pareto.png and search.json in --out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from dataclasses import fields
+from pathlib import Path
+from typing import Sequence
+
+import optuna
+
+from optimize.epochs import parse_config
+from optimize.errors import SearchOptionError
+from optimize.pareto import front_figure, front_table, pareto_front, parse_objectives, read_campaign
+from optimize.search.pruning import make_rules
+from optimize.search.space import load_space
+from optimize.search.study import (SAMPLERS, MultiObjectiveSearch, SearchConfig, SearchOutcome, check_objectives,
+                                   open_study)
+from optimize.figures import save
+from optimize.session import ClusterOptions, JobConfig, open_session, submit_options
+from sparkdl.cli import cluster_options, on_interrupt, run_cli
+
+BUDGET = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smh]?)\s*$")
+
+
+def parse_budget(text: str) -> float:
+    """``30m``, ``2h``, ``90s`` or plain seconds -> seconds."""
+    m = BUDGET.match(text)
+    if not m or float(m.group(1)) <= 0:
+        raise SearchOptionError(f"--budget {text!r} is not a positive duration: write e.g. 30m, 2h, 600s")
+    return float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[m.group(2)]
+
+
+def parse_job(text: str) -> JobConfig:
+    """``model=lenet,epochs=2,batch_size=64`` (or just ``lenet``) -> the factors the space does not vary."""
+    values = {"model": text.strip()} if "=" not in text else parse_config(text)
+    known = {f.name for f in fields(JobConfig)}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise SearchOptionError(f"--job {', '.join(unknown)}: not a job factor; use {', '.join(sorted(known))}")
+    if values.get("model") not in (None, "lenet", "birnn"):
+        raise SearchOptionError(f"--job model={values['model']!r}: use lenet or birnn")
+    return JobConfig(**values)  # type: ignore[arg-type]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m optimize.search", parents=[cluster_options()],
+                                description=__doc__.split("\n")[0])
+    p.add_argument("--job", required=True, help="the other factors, e.g. model=lenet,epochs=2,batch_size=64")
+    p.add_argument("--space", type=Path, required=True, help="space.toml: the factors to vary and their ranges")
+    p.add_argument("--budget", required=True, help="cluster time to spend, e.g. 30m, 2h, 600s")
+    p.add_argument("--out", type=Path, required=True, help="campaign directory (results, logs, study.sqlite)")
+    p.add_argument("--resume", action="store_true", help="continue the search in --out")
+    p.add_argument("--objectives", default="wall_clock_s:min,accuracy:max", help="COLUMN:min|max,...")
+    p.add_argument("--sampler", choices=SAMPLERS, default="tpe", help="tpe (default), nsga2, random, grid")
+    p.add_argument("--seed", type=int, default=0, help="the sampler's seed (default 0)")
+    p.add_argument("--job-seed", type=int, default=42, help="the jobs' weight-init seed (default 42)")
+    p.add_argument("--startup-trials", type=int, default=5, help="tpe: random trials first (default 5)")
+    p.add_argument("--population", type=int, default=8, help="nsga2: population size (default 8)")
+    p.add_argument("--grid-points", type=int, default=3, help="grid: levels per float range (default 3)")
+    p.add_argument("--max-trials", type=int, help="stop after this many trials in this session")
+    p.add_argument("--pruner", choices=("none", "median", "halving"), default="median",
+                   help="stop dominated runs at an epoch (default median; see optimize.search.pruning)")
+    p.add_argument("--target-accuracy", type=float, help="also stop runs whose curve cannot reach this accuracy")
+    p.add_argument("--min-runs", type=int, default=3, help="pruners need this many earlier runs at an epoch")
+    p.add_argument("--train-samples", type=int, help="train on the first N digits only")
+    p.add_argument("--test-samples", type=int, help="validate on the first N digits only")
+    return p
+
+
+def report(out: Path, config: SearchConfig, outcome: SearchOutcome) -> dict[str, object]:
+    """Print the front of the campaign's ok runs; write pareto.png and search.json; return the JSON."""
+    summary: dict[str, object] = {"trials": len(outcome.trials), "ok": outcome.count("ok"),
+                                  "pruned": outcome.count("pruned"), "cluster_time_s": outcome.cluster_time_s,
+                                  "stop_reason": outcome.stop_reason}
+    print(f"\n{len(outcome.trials)} trials this session ({outcome.count('ok')} ok, {outcome.count('pruned')} pruned, "
+          f"{outcome.count('failed') + outcome.count('incomplete')} not ok); cluster time "
+          f"{outcome.cluster_time_s / 60:.1f} min; stopped: {outcome.stop_reason}")
+    table = read_campaign(out) if (out / "results.csv").exists() else None
+    if table is not None and (table["status"] == "ok").any():
+        front = pareto_front(table, config.objectives)
+        print(front_table(front))
+        print(f"hypervolume {front.hypervolume:.6g} (reference "
+              + ", ".join(f"{o.column}={r:.6g}" for o, r in zip(config.objectives, front.reference)) + ")")
+        summary["front"] = front.as_json()
+        print(f"wrote {save(front_figure(front), out / 'pareto.png')}")
+    (out / "search.json").write_text(json.dumps(summary, indent=2, default=str))
+    return summary
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    say = lambda msg: print(msg, flush=True)  # noqa: E731
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    space = load_space(args.space)
+    job = parse_job(args.job)
+    budget = parse_budget(args.budget)
+    objectives = parse_objectives(args.objectives)
+    check_objectives(objectives)
+    config = SearchConfig(space, job, objectives, args.sampler, args.seed, args.startup_trials, args.population,
+                          args.grid_points)
+    rules = make_rules(args.pruner, args.target_accuracy, args.min_runs)
+    cluster = ClusterOptions.from_args(args)
+    options = submit_options(args.out, cluster, args.train_samples, args.test_samples, args.job_seed)
+    settings = {"optimizer": "search", "space": space.describe(), "job": job.__dict__,
+                "objectives": [str(o) for o in objectives], "sampler": args.sampler, "seed": args.seed,
+                "job_seed": args.job_seed, "train_samples": args.train_samples, "test_samples": args.test_samples}
+    shapes = [job.spec(1, 1, **combo) for combo in space.grid(1)]
+    on_interrupt(f"finished runs and the study are kept in {args.out}; continue with --resume")
+    args.out.mkdir(parents=True, exist_ok=True)
+    with open_session(args.out, settings, options, cluster, shapes, args.resume, say) as session:
+        search = MultiObjectiveSearch(session, open_study(args.out, config), config, rules, say)
+        outcome = search.run(budget, args.max_trials)
+    report(args.out, config, outcome)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_cli(main))

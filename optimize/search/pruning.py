@@ -1,0 +1,191 @@
+"""Pruning a running job from its per-epoch validation, read from its .out while it runs.
+
+A BigDL job prints one ``Top1Accuracy is Accuracy(...)`` line per validated epoch, with the
+wall clock so far. :class:`CurveTail` reads the lines a running job's .out gained since the last
+call (the runner's watch calls it about once a second). After each new epoch, short of the last,
+the rules are asked in order; the first that gives a reason stops the job, which the harness then
+records as ``pruned`` (never ``failed``):
+
+* :class:`TargetRule`: the accuracy curve cannot reach ``target`` by the planned last epoch, assuming
+  no later epoch gains more than the best epoch so far (learning curves are concave in epochs; the
+  first epoch's gain is counted from chance, 1/classes). A run that cannot reach the target is of no
+  use to "the fastest run reaching A".
+* :class:`MedianRule`: at epoch e, the job is dominated in (wall clock at e: less is better, accuracy
+  at e: more is better) by at least half of the earlier runs that reached epoch e (Optuna's median
+  pruner, made two-objective: a fast, inaccurate run is not pruned for its accuracy alone).
+* :class:`HalvingRule`: successive halving's rungs, epochs 1, eta, eta^2, ...: at a rung, the job
+  goes on only while fewer than 1/eta of the runs that reached that rung dominate it.
+
+Optuna's own pruners cannot be used: they take one intermediate value, and Optuna refuses
+``trial.report`` in multi-objective studies. The rules see only runs measured before (a history of
+curves rebuilt from the study on resume), and need ``min_runs`` of them at the epoch.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol, Sequence
+
+from logparse import patterns as P
+from optimize.errors import SearchOptionError
+
+CHANCE = 0.1  # MNIST: ten classes
+
+
+@dataclass(frozen=True)
+class EpochFigure:
+    """One validated epoch: its number, BigDL's wall clock at the validation, and Top1 accuracy."""
+
+    epoch: int
+    wall_clock_s: float
+    accuracy: float
+
+
+Curve = Sequence[EpochFigure]
+
+
+def figure_of_line(line: bytes) -> EpochFigure | None:
+    """The epoch figure of one complete Top1Accuracy validation line, else None."""
+    m = P.EVENT.search(line)
+    if m is None or m.group(P.VALIDATION_GROUP) != b"Top1Accuracy":
+        return None
+    fields = dict(P.METRIC_FIELD.findall(m.group(P.VALIDATION_GROUP + 2)))
+    if b"accuracy" not in fields:
+        return None
+    return EpochFigure(int(m.group(1)), float(m.group(5)), float(fields[b"accuracy"]))
+
+
+class CurveTail:
+    """The validated epochs of a growing .out, read incrementally (only whole lines count)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.offset, self.partial = path, 0, b""
+        self.curve: list[EpochFigure] = []
+
+    def read(self) -> list[EpochFigure]:
+        """Read what the file gained; return the epoch figures new since the last call."""
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except FileNotFoundError:
+            return []
+        self.offset += len(data)
+        lines = (self.partial + data).split(b"\n")
+        self.partial = lines.pop()
+        new = [fig for fig in map(figure_of_line, lines) if fig is not None
+               and (not self.curve or fig.epoch > self.curve[-1].epoch)]
+        self.curve.extend(new)
+        return new
+
+
+def dominates(a: EpochFigure, b: EpochFigure) -> bool:
+    """a is no slower and no less accurate than b, and strictly better on one."""
+    return (a.wall_clock_s <= b.wall_clock_s and a.accuracy >= b.accuracy
+            and (a.wall_clock_s < b.wall_clock_s or a.accuracy > b.accuracy))
+
+
+def at_epoch(history: Sequence[Curve], epoch: int) -> list[EpochFigure]:
+    """The figure at ``epoch`` of every earlier run that validated it."""
+    return [f for curve in history for f in curve if f.epoch == epoch]
+
+
+class Rule(Protocol):
+    def check(self, curve: Curve, planned: int, history: Sequence[Curve]) -> str | None: ...
+
+
+@dataclass(frozen=True)
+class TargetRule:
+    target: float
+    chance: float = CHANCE
+
+    def check(self, curve: Curve, planned: int, history: Sequence[Curve]) -> str | None:
+        last = curve[-1]
+        accs = [self.chance] + [f.accuracy for f in curve]
+        gain = max(0.0, max(b - a for a, b in zip(accs, accs[1:])))
+        best_case = last.accuracy + (planned - last.epoch) * gain
+        if best_case < self.target:
+            return (f"epoch {last.epoch} of {planned}: accuracy {last.accuracy:.4f}; gaining at most {gain:.4f} per "
+                    f"epoch (its best epoch) it ends below {best_case:.4f} < target {self.target:g}")
+        return None
+
+
+@dataclass(frozen=True)
+class MedianRule:
+    min_runs: int = 3
+
+    def check(self, curve: Curve, planned: int, history: Sequence[Curve]) -> str | None:
+        last = curve[-1]
+        peers = at_epoch(history, last.epoch)
+        if len(peers) < self.min_runs:
+            return None
+        beaten_by = sum(dominates(p, last) for p in peers)
+        if beaten_by >= math.ceil(len(peers) / 2):
+            return (f"epoch {last.epoch}: {beaten_by} of {len(peers)} earlier runs were faster and more accurate at "
+                    f"this epoch (wall clock {last.wall_clock_s:.1f} s, accuracy {last.accuracy:.4f}): median rule")
+        return None
+
+
+@dataclass(frozen=True)
+class HalvingRule:
+    eta: int = 3
+    min_runs: int = 3
+
+    def check(self, curve: Curve, planned: int, history: Sequence[Curve]) -> str | None:
+        last = curve[-1]
+        rung = round(math.log(last.epoch, self.eta)) if last.epoch >= 1 else -1
+        if self.eta ** rung != last.epoch:
+            return None
+        peers = at_epoch(history, last.epoch)
+        if len(peers) < self.min_runs:
+            return None
+        beaten_by = sum(dominates(p, last) for p in peers)
+        if beaten_by >= len(peers) / self.eta:
+            return (f"epoch {last.epoch} (rung {rung}): {beaten_by} of {len(peers)} earlier runs dominate it, "
+                    f"not in the top 1/{self.eta}: successive halving")
+        return None
+
+
+@dataclass
+class TrialWatch:
+    """The runner's watch for one job: reads new epochs from its .out and asks the rules after each."""
+
+    rules: Sequence[Rule]
+    planned: int
+    history: Sequence[Curve]
+    tail: CurveTail | None = None
+    reasons: list[str] = field(default_factory=list)
+
+    def __call__(self, out: Path) -> str | None:
+        if self.tail is None or self.tail.path != out:
+            self.tail = CurveTail(out)
+        new = self.tail.read()
+        curve = self.tail.curve
+        if not new or curve[-1].epoch >= self.planned:
+            return None
+        for rule in self.rules:
+            reason = rule.check(curve, self.planned, self.history)
+            if reason:
+                self.reasons.append(reason)
+                return reason
+        return None
+
+    @property
+    def curve(self) -> list[EpochFigure]:
+        return [] if self.tail is None else list(self.tail.curve)
+
+
+def make_rules(pruner: str, target: float | None, min_runs: int = 3, eta: int = 3) -> list[Rule]:
+    """The rules of ``--pruner none|median|halving`` plus the target rule when a target is given."""
+    if target is not None and not 0.0 < target <= 1.0:
+        raise SearchOptionError(f"--target-accuracy {target!r} must be an accuracy in (0, 1], e.g. 0.95")
+    if min_runs < 1 or eta < 2:
+        raise SearchOptionError(f"min_runs={min_runs!r} must be >= 1 and eta={eta!r} >= 2")
+    rules: list[Rule] = [TargetRule(target)] if target is not None else []
+    if pruner == "median":
+        rules.append(MedianRule(min_runs))
+    elif pruner == "halving":
+        rules.append(HalvingRule(eta, min_runs))
+    return rules

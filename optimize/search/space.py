@@ -1,0 +1,146 @@
+"""The search space: which design factors a search varies, and over what ranges (space.toml).
+
+::
+
+    [learning_rate]          # a float range; log = true samples it on a log scale
+    low = 0.01
+    high = 0.5
+    log = true
+
+    [batch_size]             # a list of values (any factor)
+    choices = [32, 64, 128]
+
+    [epochs]                 # an integer range (step 1 unless given)
+    low = 1
+    high = 2
+
+Any subset of the design factors (``harness.runspec.RunSpec``: nodes, executors, executor_cores,
+epochs, learning_rate, batch_size, model); the others come from ``--job``. Integer factors take
+integer ranges; ``learning_rate`` a float range; ``model`` only ``choices``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, Sequence
+
+from optimize.errors import SearchOptionError
+
+INT_FACTORS = ("nodes", "executors", "executor_cores", "epochs", "batch_size")
+FLOAT_FACTORS = ("learning_rate",)
+TEXT_FACTORS = ("model",)
+FACTORS = INT_FACTORS + FLOAT_FACTORS + TEXT_FACTORS
+
+
+class Suggester(Protocol):
+    """What a factor needs from an Optuna trial (optuna.trial.Trial is one)."""
+
+    def suggest_float(self, name: str, low: float, high: float, *, log: bool = False) -> float: ...
+    def suggest_int(self, name: str, low: int, high: int, *, step: int = 1, log: bool = False) -> int: ...
+    def suggest_categorical(self, name: str, choices: Sequence[object]) -> object: ...
+
+
+@dataclass(frozen=True)
+class Factor:
+    """One factor of the space: a range (``low``..``high``, ``log``, ``step``) or a list of ``choices``."""
+
+    name: str
+    low: float | None = None
+    high: float | None = None
+    log: bool = False
+    step: int = 1
+    choices: tuple[object, ...] = ()
+
+    def suggest(self, trial: Suggester) -> object:
+        if self.choices:
+            return trial.suggest_categorical(self.name, list(self.choices))
+        if self.name in FLOAT_FACTORS:
+            return trial.suggest_float(self.name, float(self.low), float(self.high), log=self.log)  # type: ignore[arg-type]
+        return trial.suggest_int(self.name, int(self.low), int(self.high), step=self.step, log=self.log)  # type: ignore[arg-type]
+
+    def levels(self, points: int = 3) -> tuple[object, ...]:
+        """The grid levels: the choices, every integer step, or ``points`` float levels (log-spaced when ``log``)."""
+        if self.choices:
+            return self.choices
+        if self.name not in FLOAT_FACTORS:
+            return tuple(range(int(self.low), int(self.high) + 1, self.step))  # type: ignore[arg-type]
+        lo, hi = float(self.low), float(self.high)  # type: ignore[arg-type]
+        if points == 1:
+            return (lo,)
+        if self.log:
+            return tuple(float(f"{math.exp(math.log(lo) + i * (math.log(hi) - math.log(lo)) / (points - 1)):.6g}")
+                         for i in range(points))
+        return tuple(float(f"{lo + i * (hi - lo) / (points - 1):.6g}") for i in range(points))
+
+
+@dataclass(frozen=True)
+class SearchSpace:
+    factors: tuple[Factor, ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.factors)
+
+    def suggest(self, trial: Suggester) -> dict[str, object]:
+        return {f.name: f.suggest(trial) for f in self.factors}
+
+    def grid(self, float_points: int = 3) -> list[dict[str, object]]:
+        """The full factorial over every factor's levels (see Factor.levels)."""
+        names = self.names
+        return [dict(zip(names, combo)) for combo in itertools.product(*(f.levels(float_points) for f in self.factors))]
+
+    def describe(self) -> dict[str, object]:
+        return {f.name: ({"choices": list(f.choices)} if f.choices else
+                         {"low": f.low, "high": f.high, "log": f.log, "step": f.step}) for f in self.factors}
+
+
+def factor_from_table(name: str, table: dict[str, object]) -> Factor:
+    """One [factor] table of space.toml, checked (see the module doc)."""
+    where = f"space.toml [{name}]"
+    if name not in FACTORS:
+        raise SearchOptionError(f"{where}: not a design factor; use one of {', '.join(FACTORS)}")
+    unknown = set(table) - {"low", "high", "log", "step", "choices"}
+    if unknown:
+        raise SearchOptionError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}; use low/high/log/step or choices")
+    if "choices" in table:
+        choices = table["choices"]
+        if not isinstance(choices, list) or not choices or len(set(map(repr, choices))) != len(choices):
+            raise SearchOptionError(f"{where}: choices must be a non-empty list of distinct values, e.g. [32, 64]")
+        return Factor(name, choices=tuple(choices))
+    if name in TEXT_FACTORS:
+        raise SearchOptionError(f"{where}: give choices = [\"lenet\", \"birnn\"]; {name} has no range")
+    low, high = table.get("low"), table.get("high")
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (low, high)):
+        raise SearchOptionError(f"{where}: give numbers low and high (or choices = [...])")
+    if name in INT_FACTORS and not (isinstance(low, int) and isinstance(high, int)):
+        raise SearchOptionError(f"{where}: {name} is a whole number: write low = 1, high = 4")
+    log = bool(table.get("log", False))
+    smallest = 1 if name in INT_FACTORS else 0
+    if not (low < high and low > 0 and low >= smallest):  # type: ignore[operator]
+        raise SearchOptionError(f"{where}: need 0 < low < high (whole numbers >= 1 for {', '.join(INT_FACTORS)})")
+    step = table.get("step", 1)
+    if not isinstance(step, int) or step < 1 or (log and step != 1):
+        raise SearchOptionError(f"{where}: step must be a whole number >= 1 (and 1 with log = true)")
+    return Factor(name, float(low) if name in FLOAT_FACTORS else low, float(high) if name in FLOAT_FACTORS else high,
+                  log, step)
+
+
+def load_space(path: Path) -> SearchSpace:
+    """Read and check space.toml."""
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except FileNotFoundError:
+        raise SearchOptionError(f"{path} does not exist: write a space.toml (see optimize/search/space.py)") from None
+    except tomllib.TOMLDecodeError as e:
+        raise SearchOptionError(f"{path} is not valid TOML: {e}") from None
+    if not data:
+        raise SearchOptionError(f"{path} names no factor: add e.g. [learning_rate] low = 0.01 high = 0.5 log = true")
+    bad = [k for k, v in data.items() if not isinstance(v, dict)]
+    if bad:
+        raise SearchOptionError(f"{path}: {', '.join(bad)} must be tables ([{bad[0]}] with low/high or choices)")
+    return SearchSpace(tuple(factor_from_table(k, v) for k, v in data.items()))

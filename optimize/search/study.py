@@ -1,0 +1,256 @@
+"""The multi-objective search loop: Optuna ask-and-tell against real jobs, resumable from the campaign folder.
+
+Each trial is one run of the campaign (run = trial number + 1, replicate 1): Optuna asks for the
+factors of the space, :class:`optimize.session.JobSession` runs the job through the harness, and the
+study is told the objectives read from the job's log (status ok), or that the trial was pruned
+(status pruned: a rule of :mod:`optimize.search.pruning` stopped it) or failed. The study lives in
+``study.sqlite`` beside the harness's ``campaign.sqlite``; a killed search resumes: a trial left
+running is told failed and its parameters are asked again first (the harness ends its job and keeps
+its logs aside), unless the harness had already stored its run, whose result is then told.
+
+The budget is cluster time: the sum of the runs' ``elapsed_s`` (what spark-submit took), counted
+over the whole campaign, so a resumed search spends only what is left.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+import optuna
+from optuna.trial import TrialState
+
+from harness.runspec import RunSpec, batch_problem
+from harness.schema import RunRecord
+from logparse import Status
+from optimize.errors import SearchOptionError
+from optimize.pareto import ObjectiveSpec
+from optimize.search.pruning import CurveTail, EpochFigure, Rule, TrialWatch
+from optimize.search.space import SearchSpace
+from optimize.session import JobConfig, JobSession
+
+STUDY_FILE = "study.sqlite"
+#: Columns of a run's record a search can optimise (what every ok run has).
+OBJECTIVE_COLUMNS = ("wall_clock_s", "accuracy", "elapsed_s")
+STUDY_NAME = "search"
+SAMPLERS = ("tpe", "nsga2", "random", "grid")
+#: Give up when this many trials in a row ask for jobs BigDL cannot run (batch not a multiple of cores).
+MAX_INVALID_IN_A_ROW = 50
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """What defines a search (hashed into the campaign: a folder never mixes two searches)."""
+
+    space: SearchSpace
+    job: JobConfig
+    objectives: tuple[ObjectiveSpec, ...]
+    sampler: str = "tpe"
+    seed: int = 0
+    startup_trials: int = 5
+    population: int = 8
+    grid_points: int = 3  # float levels per range when sampler is grid
+
+
+def check_objectives(objectives: Sequence[ObjectiveSpec]) -> None:
+    bad = [o.column for o in objectives if o.column not in OBJECTIVE_COLUMNS]
+    if bad:
+        raise SearchOptionError(f"--objectives {', '.join(bad)}: a search optimises {', '.join(OBJECTIVE_COLUMNS)}")
+
+
+def make_sampler(config: SearchConfig) -> optuna.samplers.BaseSampler:
+    """TPE (multi-objective, after ``startup_trials`` random ones), NSGA-II, random or the full grid; seeded."""
+    if config.sampler == "tpe":
+        return optuna.samplers.TPESampler(seed=config.seed, n_startup_trials=config.startup_trials, multivariate=True)
+    if config.sampler == "nsga2":
+        return optuna.samplers.NSGAIISampler(seed=config.seed, population_size=config.population)
+    if config.sampler == "random":
+        return optuna.samplers.RandomSampler(seed=config.seed)
+    if config.sampler == "grid":  # the points are enqueued by open_study (Optuna's GridSampler stops the
+        return optuna.samplers.RandomSampler(seed=config.seed)  # study from inside, which ask-and-tell refuses)
+    raise SearchOptionError(f"--sampler {config.sampler!r}: use one of {', '.join(SAMPLERS)}")
+
+
+def open_study(out: Path, config: SearchConfig) -> optuna.Study:
+    """The study in ``out/study.sqlite``, created or loaded (resume)."""
+    storage = optuna.storages.RDBStorage(f"sqlite:///{(out / STUDY_FILE).resolve()}")
+    directions = ["minimize" if o.sense == "min" else "maximize" for o in config.objectives]
+    study = optuna.create_study(storage=storage, study_name=STUDY_NAME, sampler=make_sampler(config),
+                                directions=directions, load_if_exists=True)
+    if config.sampler == "grid" and not study.trials:
+        for point in config.space.grid(config.grid_points):
+            study.enqueue_trial(point)
+    return study
+
+
+def curve_of_run(out: Path, result: RunRecord) -> list[EpochFigure]:
+    """The validated epochs in a finished run's log (the pruning rules' history is rebuilt from the logs)."""
+    tail = CurveTail(out / result.execution.log)
+    tail.read()
+    return tail.curve
+
+
+@dataclass
+class TrialRecord:
+    """One trial as the search saw it: its run, factors, status, objective values and curve."""
+
+    number: int
+    run: str
+    params: dict[str, object]
+    status: str
+    values: tuple[float, ...] | None
+    elapsed_s: float
+    reason: str = ""
+
+
+@dataclass
+class SearchOutcome:
+    """A finished (or budget-stopped) search: every trial, the cluster time used, and why it stopped."""
+
+    trials: list[TrialRecord] = field(default_factory=list)
+    cluster_time_s: float = 0.0
+    stop_reason: str = ""
+
+    def count(self, status: str) -> int:
+        return sum(t.status == status for t in self.trials)
+
+
+class MultiObjectiveSearch:
+    """The ask-and-tell loop over a :class:`JobSession` (see the module doc)."""
+
+    def __init__(self, session: JobSession, study: optuna.Study, config: SearchConfig, rules: Sequence[Rule],
+                 progress: Progress = lambda _: None) -> None:
+        self.session, self.study, self.config, self.rules = session, study, config, rules
+        self.progress = progress
+        runner = session.campaign.runner
+        self.runner = runner if hasattr(runner, "watch") else None  # ProcessRunner (or a test double of it)
+        if rules and self.runner is None:
+            progress(f"note: this backend's runner ({type(runner).__name__}) cannot stop a running job: no pruning")
+        self.history: list[list[EpochFigure]] = [curve_of_run(session.out, r) for r in session.finished.values()
+                                                 if r.status in (Status.OK, Status.PRUNED)]
+        self.outcome = SearchOutcome()
+
+    @property
+    def spent_s(self) -> float:
+        """Cluster time used so far by the whole campaign (resumed sessions included)."""
+        return math.fsum(r.elapsed_s for r in self.session.finished.values())
+
+    def tell(self, number: int, result: RunRecord) -> TrialRecord:
+        """Tell the study how trial ``number``'s run ended; keep its curve for the pruning rules."""
+        values = None
+        if result.status == Status.OK:
+            row = result.row()
+            values = tuple(float(row[o.column]) for o in self.config.objectives)  # type: ignore[arg-type]
+            self.study.tell(number, list(values))
+        else:
+            self.study.tell(number, state=TrialState.PRUNED if result.status == Status.PRUNED else TrialState.FAIL)
+        if result.status in (Status.OK, Status.PRUNED):
+            self.history.append(curve_of_run(self.session.out, result))
+        record = TrialRecord(number, f"{result.run}-{result.replicate}",
+                             {f: getattr(result.spec, f) for f in self.config.space.names}, str(result.status), values,
+                             result.elapsed_s, result.reason)
+        self.outcome.trials.append(record)
+        return record
+
+    def recover(self) -> None:
+        """Trials a killed search left running: tell the stored result, or fail them and ask their factors again."""
+        for t in self.study.get_trials(deepcopy=False, states=(TrialState.RUNNING, TrialState.WAITING)):
+            if t.state == TrialState.WAITING:
+                continue
+            stored = self.session.finished.get((t.number + 1, 1))
+            if stored is not None:
+                self.tell(t.number, stored)
+                self.progress(f"trial {t.number}: its run {t.number + 1}-1 had finished; told the study")
+            else:
+                self.study.tell(t.number, state=TrialState.FAIL)
+                self.study.enqueue_trial(dict(t.params))
+                self.progress(f"trial {t.number} was running when the search stopped: its factors are asked again")
+
+    def spec_of(self, trial: optuna.trial.Trial) -> tuple[RunSpec, dict[str, object]]:
+        """The run of this trial: run = trial number + 1, replicate 1, the factors Optuna suggests."""
+        params = self.config.space.suggest(trial)
+        return self.config.job.spec(trial.number + 1, 1, **params), params
+
+    def check_cell(self, spec: RunSpec, result: RunRecord) -> None:
+        """A stored cell must hold the factors this trial asked (else the folder holds another search)."""
+        asked = spec.as_row()
+        differs = [k for k in self.config.space.names if getattr(result.spec, k) != asked[k]]
+        if differs:
+            raise SearchOptionError(f"run {spec.key} in {self.session.out} was made with other factors "
+                                    f"({', '.join(differs)}) than trial {spec.run - 1} asks: use a new --out")
+
+    def run_trial(self) -> TrialRecord | None:
+        """Ask, run the job with the pruning watch, tell; None when the trial could not be run (told failed)."""
+        trial = self.study.ask()
+        spec, params = self.spec_of(trial)
+        problem = batch_problem(spec)
+        if problem:
+            self.study.tell(trial, state=TrialState.FAIL)
+            self.progress(f"trial {trial.number}: {problem}; skipped (no job)")
+            return None
+        if self.runner is not None:
+            self.runner.watch = TrialWatch(self.rules, spec.epochs, list(self.history)) if self.rules else None
+        try:
+            result = self.session.run(spec)
+        finally:
+            if self.runner is not None:
+                self.runner.watch = None
+        self.check_cell(spec, result)
+        return self.tell(trial.number, result)
+
+    def run(self, budget_s: float, max_trials: int | None = None) -> SearchOutcome:
+        """Trials until the cluster time reaches ``budget_s``, ``max_trials`` ran, or the sampler has no more."""
+        self.recover()
+        started, invalid, ran = time.monotonic(), 0, 0
+        while True:
+            spent = self.spent_s
+            if spent >= budget_s:
+                self.outcome.stop_reason = f"cluster-time budget spent ({spent / 60:.1f} of {budget_s / 60:.1f} min)"
+                break
+            if max_trials is not None and ran >= max_trials:
+                self.outcome.stop_reason = f"max trials ({max_trials}) reached"
+                break
+            if self.config.sampler == "grid" and self.grid_done():
+                self.outcome.stop_reason = "every point of the grid ran"
+                break
+            record = self.run_trial()
+            if record is None:
+                invalid += 1
+                if invalid >= MAX_INVALID_IN_A_ROW:
+                    raise SearchOptionError(f"{invalid} trials in a row asked for a batch size BigDL cannot run: "
+                                            "make batch_size a multiple of nodes x executors x executor_cores")
+                continue
+            invalid, ran = 0, ran + 1
+            self.progress(self.progress_line(record, budget_s, time.monotonic() - started, ran, max_trials))
+        self.outcome.cluster_time_s = self.spent_s
+        return self.outcome
+
+    def grid_done(self) -> bool:
+        """Every enqueued grid point was asked (trials left running are enqueued again by recover)."""
+        return not self.study.get_trials(deepcopy=False, states=(TrialState.WAITING,))
+
+    def progress_line(self, record: TrialRecord, budget_s: float, wall_s: float, ran: int,
+                      max_trials: int | None = None) -> str:
+        """One line per trial: its figures, the cluster time against the budget, and an ETA."""
+        spent = self.spent_s
+        figures = (", ".join(f"{o.column} {v:.4g}" for o, v in zip(self.config.objectives, record.values))
+                   if record.values else record.reason)
+        params = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in record.params.items())
+        per_trial = wall_s / ran
+        per_trial_cluster = math.fsum(t.elapsed_s for t in self.outcome.trials) / len(self.outcome.trials)
+        left = [math.ceil(max(0.0, budget_s - spent) / per_trial_cluster) if math.isfinite(budget_s) else math.inf]
+        if max_trials is not None:
+            left.append(max_trials - ran)
+        if self.config.sampler == "grid":
+            left.append(len(self.study.get_trials(deepcopy=False, states=(TrialState.WAITING,))))
+        more = min(left)
+        budget = f"{budget_s / 60:.1f} min" if math.isfinite(budget_s) else "no limit"
+        eta = (f"ETA {more * per_trial / 60:.1f} min (~{more} more trials at {per_trial:.0f} s each)"
+               if math.isfinite(more) else "ETA unknown")
+        return (f"trial {record.number} run {record.run} {record.status}: {figures} [{params}] | cluster time "
+                f"{spent / 60:.1f} min of {budget} | {eta}")

@@ -1,0 +1,153 @@
+"""Slow, real Spark: a user's stock pyspark.ml script runs as written; the MLlib job trains and reports JSON."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cluster.sparkenv import discover
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: What a user writes: nothing from this project, nothing about cloudpickle, Java or the interpreter.
+STOCK_SCRIPT = '''
+from pyspark.ml.classification import LogisticRegression
+from pyspark.ml.linalg import Vectors
+from pyspark.sql import SparkSession
+
+spark = SparkSession.builder.appName("stock").getOrCreate()
+rows = [(Vectors.dense([float(i % 2), float(1 - i % 2)]), float(i % 2)) for i in range(40)]
+df = spark.createDataFrame(rows, ["features", "label"])
+model = LogisticRegression(maxIter=5).fit(df)
+squares = spark.sparkContext.parallelize(range(10), 2).map(lambda x: x * x).sum()
+print("STOCK", model.summary.accuracy, squares)
+spark.stop()
+'''
+
+
+def submit(script: Path, master: str, env: dict[str, str], cores: int = 1) -> subprocess.CompletedProcess:
+    spark = discover()
+    argv = [str(spark.spark_submit), "--master", master, "--total-executor-cores", str(cores),
+            "--executor-memory", "600m", "--driver-memory", "1g", *spark.submit_args(), str(script)]
+    return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600, cwd=script.parent)
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_a_stock_pyspark_ml_script_runs_as_written(tmp_path, local_cluster):
+    script = tmp_path / "stock.py"
+    script.write_text(STOCK_SCRIPT)
+    base = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the user's environment: no project path
+    env = discover().environ(base)
+    # Control: the same script without the sitecustomize dies as the issue says (driver side, local mode).
+    bare = dict(env, PYTHONPATH="")
+    failed = submit(script, "local[1]", bare)
+    assert failed.returncode != 0 and "tuple index out of range" in failed.stderr + failed.stdout
+    # With the harness's environment, on a real standalone cluster (executors in worker JVMs):
+    local_cluster.start(workers=1, cores=1, memory="1g")
+    done = submit(script, local_cluster.master_url, env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    line = [x for x in done.stdout.splitlines() if x.startswith("STOCK ")]
+    assert line and line[0].split()[1:] == ["1.0", "285"]  # separable data; sum of squares 0..9
+
+
+@pytest.mark.slow
+def test_the_mllib_job_writes_its_figures(tmp_path):
+    metrics = tmp_path / "m.json"
+    env = discover().environ()
+    argv = [str(discover().spark_submit), "--master", "local[2]", "--driver-memory", "1g", *discover().submit_args(),
+            str(ROOT / "jobs" / "mlp.py"), "--max-iter", "5", "--step-size", "0.5", "--block-size", "64",
+            "--train-samples", "400", "--test-samples", "200", "--metrics-out", str(metrics)]
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    figures = json.loads(metrics.read_text())
+    assert 0.0 <= figures["accuracy"] <= 1.0 and figures["accuracy"] > 0.1  # better than chance on 10 classes
+    assert 0 < figures["train_time_s"] <= figures["wall_clock_s"]
+    assert (figures["train_samples"], figures["test_samples"]) == (400, 200)
+    assert len(figures["loss_history"]) >= 2 and figures["loss_history"][-1] < figures["loss_history"][0]
+
+
+def test_jobs_do_not_import_the_cluster_package():
+    for script in ("train.py", "mlp.py"):
+        text = (ROOT / "jobs" / script).read_text()
+        assert "cluster" not in {line.split()[1].split(".")[0] for line in text.splitlines()
+                                 if line.strip().startswith(("import ", "from "))}
+
+
+def cli(*argv: str, timeout: float = 1800) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", *argv], capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+
+
+def cluster_args(cluster) -> list[str]:
+    return ["--state-dir", str(cluster.state_dir), "--port", str(cluster.port), "--webui-port",
+            str(cluster.webui_port), "--keep-cluster"]
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_an_mllib_campaign_end_to_end_with_anova_and_report(tmp_path, local_cluster):
+    design = tmp_path / "design.csv"
+    design.write_text("nodes,executors,executor_cores,max_iter,step_size,block_size\n"
+                      + "".join(f"1,1,1,{it},{step},64\n" for it in (1, 2, 4) for step in (0.1, 0.8)))
+    out = tmp_path / "mlp"
+    proc = cli("harness.submit", str(design), "--job", "mlp", "--out", str(out), "--train-samples", "300",
+               "--test-samples", "200", "--timeout", "600", *cluster_args(local_cluster))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    rows = list(csv.DictReader(open(out / "results.csv")))
+    assert len(rows) == 6 and {r["status"] for r in rows} == {"ok"}
+    for row in rows:
+        figures = json.loads((out / "runs" / f"{row['run']}-1" / "metrics.json").read_text())
+        assert float(row["accuracy"]) == figures["accuracy"] and float(row["wall_clock_s"]) == figures["wall_clock_s"]
+        assert float(row["train_time_s"]) == figures["train_time_s"]  # a json figure became a column
+        assert "loss_history" not in row  # lists stay in metrics.json
+        assert len(figures["loss_history"]) >= 1
+    assert [(int(r["max_iter"]), float(r["step_size"])) for r in rows] == \
+        [(it, step) for it in (1, 2, 4) for step in (0.1, 0.8)]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["job"] == "mlp" and "max_iter" in manifest["factors"] and "train_time_s" in manifest["responses"]
+    anova = cli("models.anova", str(out), "--terms", "max_iter + step_size", "--format", "json", timeout=300)
+    assert anova.returncode == 0, anova.stderr
+    table = json.loads(anova.stdout)
+    assert {"max_iter", "step_size"} <= set(json.dumps(table).replace('"', " ").split())
+    report = cli("harness.report", str(out), "-o", str(tmp_path / "report.html"), timeout=600)
+    assert report.returncode == 0, report.stderr
+    assert "max_iter" in (tmp_path / "report.html").read_text()
+
+
+BAD_METRICS_JOB = '''
+import argparse, json
+p = argparse.ArgumentParser()
+p.add_argument("--mode")
+p.add_argument("--metrics-out")
+a = p.parse_args()
+text = {"good": json.dumps({"accuracy": 0.5, "wall_clock_s": 1.0, "score": 7}), "broken": "{accuracy: 1",
+        "impossible": json.dumps({"accuracy": 2.0})}.get(a.mode)
+if text is not None:
+    open(a.metrics_out, "w").write(text)
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_json_jobs_without_usable_figures_fail_with_the_reason(tmp_path, local_cluster):
+    (tmp_path / "job.py").write_text(BAD_METRICS_JOB)
+    (tmp_path / "job.toml").write_text('[job]\nname = "fig"\napp = "job.py"\nargs = ["--mode", "{mode}"]\n'
+                                       'results = "json"\n')
+    design = tmp_path / "design.csv"
+    design.write_text("nodes,executors,executor_cores,mode\n1,1,1,good\n1,1,1,broken\n1,1,1,none\n1,1,1,impossible\n")
+    out = tmp_path / "c"
+    proc = cli("harness.submit", str(design), "--job", str(tmp_path / "job.toml"), "--out", str(out),
+               "--timeout", "300", *cluster_args(local_cluster))
+    assert proc.returncode == 3, proc.stdout[-3000:] + proc.stderr[-3000:]  # finished, some runs failed
+    rows = {r["mode"]: r for r in csv.DictReader(open(out / "results.csv"))}
+    assert rows["good"]["status"] == "ok" and rows["good"]["score"] == "7.0" and rows["good"]["accuracy"] == "0.5"
+    assert rows["broken"]["status"] == "failed" and "not valid JSON" in rows["broken"]["reason"]
+    assert rows["none"]["status"] == "failed" and "wrote no metrics" in rows["none"]["reason"]
+    assert rows["impossible"]["status"] == "failed" and "accuracy 2.0" in rows["impossible"]["reason"]
+    assert all(rows[m]["score"] == "" for m in ("broken", "none", "impossible"))
