@@ -74,7 +74,7 @@ def test_measurement_columns_are_never_factors(tmp_path):
     raw = campaign(tmp_path)
     raw["wall_clock_s"], raw["accuracy"] = raw["phase_training_s"], 0.5
     assert set(detect_factors(raw)) == {"nodes", "executor_cores"}
-    from models.anova import main
+    from models.anova.cli import main
 
     path = tmp_path / "results.csv"
     raw.to_csv(path, index=False)

@@ -20,6 +20,7 @@ from harness.phases import DESCRIPTIONS, PHASES
 from harness.report import html as h
 from harness.report.analysis import analyse
 from harness.sampler import SAMPLES_TABLE, read_samples
+from models.errors import ModelError
 from models.queueing.formulas import mm1
 
 COLORS = ("#9e9e9e", "#bdbdbd", "#ffb74d", "#43a047", "#81c784", "#90caf9", "#e0e0e0")
@@ -100,7 +101,13 @@ def _anova_table(frame: pd.DataFrame, response: str, factors: Sequence[str]) -> 
     if usable[response].astype(float).nunique() < 2:
         return h.para(f"{response} is {float(usable[response].iloc[0]):g} in every run: nothing varies to analyse "
                       "(for CPU busy at 100 %, the host was saturated throughout).")
-    a = analyse(usable, response, factors, plots=False)
+    varying = [f for f in factors if usable[f].nunique(dropna=True) > 1]
+    if not varying:
+        return h.para(f"{response}: no factor varies among these runs.")
+    try:
+        a = analyse(usable, response, varying, plots=False)
+    except ModelError as e:
+        return h.para(f"{response}: the ANOVA could not be fitted: {e}")
     if a.anova is None:
         return h.para(f"{response}: {a.unavailable}")
     rows = [(h.tcell(r.term), h.ncell(r.df, lambda v: f"{v:g}"), h.ncell(r.F), h.ncell(r.p, h.pval),
