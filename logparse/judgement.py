@@ -25,6 +25,7 @@ import math
 import os
 from dataclasses import dataclass, replace
 
+from logparse.errors import LogParseError
 from logparse.losses import resource_losses
 from logparse.parser import parse
 from logparse.records import FailureKind, JobLog, Status
@@ -104,17 +105,33 @@ def judge(log: JobLog, planned: Planned = Planned(), process: ProcessFacts = Pro
     return base
 
 
+def unreadable(out: str | os.PathLike[str], why: str) -> JobLog:
+    """The JobLog of a log that could not be read (no figures): failed, kind job (a retry would not help)."""
+    return JobLog(path=os.fspath(out), status=Status.FAILED, reason=f"cannot read the log: {why}",
+                  failure_kind=FailureKind.JOB, wall_clock_s=None, accuracy=None, epochs_completed=0,
+                  learning_rate=None, batch_size=None, app_id=None, epoch_wall_clock_ms=None)
+
+
 def judge_run(out: str | os.PathLike[str], planned: Planned = Planned(),
               process: ProcessFacts = ProcessFacts()) -> Judgement:
-    """Parse one run's .out (and .err), scan it for lost executors when it is ok, and judge it."""
-    log = parse(out, expected_epochs=planned.epochs)
-    losses = resource_losses(out) if log.status == Status.OK and not process.timed_out else ()
+    """Parse one run's .out (and .err), scan it for lost executors when it is ok, and judge it.
+
+    Never raises on a log's content or size: a log that cannot be read (too large, an I/O error,
+    missing) is a failed run with that reason, so one bad log never stops a campaign."""
+    try:
+        log = parse(out, expected_epochs=planned.epochs)
+        losses = resource_losses(out) if log.status == Status.OK and not process.timed_out else ()
+    except LogParseError as e:
+        log, losses = unreadable(out, str(e)), ()
     return judge(log, planned, process, losses)
 
 
 def judge_json_run(out: str | os.PathLike[str], process: ProcessFacts, metrics_problem: str | None) -> Judgement:
     """The status of a job that reports its figures as JSON (rules at the end of the module docstring)."""
-    log = parse(out)
+    try:
+        log = parse(out)
+    except LogParseError as e:  # never an exception from a log: one bad file must not stop a campaign
+        return Judgement(Status.FAILED, f"cannot read the log: {e}", FailureKind.JOB, (), unreadable(out, str(e)))
     base = Judgement(Status.OK, "", None, (), log)
     if process.timed_out:
         took = "" if process.elapsed_s is None else f" within {process.elapsed_s:.0f} s"

@@ -11,7 +11,7 @@ from typing import Sequence
 from logparse import patterns as P
 from logparse.errors import LogNotFoundError, OptionError
 from logparse.records import JobLog, Status
-from logparse.scan import Evidence, scan_final, scan_full
+from logparse.scan import APP_ID_WITHIN, Evidence, Head, scan_final, scan_full
 from logparse.source import Source, err_path_for
 from logparse.status import Verdict, decide
 
@@ -22,8 +22,9 @@ def parse(path: str | os.PathLike[str], *, full: bool = False, expected_epochs: 
     """Read one job's log: final figures and status; with ``full=True`` every record too.
 
     ``path`` is the job's .out (plain or .gz); the .err beside it, if any, is read only when
-    the .out alone does not make the log ok (log4j on stderr, a traceback there). ``expected_epochs`` is the number of epochs the job was asked for: with it,
-    a log that validated fewer epochs is ``incomplete`` (BigDL does not print the plan).
+    the .out alone does not make the log ok (log4j on stderr, a traceback there, the arguments
+    ``spark-submit --verbose`` echoes). ``expected_epochs`` is the number of epochs the job was
+    asked for: with it, a log that did fewer is ``incomplete`` (BigDL does not print the plan).
     The final figures are the same with and without ``full``.
     """
     if expected_epochs is not None and (not isinstance(expected_epochs, int) or expected_epochs < 1):
@@ -32,7 +33,7 @@ def parse(path: str | os.PathLike[str], *, full: bool = False, expected_epochs: 
     scan = scan_full if full else scan_final
     with Source(p) as src:
         out = scan(src)
-    planned = expected_epochs if expected_epochs is not None else _planned(out.head.app_name)
+    planned = expected_epochs if expected_epochs is not None else _planned(out.head)
     if out.has_events:
         evaluated = evaluated_results(out.region)
         verdict = decide(out, b"", planned, evaluated)
@@ -43,9 +44,16 @@ def parse(path: str | os.PathLike[str], *, full: bool = False, expected_epochs: 
     if err_p is not None:
         try:
             with Source(err_p) as src:
-                err = scan_final(src)
+                # its head matters as the main log (no events in the .out), or for the arguments
+                # `spark-submit --verbose` echoes at its start
+                if not out.has_events:
+                    err = scan_final(src)
+                else:
+                    err = scan_final(src, head=planned is None, head_limit=APP_ID_WITHIN)
         except LogNotFoundError:  # removed between the check and the read
             err_p = None
+    if expected_epochs is None and planned is None and err is not None:
+        planned = _planned(err.head)
     main, other = out, err
     if err is not None and not out.has_events and err.has_events:  # log4j wrote to stderr
         main, other = err, out
@@ -53,7 +61,7 @@ def parse(path: str | os.PathLike[str], *, full: bool = False, expected_epochs: 
             with Source(err_p) as src:  # type: ignore[arg-type]
                 main = scan_full(src)
         if expected_epochs is None:
-            planned = _planned(main.head.app_name)
+            planned = _planned(main.head)
     other_region = other.region if other is not None else b""
     evaluated = evaluated_results(main.region) + (evaluated_results(other_region) if other is not None else ())
     verdict = decide(main, other_region, planned, evaluated)
@@ -67,12 +75,16 @@ def evaluated_results(region: bytes) -> tuple[tuple[str, float, int], ...]:
     return tuple((m.decode("ascii", "replace").strip(), float(v), int(n)) for v, n, m in P.EVALUATED.findall(region))
 
 
-def _planned(app_name: str | None) -> int | None:
-    """``epochs=N`` in the application name (jobs/train.py names apps that way), else None."""
-    if not app_name:
-        return None
-    m = P.PLANNED_EPOCHS.search(app_name.encode("utf-8", "replace"))
-    return int(m.group(1)) if m and int(m.group(1)) > 0 else None
+def _planned(head: Head) -> int | None:
+    """The epochs the job was asked for, from the log alone: ``epochs=N`` in the application name
+    (jobs/train.py names apps that way), else ``--epochs N`` (or ``--nEpochs``, ``-e``...) among the
+    application's arguments that ``spark-submit --verbose`` echoes; None when neither says."""
+    for text, pattern in ((head.app_name, P.PLANNED_EPOCHS), (head.child_args, P.ARG_EPOCHS)):
+        if text:
+            m = pattern.search(text.encode("utf-8", "replace"))
+            if m and int(m.group(1)) > 0:
+                return int(m.group(1))
+    return None
 
 
 def _joblog(path: str, ev: Evidence, verdict: Verdict, planned: int | None, err_path: str | None,

@@ -43,11 +43,16 @@ METRIC_FIELD = re.compile(rb"([A-Za-z][A-Za-z0-9 _]*?): (" + NUM + rb")(?=[,)]|$
 
 APP_NAME = re.compile(rb"Submitted application: ([^\r\n]*)")
 PLANNED_EPOCHS = re.compile(rb"(?:^|\s)epochs=(\d{1,9})\b")
+# The application's own arguments, as `spark-submit --verbose` echoes them ("  childArgs   [--epochs 3 ...]").
+CHILD_ARGS = re.compile(rb"^ *childArgs +\[([^\]\r\n]*)\]", re.M)
+ARG_EPOCHS = re.compile(rb"(?:^|\s)--?(?:epochs|nEpochs|n-epochs|num-epochs|max-epoch|maxEpoch|e)[ =](\d{1,9})(?!\S)")
 APP_ID = re.compile(rb"(?<![\w-])(app-\d{14}-\d{4,}|local-\d{10,}|application_\d+_\d+)(?![\w-])")
 # The Python side creating a validation method before training (BigDL's "creating: createX" echo).
 VALIDATION_CREATED = tuple(b"creating: create" + m + end for m in (
     b"Top1Accuracy", b"Top5Accuracy", b"Loss", b"MAE", b"TreeNNAccuracy", b"HitRatio", b"NDCG") for end in (b"\n", b"\r"))
 VALIDATING = b"Validate model..."
+# The start of a validation line ("...s] Top1Accuracy is Accuracy(", "...s] Loss is ("), whole or cut.
+VALIDATION_START = re.compile(rb"s\] \w+ is \w*\(")
 SHUTDOWN = b"Shutdown hook called"
 #: The line a runner appends to the .out after it stopped a job on an optimizer's request
 #: (harness.runner.ProcessRunner's ``watch``); the rest of the line is the optimizer's reason.
@@ -118,3 +123,4 @@ MARKERS = (
 MARKER_KEYS = (b"error", b"lost", b"signal", b"killed", b"master", b"disassociated", b"refused", b"traceback",
                b"exception in thread")
 MARKERS_BY_KEY = {k: tuple(mk for mk in MARKERS if any(k in n.lower() for n in mk.needles)) for k in MARKER_KEYS}
+HARD_MARKER_KEYS = tuple(k for k in MARKER_KEYS if any(mk.hard for mk in MARKERS_BY_KEY[k]))

@@ -2,15 +2,17 @@
 
 Two ways, same Evidence for the same file:
 
-* ``scan_final``: the tail (32 KB, grown x4 while needed) must hold an iteration line,
-  a later "Epoch finished" line and a later validation line; then the last of each kind
-  and the whole last validation are in the tail, and so is everything after the last
-  event. The head is read forward only until the first iteration line.
+* ``scan_final``: the tail (32 KB, grown x4 while needed) is walked back from its end
+  (bytes.rfind) until an iteration, an epoch completion and a whole validation were seen;
+  then the last of each kind is among the events walked, which are folded forward, and
+  everything after the last event is in the tail. A log without all three kinds is read
+  whole. The head is read forward only until the first iteration line.
 * ``scan_full``: every event of the file (read whole), kept as records.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from logparse import patterns as P
@@ -20,7 +22,7 @@ from logparse.source import Source
 HEAD0 = 64 << 10  # real logs: first iteration line at 44-51 KB
 TAIL0 = 32 << 10  # real logs: last iteration line 14-24 KB from the end
 GROW = 4
-APP_ID_WITHIN = 32 << 10  # Spark announces the application id at start-up (real logs: within 8 KB)
+APP_ID_WITHIN = 16 << 10  # Spark announces the application id at start-up (real logs: within 8 KB)
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,15 @@ class Head:
     app_name: str | None
     app_id: str | None
     before: bytes = field(default=b"", repr=False)  # the log before its first iteration line
+
+    @property
+    def child_args(self) -> str | None:
+        """The application's arguments, when ``spark-submit --verbose`` echoed them (searched only when needed)."""
+        part = self.before[:APP_ID_WITHIN]
+        if b"childArgs" not in part:
+            return None
+        m = P.CHILD_ARGS.search(part)
+        return None if m is None else m.group(1).decode("utf-8", "replace")
 
     @property
     def validation_configured(self) -> bool:
@@ -95,21 +106,13 @@ class _Collector:
         self.last_complete_at = -1
         self.last_end = -1
         self._open = False  # the last event was a validation line (more metrics may join it)
-        self._chain = 0     # 1: an iteration seen, 2: then an epoch end, 3: then a validation
-
-    @property
-    def chain_complete(self) -> bool:
-        """An iteration, a later (or the same) epoch completion and a later validation were fed: every last
-        event is here (a LocalOptimizer prints no "Epoch finished": its completion is the iteration whose
-        record count reaches the epoch size)."""
-        return self._chain == 3
 
     def feed(self, data, base: int, start: int = 0) -> None:
         """Fold every event in ``data[start:]``; ``base`` is ``data``'s offset in the file.
 
         bytes.find jumps to each "[Epoch " (C speed); the regex only runs there.
         """
-        keep, find, match, pos = self.keep, data.find, P.EVENT.match, start
+        find, match, fold, pos = data.find, P.EVENT.match, self._fold, start
         while True:
             pos = find(b"[Epoch ", pos)
             if pos < 0:
@@ -119,39 +122,69 @@ class _Collector:
                 pos += 7
                 continue
             pos = m.end()
-            g = m.groups()
-            at = base + m.start()
-            if g[5] is not None or g[14] is not None:
-                if g[5] is not None:
-                    rec = Iteration(int(g[0]), int(g[3]), float(g[4]), int(g[1]), int(g[2]), float(g[5]),
-                                    float(g[6]), float(g[7]), float(g[8]), None if g[9] is None else float(g[9]))
-                else:  # LocalOptimizer: the batch is throughput x iteration time (BigDL computes one from the other)
-                    sec, thr = float(g[15]), float(g[16])
-                    n = thr * sec
-                    rec = Iteration(int(g[0]), int(g[3]), float(g[4]), int(g[1]), int(g[2]),
-                                    float(round(n)) if n == n and abs(n) < 1e15 else float("nan"),
-                                    sec, thr, float(g[14]), None if g[17] is None else float(g[17]))
-                self.last_iteration, self.last_iteration_at, self._open = rec, at, False
-                if g[14] is not None and rec.epoch_records >= rec.epoch_size > 0:  # Distri prints "Epoch finished"
-                    self.last_complete, self.last_complete_at = (rec.epoch, rec.iteration), at
-                    self._chain = 2
-                elif not self._chain:
-                    self._chain = 1
-                if keep:
-                    self.iterations.append(rec)
-            elif g[10] is not None:
-                end = EpochEnd(int(g[0]), int(g[3]), float(g[4]), float(g[10]))
-                self.last_epoch, self.last_epoch_at, self._open = end, at, False
-                self.last_complete, self.last_complete_at = (end.epoch, end.iteration), at
-                if self._chain == 1:
-                    self._chain = 2
-                if keep:
-                    self.epochs.append(end)
+            fold(m, base)
+
+    def feed_back(self, data, base: int, start: int = 0) -> bool:
+        """Fold only the last events of ``data[start:]``: walking back from its end (bytes.rfind) until
+        an iteration, an epoch completion and a whole validation were seen, so the last of each kind is
+        among them; then fold those forward. False (nothing folded) if ``data`` does not hold them all."""
+        rfind, match, pos = data.rfind, P.EVENT.match, len(data)
+        found: list[re.Match[bytes]] = []
+        it = done = val = closed = False
+        while True:
+            pos = rfind(b"[Epoch ", start, pos)
+            if pos < 0:
+                return False
+            m = match(data, pos)
+            if m is None:
+                continue
+            found.append(m)
+            g10, g11, g14 = m.group(11), m.group(12), m.group(15)
+            if g11 is not None:
+                val = True
+                continue
+            closed = closed or val
+            if g10 is not None:
+                done = True
             else:
-                self._validation(int(g[0]), int(g[3]), float(g[4]), _metric(g[11], g[12], g[13]), at)
-                if self._chain == 2:
-                    self._chain = 3
-            self.last_end = base + m.end()
+                it = True
+                if g14 is not None and int(m.group(2)) >= int(m.group(3)) > 0:
+                    done = True
+            if it and done and closed:
+                break
+        for m in reversed(found):
+            self._fold(m, base)
+        return True
+
+    def _fold(self, m: re.Match[bytes], base: int) -> None:
+        """One event, in file order."""
+        keep = self.keep
+        g = m.groups()
+        at = base + m.start()
+        if g[5] is not None or g[14] is not None:
+            if g[5] is not None:
+                rec = Iteration(int(g[0]), int(g[3]), float(g[4]), int(g[1]), int(g[2]), float(g[5]),
+                                float(g[6]), float(g[7]), float(g[8]), None if g[9] is None else float(g[9]))
+            else:  # LocalOptimizer: the batch is throughput x iteration time (BigDL computes one from the other)
+                sec, thr = float(g[15]), float(g[16])
+                n = thr * sec
+                rec = Iteration(int(g[0]), int(g[3]), float(g[4]), int(g[1]), int(g[2]),
+                                float(round(n)) if n == n and abs(n) < 1e15 else float("nan"),
+                                sec, thr, float(g[14]), None if g[17] is None else float(g[17]))
+            self.last_iteration, self.last_iteration_at, self._open = rec, at, False
+            if g[14] is not None and rec.epoch_records >= rec.epoch_size > 0:  # Distri prints "Epoch finished"
+                self.last_complete, self.last_complete_at = (rec.epoch, rec.iteration), at
+            if keep:
+                self.iterations.append(rec)
+        elif g[10] is not None:
+            end = EpochEnd(int(g[0]), int(g[3]), float(g[4]), float(g[10]))
+            self.last_epoch, self.last_epoch_at, self._open = end, at, False
+            self.last_complete, self.last_complete_at = (end.epoch, end.iteration), at
+            if keep:
+                self.epochs.append(end)
+        else:
+            self._validation(int(g[0]), int(g[3]), float(g[4]), _metric(g[11], g[12], g[13]), at)
+        self.last_end = base + m.end()
 
     def _validation(self, epoch: int, iteration: int, wall: float, metric: Metric, at: int) -> None:
         last = self.last_validation
@@ -165,6 +198,9 @@ class _Collector:
         self.last_validation, self.last_validation_at, self._open = val, at, True
         if self.keep:
             self.validations.append(val)
+
+
+NO_HEAD = Head(first_iteration=None, app_name=None, app_id=None)
 
 
 def _first_iteration_at(data: bytes) -> int:
@@ -195,13 +231,14 @@ def _app_id(part: bytes) -> str | None:
     return None if best is None else best[1].decode("ascii")
 
 
-def read_head(src: Source) -> Head:
-    """Read forward until the first iteration line; the application facts come from the part before it."""
-    length = HEAD0
+def read_head(src: Source, limit: int | None = None) -> Head:
+    """Read forward until the first iteration line (or ``limit`` bytes); the application facts come
+    from the part before it."""
+    length = HEAD0 if limit is None else limit
     while True:
         data = src.read(0, length)
         at = _first_iteration_at(data)
-        whole = length >= src.size
+        whole = length >= src.size or limit is not None
         if whole or (at >= 0 and data.find(b"\n", at) >= 0):  # the first iteration line is all here
             break
         length *= GROW
@@ -234,8 +271,9 @@ def _evidence(src: Source, head: Head, c: _Collector, region: bytes) -> Evidence
     )
 
 
-def scan_final(src: Source) -> Evidence:
-    """The final figures from the tail (grown until it holds the answer) and the head."""
+def scan_final(src: Source, head: bool = True, head_limit: int | None = None) -> Evidence:
+    """The final figures from the tail (grown until it holds the answer) and, if ``head``, the head
+    (its first ``head_limit`` bytes only, when given)."""
     length = TAIL0
     while True:
         start = max(0, src.size - length)
@@ -243,12 +281,14 @@ def scan_final(src: Source) -> Evidence:
         skip = 0 if start == 0 else data.find(b"\n") + 1  # the first line may be cut: skip it
         if start == 0 or skip > 0:
             c = _Collector(keep=False)
-            c.feed(data, start, skip)
-            if start == 0 or c.chain_complete:
+            if c.feed_back(data, start, skip):
+                break
+            if start == 0:  # the whole log, and not every kind of event in it: fold all it has
+                c.feed(data, 0)
                 break
         length *= GROW
     region = data[c.last_end - start:] if c.last_end >= 0 else data
-    return _evidence(src, read_head(src), c, region)
+    return _evidence(src, read_head(src, head_limit) if head else NO_HEAD, c, region)
 
 
 def scan_full(src: Source) -> Evidence:

@@ -9,23 +9,25 @@ Terms (all from the log's own text; ``Evidence`` in ``logparse.scan``):
   everything after it (the whole log when there is none), in the .out and in the .err;
 * training *stopped at an epoch end* when no iteration follows the last complete epoch, and
   that epoch was validated if validation was configured (a validation line anywhere, the
-  Python side creating a validation method before training, or "Validate model..." after
-  the last event);
-* *end evidence* is a sign in the region that optimize() returned, found before any error
-  marker: Spark stopping the context ("Successfully stopped SparkContext", "Shutdown hook
-  called", "Stopped Spark web UI"), the Python side writing again ("creating: ..." lines,
-  "Evaluated result: ..."), "Train finished", this project's "jobs.train: ..." line;
-* *planned* epochs come from the caller (the harness's run spec, ``--expected-epochs``) or
-  "epochs=N" in the Spark application name.
+  Python side creating a validation method before training, or "Validate model..." or the
+  start of a cut validation line after the last event);
+* *end evidence* is a sign in the region that optimize() returned, found before any hard
+  error marker (one that can stop a job, rule 2): Spark stopping the context ("Successfully
+  stopped SparkContext", "Shutdown hook called", "Stopped Spark web UI"), the Python side
+  writing again ("creating: ..." lines, "Evaluated result: ..."), "Train finished", this
+  project's "jobs.train: ..." line;
+* *planned* epochs come from the caller (the harness's run spec, ``--expected-epochs``),
+  "epochs=N" in the Spark application name, or ``--epochs N`` among the application
+  arguments ``spark-submit --verbose`` echoes.
 
 Rules, in order:
 
 0. ``pruned`` if the region holds the runner's prune line (``sparkdl: pruned: <reason>``, written
    after an optimizer stopped the job on purpose): the signals of that stop are not a failure.
 1. ``ok`` when training *finished*: it stopped at an epoch end, the planned epochs (if known)
-   were reached, and either the plan is known or the region holds end evidence. Errors in
-   the region after that (a failing evaluate, save or shutdown, a signal) keep ``ok``, with
-   a note each. Spark's shutdown lines are never required.
+   were reached, and either the plan is known or the region holds end evidence. Hard errors
+   in the region after that (a failing evaluate, save or shutdown, a signal) keep ``ok``, with
+   a note each (at most 3). Spark's shutdown lines are never required.
 2. ``failed`` when the region holds an error marker (BigDL Usage Error, Python traceback,
    Py4JJavaError, OutOfMemoryError, ``error:`` line, a signal, the master removing the
    application, a lost executor or worker, an ERROR line): reason the first *specific*
@@ -117,7 +119,7 @@ def _reason(region: bytes, name: str, start: int, end: int) -> str:
     return _text(line)
 
 
-def markers(region: bytes) -> list[Found]:
+def markers(region: bytes, hard_only: bool = False) -> list[Found]:
     """Every error marker in ``region``, in order.
 
     One pass per key of ``patterns.MARKER_KEYS`` over the lowercased region finds the candidate
@@ -127,7 +129,7 @@ def markers(region: bytes) -> list[Found]:
         return []
     low = region.lower()
     spans: dict[tuple[int, int], set[bytes]] = {}
-    for key in P.MARKER_KEYS:
+    for key in P.HARD_MARKER_KEYS if hard_only else P.MARKER_KEYS:
         pos = low.find(key)
         while pos >= 0:
             start = low.rfind(b"\n", 0, pos) + 1
@@ -139,7 +141,7 @@ def markers(region: bytes) -> list[Found]:
     for (start, eol), keys in spans.items():
         line = region[start:eol]
         for mk in {mk for k in keys for mk in P.MARKERS_BY_KEY[k]}:
-            if any(n in line for n in mk.needles):
+            if (mk.hard or not hard_only) and any(n in line for n in mk.needles):
                 for m in mk.regex.finditer(region, start, eol):
                     if (m.start(), mk.name) not in hits:
                         hits[m.start(), mk.name] = Found(m.start(), mk, _reason(region, mk.name, m.start(), m.end()))
@@ -193,44 +195,54 @@ def stopped_at_epoch_end(out: Evidence) -> bool:
     if out.last_complete is None or out.last_iteration_at > out.last_complete_at:
         return False
     v = out.last_validation
-    if v is None:
-        return not out.head.validation_configured and P.VALIDATING not in out.region
+    if v is None:  # no validation line: was one configured, or in progress when the log stopped?
+        return not (out.head.validation_configured or P.VALIDATING in out.region
+                    or P.VALIDATION_START.search(out.region))
     return out.last_validation_at > out.last_complete_at and (v.epoch, v.iteration) == out.last_complete
 
 
 def decide(out: Evidence, err_region: bytes, planned: int | None,
            evaluated: tuple[tuple[str, float, int], ...] = ()) -> Verdict:
-    """Apply the rules above to the .out's evidence and the region of the .err ("" when none)."""
-    out_found, err_found = markers(out.region), markers(err_region) if err_region else []
-    found = out_found + err_found
-    first_error = min((f.at for f in out_found), default=len(out.region))
-    err_first = min((f.at for f in err_found), default=len(err_region))
-    err_ended = bool(err_region) and end_evidence(err_region, err_first)
+    """Apply the rules above to the .out's evidence and the region of the .err ("" when none).
+
+    A log that stopped at an epoch end needs only the *hard* markers (what could have stopped it,
+    and the notes); the soft ones (lost executor, ERROR line...) are searched only to explain a log
+    that did not finish."""
     at_end = stopped_at_epoch_end(out)
     epochs = None if out.last_complete is None else out.last_complete[0]
     reached = planned is None or (epochs is not None and epochs >= planned)
-    evidence = end_evidence(out.region, first_error) or err_ended
     damage = (out.damage,) if out.damage else ()
-
     pruned_at = out.region.rfind(P.PRUNED)
     if pruned_at >= 0:  # rule 0: an optimizer stopped it on purpose; the signals of that stop are no failure
         return Verdict(Status.PRUNED, "pruned: " + _reason(out.region, "pruned", pruned_at + len(P.PRUNED), 0), None)
-    if at_end and reached and (planned is not None or evidence):
-        notes = tuple(f"after training: {f.reason}" for f in found[:3]) + damage
-        if not evidence:
-            notes += (f"all {planned} planned epochs done; the log ends without a sign that the program went on"
-                      + (" (last line cut)" if out.cut else ""),)
-        v = out.last_validation
-        bad = impossible(() if v is None else v.metrics, None if v is None else v.wall_clock_s, evaluated)
-        if bad:
-            return Verdict(Status.FAILED, bad, FailureKind.JOB, notes)
-        return Verdict(Status.OK, "", None, notes)
+    if at_end and reached:
+        hard_out = markers(out.region, hard_only=True)
+        hard_err = markers(err_region, hard_only=True)
+        evidence = _evidence_before(out.region, hard_out) or _evidence_before(err_region, hard_err)
+        if planned is not None or evidence:
+            notes = tuple(f"after training: {f.reason}" for f in (hard_out + hard_err)[:3]) + damage
+            if not evidence:
+                notes += (f"all {planned} planned epochs done; the log ends without a sign that the program went on"
+                          + (" (last line cut)" if out.cut else ""),)
+            v = out.last_validation
+            bad = impossible(() if v is None else v.metrics, None if v is None else v.wall_clock_s, evaluated)
+            if bad:
+                return Verdict(Status.FAILED, bad, FailureKind.JOB, notes)
+            return Verdict(Status.OK, "", None, notes)
+    out_found, err_found = markers(out.region), markers(err_region)
+    found = out_found + err_found
     if found:
         pick = _pick(found)
         return Verdict(Status.FAILED, pick.reason, FailureKind(pick.marker.kind), damage)
+    evidence = end_evidence(out.region, len(out.region)) or end_evidence(err_region, len(err_region))
     stopped = any(n in out.region or n in err_region for n in SPARK_STOPPED)
     kind = FailureKind.JOB if stopped and not out.damage and not out.cut else FailureKind.INFRASTRUCTURE
     return Verdict(Status.INCOMPLETE, _missing(out, at_end, planned, evidence), kind)
+
+
+def _evidence_before(region: bytes, found: list[Found]) -> bool:
+    """End evidence in ``region`` before its first marker."""
+    return bool(region) and end_evidence(region, min((f.at for f in found), default=len(region)))
 
 
 def _missing(out: Evidence, at_end: bool, planned: int | None, evidence: bool) -> str:
@@ -258,5 +270,5 @@ def _missing(out: Evidence, at_end: bool, planned: int | None, evidence: bool) -
     if out.cut and out.size > 0:
         parts.append("last line cut (process killed or log truncated)")
     elif not evidence and out.size > 0 and out.has_events:
-        parts.append("no program output or Spark shutdown after training: process killed or log truncated")
+        parts.append("no program output or Spark shutdown after the last training line: process killed or log truncated")
     return "; ".join(parts) or "log incomplete"

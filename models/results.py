@@ -29,6 +29,7 @@ Declared factors that take one value among the kept rows are left out, with a no
 
 from __future__ import annotations
 
+import argparse
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -138,7 +139,8 @@ class ResultsTable:
         out = list(assumptions(self.has_status, self.n_read,
                                FactorChoice(self.factors, self.factors_from, self.measurements)))
         if self.constant_factors and self.factors_from == "--factors" and len(self.frame):
-            out.append(f"factor(s) with one value among the analysed rows, left out: {', '.join(self.constant_factors)}")
+            out.append("factor(s) with one value among the analysed rows, left out: "
+                       + ", ".join(self.constant_factors))
         return tuple(out)
 
     def require_rows(self) -> None:
@@ -149,7 +151,10 @@ class ResultsTable:
         if statuses and sum(statuses.values()) == self.n_read:
             why = ", ".join(f"{n} {k.removeprefix(STATUS_COLUMN + '=')}" for k, n in statuses.items())
             raise InvalidTableError(f"0 of {self.n_read} rows are ok ({why}): nothing to analyse")
-        raise InvalidTableError(f"0 of {self.n_read} rows are usable: {self.describe_dropped()}")
+        if not self.n_read:
+            raise InvalidTableError(f"{self.source} has no rows: nothing to analyse yet")
+        why = ", ".join(f"{n} {reason}" for reason, n in self.dropped.items())
+        raise InvalidTableError(f"0 of {self.n_read} rows are usable ({why}): nothing to analyse")
 
     def to_dict(self) -> dict[str, Any]:
         return {"source": self.source, "read": self.n_read, "dropped": dict(self.dropped), "cost": self.cost_name,
@@ -180,6 +185,19 @@ def resolve_path(path: str | Path) -> Path:
         raise ResultsNotFoundError(
             f"no results at {str(path)!r}: give a results CSV or a campaign directory with {RESULTS_FILE}"
         )
+    return p
+
+
+def table_options() -> argparse.ArgumentParser:
+    """The options of every command that reads a results table: RESULTS and ``--factors``.
+
+    Use as ``argparse.ArgumentParser(parents=[table_options()])``; parse ``--factors`` with
+    :func:`factor_list`.
+    """
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("results", help=f"campaign directory (runs/NAME, holding {RESULTS_FILE}) or a results CSV")
+    p.add_argument("--factors", help=f"comma-separated factor columns (default: the campaign's {MANIFEST_FILE}; for a "
+                                     "bare CSV the columns taken as factors are named on stderr)")
     return p
 
 
@@ -284,6 +302,43 @@ def _numbers(series: pd.Series) -> np.ndarray:
     return pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
 
 
+def _drop_excluded_runs(df: pd.DataFrame, exclude_runs: Iterable[int], dropped: dict[str, int]) -> pd.DataFrame:
+    runs = sorted(set(exclude_runs))
+    if not runs:
+        return df
+    if "run" not in df.columns:
+        raise MissingColumnError("exclude_runs needs a 'run' column in the results table")
+    return _drop(df, df["run"].isin(runs).to_numpy(dtype=bool), f"run in {runs} (excluded on request)", dropped)
+
+
+def _keep_ok(df: pd.DataFrame, dropped: dict[str, int]) -> pd.DataFrame:
+    """Rule 1: the ok rows; the others counted by status."""
+    status = df[STATUS_COLUMN].astype("string").str.strip().str.lower().fillna("<missing>")
+    keep = ok_mask(df)
+    for value, n in status[~keep].value_counts().items():
+        dropped[f"status={value}"] = int(n)
+    return df[keep]
+
+
+def _drop_implausible_times(df: pd.DataFrame, dropped: dict[str, int]) -> pd.DataFrame:
+    """Rule 2: a wall clock that is infinite, negative or over a year is not a measured time."""
+    if TIME_COLUMN not in df.columns:
+        return df
+    t = _numbers(df[TIME_COLUMN])
+    with np.errstate(invalid="ignore"):
+        bad = ~np.isnan(t) & ~((t >= 0) & (t <= MAX_WALL_CLOCK_S))
+    return _drop(df, bad, f"{TIME_COLUMN} not a time in [0, {MAX_WALL_CLOCK_S:.0f}] s", dropped)
+
+
+def _drop_bad_values(df: pd.DataFrame, column: str, dropped: dict[str, int]) -> pd.DataFrame:
+    """Rule 4: a response that is missing, not finite or beyond +-MAX_ABS_RESPONSE."""
+    why = " (missing time/accuracy, accuracy 0, or target not reached)" if column == COST_COLUMN else ""
+    df = _drop(df, ~np.isfinite(_numbers(df[column])), f"{column} not finite{why}", dropped)
+    with np.errstate(invalid="ignore"):
+        return _drop(df, np.abs(_numbers(df[column])) > MAX_ABS_RESPONSE, f"{column} beyond +-{MAX_ABS_RESPONSE:g}",
+                     dropped)
+
+
 def _with_cost(df: pd.DataFrame, cost: CostFunction | str | None) -> tuple[pd.DataFrame, str]:
     if cost is None and COST_COLUMN in df.columns:
         return df.assign(**{COST_COLUMN: _numbers(df[COST_COLUMN])}), "as given"
@@ -342,53 +397,25 @@ def build_table(
 ) -> ResultsTable:
     """Apply the module's rules to an in-memory table (see the module docstring).
 
-    ``compute_cost=False`` applies rule 1 only (e.g. for a model of time or accuracy, where a
-    job with accuracy 0 is a valid observation, not a row to drop).
+    ``compute_cost=False`` skips rule 3 (e.g. for a model of time or accuracy, where a job with
+    accuracy 0 is a valid observation, not a row to drop); rule 4 then applies to ``response`` only.
     """
-    df = frame.copy()
-    n_read = len(df)
     dropped: dict[str, int] = {}
-    choice = choose_factors(df, factors, csv_path, response)
-
-    runs = sorted(set(exclude_runs))
-    if runs:
-        if "run" not in df.columns:
-            raise MissingColumnError("exclude_runs needs a 'run' column in the results table")
-        df = _drop(df, df["run"].isin(runs).to_numpy(dtype=bool), f"run in {runs} (excluded on request)", dropped)
-
+    choice = choose_factors(frame, factors, csv_path, response)
+    df = _drop_excluded_runs(frame, exclude_runs, dropped)
     if STATUS_COLUMN in df.columns and not include_failed:
-        status = df[STATUS_COLUMN].astype("string").str.strip().str.lower().fillna("<missing>")
-        keep = ok_mask(df)
-        for value, n in status[~keep].value_counts().items():
-            dropped[f"status={value}"] = int(n)
-        df = df[keep]
-
-    if TIME_COLUMN in df.columns:
-        t = _numbers(df[TIME_COLUMN])
-        bad = ~np.isnan(t) & ~((t >= 0) & (t <= MAX_WALL_CLOCK_S))
-        df = _drop(df, bad, f"{TIME_COLUMN} not a time in [0, {MAX_WALL_CLOCK_S:.0f}] s", dropped)
-
-    if compute_cost:
-        df, cost_name = _with_cost(df, cost)
-    else:
-        cost_name = "not computed"
-    with np.errstate(invalid="ignore"):
-        for column in dict.fromkeys([COST_COLUMN if compute_cost else None, response]):
-            if column is None or column not in df.columns:
-                continue
-            y = _numbers(df[column])
-            df = _drop(df, ~np.isfinite(y), f"{column} not finite" + (
-                " (missing time/accuracy, accuracy 0, or target not reached)" if column == COST_COLUMN else ""), dropped)
-            y = _numbers(df[column])
-            df = _drop(df, np.abs(y) > MAX_ABS_RESPONSE, f"{column} beyond +-{MAX_ABS_RESPONSE:g}", dropped)
+        df = _keep_ok(df, dropped)
+    df = _drop_implausible_times(df, dropped)
+    df, cost_name = _with_cost(df, cost) if compute_cost else (df, "not computed")
+    for column in dict.fromkeys([COST_COLUMN if compute_cost else None, response]):
+        if column is not None and column in df.columns:
+            df = _drop_bad_values(df, column, dropped)
     df = df.reset_index(drop=True)
-
     constant = tuple(f for f in choice.factors if df[f].nunique(dropna=True) <= 1)
     return ResultsTable(
-        frame=df, source=source, factors=tuple(f for f in choice.factors if f not in constant), n_read=n_read,
+        frame=df, source=source, factors=tuple(f for f in choice.factors if f not in constant), n_read=len(frame),
         dropped=dropped, cost_name=cost_name, factors_from=choice.source, measurements=choice.measurements,
-        constant_factors=constant,
-        has_status=STATUS_COLUMN in frame.columns,
+        constant_factors=constant, has_status=STATUS_COLUMN in frame.columns,
     )
 
 

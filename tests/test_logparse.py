@@ -353,3 +353,12 @@ def test_other_app_id_lines(tmp_path, line, app_id):
     i = text.rindex("\n", 0, i) + 1
     log = parse(write_log(tmp_path, "id", text[:i] + "2026-11-23 15:04:30 " + line + "\n" + text[i:]))
     assert log.app_id == app_id
+
+
+def test_cut_inside_the_only_validation_line_is_not_ok_even_without_head_clues(tmp_path):
+    """No "creating: createTop1Accuracy" in the head, the plan known: a log cut inside its first validation line
+    (epoch 1's "Validate model..." removed too) must not pass as an unvalidated, finished run."""
+    text = "\n".join(l for l in _ok_text().split("\n") if "creating: " not in l and "Validate model" not in l)
+    cut = text[:text.index("accuracy: 0.140625") + 10]
+    log = parse(write_log(tmp_path, "c", cut), expected_epochs=1)
+    assert log.status == "incomplete" and log.reason.startswith("epoch 1 finished but was not validated"), log.reason

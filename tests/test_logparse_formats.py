@@ -183,3 +183,19 @@ def test_any_prefix_cut_inside_training_is_never_ok(tmp_path, name, frac, plan, 
     log = parse(p, expected_epochs=CASES.get(name, (0, 0, None))[2] if plan and name in CASES else None)
     assert log.status != Status.OK, (name, k, log.reason)
     assert parse(p, full=True).status == log.status
+
+
+def test_planned_epochs_from_the_arguments_spark_submit_verbose_echoes(tmp_path):
+    """A real `spark-submit --verbose` stderr (childArgs [--model lenet --epochs 3]) beside a log cut right after
+    its final validation: the plan decides what the log alone cannot."""
+    verbose = (FIXTURES / "spark-submit-verbose.stderr").read_text()
+    assert "  childArgs               [--model lenet --epochs 3]" in verbose
+    text = text_of("dllib-spark-logs-elsewhere")  # 2 epochs; no Spark line, no app name in the .out
+    cut = text[:text.index("\n", text.rindex("Top1Accuracy is Accuracy(")) + 1]
+    alone = parse(write_log(tmp_path, "alone", cut))
+    assert alone.status == Status.INCOMPLETE and alone.planned_epochs is None
+    three = parse(write_log(tmp_path, "three", cut, err=verbose))
+    assert (three.status, three.planned_epochs) == (Status.INCOMPLETE, 3)
+    assert three.reason.startswith("2 of 3 planned epochs done")
+    two = parse(write_log(tmp_path, "two", cut, err=verbose.replace("--epochs 3", "--epochs 2")))
+    assert (two.status, two.planned_epochs) == (Status.OK, 2) and two.notes

@@ -81,3 +81,19 @@ def test_the_harness_stores_exactly_logparse_judgement(tmp_path):
         assert (j.status, j.reason) == (r.status, r.reason)
         if j.status != Status.FAILED or "asked" not in j.reason:  # the CLI knows no plan beyond the log's own
             assert parse(tmp_path / r.execution.log, expected_epochs=s.epochs).status == j.status
+
+
+def test_a_log_that_cannot_be_read_is_a_failed_run_not_an_exception(tmp_path, monkeypatch):
+    """Issue 17: one bad log inside a campaign stopped it and left the run marked running."""
+    import gzip as gz
+
+    from logparse import source
+
+    monkeypatch.setattr(source, "MAX_GUNZIP", 1 << 20)
+    bomb = tmp_path / "1-1.out.gz"
+    bomb.write_bytes(gz.compress(b"\0" * (4 << 20)))
+    j = judge_run(bomb, PLAN, ProcessFacts(exit_code=0))
+    assert (j.status, j.failure_kind) == (Status.FAILED, FailureKind.JOB)
+    assert j.reason.startswith("cannot read the log: ") and "expands beyond" in j.reason
+    j = judge_run(tmp_path / "missing.out", PLAN, ProcessFacts(exit_code=1))
+    assert j.status == Status.FAILED and "no such file" in j.reason

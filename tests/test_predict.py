@@ -402,3 +402,18 @@ def test_cli_exits_3_when_a_model_fails_on_a_split(tmp_path, capsys):
     assert cli([str(tmp_path), "--models", "rf,ernest", "--split", "random"]) == 3
     captured = capsys.readouterr()
     assert "failed" in captured.out and "cross-validation" in captured.err
+
+
+def test_model_inputs_are_the_declared_factors(tmp_path, capsys):
+    from models.errors import InvalidTableError
+    from models.predict.table import model_inputs
+
+    table = harness_table().assign(rep=lambda t: [i % 3 for i in range(len(t))], status="ok")
+    narrowed, choice = model_inputs(table, "wall_clock_s", ("nodes", "batch_size"))
+    assert list(narrowed.columns) == ["nodes", "batch_size", "wall_clock_s"] and choice.source == "--factors"
+    bare = table.drop(columns=["model", "executors"])  # no longer a harness table: its factors are guessed
+    bare.to_csv(tmp_path / "bare.csv", index=False)
+    with pytest.raises(InvalidTableError, match="'rep' is named like an identifier"):
+        model_inputs(bare, "wall_clock_s", None, tmp_path / "bare.csv")
+    assert cli([str(tmp_path / "bare.csv"), "--models", "linear", "--split", "random"]) == 2
+    assert "error: column 'rep'" in capsys.readouterr().err

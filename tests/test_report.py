@@ -526,3 +526,22 @@ def test_no_ok_rows_and_no_status_are_said(tmp_path: Path, capsys: pytest.Captur
     err = capsys.readouterr().err
     assert "note: no 'status' column: all 4 rows assumed ok" in err
     assert "note: factors taken from the columns (no manifest.json, no --factors): a, b" in err
+
+
+def test_the_manifest_declares_what_the_report_analyses(tmp_path: Path) -> None:
+    from harness.schema import CampaignDir, Manifest
+
+    rng = np.random.default_rng(11)
+    rows = [job(run, rep, nodes, ex, lr, wall=10 + 3 * nodes + rng.normal(0, 0.5), acc=0.9)
+            for run, (lr, ex, nodes) in enumerate(itertools.product((0.05, 0.1), (1, 2), (1, 2)), start=1)
+            for rep in (1, 2)]
+    d = campaign(tmp_path / "m", rows)
+    CampaignDir(d).write_manifest(Manifest(factors=("nodes", "learning_rate")))
+    report = build_report(d, plots=False)
+    assert report.campaign.candidates == ("nodes", "learning_rate")
+    assert report.campaign.table.factors_from == "manifest.json"
+    assert report.analysis.anova.factors == ("nodes", "learning_rate")
+    assert "executors" not in report.analysis.anova.summary.terms
+    # without the manifest the harness's design columns are the factors: executors is one
+    (d / "manifest.json").unlink()
+    assert "executors" in build_report(d, plots=False).analysis.anova.factors

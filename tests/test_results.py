@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import itertools
 import json
+import tempfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 from models.anova.cli import main as anova_main
@@ -223,3 +228,98 @@ def test_absurd_and_non_finite_responses_are_dropped_with_a_count():
     y = pd.DataFrame({"x": [1, 2, 1, 2, 1], "y": [1.0, 2.0, 1e200, float("nan"), 1.5]})
     table = build_table(y.assign(cost=1.0), response="y", factors=["x"])
     assert table.dropped == {"y not finite": 1, "y beyond +-1e+100": 1} and len(table.frame) == 3
+
+
+def test_without_cost_only_status_and_the_response_filter_rows():
+    df = harness_rows()  # row 3 has accuracy 0: no cost, but a valid time
+    table = build_table(df, compute_cost=False, response="wall_clock_s")
+    assert len(table.frame) == 6 and table.cost_name == "not computed" and "cost" not in table.frame
+    assert table.dropped == {"status=failed": 1, "status=incomplete": 1}
+
+
+# --- no results table makes a models CLI print a traceback (issue 17, item 5) ---------------------
+
+STATUSES = ["ok", "ok", "ok", "failed", "incomplete", " OK", "", "pruned", "weird"]
+ODD_NUMBERS = [0.0, -1.0, 1e308, -1e308, 5e-324, float("inf"), float("-inf"), float("nan"), 1.0, 2.5, 1e-300]
+
+
+@st.composite
+def results_tables(draw: st.DrawFn) -> pd.DataFrame:
+    """Small results tables: some factor columns, maybe a rep/status column, odd or constant responses."""
+    n = draw(st.integers(0, 12))
+    column = lambda values: draw(st.lists(st.sampled_from(values), min_size=n, max_size=n))  # noqa: E731
+    numbers = st.one_of(st.sampled_from(ODD_NUMBERS), st.floats(allow_nan=True, allow_infinity=True),
+                        st.floats(0.01, 100.0))
+    cols: dict[str, list] = {}
+    if draw(st.booleans()):
+        cols["a"] = column([1, 2])
+    if draw(st.booleans()):
+        cols["b"] = column([0.1, 0.2, 0.4])
+    if draw(st.booleans()):
+        cols["opt"] = column(["sgd", "adam"])
+    if draw(st.booleans()):
+        cols["rep"] = list(range(n))
+    if draw(st.booleans()):
+        cols["status"] = column(STATUSES)
+    kind = draw(st.sampled_from(["cost", "time+accuracy", "constant", "none"]))
+    if kind == "cost":
+        cols["cost"] = draw(st.lists(numbers, min_size=n, max_size=n))
+    elif kind == "constant":
+        cols["cost"] = [draw(numbers)] * n
+    elif kind == "time+accuracy":
+        cols["wall_clock_s"] = draw(st.lists(numbers, min_size=n, max_size=n))
+        cols["accuracy"] = draw(st.lists(st.one_of(st.sampled_from(ODD_NUMBERS), st.floats(0, 1)), min_size=n,
+                                         max_size=n))
+    return pd.DataFrame(cols, index=range(n))
+
+
+def run_quietly(main, argv: list[str]) -> tuple[int, str]:
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = run_cli(main, argv)
+    return code, err.getvalue()
+
+
+def commands(path: Path, out: Path) -> list[tuple[str, object, list[str]]]:
+    from harness.report.cli import main as report_main
+    from models.predict.cli import main as predict_main
+    from models.queueing.cli import main as queueing_main
+
+    p = str(path)
+    return [
+        ("models.anova", anova_main, [p, "--format", "json"]),
+        ("models.anova --factors", anova_main, [p, "--factors", "a,b", "--kruskal"]),
+        ("models.predict", predict_main, [p, "--models", "linear", "--split", "random"]),
+        ("models.queueing", queueing_main, ["from-results", p, "--utilization", "0.5"]),
+        ("harness.report", report_main, [p, "--no-plots", "-o", str(out)]),
+    ]
+
+
+def assert_no_traceback(path: Path, out: Path) -> None:
+    for name, main, argv in commands(path, out):
+        code, err = run_quietly(main, argv)
+        assert code != 1, f"{name} hit a bug on {path.read_text()[:2000]!r}: {err}"
+        assert "Traceback" not in err
+        if code != 0:
+            errors = [line for line in err.splitlines() if line.startswith("error: ")]
+            assert len(errors) == 1 and err.splitlines()[-1] == errors[0], (name, err)
+
+
+@pytest.mark.slow
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(results_tables())
+def test_no_results_table_makes_a_cli_print_a_traceback(table: pd.DataFrame) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "results.csv"
+        table.to_csv(path, index=False)
+        assert_no_traceback(path, Path(tmp) / "report.html")
+
+
+@pytest.mark.slow
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(st.text(max_size=300), st.binary(max_size=300).map(lambda b: b.decode("latin-1"))))
+def test_no_file_content_makes_a_cli_print_a_traceback(text: str) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "results.csv"
+        path.write_text(text, encoding="utf-8", errors="surrogateescape")
+        assert_no_traceback(path, Path(tmp) / "report.html")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from harness.report.build import build_report
 from models.errors import AnalysisOptionError
-from models.results import factor_list
+from models.results import factor_list, table_options
 from sparkdl.errors import ToolError
 
 DEFAULT_NAME = "report.html"
@@ -21,18 +21,16 @@ class ReportWriteError(ToolError):
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m harness.report",
+        prog="python -m harness.report", parents=[table_options()],
         description="Write a campaign's self-contained HTML report: design and aliasing, run status, results, "
                     "ANOVA with assumption checks and plots, queue metrics, and what the data say.",
     )
-    p.add_argument("results", help="campaign directory (runs/NAME) or a results CSV")
     p.add_argument("-o", "--output", type=Path,
-                   help=f"HTML file to write (default RUNS_DIR/{DEFAULT_NAME}, or NAME-report.html in the current directory for a CSV)")
+                   help=f"HTML file to write (default RUNS_DIR/{DEFAULT_NAME}, or NAME-report.html in the current "
+                        "directory for a CSV)")
     p.add_argument("--response", default="cost", help="response column to analyse (default: cost)")
     p.add_argument("--cost", help="cost from wall_clock_s and accuracy: pct2 (default, T/(A*100)^2), acc2, time, "
                                   "tta:TARGET, or an expression of T and A")
-    p.add_argument("--factors", help="comma-separated factor columns (default: the campaign's manifest.json; for a "
-                                     "bare CSV the columns taken as factors are named on stderr)")
     p.add_argument("--no-plots", action="store_true", help="skip the figures (faster; tables and text only)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     return p

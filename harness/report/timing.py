@@ -18,8 +18,8 @@ from matplotlib.figure import Figure
 
 from harness.phases import DESCRIPTIONS, PHASES
 from harness.report import html as h
-from harness.report.analysis import analyse
 from harness.sampler import SAMPLES_TABLE, read_samples
+from models.anova.analysis import analyse
 from models.errors import ModelError
 from models.queueing.formulas import mm1
 

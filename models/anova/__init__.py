@@ -16,7 +16,15 @@ This ``__init__`` re-exports the computation and the result objects only; ``anal
 ``cli`` sit above :mod:`models.diagnostics` and :mod:`models.plots` and are imported by path.
 """
 
-from models.anova.design import RESPONSE_COLUMN, ModelMatrix, code_factors, is_numeric, model_matrix, term_parts, two_level_numeric
+from models.anova.design import (
+    RESPONSE_COLUMN,
+    ModelMatrix,
+    code_factors,
+    is_numeric,
+    model_matrix,
+    term_parts,
+    two_level_numeric,
+)
 from models.anova.effects import lenth
 from models.anova.fit import ROBUST, TRANSFORMS, boxcox_lambda, fit_anova, press
 from models.anova.format import format_csv, format_summary, format_table

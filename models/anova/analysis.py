@@ -86,7 +86,8 @@ class Analysis:
         return doc
 
 
-def estimable_factors(frame: pd.DataFrame, factors: Sequence[str]) -> tuple[list[str], list[tuple[str, tuple[str, ...]]]]:
+def estimable_factors(frame: pd.DataFrame,
+                      factors: Sequence[str]) -> tuple[list[str], list[tuple[str, tuple[str, ...]]]]:
     """Factors whose main effects are estimable together (first come first kept), and each other
     varying factor with the kept factors its column is a combination of."""
     varying = [f for f in factors if frame[f].nunique(dropna=True) > 1]
@@ -106,7 +107,8 @@ def _confounding_note(factor: str, partners: tuple[str, ...]) -> str:
             f"theirs), so its main effect cannot be separated; it is left out of the model")
 
 
-def choose_model(frame: pd.DataFrame, response: str, factors: Sequence[str], alpha: float = 0.05) -> tuple[ModelChoice, AnovaResult]:
+def choose_model(frame: pd.DataFrame, response: str, factors: Sequence[str],
+                 alpha: float = 0.05) -> tuple[ModelChoice, AnovaResult]:
     """The largest of default / main-effects models that fits (see the module docstring), fitted."""
     n = len(frame)
     if n < 2:

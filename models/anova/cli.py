@@ -24,18 +24,15 @@ from models.anova.format import format_csv, format_summary, format_table
 from models.diagnostics import format_kruskal
 from models.errors import AnalysisOptionError
 from models.plots import save_figures
-from models.results import ResultsTable, factor_list, load_results
+from models.results import ResultsTable, factor_list, load_results, table_options
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m models.anova",
+        prog="python -m models.anova", parents=[table_options()],
         description="ANOVA with assumption checks on a results table (CSV or campaign directory).",
     )
-    p.add_argument("results", help="results CSV, or a campaign directory holding results.csv")
     p.add_argument("--response", default="cost", help="response column (default: cost)")
-    p.add_argument("--factors", help="comma-separated factor columns (default: the campaign's manifest.json; "
-                   "for a bare CSV the columns taken as factors are named on stderr)")
     p.add_argument("--terms", help="right-hand side of the model formula, e.g. 'a + b*c'; default: "
                    "main effects plus estimable two-factor interactions")
     p.add_argument("--typ", type=int, choices=(1, 2, 3), default=2, help="sums of squares type (default 2)")

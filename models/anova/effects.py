@@ -21,7 +21,8 @@ from models.anova.result import Effect, LenthResult
 from models.errors import AnalysisOptionError
 
 
-def coded_effects(coded: ModelMatrix, y: np.ndarray, two_level: Collection[str], robust: str | None) -> tuple[Effect, ...]:
+def coded_effects(coded: ModelMatrix, y: np.ndarray, two_level: Collection[str],
+                  robust: str | None) -> tuple[Effect, ...]:
     """One :class:`Effect` per single-column term whose factors all have two numeric levels."""
     with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
         warnings.simplefilter("ignore")

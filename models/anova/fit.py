@@ -76,17 +76,21 @@ def response_values(frame: pd.DataFrame, response: str) -> np.ndarray:
         raise MissingColumnError(f"response column {response!r} is not in the table; pick one of {list(frame.columns)}")
     y = pd.to_numeric(frame[response], errors="coerce").to_numpy(dtype=float)
     if not np.all(np.isfinite(y)):
-        raise InvalidTableError(f"response {response!r} has {int((~np.isfinite(y)).sum())} missing or non-numeric values")
-    if y.size and np.abs(y).max() > MAX_ABS_RESPONSE:
+        bad = int((~np.isfinite(y)).sum())
+        raise InvalidTableError(f"response {response!r} has {bad} missing or non-numeric values")
+    if y.size < 2:
+        raise InvalidTableError(f"response {response!r} has {y.size} usable value(s); an ANOVA needs 2 or more")
+    if np.abs(y).max() > MAX_ABS_RESPONSE:
         raise InvalidTableError(f"response {response!r} has {int((np.abs(y) > MAX_ABS_RESPONSE).sum())} value(s) "
                                 f"beyond +-{MAX_ABS_RESPONSE:g}; fix or drop those rows")
-    if y.size and np.ptp(y) <= CONSTANT_RTOL * np.abs(y).max():
+    if np.ptp(y) <= CONSTANT_RTOL * np.abs(y).max():
         raise InvalidTableError(f"response {response!r} is constant ({y.size} values, all {y[0]:g}): there is no "
                                 "variation to analyse; pick a response that varies")
     return y
 
 
-def resolve_factors(frame: pd.DataFrame, response: str, terms: str | None, factors: Sequence[str] | None) -> tuple[str, ...]:
+def resolve_factors(frame: pd.DataFrame, response: str, terms: str | None,
+                    factors: Sequence[str] | None) -> tuple[str, ...]:
     """The declared factors, or the columns explicit terms name; never guessed from the table."""
     if factors is None:
         if terms is None:
@@ -151,7 +155,8 @@ def boxcox_lambda(y: np.ndarray, x: np.ndarray, bounds: tuple[float, float] = (-
     return float(res.x)
 
 
-def transform_response(y: np.ndarray, transform: str | None, x: np.ndarray, label: str) -> tuple[np.ndarray, str, float | None]:
+def transform_response(y: np.ndarray, transform: str | None, x: np.ndarray,
+                       label: str) -> tuple[np.ndarray, str, float | None]:
     """The analysed response, its label and the Box-Cox lambda (if any)."""
     if transform is None:
         return y, label, None

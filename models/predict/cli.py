@@ -19,19 +19,16 @@ import pandas as pd
 
 from models.predict.compare import SPLITS, Comparison, compare, make_splits, parse_models
 from models.predict.table import model_inputs, read_results
-from models.results import factor_list
+from models.results import factor_list, table_options
 from sparkdl.errors import EXIT_RUNS_FAILED
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m models.predict",
+        prog="python -m models.predict", parents=[table_options()],
         description="Compare performance-prediction models on a campaign's results table.",
     )
-    parser.add_argument("results", help="campaign directory (holding results.csv) or a CSV file")
     parser.add_argument("--target", default="wall_clock_s", help="column to predict (default: wall_clock_s)")
-    parser.add_argument("--factors", help="comma-separated input columns (default: the campaign's manifest.json, "
-                        "the harness's design columns, seed 004's columns, else the columns named on stderr)")
     parser.add_argument("--models", default="all", help="all, or a comma list of linear,rf,gb,generic,ernest")
     parser.add_argument("--split", choices=(*SPLITS, "both"), default="both", help="evaluation split (default: both)")
     parser.add_argument("--extrapolate-by", default=None,

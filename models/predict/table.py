@@ -20,22 +20,27 @@ import numpy as np
 import pandas as pd
 
 from models.errors import MissingColumnError
-from models.results import HARNESS_FACTORS, FactorChoice, choose_factors, ok_rows, read_csv, resolve_path
+from models.results import (
+    HARNESS_FACTORS,
+    NON_FACTOR_COLUMNS,
+    FactorChoice,
+    choose_factors,
+    ok_rows,
+    read_csv,
+    resolve_path,
+)
 
 __all__ = [
     "COURIER_FACTORS", "HARNESS_FACTORS", "NON_FACTORS", "PARALLELISM_COLUMNS", "factor_columns", "is_categorical",
     "is_courier_table", "model_inputs", "read_results", "require_columns", "varying", "with_derived",
 ]
+
 #: Factor columns of seed 004's (Courier's) experiments.
 COURIER_FACTORS: tuple[str, ...] = ("batch", "cpus", "njobs", "network")
 #: Columns whose product is the parallelism m (total executor cores of a job).
 PARALLELISM_COLUMNS: tuple[str, ...] = ("nodes", "executors", "executor_cores")
-#: Columns that are never model inputs: identifiers, outcomes, timestamps, derived columns.
-NON_FACTORS: frozenset[str] = frozenset({
-    "run", "replicate", "status", "reason", "wall_clock_s", "accuracy", "elapsed_s",
-    "start", "end", "app_id", "parallelism", "processes", "failure_kind", "attempts", "epochs_completed",
-    "learning_rate_used", "batch_size_used", "exit_code", "log",
-})
+#: Columns that are never model inputs: identifiers, outcomes, timestamps (models.results), derived columns.
+NON_FACTORS: frozenset[str] = NON_FACTOR_COLUMNS | {"parallelism", "processes"}
 
 
 def read_results(path: str | Path) -> pd.DataFrame:

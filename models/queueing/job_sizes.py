@@ -57,7 +57,7 @@ def size_moments(sizes: Sequence[float]) -> tuple[float, float]:
 
 def _number(row: dict[str, str], column: str, line: int) -> float:
     try:
-        value = float(row[column])
+        value = float(row[column] or "")
     except (TypeError, ValueError):
         raise InvalidTableError(f"line {line}: {column} = {row[column]!r} is not a number") from None
     if not math.isfinite(value) or value <= 0:
@@ -68,8 +68,8 @@ def _number(row: dict[str, str], column: str, line: int) -> float:
 def _size(row: dict[str, str], quantity: str, line: int) -> float:
     if quantity == "time":
         return _number(row, "wall_clock_s", line)
-    if row.get("cost") not in (None, ""):
-        return _number(row, "cost", line)
+    if row.get("cost") not in (None, "") or "accuracy" not in row or "wall_clock_s" not in row:
+        return _number(row, "cost", line)  # an empty cost without time and accuracy is "not a number"
     accuracy = _number(row, "accuracy", line)
     if accuracy > 1:
         raise InvalidTableError(f"line {line}: accuracy {accuracy!r} is above 1; expected a fraction")
