@@ -37,7 +37,8 @@ from harness.backends import LocalBackend
 from harness.campaign import CampaignPlan, CampaignSettings, open_campaign
 from harness.command import JOB_SCRIPT, SubmitOptions, submit_argv
 from harness.phases import PHASES, campaign_efficiency
-from harness.runspec import RunSpec, read_design
+from harness.designfile import read_design
+from harness.runspec import RunSpec
 from harness.schema import CampaignDir, Manifest
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -243,6 +243,10 @@ def ok_rows(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[ok_mask(frame)].reset_index(drop=True)
 
 
+#: Prefixes of the measurements a campaign records per run (Spark's metrics, host use, phases).
+MEASUREMENT_PREFIXES = ("spark_", "host_", "phase_")
+
+
 def guess_factors(frame: pd.DataFrame, exclude: Iterable[str] = ()) -> FactorGuess:
     """Factors of a bare table: varying columns that are not bookkeeping, measurements or ``exclude``.
 
@@ -251,7 +255,8 @@ def guess_factors(frame: pd.DataFrame, exclude: Iterable[str] = ()) -> FactorGue
     values that differ in over half the rows are measurements, not design levels.
     """
     skip = NON_FACTOR_COLUMNS | set(exclude)
-    varying = [c for c in frame.columns if c not in skip and frame[c].nunique(dropna=True) > 1]
+    varying = [c for c in frame.columns if c not in skip and not str(c).startswith(MEASUREMENT_PREFIXES)
+               and frame[c].nunique(dropna=True) > 1]
     factors, measured = [], []
     for c in varying:
         distinct = frame[c].nunique(dropna=True)

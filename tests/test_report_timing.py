@@ -65,3 +65,17 @@ def test_anova_rows_point_at_the_built_in_factor(tmp_path):
 
 def test_no_phase_columns_says_why():
     assert "without event logs" in time_section(pd.DataFrame({"run": [1]}), None, [])
+
+
+def test_measurement_columns_are_never_factors(tmp_path):
+    """models.anova on a campaign's results: spark_/host_/phase_ columns are responses, not factors."""
+    from models.results import detect_factors
+
+    raw = campaign(tmp_path)
+    raw["wall_clock_s"], raw["accuracy"] = raw["phase_training_s"], 0.5
+    assert set(detect_factors(raw)) == {"nodes", "executor_cores"}
+    from models.anova.cli import main
+
+    path = tmp_path / "results.csv"
+    raw.to_csv(path, index=False)
+    assert main([str(path), "--response", "spark_gc_share", "--format", "json"]) == 0

@@ -59,7 +59,7 @@ def stacked_bars(frame: pd.DataFrame) -> Figure:
     ax.set_yticks(y, list(frame.index))
     ax.invert_yaxis()
     ax.set_xlabel("seconds from submit")
-    ax.legend(ncol=4, fontsize=7, loc="lower right")
+    ax.legend(ncol=len(PHASES), fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
     fig.tight_layout()
     return fig
 
@@ -72,20 +72,21 @@ def utilization_figure(samples_csv: Path, row: pd.Series) -> Figure:
     ax = fig.add_subplot()
     ax.plot(t, [s.cpu_busy_pct for s in samples], label="CPU busy % (all cores)", color="#1e88e5")
     ax.plot(t, [s.iowait_pct for s in samples], label="iowait %", color="#e53935")
-    ax.set_ylim(0, 105)
+    ax.set_ylim(0, 110)
     ax.set_xlabel("seconds from submit")
     ax.set_ylabel("%")
     ax2 = ax.twinx()
     ax2.plot(t, [s.jvm_cpu_pct / 100 for s in samples], label="executors: cores used", color="#43a047", ls="--")
     ax2.set_ylabel("cores used by executors")
     edge = 0.0
-    for phase in PHASES:
+    for phase, color in zip(PHASES, COLORS):
         v = row.get(f"phase_{phase}_s")
         if v is None or pd.isna(v):
             continue
+        ax.axvspan(edge, edge + float(v), color=color, alpha=0.25, lw=0)
+        if float(v) > 0.04 * float(row.get("phase_total_s") or 1):
+            ax.text(edge + float(v) / 2, 103, phase, fontsize=6, ha="center", va="bottom")
         edge += float(v)
-        ax.axvline(edge, color="#757575", lw=0.6, ls=":")
-        ax.text(edge, 102, phase, rotation=90, fontsize=6, va="top", ha="right")
     lines = ax.get_legend_handles_labels()
     more = ax2.get_legend_handles_labels()
     ax.legend(lines[0] + more[0], lines[1] + more[1], fontsize=7, loc="center left")
@@ -97,11 +98,16 @@ def _anova_table(frame: pd.DataFrame, response: str, factors: Sequence[str]) -> 
     usable = frame.dropna(subset=[response])
     if len(usable) < 3:
         return h.para(f"{response}: too few runs with this figure for an ANOVA ({len(usable)}).")
-    varying = [f for f in factors if usable[f].nunique(dropna=True) > 1]  # a factor held constant is no term
+    if usable[response].astype(float).nunique() < 2:
+        return h.para(f"{response} is {float(usable[response].iloc[0]):g} in every run: nothing varies to analyse "
+                      "(for CPU busy at 100 %, the host was saturated throughout).")
+    varying = [f for f in factors if usable[f].nunique(dropna=True) > 1]
+    if not varying:
+        return h.para(f"{response}: no factor varies among these runs.")
     try:
         a = analyse(usable, response, varying, plots=False)
     except ModelError as e:
-        return h.para(f"{response}: no ANOVA ({e}).")
+        return h.para(f"{response}: the ANOVA could not be fitted: {e}")
     if a.anova is None:
         return h.para(f"{response}: {a.unavailable}")
     rows = [(h.tcell(r.term), h.ncell(r.df, lambda v: f"{v:g}"), h.ncell(r.F), h.ncell(r.p, h.pval),
