@@ -43,12 +43,14 @@ class SubmitOptions:
     learning_rate_decay: float | None = None  # None: the job's default (0.0002)
     jobs: JobChoice = JobChoice()  # the --job, or the built-in named by the model column
     out: Path | None = None  # the campaign folder: json jobs write OUT/runs/<key>/metrics.json
+    data_cache: Path | None = None  # the split decoded once per campaign, for jobs whose template uses {data_cache}
 
     def option_values(self) -> dict[str, Value | None]:
         """The optional template fields this campaign gives (None: not given)."""
         return {"data_dir": None if self.data_dir is None else str(self.data_dir),
                 "train_samples": self.train_samples or None, "test_samples": self.test_samples or None,
-                "learning_rate_decay": self.learning_rate_decay}
+                "learning_rate_decay": self.learning_rate_decay,
+                "data_cache": None if self.data_cache is None else str(self.data_cache)}
 
     def option_fields(self) -> tuple[str, ...]:
         return tuple(k for k, v in self.option_values().items() if v is not None)
