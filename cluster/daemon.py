@@ -7,6 +7,8 @@ element), e.g.
     <base>/venv/bin/python -m cluster.daemon start-worker --state DIR --name worker-1 --host 10.0.0.11 ...
     <base>/venv/bin/python -m cluster.daemon stop --state DIR
     <base>/venv/bin/python -m cluster.daemon run --local-ip 10.0.0.10 -- spark-submit ...
+    <base>/venv/bin/python -m cluster.daemon sample-start --state DIR --key 1-1   # host sampler of one run
+    <base>/venv/bin/python -m cluster.daemon sample-stop --state DIR --key 1-1    # its table, as JSON
 
 Daemons are started in their own session (``setsid``) with their output in
 ``DIR/logs/<role>.log``; ``DIR/state.json`` records each pid with its kernel start time
@@ -217,6 +219,60 @@ def pack_logs(state_dir: Path, out: Path) -> dict:
     return {"archive": str(out), "files": names}
 
 
+def _sample_files(state_dir: Path, key: str) -> tuple[Path, Path, Path]:
+    d = state_dir / "samples"
+    d.mkdir(parents=True, exist_ok=True)
+    return d / f"{key}.csv", d / f"{key}.pid", d / f"{key}.err"
+
+
+def sample_start(state_dir: Path, key: str, period_s: float) -> dict:
+    """Start ``python -m harness.sampler`` in its own session, sampling this host until sample-stop."""
+    out, pid_file, err = _sample_files(state_dir, key)
+    argv = [sys.executable, "-m", "harness.sampler", "--out", str(out), "--period", f"{period_s:g}"]
+    with open(err, "wb") as ferr:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=ferr,
+                                start_new_session=True)
+    pid_file.write_text(json.dumps({"pid": proc.pid, "ticks": start_ticks(proc.pid)}))
+    return {"pid": proc.pid, "out": str(out)}
+
+
+def _cpu_s(pid: int) -> float:
+    """User + system CPU seconds of ``pid`` from /proc (0 when it is gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0.0
+    fields = stat[stat.rindex(")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def sample_stop(state_dir: Path, key: str, timeout: float = 15.0) -> dict:
+    """End the sampler of ``key`` (SIGTERM: it writes its last sample) and return its table as text."""
+    out, pid_file, err = _sample_files(state_dir, key)
+    cpu_s = 0.0
+    if pid_file.exists():
+        rec = json.loads(pid_file.read_text())
+        pid = int(rec["pid"])
+        if start_ticks(pid) == rec.get("ticks") and start_ticks(pid) is not None:
+            cpu_s = _cpu_s(pid)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGTERM)
+            deadline = time.monotonic() + timeout
+            while start_ticks(pid) == rec.get("ticks") and time.monotonic() < deadline:
+                with contextlib.suppress(ChildProcessError, OSError):
+                    os.waitpid(pid, os.WNOHANG)
+                state = Path(f"/proc/{pid}/stat").read_text() if Path(f"/proc/{pid}/stat").exists() else ""
+                if state and state[state.rindex(")") + 2] == "Z":
+                    break
+                time.sleep(0.1)
+        pid_file.unlink()
+    text = out.read_text() if out.exists() else ""
+    problem = err.read_text()[-500:] if err.exists() and not text else ""
+    for p in (out, err):
+        p.unlink(missing_ok=True)
+    return {"csv": text, "sampler_cpu_s": cpu_s, "problem": problem}
+
+
 def run_foreground(argv: list[str], local_ip: str) -> int:
     """Run ``argv`` (spark-submit) with the Spark environment; its output is ours (the SSH channel).
 
@@ -278,6 +334,13 @@ def build_parser() -> argparse.ArgumentParser:
     pk = sub.add_parser("pack-logs")
     pk.add_argument("--state", type=Path, required=True)
     pk.add_argument("--out", type=Path, required=True)
+    sa = sub.add_parser("sample-start")
+    sa.add_argument("--state", type=Path, required=True)
+    sa.add_argument("--key", required=True)
+    sa.add_argument("--period", type=float, default=1.0)
+    so = sub.add_parser("sample-stop")
+    so.add_argument("--state", type=Path, required=True)
+    so.add_argument("--key", required=True)
     r = sub.add_parser("run")
     r.add_argument("--local-ip", required=True)
     r.add_argument("argv", nargs=argparse.REMAINDER)
@@ -315,6 +378,10 @@ def main(argv: list[str] | None = None) -> int:
                 raise NotRunning(f"no Spark master answers at {args.webui}/json/ ({e}): run `fab start-master`") from e
         elif args.command == "env":
             out = spark_env(args.local_ip)
+        elif args.command == "sample-start":
+            out = sample_start(args.state, args.key, args.period)
+        elif args.command == "sample-stop":
+            out = sample_stop(args.state, args.key)
         else:
             out = pack_logs(args.state, args.out)
     except HostTooSmall as e:

@@ -401,6 +401,11 @@ class LocalCluster:
             self.progress(f"{role} stopped")
         return stopped
 
+    def worker_pids(self) -> list[int]:
+        """Pids of the alive workers this backend started (their children are the executor JVMs)."""
+        state = ClusterState.load(self._state_path)
+        return [w.pid for w in state.workers if w.alive()] if state else []
+
     def status(self) -> ClusterStatus:
         state = ClusterState.load(self._state_path)
         running = bool(state and state.master and state.master.alive())

@@ -277,6 +277,29 @@ class RemoteCluster:
         self._await_workers(wanted, keep, timeout or self.start_timeout)
         return result
 
+    # -- host sampling of one run (harness.sampler on each worker host)
+    def _worker_hosts(self, workers: int) -> list[str]:
+        return list(dict.fromkeys(w.host for w in self._workers(workers)))
+
+    def start_sampling(self, key: str, workers: int, period_s: float = 1.0) -> GroupResult:
+        """Start a host sampler on the hosts of the first ``workers`` workers, for run ``key``."""
+        def step(host: str, role: str, _: None) -> HostResult:
+            out = self._call(host, self.layout.daemon("sample-start", "--state", self.layout.host_dir(host),
+                                                      "--key", key, "--period", f"{period_s:g}"))
+            return HostResult(host, role, True, True, f"sampling (pid {out['pid']})", data=out)
+
+        return on_hosts("sample-start", ((h, "sampler", None) for h in self._worker_hosts(workers)), step)
+
+    def stop_sampling(self, key: str, workers: int) -> GroupResult:
+        """Stop those samplers; each host's result carries its table (``data["csv"]``) and CPU cost."""
+        def step(host: str, role: str, _: None) -> HostResult:
+            out = self._call(host, self.layout.daemon("sample-stop", "--state", self.layout.host_dir(host),
+                                                      "--key", key))
+            return HostResult(host, role, bool(out["csv"]), False,
+                              out.get("problem") or f"{out['csv'].count(chr(10)) - 1} sample(s)", data=out)
+
+        return on_hosts("sample-stop", ((h, "sampler", None) for h in self._worker_hosts(workers)), step)
+
     def _spark_host(self, name: str) -> str:
         return next(w.spark_host for w in self.inv.workers if w.name == name)
 

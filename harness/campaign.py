@@ -31,6 +31,8 @@ from cluster.local import LocalCluster, start_ticks
 from cluster.sparkenv import SparkEnv
 from harness.backends import Backend, FixedBackend, LocalBackend
 from harness.command import SubmitOptions, job_for, metrics_path, submit_argv
+from harness.datacache import with_data_cache
+from harness.observer import Observer, observer_for
 from harness.errors import CapacityError, HarnessError
 from harness.runner import Completed, Runner
 from harness.metrics import Metrics, read_metrics, reserved_names
@@ -50,6 +52,8 @@ class CampaignSettings:
     options: SubmitOptions
     timeout: float | None = 3600.0
     retries: int = 1  # extra attempts for infrastructure failures only
+    observe: bool = True  # event log, host samples and phases per run (harness.observer)
+    data_cache: bool = True  # decode the data once per campaign (harness.datacache)
 
 
 @dataclass(frozen=True)
@@ -100,10 +104,12 @@ class Campaign:
     """Runs specs one by one through a backend and a runner, recording each run in the store."""
 
     def __init__(self, folder: CampaignDir, settings: CampaignSettings, backend: Backend, env: SparkEnv,
-                 runner: Runner, store: ResultStore, progress: Progress = lambda _: None) -> None:
+                 runner: Runner, store: ResultStore, progress: Progress = lambda _: None,
+                 observer: Observer | None = None) -> None:
         self.folder, self.settings, self.backend, self.env = folder, settings, backend, env
         self.runner, self.store, self.progress = runner, store, progress
         self.options = replace(settings.options, master_url=backend.master_url, out=folder.path)
+        self.observer = observer
 
     def _app_id(self, name: str) -> str | None:
         """The application id by name from the master, when the log did not show it."""
@@ -121,7 +127,7 @@ class Campaign:
     def sibling(self) -> "Campaign":
         """The same campaign with its own store connection, for another thread (sqlite3 wants one per thread)."""
         return Campaign(self.folder, self.settings, self.backend, self.env, self.runner, ResultStore(self.folder),
-                        self.progress)
+                        self.progress, self.observer)
 
     def close(self) -> None:
         self.store.close()
@@ -136,21 +142,30 @@ class Campaign:
         for attempt in range(1, attempts + 1):
             if prepare:
                 self.backend.prepare(spec)
-            argv = submit_argv(spec, self.options, self.env)
+            run_dir = self.folder.run_dir(spec.key) if self.observer is not None else None
+            argv = submit_argv(spec, self.options, self.env,
+                               event_log_dir=run_dir if self.observer is not None and self.observer.event_log else None)
             job = job_for(spec, self.options)
             if job.results == "json":  # a figure left by an earlier attempt must not count for this one
                 self.folder.run_dir(spec.key)
                 metrics_path(spec, self.options).unlink(missing_ok=True)
             start = now()
             n = self.store.begin_attempt(spec, start, argv)
-            completed = self.runner.run(argv, self.env.environ(), out, err, self.settings.timeout,
-                                        on_start=lambda pid: self._started(spec, n, pid))
+            watch = self.observer.start(run_dir) if self.observer is not None and run_dir is not None else None
+            try:
+                completed = self.runner.run(argv, self.env.environ(), out, err, self.settings.timeout,
+                                            on_start=lambda pid: self._started(spec, n, pid))
+            except BaseException:
+                if watch is not None:
+                    watch.cancel()
+                raise
+            metrics: dict[str, object] = dict(watch.stop(out)) if watch is not None else {}
             crash_point("parse")
-            metrics: dict[str, object] = {}
             if job.results == "json":  # the job's own figures; its log only says what Spark lost
                 figures = read_metrics(metrics_path(spec, self.options), reserved_names(spec))
                 outcome = judged_json_outcome(completed, out, figures)
-                metrics = figures.extra() if outcome.ok else {}
+                if outcome.ok:
+                    metrics.update(figures.extra())
             else:
                 outcome = judged_outcome(spec, completed, out)
             if outcome.app_id is None:
@@ -346,7 +361,11 @@ def open_campaign(folder: CampaignDir, plan: CampaignPlan, backend: Backend, *, 
                 meta = provenance(plan, env, backend)
                 meta["created"] = store.meta().get("created", meta["updated"])
                 store.set_meta(meta)
-                campaign = Campaign(folder, plan.settings, backend, env, runner, store, progress)
+                settings = plan.settings
+                if settings.data_cache:
+                    settings = replace(settings, options=with_data_cache(settings.options, folder.path, backend))
+                observer = observer_for(backend) if settings.observe else None
+                campaign = Campaign(folder, settings, backend, env, runner, store, progress, observer)
                 campaign.recover_interrupted()
                 yield campaign
             finally:

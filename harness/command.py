@@ -43,7 +43,7 @@ class SubmitOptions:
     learning_rate_decay: float | None = None  # None: the job's default (0.0002)
     jobs: JobChoice = JobChoice()  # the --job, or the built-in named by the model column
     out: Path | None = None  # the campaign folder: json jobs write OUT/runs/<key>/metrics.json
-    data_cache: Path | None = None  # the split decoded once per campaign, for jobs whose template uses {data_cache}
+    data_cache: Path | None = None  # the MNIST split decoded once per campaign (jobs.mnist.ensure_cache)
 
     def option_values(self) -> dict[str, Value | None]:
         """The optional template fields this campaign gives (None: not given)."""
@@ -80,8 +80,25 @@ def app_name(spec: RunSpec, job: Job) -> str:
     return f"{job.name} {params} run={spec.key}".replace("  ", " ")
 
 
-def submit_argv(spec: RunSpec, options: SubmitOptions, env: SparkEnv) -> list[str]:
-    """The complete spark-submit argv for one run (no shell is ever involved)."""
+def event_log_conf(directory: Path) -> list[str]:
+    """spark-submit options that make the job write Spark's event log (lz4) into ``directory``.
+
+    The directory must exist before the submit (Spark refuses to start otherwise); lz4 is
+    Spark's default codec, the one :mod:`logparse.eventlog` and the History Server read.
+    """
+    return [
+        "--conf", "spark.eventLog.enabled=true",
+        "--conf", f"spark.eventLog.dir={Path(directory).resolve().as_uri()}",
+        "--conf", "spark.eventLog.compress=true",
+        "--conf", "spark.eventLog.compression.codec=lz4",
+    ]
+
+
+def submit_argv(spec: RunSpec, options: SubmitOptions, env: SparkEnv, event_log_dir: Path | None = None) -> list[str]:
+    """The complete spark-submit argv for one run (no shell is ever involved).
+
+    ``event_log_dir``: the run's folder, where Spark writes its event log (None: no event log).
+    """
     job = job_for(spec, options)
     confs = [a for k, v in job_confs(job, spec) for a in ("--conf", f"{k}={v}")]
     app: list[str] = []
@@ -103,6 +120,7 @@ def submit_argv(spec: RunSpec, options: SubmitOptions, env: SparkEnv) -> list[st
         "--conf", "spark.scheduler.minRegisteredResourcesRatio=1.0",
         *env.submit_args(),
         *confs,
+        *(event_log_conf(event_log_dir) if event_log_dir is not None else []),
         *app,
         str(job.application),
         *job_args(spec, options),

@@ -27,7 +27,6 @@ from typing import Mapping
 from harness.runspec import RunSpec
 from harness.schema import EXECUTION_COLUMNS, OUTCOME_COLUMNS
 
-
 MAX_METRICS_BYTES = 1 << 20
 MAX_FIGURES = 100
 MAX_TEXT = 200

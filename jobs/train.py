@@ -35,6 +35,7 @@ class JobArgs:
     learning_rate_decay: float = DEFAULT_LR_DECAY
     train_samples: int | None = None
     test_samples: int | None = None
+    data_cache: Path | None = None  # the split decoded once per campaign (jobs.mnist.write_cache)
 
     @property
     def source(self) -> str:
@@ -72,6 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="shuffle and train/test split of --sample (keep it fixed so every run sees the same test set)")
     p.add_argument("--train-samples", type=_positive(int, "--train-samples"), help="use only the first N training digits")
     p.add_argument("--test-samples", type=_positive(int, "--test-samples"), help="use only the first N test digits")
+    p.add_argument("--data-cache", type=Path,
+                   help="the same split already decoded into an .npz (the harness writes it once per campaign)")
     return p
 
 
@@ -90,6 +93,7 @@ def parse_args(argv: list[str]) -> JobArgs:
         learning_rate_decay=ns.learning_rate_decay,
         train_samples=ns.train_samples,
         test_samples=ns.test_samples,
+        data_cache=ns.data_cache,
     )
 
 
@@ -105,7 +109,8 @@ def run(args: JobArgs) -> None:
     """
     from jobs import mnist
 
-    split = mnist.load_sample(args.split_seed) if args.data_dir is None else mnist.load_idx_dir(args.data_dir)
+    split = (mnist.read_cache(args.data_cache) if args.data_cache is not None
+             else mnist.load(args.data_dir, args.split_seed))
     train, test = split.train.head(args.train_samples), split.test.head(args.test_samples)
 
     from bigdl.dllib.optim.optimizer import SGD, EveryEpoch, MaxEpoch, Optimizer, Top1Accuracy

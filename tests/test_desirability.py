@@ -11,7 +11,7 @@ import pytest
 import statsmodels.formula.api as smf
 
 from harness.design import box_behnken, make_factors
-from harness.runspec import read_design
+from harness.designfile import read_design
 from models.desirability import Goal, compromise, confirmation_design, desirability, overall, parse_goal
 from models.desirability.confirm import steps_of
 from models.desirability.cli import main

@@ -23,6 +23,7 @@ from harness.report.campaign import Campaign, load_campaign
 from harness.report.findings import failure_reasons, findings
 from harness.report.recover import RecoveredDesign, recover_design
 from harness.report.surfaces import render as render_surfaces
+from harness.report.timing import time_section
 from models.anova import RESIDUAL
 from models.anova.analysis import Analysis
 from models.errors import ModelError
@@ -419,6 +420,8 @@ def build_report(path: str | Path, response: str = "cost", cost: str | None = No
         ("checks", "Assumption checks", _checks(analysis)),
         ("plots", "Effect plots", _plots(analysis)),
         ("queueing", "Queueing", _queueing(queue, queue_problem)),
+        ("time", "Where the time goes",
+         time_section(campaign.raw, campaign.source if campaign.is_campaign else None, design.names)),
     ]
     surfaces = render_surfaces(campaign.raw, design, plots)  # None unless the design allows quadratic surfaces
     if surfaces is not None:

@@ -1,0 +1,171 @@
+"""Where a campaign's time goes, and what the harness adds above an empty Spark application.
+
+    .venv/bin/python bench/campaign.py [--designs demo,seed001] [--train-samples N] [--test-samples N]
+
+For each design (``demo``: examples/demo.csv, 4 LeNet runs of 1 epoch; ``seed001``: 4 bi-RNN runs
+shaped like seed 001's design, on the sample), on a fresh local standalone cluster on free ports:
+
+1. the floor: spark-submit of an empty PySpark application (bench/empty_app.py) with each run
+   shape's exact options (cores, executors, memory, jars), so it includes waiting for executors;
+2. ``before``: the campaign as it runs today (every job decodes the MNIST sample itself);
+3. ``after``: the same design with the data decoded once per campaign into a cached .npz that
+   every run reads (the decode counted in the campaign's wall time).
+
+Each run goes through the harness's own Campaign loop; every run writes Spark's event log and is
+sampled (harness.observer). Printed: the mean phase breakdown, the per-run overhead above the
+floor (elapsed - training - validation - floor of its shape) and the campaign's efficiency
+(training time / campaign wall time). Runs are never overlapped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Sequence
+
+# bench/logparse.py would shadow the logparse package: the project root goes first
+sys.path[:1] = [str(Path(__file__).resolve().parent.parent)]
+
+from cluster.local import LocalCluster, free_port, parse_memory_mb
+from cluster.sparkenv import SparkEnv, discover
+from harness.backends import LocalBackend
+from harness.campaign import CampaignPlan, CampaignSettings, open_campaign
+from harness.command import JOB_SCRIPT, SubmitOptions, submit_argv
+from harness.phases import PHASES, campaign_efficiency
+from harness.runspec import RunSpec, read_design
+from harness.schema import CampaignDir, Manifest
+
+ROOT = Path(__file__).resolve().parent.parent
+EMPTY_APP = Path(__file__).with_name("empty_app.py")
+SEED001 = """run,model,nodes,executors,executor_cores,epochs,learning_rate,batch_size
+1,birnn,1,1,1,1,0.01,64
+2,birnn,2,1,2,1,0.1,64
+3,birnn,1,2,2,1,0.1,128
+4,birnn,2,2,1,1,0.01,128
+"""
+
+
+def shape(spec: RunSpec) -> tuple[int, int, int]:
+    return (spec.nodes, spec.executors, spec.executor_cores)
+
+
+def floor_s(spec: RunSpec, options: SubmitOptions, env: SparkEnv, backend: LocalBackend, log: Path,
+            repeats: int) -> float:
+    """Median elapsed time of the empty application with this run's options."""
+    backend.prepare(spec)
+    argv = submit_argv(spec, options, env)
+    argv = [*argv[:argv.index(str(JOB_SCRIPT))], str(EMPTY_APP)]
+    times = []
+    for _ in range(repeats):
+        started = time.monotonic()
+        with open(log, "wb") as f:
+            code = subprocess.run(argv, env=env.environ(), stdout=f, stderr=subprocess.STDOUT).returncode
+        if code != 0:
+            raise SystemExit(f"error: the empty application exited {code}; see {log}")
+        times.append(time.monotonic() - started)
+    return statistics.median(times)
+
+
+def run_campaign(label: str, specs: Sequence[RunSpec], options: SubmitOptions, backend: LocalBackend, out: Path,
+                 cache: bool) -> tuple[list[dict], float]:
+    """One campaign through the harness's own loop (open_campaign); per-run rows and the campaign's wall time.
+
+    The wall time includes opening the campaign, so the one-time decode of the data cache counts.
+    """
+    started = time.monotonic()
+    folder = CampaignDir(out)
+    plan = CampaignPlan(design_id=f"bench-{label}", shapes=tuple(specs),
+                        settings=CampaignSettings(options=options, timeout=1800, retries=0, data_cache=cache),
+                        manifest=Manifest.for_design(specs), provenance={"bench": label})
+    with open_campaign(folder, plan, backend, resume=False,
+                       progress=lambda m: print(f"  [{label}] {m}", flush=True)) as campaign:
+        summary = campaign.run(specs)
+    wall = time.monotonic() - started
+    rows = [{"key": r.key, "shape": shape(r.spec), "status": str(r.status), "elapsed_s": r.elapsed_s,
+             "wall_clock_s": r.wall_clock_s, **r.metrics} for r in summary.records]
+    return rows, wall
+
+
+def report(label: str, rows: list[dict], wall: float, floors: dict[tuple[int, int, int], float]) -> dict[str, float]:
+    ok = [r for r in rows if r["status"] == "ok" and r.get("phase_training_s") is not None]
+    print(f"\n{label}: {len(rows)} run(s), {len(ok)} ok, campaign wall time {wall:.1f} s")
+    head = "  run   " + "".join(f"{p:>11}" for p in PHASES) + "    elapsed   floor  overhead"
+    print(head)
+    overheads = []
+    for r in ok:
+        cells = "".join(f"{r.get(f'phase_{p}_s') or 0.0:11.2f}" for p in PHASES)
+        f = floors[r["shape"]]
+        over = r["elapsed_s"] - r["phase_training_s"] - r["phase_validation_s"] - f
+        overheads.append(over)
+        print(f"  {r['key']:<6}{cells} {r['elapsed_s']:10.1f} {f:7.1f} {over:9.1f}")
+    if ok:
+        means = "".join(f"{statistics.fmean(r.get(f'phase_{p}_s') or 0.0 for r in ok):11.2f}" for p in PHASES)
+        print(f"  mean  {means} {statistics.fmean(r['elapsed_s'] for r in ok):10.1f} "
+              f"{statistics.fmean(floors[r['shape']] for r in ok):7.1f} {statistics.fmean(overheads):9.1f}")
+    eff = campaign_efficiency(ok, wall)
+    share = [r.get("host_sampler_share") for r in ok if r.get("host_sampler_share") is not None]
+    print(f"  training {eff.training_s:.1f} s + validation {eff.validation_s:.1f} s of {wall:.1f} s: "
+          f"efficiency {100 * eff.efficiency:.1f} %; sum of BigDL wall clocks "
+          f"{sum(r['wall_clock_s'] or 0 for r in ok):.1f} s; host sampler cost "
+          f"{100 * max(share, default=0):.3f} % of a run at most")
+    return {"efficiency": eff.efficiency, "overhead": statistics.fmean(overheads) if overheads else float("nan"),
+            "wall": wall}
+
+
+def bench_design(name: str, specs: list[RunSpec], args: argparse.Namespace, env: SparkEnv, work: Path,
+                 floors: dict[tuple[int, int, int], float]) -> None:
+    """Floors are shared between designs (same shapes, same worker size: the same empty application)."""
+    print(f"\n=== {name}: {len(specs)} run(s) ===", flush=True)
+    cluster = LocalCluster(work / name / "cluster", port=free_port(), webui_port=free_port())
+    mem = parse_memory_mb(args.executor_memory)
+    backend = LocalBackend(cluster, mem, keep_running=False)
+    options = SubmitOptions(master_url=cluster.master_url, executor_memory=args.executor_memory,
+                            train_samples=args.train_samples, test_samples=args.test_samples)
+    try:
+        backend.open(specs)
+        for spec in specs:
+            if shape(spec) not in floors:
+                floors[shape(spec)] = floor_s(spec, options, env, backend, work / name / "floor.log", args.floor_repeats)
+                print(f"  floor {shape(spec)} (nodes, executors, cores): {floors[shape(spec)]:.1f} s", flush=True)
+        before = report(f"{name} before (each job decodes the data)",
+                        *run_campaign("before", specs, options, backend, work / name / "before", cache=False),
+                        floors)
+        after = report(f"{name} after (data decoded once per campaign)",
+                       *run_campaign("after", specs, options, backend, work / name / "after", cache=True),
+                       floors)
+        print(f"\n{name}: efficiency {100 * before['efficiency']:.1f} % -> {100 * after['efficiency']:.1f} %, "
+              f"mean overhead above the floor {before['overhead']:.1f} s -> {after['overhead']:.1f} s, "
+              f"campaign {before['wall']:.0f} s -> {after['wall']:.0f} s", flush=True)
+    finally:
+        cluster.stop()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--designs", default="demo,seed001", help="comma-separated: demo, seed001")
+    p.add_argument("--train-samples", type=int, help="default: all 4,000 training digits of the sample")
+    p.add_argument("--test-samples", type=int)
+    p.add_argument("--executor-memory", default="700m")
+    p.add_argument("--floor-repeats", type=int, default=1)
+    p.add_argument("--work", type=Path, help="folder for the campaigns (default: a new temporary one)")
+    args = p.parse_args(argv)
+    work = args.work or Path(tempfile.mkdtemp(prefix="bench-campaign-"))
+    work.mkdir(parents=True, exist_ok=True)
+    env = discover()
+    seed_design = work / "seed001.csv"
+    seed_design.write_text(SEED001)
+    designs = {"demo": ROOT / "examples" / "demo.csv", "seed001": seed_design}
+    print(f"work folder {work}")
+    floors: dict[tuple[int, int, int], float] = {}
+    for name in args.designs.split(","):
+        bench_design(name, read_design(designs[name]), args, env, work, floors)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,56 @@
+"""harness.submit records where each run's time went: real BigDL runs on a real standalone cluster."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+from harness.phases import PHASES
+from logparse.eventlog import find_event_log, read_event_log
+
+pytestmark = [pytest.mark.slow, pytest.mark.cluster]
+
+DESIGN = """run,model,nodes,executors,executor_cores,epochs,learning_rate,batch_size
+1,lenet,1,1,2,2,0.05,64
+"""
+
+
+def test_results_carry_spark_host_and_phase_columns(local_cluster, tmp_path):
+    design = tmp_path / "design.csv"
+    design.write_text(DESIGN)
+    out = tmp_path / "campaign"
+    proc = subprocess.run([sys.executable, "-m", "harness.submit", str(design), "--local", "--state-dir",
+                           str(local_cluster.state_dir), "--port", str(local_cluster.port), "--webui-port",
+                           str(local_cluster.webui_port), "--out", str(out), "--train-samples", "256",
+                           "--test-samples", "128"], capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    (row,) = list(csv.DictReader(open(out / "results.csv")))
+    assert row["status"] == "ok"
+    run_dir = out / "runs" / "1-1"
+    app = read_event_log(find_event_log(run_dir))
+    # the results row holds the event log's own figures
+    assert row["spark_tasks"] == str(app.totals.tasks) and int(row["spark_tasks"]) > 10
+    assert float(row["spark_executor_run_s"]) == round(app.totals.executor_run_ms / 1000, 3)
+    assert row["spark_executors"] == "1" and float(row["spark_gc_share"]) >= 0
+    assert (run_dir / "spark_stages.csv").read_text().count("\n") == 1 + len(app.stages)
+    # host samples, one per second, and a sampling cost of at most 1 % of the run
+    samples = list(csv.DictReader(open(run_dir / "host_samples.csv")))
+    assert int(row["host_samples"]) == len(samples) >= 0.5 * float(row["elapsed_s"])
+    assert float(row["host_sampler_share"]) <= 0.01 and float(row["host_jvm_rss_peak_mb"]) > 100
+    # the phases add up to the elapsed time the harness measured (its window is a few ms wider)
+    phases = [float(row[f"phase_{p}_s"]) for p in PHASES]
+    assert all(p >= 0 for p in phases), phases
+    assert sum(phases) == pytest.approx(float(row["elapsed_s"]), abs=1.0)
+    # BigDL's training time is inside the training phase; two validations were timed
+    assert float(row["phase_training_s"]) >= float(row["wall_clock_s"]) - 1.0
+    assert 0 < float(row["phase_validation_s"]) < float(row["phase_training_s"])
+    # the data were decoded once, before the run, and the job read the cache
+    (cache,) = (out / "data").glob("mnist-*.npz")
+    (argv,) = [json.loads(a) for (a,) in sqlite3.connect(out / "campaign.sqlite").execute("SELECT argv FROM attempts")]
+    assert argv[argv.index("--data-cache") + 1] == str(cache.resolve())
+    assert "spark.eventLog.enabled=true" in argv
