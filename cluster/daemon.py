@@ -13,8 +13,14 @@ element), e.g.
 Daemons are started in their own session (``setsid``) with their output in
 ``DIR/logs/<role>.log``; ``DIR/state.json`` records each pid with its kernel start time
 (as :mod:`cluster.local` does), so ``stop`` ends exactly those processes. Every command
-prints one JSON object on stdout; a failure is one line on stderr with exit code 1, or 2
+prints one JSON object on stdout; a failure is one line on stderr with exit code 4, or 2
 when the host cannot do what the inventory says (e.g. too few CPUs).
+
+Crash safety: each daemon's intent is saved before it is spawned and its pid right after;
+every command first reconciles ``state.json`` with the Spark processes of ``DIR`` (their cwd
+and ``--work-dir``): a daemon a killed command started is adopted, any other is stopped, and
+``stop`` ends everything of ``DIR``. A command interrupted by SIGTERM/SIGHUP (e.g. its SSH
+channel closed) stops the daemons it started.
 """
 
 from __future__ import annotations
@@ -32,57 +38,124 @@ import threading
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Sequence
 
 from cluster.bootstrap import facts
 from cluster.errors import ClusterError, PortInUse, StartupTimeout
-from cluster.local import (MASTER_CLASS, WORKER_CLASS, ProcessRecord, _tail, end_process_group, free_port,
-                           port_free, start_ticks)
-from cluster.master import fetch_state
 from cluster.errors import NotRunning
+from cluster.master import fetch_state
+from cluster.processes import (MASTER_CLASS, WORKER_CLASS, FoundProcess, Intent, ProcessRecord, end_process_group, free_port,
+                               log_tail as _tail, port_free, reconcile, start_ticks)
 from cluster.sparkenv import discover
+from sparkdl.cli import run_cli
+from sparkdl.crash import crash_point
+from sparkdl.errors import EXIT_INPUT
 
 
 class HostTooSmall(ClusterError):
     """The host has fewer CPUs or less memory than the inventory says a worker offers."""
 
+    exit_code = EXIT_INPUT
+
 
 # ---------------------------------------------------------------- state
 
 
-@contextlib.contextmanager
-def _records(state_dir: Path) -> Iterator[dict[str, ProcessRecord]]:
-    """The live records of this state dir, under its lock; saved on exit."""
-    (state_dir / "logs").mkdir(parents=True, exist_ok=True)
-    path = state_dir / "state.json"
-    with open(state_dir / "lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+class HostState:
+    """``DIR/state.json`` of one host: the daemons started (``records``) and about to be (``pending``).
+
+    Write-ahead, as in :mod:`cluster.local`: a daemon's intent is saved before it is spawned
+    and its pid right after. Opening the state reconciles it with the Spark processes of
+    ``DIR`` (:func:`cluster.processes.reconcile`): one that matches an intent is adopted,
+    any other is stopped, so a daemon whose start was cut short is never left unrecorded.
+    """
+
+    def __init__(self, state_dir: Path, records: dict[str, ProcessRecord], pending: dict[str, Intent]) -> None:
+        self.state_dir = state_dir
+        self.records, self.pending = records, pending
+        self.spawned: list[ProcessRecord] = []
+        self.strays: list[FoundProcess] = []  # stopped by the reconciliation
+        self.notes: list[str] = []
+
+    @property
+    def path(self) -> Path:
+        return self.state_dir / "state.json"
+
+    @classmethod
+    def load(cls, state_dir: Path) -> "HostState":
+        path = state_dir / "state.json"
         records: dict[str, ProcessRecord] = {}
+        pending: dict[str, Intent] = {}
         if path.exists():
             try:
                 raw = json.loads(path.read_text())
-                records = {k: ProcessRecord(**v) for k, v in raw.items()}
-            except (ValueError, TypeError) as e:
-                raise ClusterError(f"{path} is corrupt ({e}); stop leftover Spark processes and delete it") from e
-        records = {k: r for k, r in records.items() if r.alive()}
+                if "records" in raw or "pending" in raw:
+                    records = {k: ProcessRecord(**v) for k, v in raw.get("records", {}).items()}
+                    pending = {k: Intent(**v) for k, v in raw.get("pending", {}).items()}
+                else:  # the format before write-ahead intents: {role: record}
+                    records = {k: ProcessRecord(**v) for k, v in raw.items()}
+            except (ValueError, TypeError, AttributeError) as e:
+                raise ClusterError(f"{path} is corrupt ({e}); delete it and run `cluster.daemon stop` (it finds the "
+                                   "daemons without it)") from e
+        return cls(state_dir, records, pending)
+
+    def save(self) -> None:
+        tmp = self.path.with_suffix(".tmp")
+        with open(tmp, "w") as f:
+            f.write(json.dumps({"records": {k: asdict(r) for k, r in self.records.items()},
+                                "pending": {k: asdict(i) for k, i in self.pending.items()}}, indent=2))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.path)
+
+    def reconcile(self) -> None:
+        found = reconcile(self.state_dir, self.records.values(), self.pending.values(), progress=self.notes.append)
+        self.records = {r.role: r for r in found.records}
+        self.pending = {}
+        self.strays = found.stopped
+
+    def spawn(self, intent: Intent, argv: list[str], local_ip: str) -> ProcessRecord:
+        """Start one daemon in its own session, cwd the state dir, output in its log (write-ahead)."""
+        env = discover(local_ip=local_ip).environ()
+        self.pending[intent.role] = intent
+        self.save()
+        with open(intent.log, "ab") as out:
+            out.write(f"\n==== {time.strftime('%Y-%m-%d %H:%M:%S')} starting {intent.role}\n".encode())
+            out.flush()
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env,
+                                    cwd=self.state_dir, start_new_session=True, close_fds=True)
+        crash_point(f"{'master' if intent.role == 'master' else 'worker'}-spawned")
+        rec = self.records[intent.role] = intent.record(proc.pid, start_ticks(proc.pid))
+        del self.pending[intent.role]
+        self.spawned.append(rec)
+        self.save()
+        return rec
+
+    def undo(self) -> None:
+        """Stop what this command started (it was interrupted) and anything it had not yet recorded."""
+        for rec in reversed(self.spawned):
+            rec.terminate()
+            self.records.pop(rec.role, None)
+        self.pending = {}
+        reconcile(self.state_dir, self.records.values(), (), progress=self.notes.append)
+
+
+@contextlib.contextmanager
+def _host_state(state_dir: Path) -> Iterator[HostState]:
+    """The reconciled state of this state dir, under its lock; saved on exit."""
+    (state_dir / "logs").mkdir(parents=True, exist_ok=True)
+    with open(state_dir / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        st = HostState.load(state_dir)
+        st.reconcile()
+        st.save()
         try:
-            yield records
+            yield st
+        except KeyboardInterrupt:
+            st.undo()
+            raise
         finally:
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text(json.dumps({k: asdict(r) for k, r in records.items()}, indent=2))
-            os.replace(tmp, path)
-
-
-def _spawn(state_dir: Path, role: str, argv: list[str], local_ip: str, port: int, webui_port: int,
-           cores: int = 0, memory_mb: int = 0, cwd: Path | None = None) -> ProcessRecord:
-    log = state_dir / "logs" / f"{role}.log"
-    env = discover(local_ip=local_ip).environ()
-    with open(log, "ab") as out:
-        out.write(f"\n==== {time.strftime('%Y-%m-%d %H:%M:%S')} starting {role}\n".encode())
-        out.flush()
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env,
-                                cwd=cwd or state_dir, start_new_session=True, close_fds=True)
-    return ProcessRecord(role, proc.pid, start_ticks(proc.pid), port, webui_port, str(log), cores, memory_mb)
+            st.save()
 
 
 # ---------------------------------------------------------------- commands
@@ -90,10 +163,11 @@ def _spawn(state_dir: Path, role: str, argv: list[str], local_ip: str, port: int
 
 def start_master(state_dir: Path, host: str, port: int, webui_port: int, timeout: float) -> dict:
     webui = f"http://{host}:{webui_port}"
-    with _records(state_dir) as records:
+    with _host_state(state_dir) as st:
+        records = st.records
         rec = records.get("master")
         if rec is not None and (rec.port, rec.webui_port) == (port, webui_port):
-            return {"changed": False, "role": "master", "pid": rec.pid, "log": rec.log}
+            return {"changed": False, "role": "master", "pid": rec.pid, "log": rec.log, "notes": st.notes}
         if rec is not None:
             rec.terminate()
             del records["master"]
@@ -102,7 +176,7 @@ def start_master(state_dir: Path, host: str, port: int, webui_port: int, timeout
                 raise PortInUse(f"{what} {host}:{p} is taken by another process: stop it or change {what} in the inventory")
         env = discover(local_ip=host)
         argv = [str(env.spark_class), MASTER_CLASS, "--host", host, "--port", str(port), "--webui-port", str(webui_port)]
-        rec = records["master"] = _spawn(state_dir, "master", argv, host, port, webui_port)
+        rec = st.spawn(Intent("master", port, webui_port, str(state_dir / "logs" / "master.log")), argv, host)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if not rec.alive():
@@ -110,7 +184,7 @@ def start_master(state_dir: Path, host: str, port: int, webui_port: int, timeout
                 raise StartupTimeout(f"the Spark master exited at start: {_tail(rec.log)} (log {rec.log})")
             with contextlib.suppress(NotRunning):
                 if fetch_state(webui, timeout=2.0).status == "ALIVE":
-                    return {"changed": True, "role": "master", "pid": rec.pid, "log": rec.log}
+                    return {"changed": True, "role": "master", "pid": rec.pid, "log": rec.log, "notes": st.notes}
             time.sleep(0.5)
         rec.terminate()
         del records["master"]
@@ -133,11 +207,13 @@ def check_size(cores: int, memory_mb: int, oversubscribe: bool) -> None:
 def start_worker(state_dir: Path, name: str, host: str, master: str, master_webui: str, cores: int, memory_mb: int,
                  webui_port: int, oversubscribe: bool, timeout: float) -> dict:
     check_size(cores, memory_mb, oversubscribe)
-    with _records(state_dir) as records:
+    with _host_state(state_dir) as st:
+        records = st.records
         rec = records.get(name)
         if rec is not None and (rec.cores, rec.memory_mb, rec.webui_port) == (cores, memory_mb, webui_port):
             if _registered(master_webui, host, rec.port):
-                return {"changed": False, "role": name, "pid": rec.pid, "port": rec.port, "log": rec.log}
+                return {"changed": False, "role": name, "pid": rec.pid, "port": rec.port, "log": rec.log,
+                        "notes": st.notes}
         if rec is not None:
             rec.terminate()
             del records[name]
@@ -151,14 +227,15 @@ def start_worker(state_dir: Path, name: str, host: str, master: str, master_webu
         argv = [str(env.spark_class), WORKER_CLASS, master, "--host", host, "--port", str(port),
                 "--webui-port", str(webui_port), "--cores", str(cores), "--memory", f"{memory_mb}m",
                 "--work-dir", str(work_dir)]
-        rec = records[name] = _spawn(state_dir, name, argv, host, port, webui_port, cores, memory_mb)
+        rec = st.spawn(Intent(name, port, webui_port, str(state_dir / "logs" / f"{name}.log"), cores, memory_mb),
+                       argv, host)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if not rec.alive():
                 del records[name]
                 raise StartupTimeout(f"{name} exited at start: {_tail(rec.log)} (log {rec.log})")
             if _registered(master_webui, host, port):
-                return {"changed": True, "role": name, "pid": rec.pid, "port": port, "log": rec.log}
+                return {"changed": True, "role": name, "pid": rec.pid, "port": port, "log": rec.log, "notes": st.notes}
             time.sleep(0.5)
         raise StartupTimeout(f"{name} did not register with {master} within {timeout:.0f} s: check that this host "
                              f"reaches the master (firewall?); see {rec.log}")
@@ -176,7 +253,9 @@ def stop(state_dir: Path, roles: list[str]) -> dict:
     stopped = []
     if not state_dir.exists():
         return {"stopped": stopped}
-    with _records(state_dir) as records:
+    with _host_state(state_dir) as st:
+        records = st.records
+        stopped += [f"stray {p.role or 'spark-process'}" for p in st.strays]
         # Workers before the master, so the master sees them leave.
         for role in sorted(records, key=lambda r: r == "master"):
             if roles and role not in roles:
@@ -184,14 +263,17 @@ def stop(state_dir: Path, roles: list[str]) -> dict:
             records[role].terminate()
             del records[role]
             stopped.append(role)
-    return {"stopped": stopped}
+        if not records:  # executors orphaned on the way, anything else of this folder
+            left = reconcile(state_dir, (), (), progress=st.notes.append)
+            stopped += [f"stray {p.role or 'spark-process'}" for p in left.stopped]
+    return {"stopped": stopped, "notes": st.notes}
 
 
 def status(state_dir: Path) -> dict:
     if not state_dir.exists():
         return {"running": {}}
-    with _records(state_dir) as records:
-        return {"running": {k: asdict(r) for k, r in records.items()}}
+    with _host_state(state_dir) as st:
+        return {"running": {k: asdict(r) for k, r in st.records.items()}, "notes": st.notes}
 
 
 def spark_env(local_ip: str) -> dict:
@@ -347,52 +429,45 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print one JSON object; errors through run_cli: HostTooSmall 2, other ClusterError 4."""
     args = build_parser().parse_args(argv)
-    try:
-        if args.command == "run":
-            cmd = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
-            if not cmd:
-                print("error: run needs a command after --", file=sys.stderr)
-                return 2
-            code = run_foreground(cmd, args.local_ip)
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(code)  # not a normal exit: the stdin watcher thread may still be blocked in read()
-        if args.command == "start-master":
-            out = start_master(args.state, args.host, args.port, args.webui_port, args.timeout)
-        elif args.command == "start-worker":
-            out = start_worker(args.state, args.name, args.host, args.master, args.master_webui, args.cores,
-                               args.memory_mb, args.webui_port, args.oversubscribe, args.timeout)
-        elif args.command == "stop":
-            out = stop(args.state, args.role)
-        elif args.command == "status":
-            out = status(args.state)
-        elif args.command == "master-state":
-            import urllib.request
+    if args.command == "run":
+        cmd = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
+        if not cmd:
+            raise ClusterError("run needs a command after --")
+        code = run_foreground(cmd, args.local_ip)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)  # not a normal exit: the stdin watcher thread may still be blocked in read()
+    if args.command == "start-master":
+        out = start_master(args.state, args.host, args.port, args.webui_port, args.timeout)
+    elif args.command == "start-worker":
+        out = start_worker(args.state, args.name, args.host, args.master, args.master_webui, args.cores,
+                           args.memory_mb, args.webui_port, args.oversubscribe, args.timeout)
+    elif args.command == "stop":
+        out = stop(args.state, args.role)
+    elif args.command == "status":
+        out = status(args.state)
+    elif args.command == "master-state":
+        import urllib.request
 
-            try:
-                with urllib.request.urlopen(args.webui.rstrip("/") + "/json/", timeout=5.0) as response:
-                    out = json.load(response)
-            except (OSError, ValueError) as e:
-                raise NotRunning(f"no Spark master answers at {args.webui}/json/ ({e}): run `fab start-master`") from e
-        elif args.command == "env":
-            out = spark_env(args.local_ip)
-        elif args.command == "sample-start":
-            out = sample_start(args.state, args.key, args.period)
-        elif args.command == "sample-stop":
-            out = sample_stop(args.state, args.key)
-        else:
-            out = pack_logs(args.state, args.out)
-    except HostTooSmall as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    except ClusterError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
+        try:
+            with urllib.request.urlopen(args.webui.rstrip("/") + "/json/", timeout=5.0) as response:
+                out = json.load(response)
+        except (OSError, ValueError) as e:
+            raise NotRunning(f"no Spark master answers at {args.webui}/json/ ({e}): run `fab start-master`") from e
+    elif args.command == "env":
+        out = spark_env(args.local_ip)
+    elif args.command == "sample-start":
+        out = sample_start(args.state, args.key, args.period)
+    elif args.command == "sample-stop":
+        out = sample_stop(args.state, args.key)
+    else:
+        out = pack_logs(args.state, args.out)
     print(json.dumps(out))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))

@@ -8,8 +8,14 @@
 The processes are pip's pyspark ``spark-class`` Master and Worker (the pip wheel has no
 ``sbin/start-*.sh``), each in its own session with its log under ``STATE_DIR/logs``.
 ``STATE_DIR/state.json`` records every pid the backend started together with the
-process start time, so ``stop`` ends exactly those processes and never a recycled pid.
-Every operation is idempotent and waits until the master's JSON agrees.
+process start time, so ``stop`` never signals a recycled pid.
+
+Crash safety: a daemon's intent (role, ports, size) is saved before it is spawned and its pid
+right after, so a command killed at any instant leaves a state that the next command can
+reconcile. Every command first matches ``state.json`` against the Spark processes of the state
+directory (found by their cwd and ``--work-dir``, see :mod:`cluster.processes`): one that matches
+an intent is adopted, any other is stopped; ``stop`` ends all of them. Every operation is
+idempotent and waits until the master's JSON agrees.
 """
 
 from __future__ import annotations
@@ -20,22 +26,22 @@ import fcntl
 import json
 import os
 import re
-import signal
-import socket
 import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Sequence
 
 from cluster.errors import ClusterError, NotRunning, PortInUse, StartupTimeout
 from cluster.master import MasterState, fetch_state
+from cluster.processes import (MASTER_CLASS, WORKER_CLASS, Intent, ProcessRecord, end_process_group,  # noqa: F401
+                               free_port, listener, log_tail, port_free, reconcile, start_ticks)
 from cluster.sparkenv import SparkEnv, discover
+from sparkdl.cli import run_cli
+from sparkdl.crash import crash_point
 
 DEFAULT_STATE_DIR = Path(".cluster")
-MASTER_CLASS = "org.apache.spark.deploy.master.Master"
-WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
 
 Progress = Callable[[str], None]
 
@@ -58,111 +64,25 @@ def parse_memory_mb(text: str | int) -> int:
     return value
 
 
-# ---------------------------------------------------------------- processes
-
-
-def start_ticks(pid: int) -> int | None:
-    """The kernel's start time of ``pid`` (clock ticks since boot), or None if it is gone."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = stat[stat.rindex(")") + 2:].split()
-    return int(fields[19])
-
-
-@dataclass
-class ProcessRecord:
-    """One daemon this backend started."""
-
-    role: str  # "master" or "worker-N"
-    pid: int
-    start_ticks: int | None
-    port: int
-    webui_port: int
-    log: str
-    cores: int = 0
-    memory_mb: int = 0
-
-    def alive(self) -> bool:
-        ticks = start_ticks(self.pid)
-        if ticks is None or ticks != self.start_ticks:
-            return False
-        try:
-            state = Path(f"/proc/{self.pid}/stat").read_text()
-        except OSError:
-            return False
-        return state[state.rindex(")") + 2] != "Z"
-
-    def terminate(self, grace: float = 15.0) -> None:
-        """SIGTERM the process group, then SIGKILL after ``grace`` seconds."""
-        if not self.alive():
-            return
-        for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.pid, sig)
-            deadline = time.monotonic() + wait
-            while time.monotonic() < deadline:
-                _reap(self.pid)
-                if not self.alive():
-                    return
-                time.sleep(0.1)
-        raise ClusterError(f"{self.role} (pid {self.pid}) survived SIGKILL; check `ps -p {self.pid}`")
-
-
-def end_process_group(proc: subprocess.Popen, grace: float = 10.0) -> None:
-    """SIGTERM ``proc``'s process group, then SIGKILL it if it is still there after ``grace`` seconds."""
-    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 10.0)):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, sig)
-        try:
-            proc.wait(wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
-
-
-def _reap(pid: int) -> None:
-    with contextlib.suppress(ChildProcessError, OSError):
-        os.waitpid(pid, os.WNOHANG)
-
-
-def port_free(host: str, port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind((host, port))
-        except OSError:
-            return False
-    return True
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    """A port that is free right now (the kernel's choice)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return int(s.getsockname()[1])
-
-
-def _tail(path: str, lines: int = 3) -> str:
-    try:
-        text = Path(path).read_text(errors="replace").strip().splitlines()
-    except OSError:
-        return "(no log)"
-    interesting = [ln for ln in text if "ERROR" in ln or "Exception" in ln] or text
-    return " | ".join(ln.strip() for ln in interesting[-lines:])
-
-
 # ---------------------------------------------------------------- state
 
 
 @dataclass
 class ClusterState:
+    """``STATE_DIR/state.json``: the daemons started, the ones about to be, and who started the cluster.
+
+    ``pending`` holds the write-ahead intents (saved before a daemon is spawned, replaced by its
+    record once its pid is known); ``owner`` names the campaign that started the master, so a
+    resumed campaign can adopt the cluster its killed predecessor started.
+    """
+
     host: str
     port: int
     webui_port: int
     master: ProcessRecord | None = None
     workers: list[ProcessRecord] = field(default_factory=list)
+    pending: list[Intent] = field(default_factory=list)
+    owner: str | None = None
 
     @classmethod
     def load(cls, path: Path) -> "ClusterState | None":
@@ -174,14 +94,23 @@ class ClusterState:
                 host=d["host"], port=d["port"], webui_port=d["webui_port"],
                 master=ProcessRecord(**d["master"]) if d.get("master") else None,
                 workers=[ProcessRecord(**w) for w in d.get("workers", [])],
+                pending=[Intent(**i) for i in d.get("pending", [])],
+                owner=d.get("owner"),
             )
-        except (ValueError, KeyError, TypeError) as e:
-            raise ClusterError(f"{path} is corrupt ({e}); stop any leftover Spark processes and delete it") from e
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
+            raise ClusterError(f"{path} is corrupt ({e}); run `python -m cluster.local stop --state-dir "
+                               f"{path.parent}` after deleting it (stop finds the daemons without it)") from e
 
     def save(self, path: Path) -> None:
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(asdict(self), indent=2))
+        with open(tmp, "w") as f:
+            f.write(json.dumps(asdict(self), indent=2))
+            f.flush()
+            os.fsync(f.fileno())
         os.replace(tmp, path)
+
+    def records(self) -> list[ProcessRecord]:
+        return ([self.master] if self.master else []) + list(self.workers)
 
 
 @dataclass(frozen=True)
@@ -193,6 +122,7 @@ class ClusterStatus:
     running: bool
     workers_started: int
     master: MasterState | None
+    owner: str | None = None
 
     def describe(self) -> str:
         if not self.running or self.master is None:
@@ -202,7 +132,8 @@ class ClusterStatus:
             lines.append(f"  {w.id}: {w.cores} cores ({w.cores_used} used), {w.memory_mb} MB ({w.memory_used_mb} used)")
         for a in self.master.active_apps:
             lines.append(f"  running app {a.id} {a.name!r}: {a.cores} cores")
-        lines.append(f"{len(self.master.alive_workers)} worker(s) alive, {self.master.cores} cores")
+        lines.append(f"{len(self.master.alive_workers)} worker(s) alive, {self.master.cores} cores"
+                     + (f"; started by {self.owner}" if self.owner else ""))
         return "\n".join(lines)
 
 
@@ -210,7 +141,14 @@ class ClusterStatus:
 
 
 class LocalCluster:
-    """A standalone master and workers on ``host``, tracked under ``state_dir``."""
+    """A standalone master and workers on ``host``, tracked under ``state_dir``.
+
+    Every operation first reconciles ``state.json`` with the processes of the state directory
+    (:func:`cluster.processes.reconcile`): daemons a killed command started are adopted when
+    they match its write-ahead intent, any other stray is stopped. If an operation is
+    interrupted (Ctrl-C, or SIGTERM/SIGHUP through :func:`sparkdl.cli.run_cli`), the daemons it
+    started are stopped before the interrupt goes on.
+    """
 
     def __init__(
         self,
@@ -225,6 +163,8 @@ class LocalCluster:
         self.host, self.port, self.webui_port = host, port, webui_port
         self._env = env
         self.progress = progress
+        self._spawned: list[ProcessRecord] = []
+        self._starting = False  # inside start(): its spawns are the `cluster-start` crash point
 
     # -- paths and urls
     @property
@@ -245,36 +185,80 @@ class LocalCluster:
     def _state_path(self) -> Path:
         return self.state_dir / "state.json"
 
+    def _reconcile(self, state: ClusterState | None) -> ClusterState:
+        """The state with every record alive, intents adopted or dropped and strays stopped."""
+        if state is None:
+            state = ClusterState(self.host, self.port, self.webui_port)
+        found = reconcile(self.state_dir, state.records(), state.pending, progress=self.progress)
+        master = next((r for r in found.records if r.role == "master"), None)
+        workers = [r for r in found.records if r.role != "master"]
+        if master is None:
+            for w in workers:  # workers whose master died are of no use
+                w.terminate()
+            state = ClusterState(self.host, self.port, self.webui_port)
+        else:
+            # A running cluster keeps its own ports; later commands need not repeat them.
+            self.host, self.port, self.webui_port = state.host, state.port, state.webui_port
+            state.master, state.workers, state.pending = master, sorted(workers, key=_worker_order), []
+        return state
+
     @contextlib.contextmanager
     def _locked(self) -> Iterator[ClusterState]:
         """Hold the state-dir lock; yield the reconciled state and save it afterwards."""
         (self.state_dir / "logs").mkdir(parents=True, exist_ok=True)
         with open(self.state_dir / "lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
-            state = ClusterState.load(self._state_path)
-            if state is not None and state.master is not None and state.master.alive():
-                # A running cluster keeps its own ports; later commands need not repeat them.
-                self.host, self.port, self.webui_port = state.host, state.port, state.webui_port
-                state.workers = [w for w in state.workers if w.alive()]
-            else:
-                for leftover in state.workers if state else []:
-                    leftover.terminate()  # workers whose master died are of no use
-                state = ClusterState(self.host, self.port, self.webui_port)
+            state = self._reconcile(ClusterState.load(self._state_path))
+            state.save(self._state_path)
+            self._spawned = []
             try:
                 yield state
+            except KeyboardInterrupt:
+                self._undo(state)
+                raise
             finally:
                 state.save(self._state_path)
 
-    def _spawn(self, role: str, argv: list[str], port: int, webui_port: int, cores: int = 0, memory_mb: int = 0) -> ProcessRecord:
-        log = self.state_dir / "logs" / f"{role}.log"
-        with open(log, "ab") as out:
-            out.write(f"\n==== {time.strftime('%Y-%m-%d %H:%M:%S')} starting {role}\n".encode())
+    def _undo(self, state: ClusterState) -> None:
+        """Stop what this operation started (it was interrupted), and any daemon it had not yet recorded."""
+        for rec in reversed(self._spawned):
+            rec.terminate()
+            self.progress(f"{rec.role} stopped (the command was interrupted)")
+            if rec is state.master:
+                state.master, state.owner = None, None
+            elif rec in state.workers:
+                state.workers.remove(rec)
+        state.pending = []
+        if state.master is None:
+            for w in state.workers:
+                w.terminate()
+            state.workers = []
+        reconcile(self.state_dir, state.records(), (), progress=self.progress)
+        self._spawned = []
+
+    def _spawn(self, state: ClusterState, intent: Intent, argv: list[str]) -> ProcessRecord:
+        """Start one daemon: its intent is saved first, its pid right after (write-ahead)."""
+        state.pending.append(intent)
+        state.save(self._state_path)
+        with open(intent.log, "ab") as out:
+            out.write(f"\n==== {time.strftime('%Y-%m-%d %H:%M:%S')} starting {intent.role}\n".encode())
             out.flush()
             proc = subprocess.Popen(
                 argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                 env=self.env.environ(), cwd=self.state_dir, start_new_session=True,
             )
-        return ProcessRecord(role, proc.pid, start_ticks(proc.pid), port, webui_port, str(log), cores, memory_mb)
+        crash_point(f"{'master' if intent.role == 'master' else 'worker'}-spawned")
+        if self._starting:
+            crash_point("cluster-start")
+        rec = intent.record(proc.pid, start_ticks(proc.pid))
+        state.pending.remove(intent)
+        if rec.role == "master":
+            state.master = rec
+        else:
+            state.workers.append(rec)
+        self._spawned.append(rec)
+        state.save(self._state_path)
+        return rec
 
     def _master_state(self) -> MasterState | None:
         try:
@@ -283,41 +267,48 @@ class LocalCluster:
             return None
 
     # -- master
-    def _ensure_master(self, state: ClusterState, timeout: float) -> None:
+    def _ensure_master(self, state: ClusterState, timeout: float, owner: str | None) -> None:
         if state.master is not None:
             return
         for what, port in (("master port", self.port), ("master web UI port", self.webui_port)):
             if not port_free(self.host, port):
+                who = listener(self.host, port)
                 raise PortInUse(
-                    f"{what} {self.host}:{port} is taken by another process: stop it, or pick another with "
-                    f"--{'port' if what == 'master port' else 'webui-port'}")
+                    f"{what} {self.host}:{port} is taken by another process{f' ({who})' if who else ''}: stop it, "
+                    f"or pick another with --{'port' if what == 'master port' else 'webui-port'}")
         argv = [str(self.env.spark_class), MASTER_CLASS, "--host", self.host,
                 "--port", str(self.port), "--webui-port", str(self.webui_port)]
-        state.master = self._spawn("master", argv, self.port, self.webui_port)
+        state.owner = owner
+        log = str(self.state_dir / "logs" / "master.log")
+        master = self._spawn(state, Intent("master", self.port, self.webui_port, log), argv)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if not state.master.alive():
-                raise StartupTimeout(f"the Spark master exited at start: {_tail(state.master.log)} (log {state.master.log})")
+            if not master.alive():
+                state.master, state.owner = None, None
+                raise StartupTimeout(f"the Spark master exited at start: {log_tail(master.log)} (log {master.log})")
             ms = self._master_state()
             if ms is not None and ms.status == "ALIVE":
                 self.progress(f"master {self.master_url} up (web UI {self.webui_url})")
                 return
             time.sleep(0.5)
-        state.master.terminate()
-        state.master = None
-        raise StartupTimeout(f"the Spark master did not answer at {self.webui_url}/json/ within {timeout:.0f} s; see {self.state_dir}/logs/master.log")
+        master.terminate()
+        state.master, state.owner = None, None
+        raise StartupTimeout(f"the Spark master did not answer at {self.webui_url}/json/ within {timeout:.0f} s; "
+                             f"see {self.state_dir}/logs/master.log")
 
     # -- workers
     def _start_worker(self, state: ClusterState, cores: int, memory_mb: int) -> ProcessRecord:
         used = {w.role for w in state.workers}
         n = next(i for i in range(1, len(used) + 2) if f"worker-{i}" not in used)
+        role = f"worker-{n}"
         port, webui = free_port(self.host), free_port(self.host)
-        work_dir = self.state_dir / "work" / f"worker-{n}"
+        work_dir = self.state_dir / "work" / role
         work_dir.mkdir(parents=True, exist_ok=True)
         argv = [str(self.env.spark_class), WORKER_CLASS, self.master_url, "--host", self.host,
                 "--port", str(port), "--webui-port", str(webui), "--cores", str(cores),
                 "--memory", f"{memory_mb}m", "--work-dir", str(work_dir)]
-        return self._spawn(f"worker-{n}", argv, port, webui, cores, memory_mb)
+        log = str(self.state_dir / "logs" / f"{role}.log")
+        return self._spawn(state, Intent(role, port, webui, log, cores, memory_mb), argv)
 
     def _wait_workers(self, state: ClusterState, timeout: float) -> MasterState:
         wanted = {w.port: w for w in state.workers}
@@ -325,16 +316,21 @@ class LocalCluster:
         while True:
             for w in state.workers:
                 if not w.alive():
-                    raise StartupTimeout(f"{w.role} exited at start: {_tail(w.log)} (log {w.log})")
+                    raise StartupTimeout(f"{w.role} exited at start: {log_tail(w.log)} (log {w.log})")
             ms = self._master_state()
             alive = {w.port for w in ms.alive_workers} if ms else set()
-            ours_gone = [w for w in ms.alive_workers if w.host == self.host and w.port not in wanted] if ms else []
-            if ms and set(wanted) <= alive and not ours_gone:
+            others = [w for w in ms.alive_workers if w.host == self.host and w.port not in wanted] if ms else []
+            if ms and set(wanted) <= alive and not others:
                 return ms
             if time.monotonic() > deadline:
                 missing = [wanted[p].role for p in set(wanted) - alive]
-                detail = f"{', '.join(missing)} did not register with {self.master_url}" if missing else \
-                    "stopped workers are still listed as alive by the master"
+                if missing:
+                    detail = f"{', '.join(missing)} did not register with {self.master_url}"
+                else:
+                    who = "; ".join(f"{w.host}:{w.port} ({listener(w.host, w.port) or 'process unknown'})"
+                                    for w in others)
+                    detail = (f"workers that are not processes of {self.state_dir} are registered with "
+                              f"{self.master_url}: {who}; stop them")
                 raise StartupTimeout(f"{detail} within {timeout:.0f} s; see the logs in {self.state_dir}/logs")
             time.sleep(0.5)
 
@@ -346,29 +342,38 @@ class LocalCluster:
             self.progress(f"{w.role}: replacing ({w.cores} cores, {w.memory_mb} MB -> {cores} cores, {memory_mb} MB)")
             w.terminate()
             state.workers.remove(w)
+            state.save(self._state_path)
         while len(state.workers) > workers:
-            w = state.workers.pop()
+            w = state.workers[-1]
             w.terminate()
+            state.workers.pop()
+            state.save(self._state_path)
             self.progress(f"{w.role} stopped")
         new = []
         while len(state.workers) < workers:
-            w = self._start_worker(state, cores, memory_mb)
-            state.workers.append(w)
-            new.append(w)
+            new.append(self._start_worker(state, cores, memory_mb))
         ms = self._wait_workers(state, timeout)
         for w in new:
             self.progress(f"{w.role} registered: {cores} cores, {memory_mb} MB (log {w.log})")
         return ms
 
     # -- public operations
-    def start(self, workers: int, cores: int, memory: str | int, timeout: float = 120.0) -> ClusterStatus:
-        """Start (or reuse) the master and make exactly ``workers`` workers of this size run."""
+    def start(self, workers: int, cores: int, memory: str | int, timeout: float = 120.0,
+              owner: str | None = None) -> ClusterStatus:
+        """Start (or reuse) the master and make exactly ``workers`` workers of this size run.
+
+        ``owner`` (e.g. a campaign folder) is recorded when this call starts the master.
+        """
         if cores < 1:
             raise ClusterError(f"--cores must be >= 1, got {cores}")
         memory_mb = parse_memory_mb(memory)
         with self._locked() as state:
-            self._ensure_master(state, timeout)
-            self._scale(state, workers, cores, memory_mb, timeout)
+            self._starting = True
+            try:
+                self._ensure_master(state, timeout, owner)
+                self._scale(state, workers, cores, memory_mb, timeout)
+            finally:
+                self._starting = False
         return self.status()
 
     def scale(self, workers: int, cores: int | None = None, memory: str | int | None = None,
@@ -386,7 +391,7 @@ class LocalCluster:
         return self.status()
 
     def stop(self) -> list[str]:
-        """End exactly the processes this backend started; return their roles."""
+        """End every daemon of this state dir (recorded, adopted or stray); return their roles."""
         stopped: list[str] = []
         with self._locked() as state:
             for w in reversed(state.workers):
@@ -397,6 +402,9 @@ class LocalCluster:
                 state.master.terminate()
                 stopped.append("master")
                 state.master = None
+            state.owner = None
+            left = reconcile(self.state_dir, (), (), progress=self.progress)  # executors orphaned on the way
+            stopped += [p.role or "stray Spark process" for p in left.stopped]
         for role in stopped:
             self.progress(f"{role} stopped")
         return stopped
@@ -407,13 +415,32 @@ class LocalCluster:
         return [w.pid for w in state.workers if w.alive()] if state else []
 
     def status(self) -> ClusterStatus:
-        state = ClusterState.load(self._state_path)
+        """What runs, from the state (reconciled unless another command holds the lock) and the master."""
+        state = self._peek()
         running = bool(state and state.master and state.master.alive())
         if state is not None and running:
             self.host, self.port, self.webui_port = state.host, state.port, state.webui_port
         workers = len([w for w in state.workers if w.alive()]) if state else 0
         return ClusterStatus(self.master_url, self.webui_url, running, workers,
-                             self._master_state() if running else None)
+                             self._master_state() if running else None, state.owner if state and running else None)
+
+    def _peek(self) -> ClusterState | None:
+        if not self.state_dir.is_dir():
+            return None
+        (self.state_dir / "logs").mkdir(parents=True, exist_ok=True)
+        with open(self.state_dir / "lock", "w") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:  # another command is reconciling right now: report what it recorded
+                return ClusterState.load(self._state_path)
+            state = self._reconcile(ClusterState.load(self._state_path))
+            state.save(self._state_path)
+            return state
+
+
+def _worker_order(rec: ProcessRecord) -> tuple[int, str]:
+    tail = rec.role.rsplit("-", 1)[-1]
+    return (int(tail) if tail.isdigit() else 0, rec.role)
 
 
 # ---------------------------------------------------------------- CLI
@@ -440,39 +467,33 @@ def build_parser() -> argparse.ArgumentParser:
     scale.add_argument("--timeout", type=float, default=120.0)
     status = sub.add_parser("status", parents=[common], help="what runs, from the master's JSON")
     status.add_argument("--format", choices=("text", "json"), default="text")
-    sub.add_parser("stop", parents=[common], help="stop exactly the processes `start` started")
+    sub.add_parser("stop", parents=[common], help="stop every daemon of the state dir (recorded or stray)")
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
+    """Exit 0; 3 when ``status`` finds no cluster; ClusterError 4 (through run_cli); signals 130/143/129."""
     args = build_parser().parse_args(argv)
     say = lambda msg: print(msg, flush=True)  # noqa: E731
-    try:
-        if args.command == "start":
-            cluster = LocalCluster(args.state_dir, args.host, args.port, args.webui_port, progress=say)
-            print(cluster.start(args.workers, args.cores, args.memory, args.timeout).describe())
-        elif args.command == "scale":
-            cluster = LocalCluster(args.state_dir, progress=say)
-            print(cluster.scale(args.workers, args.cores, args.memory, args.timeout).describe())
-        elif args.command == "status":
-            st = LocalCluster(args.state_dir).status()
-            if args.format == "json":
-                print(json.dumps(asdict(st), indent=2, default=str))
-            else:
-                print(st.describe())
-            return 0 if st.running else 3
+    if args.command == "start":
+        cluster = LocalCluster(args.state_dir, args.host, args.port, args.webui_port, progress=say)
+        print(cluster.start(args.workers, args.cores, args.memory, args.timeout).describe())
+    elif args.command == "scale":
+        cluster = LocalCluster(args.state_dir, progress=say)
+        print(cluster.scale(args.workers, args.cores, args.memory, args.timeout).describe())
+    elif args.command == "status":
+        st = LocalCluster(args.state_dir, progress=say).status()
+        if args.format == "json":
+            print(json.dumps(asdict(st), indent=2, default=str))
         else:
-            stopped = LocalCluster(args.state_dir, progress=say).stop()
-            if not stopped:
-                print("nothing to stop")
-    except (PortInUse, NotRunning) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    except ClusterError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
+            print(st.describe())
+        return 0 if st.running else 3
+    else:
+        stopped = LocalCluster(args.state_dir, progress=say).stop()
+        if not stopped:
+            print("nothing to stop")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))

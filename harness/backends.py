@@ -115,14 +115,21 @@ def _latest_app(state: MasterState, name: str) -> AppInfo | None:
 
 
 class LocalBackend:
-    """The loopback cluster of :mod:`cluster.local`, rescaled to each run's ``nodes``."""
+    """The loopback cluster of :mod:`cluster.local`, rescaled to each run's ``nodes``.
+
+    ``owner`` names the campaign (its folder). The cluster records the owner that started its
+    master, so a campaign resumed after its harness was killed adopts the cluster its
+    predecessor started and stops it at the end, as the original would have; a cluster that
+    was already running for someone else is reused and left running.
+    """
 
     def __init__(self, cluster: LocalCluster, executor_memory_mb: int, keep_running: bool = False,
-                 progress: Progress = lambda _: None) -> None:
+                 progress: Progress = lambda _: None, owner: str | None = None) -> None:
         self.cluster = cluster
         self.executor_memory_mb = executor_memory_mb
         self.keep_running = keep_running
         self.progress = progress
+        self.owner = owner
         self.size: WorkerSize | None = None
         self.started_here = False
 
@@ -132,14 +139,19 @@ class LocalBackend:
 
     def open(self, specs: Sequence[RunSpec]) -> None:
         self.size = WorkerSize.for_design(specs, self.executor_memory_mb)
-        self.started_here = not self.cluster.status().running
-        first = specs[0].nodes if specs else 1
+        status = self.cluster.status()
+        adopted = status.running and self.owner is not None and status.owner == self.owner
+        self.started_here = not status.running or adopted
+        # a running cluster keeps its workers until the first run's prepare() rescales it
+        first = status.workers_started if status.running and status.workers_started else (specs[0].nodes if specs else 1)
+        how = ("starting" if not status.running else
+               "adopting the cluster this campaign started before it was stopped:" if adopted else "reusing")
         self.progress(f"local cluster: workers of {self.size.cores} cores and {self.size.memory_mb} MB "
-                      f"({'starting' if self.started_here else 'reusing'} {self.cluster.master_url})")
+                      f"({how} {self.cluster.master_url})")
         try:
-            self.cluster.start(first, self.size.cores, self.size.memory_mb)
+            self.cluster.start(first, self.size.cores, self.size.memory_mb, owner=self.owner)
         except ClusterError as e:
-            raise CapacityError(f"cannot start the local cluster: {e}") from e
+            raise ClusterError(f"cannot start the local cluster: {e}") from e  # exit 4: the environment
 
     def environment(self) -> tuple[SparkEnv, Runner]:
         """Drivers run on this machine, with spark-submit from this environment."""

@@ -282,7 +282,7 @@ def make_backend(choice: ClusterChoice | argparse.Namespace, folder: CampaignDir
         return FixedBackend(choice.master, choice.master_webui or f"http://{host}:{DEFAULT_WEBUI_PORT}",
                             executor_memory_mb)
     cluster = LocalCluster(choice.state_dir, port=choice.port, webui_port=choice.webui_port, progress=progress)
-    return LocalBackend(cluster, executor_memory_mb, choice.keep_cluster, progress)
+    return LocalBackend(cluster, executor_memory_mb, choice.keep_cluster, progress, owner=str(folder.path.resolve()))
 
 
 

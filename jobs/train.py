@@ -17,7 +17,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from jobs.errors import JobError
 
 MODELS = ("birnn", "lenet")
 DEFAULT_LR_DECAY = 0.0002
@@ -154,14 +153,12 @@ def run(args: JobArgs) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(sys.argv[1:] if argv is None else argv)
-    try:
-        run(args)
-    except JobError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    """Train; a bad argument or unreadable data (jobs.errors.JobError) is one line and exit 2 via run_cli."""
+    run(parse_args(sys.argv[1:] if argv is None else argv))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from sparkdl.cli import run_cli
+
+    sys.exit(run_cli(main))

@@ -1,8 +1,10 @@
 """A test hook: make the process SIGKILL itself at a named point, to prove nothing is lost.
 
 ``SPARKDL_CRASH_AT=<point>[:<n>]`` kills the process at the n-th time (default the first) it
-passes ``crash_point("<point>")``. Points used: ``cluster-start`` (a daemon spawned, not yet
-registered), ``rescale``, ``job-start``, ``mid-job``, ``parse``, ``store``. Unset, it costs one
+passes ``crash_point("<point>")``. Points used: ``cluster-start`` (``LocalCluster.start`` spawned a
+daemon, its pid not yet recorded), ``master-spawned`` / ``worker-spawned`` (the same in any
+cluster.local or cluster.daemon command: between spawning a daemon and recording its pid),
+``rescale``, ``job-start``, ``mid-job``, ``parse``, ``store``. Unset, it costs one
 dictionary lookup. The crash tests (tests/test_crash*.py, bench/kill_matrix.py) set it.
 """
 

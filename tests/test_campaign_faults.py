@@ -90,7 +90,8 @@ def test_worker_killed_mid_job_is_an_infrastructure_failure_and_is_retried(local
     os.killpg(victim.pid, signal.SIGKILL)  # the worker JVM and its executors
     text, _ = proc.communicate(timeout=1200)
     assert "infrastructure failure" in text and "retrying" in text, text  # lost executor, even if Spark recovered
-    rows = query(out, "SELECT status, failure_kind, attempts FROM results")
+    rows = query(out, "SELECT json_extract(record, '$.status'), json_extract(record, '$.failure_kind'), "
+                      "json_extract(record, '$.attempts') FROM results")
     assert rows == [("ok", None, 2)], text
     first = query(out, "SELECT status, failure_kind FROM attempts WHERE attempt=1")[0]
     assert first[1] == "infrastructure"
@@ -105,7 +106,8 @@ def test_timeout_stops_the_job_and_records_it(local_cluster, tmp_path):
     proc = harness(design, out, local_cluster.state_dir, "--timeout", "8", "--executor-memory", "600m")
     text, _ = proc.communicate(timeout=300)
     assert proc.returncode == 3, text
-    (row,) = query(out, "SELECT status, failure_kind, reason FROM results")
+    (row,) = query(out, "SELECT json_extract(record, '$.status'), json_extract(record, '$.failure_kind'), "
+                       "json_extract(record, '$.reason') FROM results")
     assert row[0] == "failed" and row[1] == "timeout" and "raise --timeout" in row[2]
     (pid,) = query(out, "SELECT pid FROM attempts")[0]
     assert start_ticks(pid) is None  # the whole process group is gone

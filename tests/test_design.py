@@ -25,8 +25,15 @@ from harness.design import (
     parse_generators,
     schedule,
 )
-from harness.design.__main__ import main
+from harness.design.__main__ import main as design_main
+from sparkdl import cli
 from harness.errors import DesignError
+
+
+def main(argv):
+    """The command as a user runs it: errors become one line and an exit code."""
+    return cli.run_cli(design_main, argv)
+
 
 ROOT = Path(__file__).resolve().parents[1]
 MARINOS = ROOT / "examples" / "marinos2021" / "factors.toml"

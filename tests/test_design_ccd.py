@@ -12,9 +12,15 @@ import pytest
 
 import harness.design.ccd as ccd_module
 from harness.design import central_composite, make_factors, schedule
-from harness.design.__main__ import main
+from harness.design.__main__ import main as design_main
+from sparkdl import cli
 from harness.design.ccd import orthogonal_alpha, resolve_alpha, rotatable_alpha
 from harness.errors import DesignError
+
+
+def main(argv):
+    """The command as a user runs it: errors become one line and an exit code."""
+    return cli.run_cli(design_main, argv)
 
 
 def numeric(k: int) -> object:

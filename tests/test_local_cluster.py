@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
+import time
 
 import pytest
 
 from cluster.errors import ClusterError, PortInUse
-from cluster.local import ClusterState, LocalCluster, parse_memory_mb
+from cluster.local import ClusterState, LocalCluster, free_port, parse_memory_mb
 from cluster.master import fetch_state
 from tests.conftest import new_cluster
 
@@ -84,7 +86,7 @@ def test_cli_status_and_errors(tmp_path):
     st = run("status")
     assert st.returncode == 3 and "no local cluster running" in st.stdout
     sc = run("scale", "--workers", "1")
-    assert sc.returncode == 2 and sc.stderr.startswith("error: no local cluster") and len(sc.stderr.splitlines()) == 1
+    assert sc.returncode == 4 and sc.stderr.startswith("error: no local cluster") and len(sc.stderr.splitlines()) == 1
     assert run("stop").stdout.strip() == "nothing to stop"
 
 
@@ -94,3 +96,156 @@ def test_memory_sizes():
         parse_memory_mb("lots")
     with pytest.raises(ClusterError, match="below 256 MB"):
         parse_memory_mb("100m")
+
+
+# ---------------------------------------------------------------- crash safety
+# `SPARKDL_CRASH_AT=worker-spawned` makes the command SIGKILL itself right after a worker JVM was
+# spawned and before its pid is recorded: the exact instant of issue 17's case, without racing a timer.
+
+
+def cli(state_dir, *args, crash: str | None = None, timeout: float = 180) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env.pop("SPARKDL_CRASH_AT", None)
+    if crash:
+        env["SPARKDL_CRASH_AT"] = crash
+    return subprocess.run([sys.executable, "-m", "cluster.local", *args, "--state-dir", str(state_dir)],
+                          capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def jvms_of(state_dir) -> dict[int, str]:
+    """Spark processes of ``state_dir`` read straight from /proc (independent of cluster.processes)."""
+    root = os.path.realpath(state_dir)
+    found = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                argv = f.read().decode(errors="replace").split("\0")
+            cwd = os.readlink(f"/proc/{entry}/cwd")
+        except OSError:
+            continue
+        if not any(a.startswith("org.apache.spark.") for a in argv) or not alive(int(entry)):
+            continue
+        if cwd == root or cwd.startswith(root + "/") or any(a.startswith(root + "/") for a in argv):
+            found[int(entry)] = " ".join(a for a in argv if a.startswith("org.apache.spark.deploy"))
+    return found
+
+
+def port_in_use(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def recorded(state_dir) -> ClusterState:
+    state = ClusterState.load(state_dir / "state.json")
+    assert state is not None
+    return state
+
+
+def test_kill9_while_scale_starts_a_worker_then_stop_leaves_no_jvm_and_the_cluster_works_again(tmp_path):
+    """Issue 17: the unrecorded worker used to survive `stop` and block every later start on that port."""
+    sd, port, webui = tmp_path / "c", free_port(), free_port()
+    ports = ("--port", str(port), "--webui-port", str(webui))
+    try:
+        assert cli(sd, "start", "--workers", "1", "--cores", "1", "--memory", "512m", *ports).returncode == 0
+        crashed = cli(sd, "scale", "--workers", "2", crash="worker-spawned")
+        assert crashed.returncode == -9
+        state = recorded(sd)
+        assert [w.role for w in state.workers] == ["worker-1"] and [i.role for i in state.pending] == ["worker-2"]
+        # the unrecorded worker registers with the master: what made `--resume` fail with "still listed as alive"
+        webui_url = f"http://127.0.0.1:{webui}"
+        deadline = time.monotonic() + 90
+        while len(fetch_state(webui_url).alive_workers) < 2 and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert len(fetch_state(webui_url).alive_workers) == 2
+        stray = [pid for pid, cls in jvms_of(sd).items() if "Worker" in cls and pid != state.workers[0].pid]
+        assert len(stray) == 1  # a worker JVM that state.json does not record
+
+        stop = cli(sd, "stop")
+        assert stop.returncode == 0, stop.stderr
+        assert "worker-2" in stop.stdout and "master" in stop.stdout
+        assert jvms_of(sd) == {} and not alive(stray[0])
+
+        again = cli(sd, "start", "--workers", "1", "--cores", "1", "--memory", "512m", *ports)
+        assert again.returncode == 0, again.stderr
+        scaled = cli(sd, "scale", "--workers", "2")
+        assert scaled.returncode == 0, scaled.stderr
+        assert len(fetch_state(webui_url).alive_workers) == 2
+        assert set(jvms_of(sd)) == set(pids(LocalCluster(sd)).values())
+    finally:
+        cli(sd, "stop")
+    assert jvms_of(sd) == {}
+
+
+def test_daemons_a_killed_command_did_not_record_are_adopted(tmp_path):
+    """The master and a worker spawned by killed commands are taken over (same pids), not restarted."""
+    sd, port, webui = tmp_path / "c", free_port(), free_port()
+    ports = ("--port", str(port), "--webui-port", str(webui))
+    try:
+        assert cli(sd, "start", "--workers", "1", "--cores", "1", "--memory", "512m", *ports,
+                   crash="master-spawned").returncode == -9
+        state = recorded(sd)
+        assert state.master is None and [i.role for i in state.pending] == ["master"]
+        deadline = time.monotonic() + 90
+        while not port_in_use(webui) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        (master_pid,) = jvms_of(sd)  # the master JVM, listening: spark-class's launcher is gone
+        started = cli(sd, "start", "--workers", "1", "--cores", "1", "--memory", "512m", *ports)
+        assert started.returncode == 0, started.stderr
+        assert "master (pid %d): adopted" % master_pid in started.stdout
+        assert pids(LocalCluster(sd))["master"] == master_pid
+
+        assert cli(sd, "scale", "--workers", "2", crash="worker-spawned").returncode == -9
+        known = {recorded(sd).workers[0].pid, master_pid}
+        deadline = time.monotonic() + 90
+        while len(fetch_state(f"http://127.0.0.1:{webui}").alive_workers) < 2 and time.monotonic() < deadline:
+            time.sleep(0.5)
+        (worker_pid,) = set(jvms_of(sd)) - known
+        cluster = LocalCluster(sd)
+        status = cluster.scale(workers=2)
+        assert status.running and status.workers_started == 2
+        assert pids(cluster) == {"master": master_pid, "worker-1": pids(cluster)["worker-1"], "worker-2": worker_pid}
+        assert len(fetch_state(cluster.webui_url).alive_workers) == 2
+        assert recorded(sd).pending == []
+    finally:
+        cli(sd, "stop")
+    assert jvms_of(sd) == {}
+
+
+def test_daemons_missing_from_the_state_file_are_stopped_by_the_next_command(local_cluster):
+    local_cluster.start(workers=1, cores=1, memory="512m")
+    before = jvms_of(local_cluster.state_dir)
+    assert len(before) == 2
+    (local_cluster.state_dir / "state.json").unlink()  # as if a crash lost it
+    st = cli(local_cluster.state_dir, "status")
+    assert st.returncode == 3, st.stdout + st.stderr
+    assert "stray worker-1" in st.stdout and "stray master" in st.stdout
+    assert jvms_of(local_cluster.state_dir) == {} and not any(alive(p) for p in before)
+    # the ports are free again: the same cluster starts on them
+    assert local_cluster.start(workers=1, cores=1, memory="512m").running
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_a_signal_during_start_stops_what_it_started(tmp_path, sig, code):
+    sd = tmp_path / "c"
+    env = {k: v for k, v in os.environ.items() if k != "SPARKDL_CRASH_AT"}
+    proc = subprocess.Popen([sys.executable, "-m", "cluster.local", "start", "--workers", "2", "--cores", "1",
+                             "--memory", "512m", "--port", str(free_port()), "--webui-port", str(free_port()),
+                             "--state-dir", str(sd)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        deadline = time.monotonic() + 120
+        while sum("Worker" in c for c in jvms_of(sd).values()) < 1 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert jvms_of(sd), "the start never spawned a worker"
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=90)
+        assert proc.returncode == code, out + err
+        assert err.strip().splitlines() == [f"interrupted by {signal.Signals(sig).name}"]
+        assert jvms_of(sd) == {}
+        state = recorded(sd)
+        assert state.master is None and state.workers == [] and state.pending == []
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        cli(sd, "stop")

@@ -19,7 +19,7 @@ from models.errors import FitError, InvalidTableError, MissingColumnError, Queue
 from models.queueing import erlang_b, erlang_c, ggk, mg1, mgk, mm1, mmk
 from models.queueing.cli import main
 from models.queueing.compare import break_even_scv, compare, compare_grid, explain
-from models.queueing.cpu_disk import (CpuDiskModel, JobConfig, cpu_disk_response_time, disk_service_rate_from_time,
+from models.queueing.cpu_disk import (CpuDiskModel, CourierJob, cpu_disk_response_time, disk_service_rate_from_time,
                                       fit_cpu_disk)
 from models.queueing.job_sizes import load_job_sizes, plan
 from models.queueing.simulate import _Sampler, simulate, simulate_ps_tandem
@@ -367,7 +367,7 @@ def test_compare_grid_shape():
 
 
 def test_cpu_disk_worked_example():
-    cfg = JobConfig(batch_size=64, epochs=1, cpus=4, workers=2)  # ceil(60000/64) = 938 iterations
+    cfg = CourierJob(batch_size=64, epochs=1, cpus=4, workers=2)  # ceil(60000/64) = 938 iterations
     p = cpu_disk_response_time(cfg, 0.045, 100.0)
     lam = 2 / 0.045
     assert p.iterations == 938 and p.disk_arrival_rate == pytest.approx(lam)
@@ -379,14 +379,14 @@ def test_cpu_disk_worked_example():
 @given(st.sampled_from([32, 64, 128, 256, 512]), st.integers(1, 64), st.integers(1, 8), st.integers(1, 4),
        st.floats(0.001, 1.0), st.floats(1.01, 50))
 def test_cpu_disk_inversion_roundtrip(batch, cpus, workers, njobs, s_cpu, headroom):
-    cfg = JobConfig(batch, 1, cpus, workers, njobs)
+    cfg = CourierJob(batch, 1, cpus, workers, njobs)
     mu = headroom * cfg.tasks_per_worker() / s_cpu
     t = cpu_disk_response_time(cfg, s_cpu, mu).ET
     assert disk_service_rate_from_time(cfg, t, s_cpu) == pytest.approx(mu, rel=1e-9)
 
 
 def _synthetic_runs():
-    configs = [JobConfig(b, e, c, w, j) for b in (64, 128, 256, 512) for c in (1, 4, 16)
+    configs = [CourierJob(b, e, c, w, j) for b in (64, 128, 256, 512) for c in (1, 4, 16)
                for w in (1, 3) for j in (1, 2) for e in (1, 2)]
     truth = (200.0, 0.2, 30.0)  # mu_D >= 200 + 30 p > lambda_D = max(1, p/w) / 0.045
     times = [cpu_disk_response_time(c, 0.045, truth[0] + truth[1] * c.batch_size + truth[2] * c.processes).ET
@@ -402,7 +402,7 @@ def test_cpu_disk_fit_recovers_generating_rates():
 
 
 def test_cpu_disk_fit_errors():
-    cfg = JobConfig(64, 1, 4, 2)
+    cfg = CourierJob(64, 1, 4, 2)
     with pytest.raises(QueueParameterError, match="cpu_service_time"):
         disk_service_rate_from_time(cfg, 938 * 0.04, 0.045)
     with pytest.raises(QueueParameterError, match="batch_size and processes"):

@@ -11,7 +11,6 @@ import sys
 import pytest
 
 from cluster.master import fetch_state
-from harness.runspec import SPEC_FIELDS
 from harness.schema import EXECUTION_COLUMNS, OUTCOME_COLUMNS, CampaignDir
 
 pytestmark = [pytest.mark.slow, pytest.mark.cluster]
@@ -40,10 +39,15 @@ def test_campaign_on_a_real_cluster(local_cluster, tmp_path):
 
     rows = {r["run"]: r for r in csv.DictReader(open(out / "results.csv"))}
     header = list(csv.DictReader(open(out / "results.csv")).fieldnames)
-    assert header == [*SPEC_FIELDS, *OUTCOME_COLUMNS, *EXECUTION_COLUMNS]
-    # the design declared the factors; they travel with the campaign
+    design_columns = ["run", "replicate", "nodes", "executors", "executor_cores", "model", "epochs", "learning_rate",
+                      "batch_size"]
+    n = len(design_columns) + len(OUTCOME_COLUMNS) + len(EXECUTION_COLUMNS)
+    assert header[:n] == [*design_columns, *OUTCOME_COLUMNS, *EXECUTION_COLUMNS]
+    assert all(c.startswith(("spark_", "host_", "phase_")) for c in header[n:]) and len(header) > n
+    # the design declared the factors; they travel with the campaign, with the measured responses
     manifest = CampaignDir(out).read_manifest()
-    assert manifest is not None and manifest.factors == tuple(f for f in SPEC_FIELDS if f not in ("run", "replicate"))
+    assert manifest is not None and manifest.factors == tuple(design_columns[2:])
+    assert set(header[n:]) <= set(manifest.responses)
     assert set(rows) == {"1", "2", "3"}
     ok1, bad, ok3 = rows["1"], rows["2"], rows["3"]
 

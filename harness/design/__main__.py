@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Sequence
 
 from harness.design._base import Design
 from harness.design.boxbehnken import box_behnken
@@ -21,6 +22,7 @@ from harness.design.resolution import search_generators
 from harness.design.schedule import schedule
 from harness.design.summary import describe, describe_schedule
 from harness.errors import DesignError
+from sparkdl.cli import run_cli
 
 KINDS = ("fractional", "full", "box-behnken", "ccd")
 
@@ -73,23 +75,18 @@ def make_design(args: argparse.Namespace, factors: FactorSet) -> tuple[Design, l
     return design, [f"searched: the fewest runs with resolution >= {args.resolution} ({how})"]
 
 
-def main(argv: list[str] | None = None) -> int:
-    try:
-        args = build_parser().parse_args(argv)
-        factors = load_factors(args.factors)
-        design, notes = make_design(args, factors)
-        plan = schedule(design, args.replications, args.seed, not args.no_randomize, args.block_on)
-    except DesignError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    factors = load_factors(args.factors)
+    design, notes = make_design(args, factors)
+    plan = schedule(design, args.replications, args.seed, not args.no_randomize, args.block_on)
     try:
         plan.write_csv(args.out)
     except OSError as exc:
-        print(f"error: cannot write {args.out}: {exc.strerror}", file=sys.stderr)
-        return 1
+        raise DesignError(f"cannot write {args.out}: {exc.strerror}: choose another --out") from None
     print("\n".join(notes + describe(design) + describe_schedule(plan) + [f"wrote {args.out}"]))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))

@@ -19,7 +19,7 @@ import pandas as pd
 from harness.report import extras
 from harness.report import html as h
 from harness.report.analysis import Best, Queueing, analyse_campaign, best_point, point_summary, queueing
-from harness.report.campaign import Campaign, load_campaign
+from harness.report.campaign import CampaignData, load_campaign
 from harness.report.findings import failure_reasons, findings
 from harness.report.recover import RecoveredDesign, recover_design
 from harness.report.surfaces import render as render_surfaces
@@ -50,7 +50,7 @@ class Report:
     """The rendered page and the figures behind it."""
 
     html: str
-    campaign: Campaign
+    campaign: CampaignData
     design: RecoveredDesign
     analysis: Analysis
     summary: pd.DataFrame
@@ -71,7 +71,7 @@ class Report:
 # --- sections --------------------------------------------------------------------------------
 
 
-def _provenance(c: Campaign, response: str, generated: str) -> str:
+def _provenance(c: CampaignData, response: str, generated: str) -> str:
     pairs: list[tuple[str, object]] = [
         ("source", str(c.source)),
         ("results table", f"{c.results_path.name}, {len(c.raw)} row(s), sha256 {c.results_sha256[:16]}"),
@@ -101,7 +101,7 @@ def _compact(v: object) -> str:
     return str(v)
 
 
-def _design(d: RecoveredDesign, c: Campaign) -> str:
+def _design(d: RecoveredDesign, c: CampaignData) -> str:
     parts = [h.para(f"{d.title}. {d.replication_text()}.")]
     if d.factors:
         rows = [[h.tcell(f.letter), h.tcell(f.name), h.tcell(", ".join(h.level(v) for v in f.levels)),
@@ -125,7 +125,7 @@ def _design(d: RecoveredDesign, c: Campaign) -> str:
     return "\n".join(parts)
 
 
-def _status(c: Campaign) -> str:
+def _status(c: CampaignData) -> str:
     raw = c.raw
     if "status" not in raw.columns:
         return h.para(f"The table has no status column: all {len(raw)} rows are taken as finished jobs.")
@@ -176,7 +176,7 @@ def _key(row: pd.Series) -> str:
     return str(row.name)
 
 
-def _results(c: Campaign, d: RecoveredDesign, summary: pd.DataFrame) -> str:
+def _results(c: CampaignData, d: RecoveredDesign, summary: pd.DataFrame) -> str:
     parts = []
     raw = c.raw
     if len(raw) <= MAX_JOB_ROWS:
@@ -349,7 +349,7 @@ def _queueing(q: Queueing | None, problem: str | None) -> str:
     return "\n".join(parts)
 
 
-def _method(c: Campaign, a: Analysis) -> str:
+def _method(c: CampaignData, a: Analysis) -> str:
     items = [
         "Cost: " + (c.table.cost_name if c.table is not None else "not computed")
         + " with T the wall clock in seconds and A the accuracy as a fraction (seed 001's cost is T / (A*100)^2).",
@@ -377,7 +377,7 @@ def _finite_response(frame: pd.DataFrame, response: str) -> pd.DataFrame:
 # --- assembly --------------------------------------------------------------------------------
 
 
-def _no_rows(campaign: Campaign) -> str:
+def _no_rows(campaign: CampaignData) -> str:
     """Why no job is analysed, e.g. "0 of 16 rows are ok (10 failed, 6 incomplete)"."""
     if campaign.table is None:
         return f"0 of {len(campaign.raw)} rows are ok: no usable jobs"

@@ -29,7 +29,7 @@ LOG_TAIL_LINES = 8
 
 
 @dataclass(frozen=True)
-class Campaign:
+class CampaignData:
     """The rows of a campaign, the jobs that enter the analysis, and the campaign's records.
 
     ``raw`` holds every row as read, with a ``cost`` column (NaN where none could be computed);
@@ -107,7 +107,7 @@ def read_meta(db: Path) -> tuple[dict[str, Any], pd.DataFrame | None, str | None
 
 
 def load_campaign(path: str | Path, response: str = "cost", cost: str | None = None,
-                  factors: Sequence[str] | None = None) -> Campaign:
+                  factors: Sequence[str] | None = None) -> CampaignData:
     """Read a campaign directory or a results CSV.
 
     Raises :class:`~models.errors.ResultsNotFoundError` for a missing path,
@@ -147,7 +147,7 @@ def load_campaign(path: str | Path, response: str = "cost", cost: str | None = N
     if source.is_dir():
         meta, attempts, meta_problem = read_meta(source / CampaignDir.STORE)
         log_dir = source / "logs" if (source / "logs").is_dir() else None
-    return Campaign(
+    return CampaignData(
         source=source,
         results_path=csv_path,
         results_sha256=hashlib.sha256(csv_path.read_bytes()).hexdigest(),

@@ -9,7 +9,7 @@ import pandas as pd
 
 from harness.report import html as h
 from harness.report.analysis import Best, Queueing
-from harness.report.campaign import Campaign
+from harness.report.campaign import CampaignData
 from harness.report.recover import RecoveredDesign
 from models.anova import RESIDUAL, AnovaResult, term_parts
 from models.anova.analysis import Analysis, ModelChoice
@@ -41,7 +41,7 @@ def failure_reasons(raw: pd.DataFrame) -> list[tuple[str, str, int]]:
     return [(s, r, int(n)) for (s, r), n in grouped.items()]
 
 
-def jobs_sentence(campaign: Campaign) -> str:
+def jobs_sentence(campaign: CampaignData) -> str:
     raw, n_read = campaign.raw, len(campaign.raw)
     kept = len(campaign.frame)
     if n_read == 0:
@@ -195,7 +195,7 @@ def design_sentence(design: RecoveredDesign, result: AnovaResult | None) -> str 
     return None
 
 
-def findings(campaign: Campaign, design: RecoveredDesign, analysis: Analysis, best: Best | None,
+def findings(campaign: CampaignData, design: RecoveredDesign, analysis: Analysis, best: Best | None,
              queue: Queueing | None) -> list[str]:
     """The sentences of the "What the data say" section, in reading order."""
     out = [jobs_sentence(campaign)]

@@ -20,6 +20,7 @@ from harness.phases import DESCRIPTIONS, PHASES
 from harness.report import html as h
 from harness.report.analysis import analyse
 from harness.sampler import SAMPLES_TABLE, read_samples
+from models.errors import ModelError
 from models.queueing.formulas import mm1
 
 COLORS = ("#9e9e9e", "#bdbdbd", "#ffb74d", "#43a047", "#81c784", "#90caf9", "#e0e0e0")
@@ -96,7 +97,11 @@ def _anova_table(frame: pd.DataFrame, response: str, factors: Sequence[str]) -> 
     usable = frame.dropna(subset=[response])
     if len(usable) < 3:
         return h.para(f"{response}: too few runs with this figure for an ANOVA ({len(usable)}).")
-    a = analyse(usable, response, factors, plots=False)
+    varying = [f for f in factors if usable[f].nunique(dropna=True) > 1]  # a factor held constant is no term
+    try:
+        a = analyse(usable, response, varying, plots=False)
+    except ModelError as e:
+        return h.para(f"{response}: no ANOVA ({e}).")
     if a.anova is None:
         return h.para(f"{response}: {a.unavailable}")
     rows = [(h.tcell(r.term), h.ncell(r.df, lambda v: f"{v:g}"), h.ncell(r.F), h.ncell(r.p, h.pval),

@@ -8,7 +8,7 @@ from models.queueing.compare import Comparison, compare, compare_grid, explain
 from models.queueing.cpu_disk import (
     CpuDiskModel,
     CpuDiskPrediction,
-    JobConfig,
+    CourierJob,
     cpu_disk_response_time,
     disk_service_rate_from_time,
     fit_cpu_disk,
@@ -34,7 +34,7 @@ __all__ = [
     "CpuDiskModel",
     "CpuDiskPrediction",
     "Estimate",
-    "JobConfig",
+    "CourierJob",
     "JobSizes",
     "Plan",
     "QueueMetrics",

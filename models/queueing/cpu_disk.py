@@ -31,7 +31,7 @@ from models.results import resolve_path, status_is_ok
 
 
 @dataclass(frozen=True)
-class JobConfig:
+class CourierJob:
     """One training job as the model sees it."""
 
     batch_size: int
@@ -69,20 +69,20 @@ class CpuDiskPrediction:
     ET: float
 
 
-def _check_job(config: JobConfig) -> None:
+def _check_job(config: CourierJob) -> None:
     for name in ("batch_size", "epochs", "cpus", "workers", "njobs", "dataset_size"):
         value = getattr(config, name)
         if int(value) != value or value < 1:
             raise QueueParameterError(f"{name} must be an integer >= 1, got {value!r}")
 
 
-def disk_arrival_rate(config: JobConfig, cpu_service_time: float) -> float:
+def disk_arrival_rate(config: CourierJob, cpu_service_time: float) -> float:
     """lambda_D = max(1, processes / workers) / E[S_cpu], fetches per second at one disk."""
     _check_job(config)
     return config.tasks_per_worker() / _check_rate("cpu_service_time", cpu_service_time)
 
 
-def cpu_disk_response_time(config: JobConfig, cpu_service_time: float, disk_service_rate: float,
+def cpu_disk_response_time(config: CourierJob, cpu_service_time: float, disk_service_rate: float,
                            cpu_utilization: float = 0.0) -> CpuDiskPrediction:
     """E[T] = N_T (E[S_cpu] / (1 - rho_cpu) + 1 / (mu_D - lambda_D)); raises if the disk is unstable."""
     if not 0 <= cpu_utilization < 1:
@@ -94,7 +94,7 @@ def cpu_disk_response_time(config: JobConfig, cpu_service_time: float, disk_serv
                              ET=config.iterations * (cpu_time + disk.ET))
 
 
-def disk_service_rate_from_time(config: JobConfig, response_time: float, cpu_service_time: float) -> float:
+def disk_service_rate_from_time(config: CourierJob, response_time: float, cpu_service_time: float) -> float:
     """Invert the model for one measured run: mu_D = 1 / (E[T]/N_T - E[S_cpu]) + lambda_D."""
     lam = disk_arrival_rate(config, cpu_service_time)
     per_iteration = _check_rate("response_time", response_time) / config.iterations
@@ -116,10 +116,10 @@ class CpuDiskModel:
     per_batch: float
     per_process: float
 
-    def disk_service_rate(self, config: JobConfig) -> float:
+    def disk_service_rate(self, config: CourierJob) -> float:
         return self.intercept + self.per_batch * config.batch_size + self.per_process * config.processes
 
-    def predict(self, config: JobConfig) -> CpuDiskPrediction:
+    def predict(self, config: CourierJob) -> CpuDiskPrediction:
         """Predicted E[T]; raises UnstableQueueError if the fitted mu_D does not exceed lambda_D."""
         rate = self.disk_service_rate(config)
         if rate <= 0:
@@ -127,7 +127,7 @@ class CpuDiskModel:
         return cpu_disk_response_time(config, self.cpu_service_time, rate)
 
 
-def fit_cpu_disk(configs: Sequence[JobConfig], response_times: Sequence[float],
+def fit_cpu_disk(configs: Sequence[CourierJob], response_times: Sequence[float],
                  cpu_service_time: float) -> CpuDiskModel:
     """Fit seed 004's disk-rate regression to measured response times (seconds), one per run."""
     if len(configs) != len(response_times):
@@ -140,7 +140,7 @@ def fit_cpu_disk(configs: Sequence[JobConfig], response_times: Sequence[float],
     return CpuDiskModel(cpu_service_time, *map(float, coef))
 
 
-def load_runs(results: str | Path, dataset_size: int = 60_000) -> tuple[list[JobConfig], list[float]]:
+def load_runs(results: str | Path, dataset_size: int = 60_000) -> tuple[list[CourierJob], list[float]]:
     """Configurations and wall-clock seconds of the ``status == ok`` runs of a results table.
 
     cpus = executors * executor_cores, workers = nodes, njobs from an ``njobs`` column or 1.
@@ -164,7 +164,7 @@ def load_runs(results: str | Path, dataset_size: int = 60_000) -> tuple[list[Job
             seconds = float(row["wall_clock_s"])
         except (ValueError, OverflowError) as exc:
             raise InvalidTableError(f"line {line}: {exc}") from None
-        configs.append(JobConfig(ints["batch_size"], ints["epochs"], ints["executors"] * ints["executor_cores"],
+        configs.append(CourierJob(ints["batch_size"], ints["epochs"], ints["executors"] * ints["executor_cores"],
                                  ints["nodes"], njobs, dataset_size))
         times.append(seconds)
     if not configs:

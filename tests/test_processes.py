@@ -1,0 +1,56 @@
+"""Which processes belong to a state directory (pure logic), and the crash-point hook."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from cluster.processes import EXECUTOR_CLASS, MASTER_CLASS, WORKER_CLASS, classify
+
+JAVA = "/opt/java/bin/java"
+
+
+def test_classify_knows_the_daemons_of_a_state_dir_by_cwd_and_work_dir(tmp_path):
+    root = tmp_path / "c"
+    (root / "work" / "worker-2" / "app-1" / "0").mkdir(parents=True)
+    sibling = tmp_path / "c2"  # a name with the same prefix is another cluster
+    (sibling / "work" / "worker-1").mkdir(parents=True)
+    master = [JAVA, "-cp", "x", MASTER_CLASS, "--host", "127.0.0.1", "--port", "7"]
+    worker = [JAVA, "-cp", "x", WORKER_CLASS, "spark://127.0.0.1:7", "--work-dir", str(root / "work" / "worker-2")]
+    executor = [JAVA, "-cp", "x", EXECUTOR_CLASS, "--driver-url", "spark://x"]
+    assert classify(master, str(root), root) == "master"
+    assert classify(worker, str(root), root) == "worker-2"
+    assert classify(worker, "/", root) == "worker-2"  # its --work-dir alone says whose it is
+    assert classify(executor, str(root / "work" / "worker-2" / "app-1" / "0"), root) == ""
+    # spark-class's launcher names the class as an argument before it execs the daemon
+    launcher = [JAVA, "-cp", "x", "org.apache.spark.launcher.Main", WORKER_CLASS, "--work-dir",
+                str(root / "work" / "worker-2")]
+    assert classify(launcher, str(root), root) == "worker-2"
+    # not ours: another folder, a prefix sibling, a non-Spark process in our folder, a driver
+    assert classify(master, str(tmp_path), root) is None
+    assert classify(master, str(sibling), root) is None
+    assert classify([*worker[:5], "--work-dir", str(sibling / "work" / "worker-1")], str(sibling), root) is None
+    assert classify(["bash"], str(root), root) is None
+    assert classify([JAVA, "org.apache.spark.deploy.SparkSubmit", "job.py"], str(root), root) is None
+    # a symlinked state dir is the same folder
+    link = tmp_path / "link"
+    link.symlink_to(root)
+    assert classify(master, str(root), link) == "master"
+
+
+def _crashing(spec: str | None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "SPARKDL_CRASH_AT"}
+    if spec:
+        env["SPARKDL_CRASH_AT"] = spec
+    code = ("from sparkdl.crash import crash_point\n"
+            "for i in range(1, 4):\n    print(i, flush=True)\n    crash_point('rescale')\n    crash_point('other')\n")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+
+
+def test_crash_point_kills_at_the_nth_occurrence_of_its_phase_only():
+    second = _crashing("rescale:2")
+    assert second.returncode == -9 and second.stdout.split() == ["1", "2"]
+    first = _crashing("rescale")
+    assert first.returncode == -9 and first.stdout.split() == ["1"]
+    assert _crashing(None).returncode == 0 and _crashing("parse").stdout.split() == ["1", "2", "3"]
