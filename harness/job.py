@@ -23,10 +23,11 @@ design column ``name`` of the run (or by a harness field, below). An inner array
 group, left out as a whole when one of its fields has no value. Harness fields: ``{seed}`` (the
 campaign's ``--seed`` + replicate - 1), ``{run}``, ``{replicate}``, ``{key}``, ``{total_cores}``,
 and, when the campaign was given them, ``{data_dir}``, ``{train_samples}``, ``{test_samples}``,
-``{learning_rate_decay}``, ``{data_cache}`` (the MNIST split decoded once per campaign). A ``json`` job gets ``--metrics-out PATH`` appended and must write one
-JSON object of named figures there (see :mod:`harness.metrics`).
+``{learning_rate_decay}``, ``{data_cache}`` (the MNIST split decoded once per campaign). A ``json``
+job gets ``--metrics-out PATH`` appended and must write one JSON object of named figures there
+(see :mod:`harness.metrics`).
 
-``--job birnn`` or ``--job lenet`` names a built-in job: ``jobs/<name>.toml``.
+``--job birnn``, ``--job lenet`` or ``--job mlp`` names a built-in job: ``jobs/<name>.toml``.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 The harness appends ``--metrics-out PATH`` to a ``json`` job's arguments; the job writes there one
 object such as ``{"accuracy": 0.91, "train_time_s": 12.3, "loss_history": [2.3, 1.1]}``:
 
-* a number (finite) or a short string becomes a column of results.csv, named by its key;
+* a number (finite) or a short string becomes a column of results.csv, named by its key (not
+  ``spark_*``, ``host_*`` or ``phase_*``: the harness's own measurements of every run);
 * a list of numbers (e.g. one per epoch) is kept in the run's ``metrics.json`` only;
 * ``accuracy`` (a fraction in [0, 1]) and ``wall_clock_s`` (seconds, >= 0) fill the columns the
   BigDL jobs fill from their logs, so the default cost ``T/(A*100)^2``, the ANOVA and the report
@@ -31,6 +32,8 @@ MAX_METRICS_BYTES = 1 << 20
 MAX_FIGURES = 100
 MAX_TEXT = 200
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{0,63}", re.ASCII)
+#: Prefixes of the figures the harness measures itself for every run (harness.observer): spark_*, host_*, phase_*.
+HARNESS_PREFIXES = ("spark_", "host_", "phase_")
 
 Figure = float | str | None
 #: Figures that fill the columns the BigDL jobs fill from their logs.
@@ -91,6 +94,9 @@ def parse_metrics(text: str, reserved: frozenset[str] | set[str] = frozenset()) 
             return _failed(f"the job reported a figure named {key[:40]!r}: names are letters, digits, '_' and '.'")
         if key in reserved:
             return _failed(f"the job reported {key!r}, a column the harness writes itself: rename it")
+        if key.startswith(HARNESS_PREFIXES):
+            return _failed(f"the job reported {key!r}: names starting with {', '.join(HARNESS_PREFIXES)} are the "
+                           "harness's own measurements: rename it")
         number = _number(value)
         if number is not None:
             figures[key] = number

@@ -101,3 +101,11 @@ def test_fabric_drivers_run_the_master_hosts_copy_of_every_builtin_job():
     argv = ["spark-submit", str(JOB_SCRIPT), str(JOB_SCRIPT.parent / "mlp.py"), "/home/me/own.py"]
     assert runner.remote_argv(argv) == ["spark-submit", "/opt/venv/lib/python3.11/site-packages/jobs/train.py",
                                         "/opt/venv/lib/python3.11/site-packages/jobs/mlp.py", "/home/me/own.py"]
+
+
+def test_the_campaigns_data_cache_goes_only_to_jobs_that_name_it(tmp_path):
+    options = SubmitOptions(master_url="x", data_cache=tmp_path / "mnist.npz", out=tmp_path)
+    assert option(job_args(spec(), options), "--data-cache") == str(tmp_path / "mnist.npz")
+    mlp = RunSpec(run=1, replicate=1, nodes=1, executors=1, executor_cores=1, max_iter=2, step_size=0.5, block_size=64)
+    assert "--data-cache" not in job_args(mlp, SubmitOptions(master_url="x", data_cache=tmp_path / "m.npz",
+                                                             jobs=JobChoice(builtin("mlp")), out=tmp_path))

@@ -232,3 +232,16 @@ def test_builtin_jobs_document_their_ranges():
         rules = builtin(name).params
         assert rules["epochs"].maximum == 1000 and rules["batch_size"].maximum == 1048576
         assert rules["learning_rate"].minimum == 1e-9
+
+
+def test_a_spec_copies_pickles_and_replaces_like_a_dataclass():
+    import copy
+    import dataclasses
+    import pickle
+
+    s = RunSpec(1, 1, 1, 1, 1, params=(("a", 1), ("b", "x")))
+    assert copy.copy(s) == s == copy.deepcopy(s) == pickle.loads(pickle.dumps(s))
+    moved = dataclasses.replace(s, nodes=2)
+    assert moved.nodes == 2 and moved.a == 1 and moved.params == s.params
+    assert not hasattr(s, "c") and s.get("b") == "x"
+    assert RunSpec(1, 1, 1, 1, 1, params=(("b", "x"), ("a", 1))) == s  # column order does not make another run
