@@ -60,7 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not 0 < args.level < 1:
         raise DesirabilityError(f"--level {args.level:g} must be between 0 and 1, e.g. 0.95")
     factors = tuple(f.strip() for f in args.factors.split(",") if f.strip())
-    table = load_results(args.results, compute_cost=False)
+    table = load_results(args.results, compute_cost=False, factors=factors)
     frame = table.frame
     goals = []
     for spec in args.response:
@@ -74,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     front = tradeoff_front(result, args.tradeoff, args.seed) if args.tradeoff else None
     checked = None
     if args.check:
-        checked = check_confirmation(result.fits, load_results(args.check, compute_cost=False).frame, args.level)
+        checked = check_confirmation(result.fits, load_results(args.check, compute_cost=False, factors=factors).frame, args.level)
     if args.format == "json":
         d = result.to_dict()
         if front is not None:
