@@ -220,7 +220,7 @@ def test_provision_start_and_run_a_design_on_two_hosts(hosts, tmp_path, monkeypa
     assert set(results) == {1, 2}
     for r in results.values():
         assert r.status == "ok", r.reason
-        assert 0 < r.wall_clock_s < r.elapsed_s and 0 <= r.accuracy <= 1 and r.app_id.startswith("app-")
+        assert 0 < r.wall_clock_s < r.elapsed_s and 0 <= r.accuracy <= 1 and r.outcome.app_id.startswith("app-")
     assert "scaling the remote cluster to 1 worker(s)" in said
     for key in ("1-1", "2-1"):
         assert "Top1Accuracy" in (out / "logs" / f"{key}.out").read_text()
@@ -229,8 +229,8 @@ def test_provision_start_and_run_a_design_on_two_hosts(hosts, tmp_path, monkeypa
     assert "Master" in (logs / a / "logs" / "master.log").read_text()
     assert (logs / a / "logs" / "worker-1.log").stat().st_size > 0
     assert "Successfully registered with master" in (logs / b / "logs" / "worker-2.log").read_text()
-    assert list((logs / b / "work" / "worker-2").glob(f"{results[1].app_id}/*/stderr"))
-    assert not list((logs / b / "work" / "worker-2").glob(f"{results[2].app_id}/*/stderr"))  # run 2: worker-1 only
+    assert list((logs / b / "work" / "worker-2").glob(f"{results[1].outcome.app_id}/*/stderr"))
+    assert not list((logs / b / "work" / "worker-2").glob(f"{results[2].outcome.app_id}/*/stderr"))  # run 2: worker-1 only
     assert (out / "results.csv").exists()
 
     # the backend started the cluster, so it stopped it; nothing of ours runs on either host
