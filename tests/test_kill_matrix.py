@@ -1,7 +1,10 @@
-"""kill -9 of the harness at every phase of a real campaign, then --resume (one pass of bench/kill_matrix.py).
+"""kill -9 of the harness during a real campaign, then --resume: three phases of bench/kill_matrix.py.
 
 Each phase: every design row ends exactly once (ok) in results.csv and no process of the
-state directory outlives the resumed campaign. ~3-5 min a phase on a loaded 2-core machine.
+state directory outlives the resumed campaign. The suite runs the three phases that each stand
+for a class of crash (a daemon spawned but not recorded during the rescale: issue 17's case; a job
+left running; a finished job not yet stored); `python bench/kill_matrix.py [--repeat N]` runs all
+seven phases and prints the tally (a trial takes minutes, so the whole matrix lives in bench/).
 """
 
 from __future__ import annotations
@@ -13,7 +16,11 @@ from bench.kill_matrix import PHASES, cleanup, run_trial
 pytestmark = [pytest.mark.slow, pytest.mark.cluster]
 
 
-@pytest.mark.parametrize("phase", PHASES)
+SUITE_PHASES = ("worker-spawned:2", "mid-job", "store")
+assert set(SUITE_PHASES) <= set(PHASES)
+
+
+@pytest.mark.parametrize("phase", SUITE_PHASES)
 def test_kill9_at_each_phase_then_resume_gives_every_row_once_and_leaves_no_jvm(phase, tmp_path):
     try:
         trial = run_trial(phase, tmp_path / "trial")
