@@ -94,13 +94,13 @@ def cluster_args(cluster) -> list[str]:
 def test_an_mllib_campaign_end_to_end_with_anova_and_report(tmp_path, local_cluster):
     design = tmp_path / "design.csv"
     design.write_text("nodes,executors,executor_cores,max_iter,step_size,block_size\n"
-                      + "".join(f"1,1,1,{it},{step},64\n" for it in (1, 2, 4) for step in (0.1, 0.8)))
+                      + "".join(f"1,1,1,{it},{step},64\n" for it in (1, 3) for step in (0.1, 0.8)))  # 2 x 2
     out = tmp_path / "mlp"
     proc = cli("harness.submit", str(design), "--job", "mlp", "--out", str(out), "--train-samples", "300",
                "--test-samples", "200", "--timeout", "600", *cluster_args(local_cluster))
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     rows = list(csv.DictReader(open(out / "results.csv")))
-    assert len(rows) == 6 and {r["status"] for r in rows} == {"ok"}
+    assert len(rows) == 4 and {r["status"] for r in rows} == {"ok"}
     for row in rows:
         figures = json.loads((out / "runs" / f"{row['run']}-1" / "metrics.json").read_text())
         assert float(row["accuracy"]) == figures["accuracy"] and float(row["wall_clock_s"]) == figures["wall_clock_s"]
@@ -108,7 +108,7 @@ def test_an_mllib_campaign_end_to_end_with_anova_and_report(tmp_path, local_clus
         assert "loss_history" not in row  # lists stay in metrics.json
         assert len(figures["loss_history"]) >= 1
     assert [(int(r["max_iter"]), float(r["step_size"])) for r in rows] == \
-        [(it, step) for it in (1, 2, 4) for step in (0.1, 0.8)]
+        [(it, step) for it in (1, 3) for step in (0.1, 0.8)]
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["job"] == "mlp" and "max_iter" in manifest["factors"] and "train_time_s" in manifest["responses"]
     anova = cli("models.anova", str(out), "--terms", "max_iter + step_size", "--format", "json", timeout=300)
