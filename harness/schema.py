@@ -18,6 +18,7 @@ The status is :class:`logparse.Status`, decided by logparse; nothing here re-dec
     <campaign>/campaign.lock      held by the one process that runs the campaign (+ .owner.json)
     <campaign>/logs/<key>.out     the job's stdout (BigDL's log) and .err
     <campaign>/runs/<key>/        per-run artifacts (event log, host samples, metrics)
+    <campaign>/study.sqlite       an optimize.search study (Optuna), beside the store
 """
 
 from __future__ import annotations
@@ -276,6 +277,7 @@ class CampaignDir:
     OWNER = "campaign.owner.json"
     LOGS = "logs"
     RUNS = "runs"
+    STUDY = "study.sqlite"
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -306,6 +308,10 @@ class CampaignDir:
     @property
     def manifest_path(self) -> Path:
         return self.path / self.MANIFEST
+
+    @property
+    def study_path(self) -> Path:
+        return self.path / self.STUDY
 
     @property
     def logs(self) -> Path:

@@ -24,7 +24,7 @@ import optuna
 from optuna.trial import TrialState
 
 from harness.runspec import RunSpec, batch_problem
-from harness.schema import RunRecord
+from harness.schema import CampaignDir, RunRecord
 from logparse import Status
 from optimize.errors import SearchOptionError
 from optimize.pareto import ObjectiveSpec
@@ -32,7 +32,6 @@ from optimize.search.pruning import CurveTail, EpochFigure, Rule, TrialWatch
 from optimize.search.space import SearchSpace
 from optimize.session import JobConfig, JobSession
 
-STUDY_FILE = "study.sqlite"
 #: Columns of a run's record a search can optimise (what every ok run has).
 OBJECTIVE_COLUMNS = ("wall_clock_s", "accuracy", "elapsed_s")
 STUDY_NAME = "search"
@@ -78,7 +77,7 @@ def make_sampler(config: SearchConfig) -> optuna.samplers.BaseSampler:
 
 def open_study(out: Path, config: SearchConfig) -> optuna.Study:
     """The study in ``out/study.sqlite``, created or loaded (resume)."""
-    storage = optuna.storages.RDBStorage(f"sqlite:///{(out / STUDY_FILE).resolve()}")
+    storage = optuna.storages.RDBStorage(f"sqlite:///{CampaignDir(out).study_path.resolve()}")
     directions = ["minimize" if o.sense == "min" else "maximize" for o in config.objectives]
     study = optuna.create_study(storage=storage, study_name=STUDY_NAME, sampler=make_sampler(config),
                                 directions=directions, load_if_exists=True)
