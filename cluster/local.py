@@ -38,10 +38,8 @@ from cluster.master import MasterState, fetch_state
 from cluster.processes import (MASTER_CLASS, WORKER_CLASS, Intent, ProcessRecord, end_process_group,  # noqa: F401
                                free_port, listener, log_tail, port_free, reconcile, start_ticks)
 from cluster.sparkenv import SparkEnv, discover
-from sparkdl.cli import run_cli
+from sparkdl.cli import DEFAULT_MASTER_PORT, DEFAULT_STATE_DIR, DEFAULT_WEBUI_PORT, run_cli
 from sparkdl.crash import crash_point
-
-DEFAULT_STATE_DIR = Path(".cluster")
 
 Progress = Callable[[str], None]
 
@@ -154,8 +152,8 @@ class LocalCluster:
         self,
         state_dir: Path = DEFAULT_STATE_DIR,
         host: str = "127.0.0.1",
-        port: int = 7077,
-        webui_port: int = 8080,
+        port: int = DEFAULT_MASTER_PORT,
+        webui_port: int = DEFAULT_WEBUI_PORT,
         env: SparkEnv | None = None,
         progress: Progress = _quiet,
     ) -> None:
@@ -457,8 +455,8 @@ def build_parser() -> argparse.ArgumentParser:
     start.add_argument("--cores", type=int, default=2, help="cores each worker offers")
     start.add_argument("--memory", default="2g", help="memory each worker offers, e.g. 2g or 700m")
     start.add_argument("--host", default="127.0.0.1")
-    start.add_argument("--port", type=int, default=7077)
-    start.add_argument("--webui-port", type=int, default=8080)
+    start.add_argument("--port", type=int, default=DEFAULT_MASTER_PORT)
+    start.add_argument("--webui-port", type=int, default=DEFAULT_WEBUI_PORT)
     start.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for registration")
     scale = sub.add_parser("scale", parents=[common], help="change the number of workers")
     scale.add_argument("--workers", type=int, required=True)

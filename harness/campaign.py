@@ -187,7 +187,7 @@ class Campaign:
 
     def run_one(self, spec: RunSpec) -> RunRecord:
         """The stored record of this cell if it finished before (that is how a search resumes), else run it."""
-        known = {r.cell: r for r in self.store.results()}.get((spec.run, spec.replicate))
+        known = self.store.result(spec.run, spec.replicate)
         if known is not None:
             return known
         record = self.execute(spec)

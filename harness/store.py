@@ -124,6 +124,11 @@ class ResultStore:
     def finished_cells(self) -> set[tuple[int, int]]:
         return {(r, p) for r, p in self.db.execute("SELECT run, replicate FROM results")}
 
+    def result(self, run: int, replicate: int) -> RunRecord | None:
+        """The stored record of one cell, or None when it has not finished."""
+        row = self.db.execute("SELECT record FROM results WHERE run=? AND replicate=?", (run, replicate)).fetchone()
+        return None if row is None else RunRecord.from_json(row[0])
+
     def results(self) -> list[RunRecord]:
         """Every finished run, in the order they ended."""
         cur = self.db.execute("SELECT record FROM results ORDER BY ended, run, replicate")

@@ -51,6 +51,7 @@ def test_store_keeps_records_and_results_csv_lists_every_metric(tmp_path):
     store.record(record(1))
     store.record(record(2, status="failed", spark_gc_s=2.0))
     assert [r.run for r in store.results()] == [1, 2]
+    assert store.result(2, 2) == store.results()[1] and store.result(3, 2) is None
     assert store.results()[1].status == Status.FAILED and store.results()[1].metrics == {"spark_gc_s": 2.0}
     rows = list(csv.DictReader(open(folder.results_csv)))
     assert rows[0]["spark_gc_s"] == "" and rows[1]["spark_gc_s"] == "2.0" and rows[1]["status"] == "failed"
