@@ -20,7 +20,7 @@ from optimize.pareto import parse_objectives
 from optimize.search.pruning import (CurveTail, EpochFigure, HalvingRule, MedianRule, TargetRule, TrialWatch,
                                      dominates, make_rules)
 from optimize.search.space import load_space
-from optimize.search.study import MultiObjectiveSearch, SearchConfig, open_study
+from optimize.search.study import MultiObjectiveSearch, SearchConfig, check_objectives, open_study
 from optimize.session import ClusterOptions, JobConfig, open_session
 from tests.test_optimize_fakes import epoch_text, FakeBackend, WatchingFakeRunner, fake_env
 
@@ -179,9 +179,9 @@ def curve(lr, batch, epoch, seed):
 
 
 def run_fake_search(out, space, runner, *, budget, pruner="median", target=None, sampler="tpe", resume=False,
-                    max_trials=None):
-    config = SearchConfig(space, JobConfig(model="lenet", epochs=3), parse_objectives("wall_clock_s:min,accuracy:max"),
-                          sampler=sampler, seed=3, startup_trials=3)
+                    max_trials=None, objectives="wall_clock_s:min,accuracy:max", cost="acc2"):
+    config = SearchConfig(space, JobConfig(model="lenet", epochs=3), parse_objectives(objectives),
+                          sampler=sampler, seed=3, startup_trials=3, cost=cost)
     settings = {"test": "search", "sampler": sampler}
     with open_session(out, settings, SubmitOptions("spark://x:1"), ClusterOptions(), [config.job.spec(1, 1)], resume,
                       backend=FakeBackend(), runner=runner, env=fake_env()) as session:
@@ -225,6 +225,41 @@ def test_search_runs_trials_prunes_dominated_runs_and_records_them_as_pruned(tmp
             peers = [fig(epoch, *curve(float(p["learning_rate"]), int(p["batch_size"]), epoch, 42))
                      for p in rows[:i] if p["status"] == "ok" or pruned_at(p) >= epoch]
             assert sum(dominates(p, me) for p in peers) >= math.ceil(len(peers) / 2)
+
+
+def test_the_cost_objective_is_computed_from_each_runs_time_and_accuracy(tmp_path):
+    space = load_space(write(tmp_path, SPACE))
+    outcome, _, search = run_fake_search(tmp_path / "s", space, WatchingFakeRunner(curve), budget=1000, max_trials=3,
+                                         pruner="none", objectives="cost:min,elapsed_s:min", cost="pct2")
+    rows = list(csv.DictReader(open(tmp_path / "s" / "results.csv")))
+    study = open_study(tmp_path / "s", search.config)
+    assert len(rows) == 3 and all(t.state == TrialState.COMPLETE for t in study.trials)
+    for t, r in zip(study.trials, rows):  # seed 001's cost T / (100 A)^2, computed here by hand
+        t_s, a = float(r["wall_clock_s"]), float(r["accuracy"])
+        assert t.values == pytest.approx([t_s / (100 * a) ** 2, float(r["elapsed_s"])], rel=1e-12)
+
+
+def test_an_objective_an_ok_run_does_not_record_stops_the_search_with_one_line_and_keeps_the_run(tmp_path):
+    space = load_space(write(tmp_path, SPACE))
+    with pytest.raises(SearchOptionError, match=r"run 1-1 finished ok but its objective spark_gc_share is missing"):
+        run_fake_search(tmp_path / "s", space, WatchingFakeRunner(curve), budget=1000, max_trials=3,
+                        objectives="spark_gc_share:min,accuracy:max")
+    rows = list(csv.DictReader(open(tmp_path / "s" / "results.csv")))
+    assert [r["status"] for r in rows] == ["ok"]  # the finished run is kept...
+    study = open_study(tmp_path / "s", SearchConfig(space, JobConfig(), parse_objectives("spark_gc_share:min,accuracy:max")))
+    assert [t.state for t in study.trials] == [TrialState.FAIL]  # ...and the study was told
+
+
+@pytest.mark.parametrize("objectives, fix", [("run:min,accuracy:max", "numeric figure"),
+                                             ("1x:min,accuracy:max", "numeric figure")])
+def test_objectives_that_no_run_can_record_are_refused_before_any_job(objectives, fix):
+    with pytest.raises(SearchOptionError, match=fix):
+        check_objectives(parse_objectives(objectives))
+
+
+def test_a_cost_formula_models_cost_cannot_read_is_refused_before_any_job():
+    with pytest.raises(SearchOptionError, match="--cost"):
+        check_objectives(parse_objectives("cost:min,accuracy:max"), "tta:x")
 
 
 def test_a_resumed_search_spends_only_the_rest_of_its_budget_and_reruns_nothing(tmp_path):

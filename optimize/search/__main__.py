@@ -64,7 +64,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--budget", required=True, help="cluster time to spend, e.g. 30m, 2h, 600s")
     p.add_argument("--out", type=Path, required=True, help="campaign directory (results, logs, study.sqlite)")
     p.add_argument("--resume", action="store_true", help="continue the search in --out")
-    p.add_argument("--objectives", default="wall_clock_s:min,accuracy:max", help="COLUMN:min|max,...")
+    p.add_argument("--objectives", default="wall_clock_s:min,accuracy:max",
+                   help="COLUMN:min|max,... : wall_clock_s, accuracy, elapsed_s, cost, or any figure a run records "
+                        "(spark_*, host_*, phase_* columns, a job's own metrics)")
+    p.add_argument("--cost", default="acc2", help="the formula of the cost objective (models.cost; default acc2 = T/A^2)")
     p.add_argument("--sampler", choices=SAMPLERS, default="tpe", help="tpe (default), nsga2, random, grid")
     p.add_argument("--seed", type=int, default=0, help="the sampler's seed (default 0)")
     p.add_argument("--job-seed", type=int, default=42, help="the jobs' weight-init seed (default 42)")
@@ -91,7 +94,7 @@ def report(out: Path, config: SearchConfig, outcome: SearchOutcome) -> dict[str,
           f"{outcome.cluster_time_s / 60:.1f} min; stopped: {outcome.stop_reason}")
     table = read_campaign(out) if (out / "results.csv").exists() else None
     if table is not None and (table["status"] == "ok").any():
-        front = pareto_front(table, config.objectives)
+        front = pareto_front(table, config.objectives, cost=config.cost)
         print(front_table(front))
         print(f"hypervolume {front.hypervolume:.6g} (reference "
               + ", ".join(f"{o.column}={r:.6g}" for o, r in zip(config.objectives, front.reference)) + ")")
@@ -109,15 +112,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     job = parse_job(args.job)
     budget = parse_budget(args.budget)
     objectives = parse_objectives(args.objectives)
-    check_objectives(objectives)
+    check_objectives(objectives, args.cost)
     config = SearchConfig(space, job, objectives, args.sampler, args.seed, args.startup_trials, args.population,
-                          args.grid_points)
+                          args.grid_points, args.cost)
     rules = make_rules(args.pruner, args.target_accuracy, args.min_runs)
     cluster = ClusterOptions.from_args(args)
     options = submit_options(args.out, cluster, args.train_samples, args.test_samples, args.job_seed)
     settings = {"optimizer": "search", "space": space.describe(), "job": job.__dict__,
                 "objectives": [str(o) for o in objectives], "sampler": args.sampler, "seed": args.seed,
                 "job_seed": args.job_seed, "train_samples": args.train_samples, "test_samples": args.test_samples}
+    if any(o.column == "cost" for o in objectives):  # only then does the formula define the search
+        settings["cost"] = args.cost
     shapes = [job.spec(1, 1, **combo) for combo in space.grid(1)]
     on_interrupt(f"finished runs and the study are kept in {args.out}; continue with --resume")
     args.out.mkdir(parents=True, exist_ok=True)

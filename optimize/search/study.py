@@ -15,25 +15,35 @@ over the whole campaign, so a resumed search spends only what is left.
 from __future__ import annotations
 
 import math
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
+import numpy as np
 import optuna
 from optuna.trial import TrialState
 
 from harness.runspec import RunSpec, batch_problem
 from harness.schema import CampaignDir, RunRecord
 from logparse import Status
+from models.cost import parse_cost
+from models.errors import CostError
 from optimize.errors import SearchOptionError
 from optimize.pareto import ObjectiveSpec
 from optimize.search.pruning import CurveTail, EpochFigure, Rule, TrialWatch
 from optimize.search.space import SearchSpace
 from optimize.session import JobConfig, JobSession
 
-#: Columns of a run's record a search can optimise (what every ok run has).
+#: Columns of a run's record every ok run has. A search can also optimise ``cost`` (computed from
+#: wall_clock_s and accuracy with the search's cost formula) and any other numeric figure the run
+#: records: Spark's, the hosts' and the phases' columns (``spark_gc_share``, ``host_cpu_busy_mean``,
+#: ``phase_training_s``...) or a figure the job reports itself.
 OBJECTIVE_COLUMNS = ("wall_clock_s", "accuracy", "elapsed_s")
+COMPUTED_OBJECTIVES = ("cost",)
+#: What a name must look like to be a run's figure (the harness's rule for job-reported metrics).
+FIGURE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{0,63}", re.ASCII)
 STUDY_NAME = "search"
 SAMPLERS = ("tpe", "nsga2", "random", "grid")
 #: Give up when this many trials in a row ask for jobs BigDL cannot run (batch not a multiple of cores).
@@ -54,12 +64,49 @@ class SearchConfig:
     startup_trials: int = 5
     population: int = 8
     grid_points: int = 3  # float levels per range when sampler is grid
+    cost: str = "acc2"  # the formula of the ``cost`` objective (models.cost)
 
 
-def check_objectives(objectives: Sequence[ObjectiveSpec]) -> None:
-    bad = [o.column for o in objectives if o.column not in OBJECTIVE_COLUMNS]
+def check_objectives(objectives: Sequence[ObjectiveSpec], cost: str = "acc2") -> None:
+    """Refuse names no run can record, and a cost formula models.cost cannot read (when ``cost`` is asked)."""
+    bad = [o.column for o in objectives if not FIGURE_NAME.fullmatch(o.column) or o.column in IDENTIFIER_COLUMNS]
     if bad:
-        raise SearchOptionError(f"--objectives {', '.join(bad)}: a search optimises {', '.join(OBJECTIVE_COLUMNS)}")
+        raise SearchOptionError(f"--objectives {', '.join(bad)}: an objective is a numeric figure of a run, e.g. "
+                                f"{', '.join(OBJECTIVE_COLUMNS + COMPUTED_OBJECTIVES)}, spark_gc_share or host_cpu_busy_mean")
+    if any(o.column == "cost" for o in objectives):
+        try:
+            parse_cost(cost)
+        except CostError as exc:
+            raise SearchOptionError(f"--cost: {exc}") from None
+
+
+IDENTIFIER_COLUMNS = ("run", "replicate", "status", "reason", "failure_kind", "log")
+
+
+def objective_values(row: dict[str, object], objectives: Sequence[ObjectiveSpec], cost: str = "acc2"
+                     ) -> tuple[float, ...] | str:
+    """The objectives' values in an ok run's row, or why there are none (the name of the missing figure)."""
+    values = []
+    for o in objectives:
+        if o.column == "cost" and "cost" not in row:
+            t, a = _number(row.get("wall_clock_s")), _number(row.get("accuracy"))
+            v = float(parse_cost(cost)(np.array([t]), np.array([a]))[0]) if t is not None and a is not None else None
+        else:
+            v = _number(row.get(o.column))
+        if v is None or not math.isfinite(v):
+            return (f"objective {o.column} is {'missing' if o.column not in row and o.column != 'cost' else 'not a finite number'}"
+                    " in this ok run's record")
+        values.append(v)
+    return tuple(values)
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, bool) or value is None or value == "":
+        return None
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
 
 
 def make_sampler(config: SearchConfig) -> optuna.samplers.BaseSampler:
@@ -142,10 +189,15 @@ class MultiObjectiveSearch:
     def tell(self, number: int, result: RunRecord) -> TrialRecord:
         """Tell the study how trial ``number``'s run ended; keep its curve for the pruning rules."""
         values = None
+        missing = None
         if result.status == Status.OK:
-            row = result.row()
-            values = tuple(float(row[o.column]) for o in self.config.objectives)  # type: ignore[arg-type]
-            self.study.tell(number, list(values))
+            got = objective_values(result.row(), self.config.objectives, self.config.cost)
+            if isinstance(got, str):
+                missing = got
+                self.study.tell(number, state=TrialState.FAIL)
+            else:
+                values = got
+                self.study.tell(number, list(values))
         else:
             self.study.tell(number, state=TrialState.PRUNED if result.status == Status.PRUNED else TrialState.FAIL)
         if result.status in (Status.OK, Status.PRUNED):
@@ -154,6 +206,9 @@ class MultiObjectiveSearch:
                              {f: getattr(result.spec, f) for f in self.config.space.names}, str(result.status), values,
                              result.elapsed_s, result.reason)
         self.outcome.trials.append(record)
+        if missing is not None:  # every later run would lack it too: stop here, the run and the study are kept
+            raise SearchOptionError(f"run {record.run} finished ok but its {missing}: --objectives must name figures "
+                                    f"every run records (the columns of {self.session.out / 'results.csv'})")
         return record
 
     def recover(self) -> None:
