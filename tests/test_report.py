@@ -379,7 +379,9 @@ def test_demo_sized_campaign_renders_without_residual_df(tmp_path: Path) -> None
     html = report.html
     # Lenth's Pareto, half-normal and main effects; no residual plots for a saturated fit
     assert sorted(report.analysis.figures) == ["half_normal", "interactions", "main_effects", "pareto"]
-    assert html.count("<img ") == 4 and "residuals are zero by construction" in html
+    # four effect plots and the time-against-accuracy front
+    assert html.count("<img ") == 5 and "residuals are zero by construction" in html
+    assert "1 of 4 ok runs are on the front" in html  # run 1 is both the fastest and the most accurate
     assert "The largest effect is executors (confounded with learning_rate" in html
     assert "resolution: II" in html and "B = D" in html
     assert "learning_rate is confounded with executors" in html

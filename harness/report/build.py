@@ -2,7 +2,8 @@
 
 Sections, in order: provenance, what the data say, design and aliasing, run status, ANOVA (with
 the Pareto and half-normal plots), assumption checks (with the residual plots), effect plots,
-queueing, any optional sections (:mod:`harness.report.extras`), the results table and method
+queueing, where the time goes, time against accuracy (the Pareto front), response surfaces, any
+optional sections (:mod:`harness.report.extras`), the results table and method
 notes. A section whose input is missing says why instead of failing the report.
 """
 
@@ -17,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from harness.report import extras
+from harness.report import front as time_accuracy
 from harness.report import html as h
 from harness.report.analysis import Best, Queueing, analyse_campaign, best_point, point_summary, queueing
 from harness.report.campaign import CampaignData, load_campaign
@@ -389,11 +391,13 @@ def _no_rows(campaign: CampaignData) -> str:
 
 
 def build_report(path: str | Path, response: str = "cost", cost: str | None = None, alpha: float = 0.05,
-                 generated: str | None = None, plots: bool = True, factors: Sequence[str] | None = None) -> Report:
+                 generated: str | None = None, plots: bool = True, factors: Sequence[str] | None = None,
+                 target_accuracy: float | None = None) -> Report:
     """Read, analyse and render the campaign at ``path`` (a directory or a results CSV).
 
     ``generated`` overrides the generation timestamp (for reproducible output); ``plots=False``
-    skips drawing the figures, the slow part.
+    skips drawing the figures, the slow part; ``target_accuracy`` is the accuracy the
+    time-against-accuracy section finds the fastest run for (default: the best observed).
     """
     campaign = load_campaign(path, response=response, cost=cost, factors=factors)
     design = recover_design(campaign.raw, campaign.candidates)
@@ -423,6 +427,9 @@ def build_report(path: str | Path, response: str = "cost", cost: str | None = No
         ("time", "Where the time goes",
          time_section(campaign.raw, campaign.source if campaign.is_campaign else None, design.names)),
     ]
+    front = time_accuracy.render(campaign.raw, plots, target_accuracy)  # None without time and accuracy columns
+    if front is not None:
+        sections.append(("front", "Time against accuracy", front))
     surfaces = render_surfaces(campaign.raw, design, plots)  # None unless the design allows quadratic surfaces
     if surfaces is not None:
         sections.append(("surfaces", "Response surfaces and desirability", surfaces))

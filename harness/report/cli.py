@@ -32,6 +32,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--cost", help="cost from wall_clock_s and accuracy: pct2 (default, T/(A*100)^2), acc2, time, "
                                   "tta:TARGET, or an expression of T and A")
     p.add_argument("--no-plots", action="store_true", help="skip the figures (faster; tables and text only)")
+    p.add_argument("--target-accuracy", type=float,
+                   help="the accuracy to find the fastest run for, in 'Time against accuracy' (default: the best seen)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     return p
 
@@ -45,9 +47,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     source = Path(args.results)
     if not 0 < args.alpha < 1:
         raise AnalysisOptionError(f"--alpha {args.alpha} must be between 0 and 1, e.g. 0.05")
+    if args.target_accuracy is not None and not 0 < args.target_accuracy <= 1:
+        raise AnalysisOptionError(f"--target-accuracy {args.target_accuracy} must be a fraction in (0, 1], e.g. 0.95")
     out = args.output or default_output(source)
     report = build_report(source, response=args.response, cost=args.cost, alpha=args.alpha,
-                          plots=not args.no_plots, factors=factor_list(args.factors))
+                          plots=not args.no_plots, factors=factor_list(args.factors),
+                          target_accuracy=args.target_accuracy)
     for line in report.campaign.notices:
         print(f"note: {line}", file=sys.stderr)
     try:

@@ -1,0 +1,101 @@
+"""The report's "Time against accuracy" section: the Pareto front of the ok runs, plotted and tabled.
+
+It answers the two questions a user of a time/accuracy trade-off asks of one campaign: what is the
+fastest run that reaches a given accuracy (``--target-accuracy``, else the most accurate run's level),
+and what one more point of accuracy costs along the front. The front and its hypervolume come from
+:mod:`optimize.pareto` (the same code as ``python -m optimize.pareto``); the extra time per point of
+accuracy between neighbours on the front is (T2 - T1) / (100 (A2 - A1)) seconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from harness.report import html as h
+from optimize.errors import CampaignDataError
+from optimize.pareto import FACTOR_COLUMNS, ObjectiveSpec, ParetoFront, front_figure, pareto_front
+
+OBJECTIVES = (ObjectiveSpec("wall_clock_s", "min"), ObjectiveSpec("accuracy", "max"))
+
+
+@dataclass(frozen=True)
+class FrontStep:
+    """One run on the time/accuracy front, in order of accuracy, with what it costs over the one before."""
+
+    key: str
+    wall_clock_s: float
+    accuracy: float
+    seconds_per_point: float | None  # None for the first (least accurate) run of the front
+
+
+@dataclass(frozen=True)
+class TimeAccuracy:
+    """The front of a campaign over training time and accuracy, and the fastest run at the target."""
+
+    front: ParetoFront
+    steps: tuple[FrontStep, ...]
+    target: float
+    fastest: FrontStep | None  # the fastest run reaching ``target``; None when no run does
+
+
+def time_accuracy(raw: pd.DataFrame, target: float | None = None) -> TimeAccuracy:
+    """The front of ``raw``'s ok runs; ``target`` defaults to the best accuracy observed."""
+    front = pareto_front(raw, OBJECTIVES)
+    rows = front.front.sort_values(["accuracy", "wall_clock_s"])
+    steps: list[FrontStep] = []
+    for _, r in rows.iterrows():
+        t, a = float(r["wall_clock_s"]), float(r["accuracy"])
+        per_point = None
+        if steps and a > steps[-1].accuracy:
+            per_point = (t - steps[-1].wall_clock_s) / (100.0 * (a - steps[-1].accuracy))
+        steps.append(FrontStep(_key(r), t, a, per_point))
+    goal = float(front.runs["accuracy"].max()) if target is None else float(target)
+    reaching = [s for s in steps if s.accuracy >= goal]
+    fastest = min(reaching, key=lambda s: s.wall_clock_s) if reaching else None
+    return TimeAccuracy(front, tuple(steps), goal, fastest)
+
+
+def _key(row: pd.Series) -> str:
+    return f"{h.level(row['run'])}-{h.level(row['replicate'])}" if "run" in row and "replicate" in row else str(row.name)
+
+
+def render(raw: pd.DataFrame, plots: bool = True, target: float | None = None) -> str | None:
+    """The section's HTML; None when the table has no time and accuracy to trade (e.g. a bare cost table)."""
+    if not {"wall_clock_s", "accuracy", "status"} <= set(raw.columns):
+        return None
+    try:
+        ta = time_accuracy(raw, target)
+    except CampaignDataError as exc:
+        return h.notice(f"No front: {exc}.")
+    f = ta.front
+    parts = [h.para(f"{int(f.on_front.sum())} of {len(f.runs)} ok runs are on the front of training time (lower is "
+                    "better) against accuracy (higher is better): no other run is both faster and at least as "
+                    f"accurate. {f.excluded} run(s) not ok are left out. Hypervolume {h.num(f.hypervolume)} "
+                    f"(reference: wall_clock_s {h.num(f.reference[0])} s, accuracy {h.num(f.reference[1])}).")]
+    what = "the best accuracy observed" if target is None else "the target accuracy"
+    if ta.fastest is not None:
+        parts.append(h.para(f"Fastest run reaching {what} ({h.num(ta.target)}): run {h.esc(ta.fastest.key)}, "
+                            f"{h.num(ta.fastest.wall_clock_s)} s at accuracy {h.num(ta.fastest.accuracy)}."))
+    else:
+        parts.append(h.notice(f"No ok run reaches accuracy {h.num(ta.target)}; the most accurate reached "
+                              f"{h.num(float(f.runs['accuracy'].max()))}."))
+    if plots:
+        parts.append(h.figure(front_figure(f), "Pareto front of training time against accuracy",
+                              "Every ok run: the front's runs solid and joined by the step line, the dominated runs "
+                              "faded."))
+    factors = [c for c in FACTOR_COLUMNS if c in f.runs.columns and f.runs[c].nunique() > 1]
+    by_key = {_key(r): r for _, r in f.runs[f.on_front].iterrows()}
+    rows = []
+    for s in ta.steps:
+        r = by_key[s.key]
+        rows.append([h.tcell(s.key), h.ncell(s.wall_clock_s), h.ncell(s.accuracy),
+                     h.ncell(s.seconds_per_point) if s.seconds_per_point is not None else h.tcell("-"),
+                     *(h.tcell(h.level(r[c])) for c in factors)])
+    parts.append(h.table(["run", "wall_clock_s", "accuracy", "extra s per accuracy point", *factors], rows,
+                         table_id="time-accuracy-front", numeric_headers=[False, True, True, True] + [False] * len(factors),
+                         caption="the front in order of accuracy; the extra time per point of accuracy (0.01) is "
+                                 "against the run above"))
+    return "\n".join(parts)
+
