@@ -475,3 +475,49 @@ def test_summary_lists_exactly_the_confounded_low_order_effects(k, resolution):
     assert listed == brute
     assert ("main effects are clear" in text) == (d.resolution >= 4)
     assert ("two-factor interactions are clear" in text) == (d.resolution >= 5)
+
+
+def _cli_order(tmp_path, toml, *extra):
+    f = tmp_path / "f.toml"
+    f.write_text(toml)
+    out = tmp_path / "d.csv"
+    assert design_main(["--factors", str(f), "--kind", "full", "--out", str(out), *extra]) == 0
+    return list(csv.DictReader(open(out)))
+
+
+NODES_TOML = "[factors.nodes]\nlevels = [1, 2]\n[factors.learning_rate]\nlevels = [0.01, 0.1]\n[factors.batch_size]\nlevels = [32, 64]\n"
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_by_default_a_randomized_order_is_blocked_on_nodes_so_the_cluster_is_rescaled_once(tmp_path, seed):
+    rows = _cli_order(tmp_path, NODES_TOML, "--seed", str(seed), "--replications", "3")
+    nodes = [r["nodes"] for r in rows]
+    assert sum(a != b for a, b in zip(nodes, nodes[1:])) == 1 and len(rows) == 24
+    assert Counter((r["run"], r["replicate"]) for r in rows) == {(str(r), str(k)): 1 for r in range(1, 9) for k in (1, 2, 3)}
+    # the same as asking for it by name
+    named = _cli_order(tmp_path, NODES_TOML, "--seed", str(seed), "--replications", "3", "--block-on", "nodes")
+    assert named == rows
+
+
+def test_block_on_none_is_complete_randomization_and_no_randomize_keeps_standard_order(tmp_path):
+    d = full_factorial(load_factors(_write(tmp_path, NODES_TOML)))
+    rows = _cli_order(tmp_path, NODES_TOML, "--seed", "7", "--replications", "3", "--block-on", "none")
+    plan = schedule(d, 3, seed=7)  # no block_on
+    assert [(int(r["run"]), int(r["replicate"])) for r in rows] == [(j.run, j.replicate) for j in plan.jobs]
+    nodes = [r["nodes"] for r in rows]
+    assert sum(a != b for a, b in zip(nodes, nodes[1:])) > 1  # seed 7 changes nodes more than once
+    plain = _cli_order(tmp_path, NODES_TOML, "--no-randomize")
+    assert [int(r["run"]) for r in plain] == list(range(1, 9))
+
+
+def test_a_design_without_nodes_is_not_blocked_by_default(tmp_path):
+    toml = NODES_TOML.replace("nodes", "executors")
+    d = full_factorial(load_factors(_write(tmp_path, toml)))
+    rows = _cli_order(tmp_path, toml, "--seed", "3", "--replications", "2")
+    assert [(int(r["run"]), int(r["replicate"])) for r in rows] == [(j.run, j.replicate) for j in schedule(d, 2, seed=3).jobs]
+
+
+def _write(tmp_path, toml):
+    f = tmp_path / "factors-copy.toml"
+    f.write_text(toml)
+    return f

@@ -25,6 +25,23 @@ from harness.errors import DesignError
 from sparkdl.cli import run_cli
 
 KINDS = ("fractional", "full", "box-behnken", "ccd")
+AUTO, NONE = "auto", "none"
+#: Factors that cost a cluster rescale to change (a worker started or stopped); executors, cores,
+#: epochs, learning rate and batch size are spark-submit arguments, free to change between jobs.
+HARD_TO_CHANGE = ("nodes",)
+
+
+def block_factor(choice: str, design: Design, randomize: bool) -> str | None:
+    """The factor to block on: ``auto`` picks the first hard-to-change factor that varies (only when the
+    order is randomized: ``--no-randomize`` asks for standard order), ``none`` none, else the one named."""
+    if choice == NONE:
+        return None
+    if choice != AUTO:
+        return choice
+    if not randomize:
+        return None
+    varying = {f.name for f in design.factors.factors if len(f.levels) > 1}
+    return next((n for n in HARD_TO_CHANGE if n in varying), None)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -46,7 +63,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--replications", type=int, default=1, help="jobs per design point (default 1)")
     p.add_argument("--seed", type=int, help="seed of the random run order (required unless --no-randomize)")
     p.add_argument("--no-randomize", action="store_true", help="keep standard order")
-    p.add_argument("--block-on", metavar="NAME", help="hard-to-change factor: group its levels into blocks")
+    p.add_argument("--block-on", metavar="NAME", default=AUTO,
+                   help="hard-to-change factor: group its levels into blocks (default auto: nodes when it varies "
+                        "and the order is randomized, so the cluster is rescaled only when the shape changes; "
+                        "none: complete randomization)")
     p.add_argument("--out", required=True, help="CSV to write: one row per job, in execution order")
     return p
 
@@ -79,7 +99,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     factors = load_factors(args.factors)
     design, notes = make_design(args, factors)
-    plan = schedule(design, args.replications, args.seed, not args.no_randomize, args.block_on)
+    plan = schedule(design, args.replications, args.seed, not args.no_randomize,
+                    block_factor(args.block_on, design, not args.no_randomize))
     try:
         plan.write_csv(args.out)
     except OSError as exc:

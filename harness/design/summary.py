@@ -70,6 +70,7 @@ def describe_schedule(plan: Schedule) -> list[str]:
         lines += [
             f"blocked on {name}: it changes {plan.changes(name)} times ({levels} blocks{versus})",
             f"note: {name} is a hard-to-change (whole-plot) factor; its effect is confounded with drift "
-            "between blocks, so an ordinary ANOVA overstates its significance (analyse as split-plot)",
+            "between blocks, so an ordinary ANOVA overstates its significance (analyse as split-plot; "
+            "--block-on none randomizes completely)",
         ]
     return lines
