@@ -2,8 +2,13 @@
 the extrapolation split, and the differential-evolution fit time of the generic model (vectorized
 population vs one candidate at a time).
 
-    .venv/bin/python bench/predict.py CAMPAIGN_DIR [--target wall_clock_s] [--seed 0]
+    .venv/bin/python bench/predict.py CAMPAIGN_DIR [--target wall_clock_s] [--seed 0] [--measured [--splits 5]]
     .venv/bin/python bench/predict.py --make-synthetic /tmp/synthetic_campaign   # demo table, not data
+
+--measured adds which measured columns help (issue 14): the random forest's R^2 on ``--splits``
+random 80/20 splits, with the factors only, with the factors and each spark_*/host_* column, and with
+all of them; a column whose correlation with the target is above 0.95 is flagged as a near-copy of
+it (it explains the time because it is the time, e.g. executor run time).
 
 --make-synthetic writes a 48-run full factorial (network x nodes x executors x cores x batch size,
 3 epochs) whose times follow a simple compute + synchronization law with 5% lognormal noise, so
@@ -24,6 +29,11 @@ import pandas as pd
 from models.errors import ModelError
 from models.predict import PowerLawModel, compare, make_splits, read_results
 from models.predict.cli import to_text
+from models.predict.splits import random_split
+from models.predict.table import measured_columns
+from models.predict.trees import RandomForestModel
+
+NEAR_COPY = 0.95
 
 
 def synthetic_campaign(directory: Path, seed: int = 0) -> Path:
@@ -61,11 +71,47 @@ def de_timing(table: pd.DataFrame, target: str, seed: int) -> list[str]:
     return lines
 
 
+def rf_r2(table: pd.DataFrame, target: str, measured: list[str], seeds: range) -> float:
+    """Mean R^2 of the random forest (factors + ``measured``) over random 80/20 splits, one per seed."""
+    scores = []
+    for seed in seeds:
+        split = random_split(table, 0.2, seed)
+        model = RandomForestModel(target, seed=seed)
+        model.measured = measured
+        scores.append(model.fit(split.train).evaluate(split.test).r2)
+    return float(np.mean(scores))
+
+
+def measured_ablation(table: pd.DataFrame, target: str, n_splits: int) -> list[str]:
+    """Which measured columns help the random forest predict ``target``, one column at a time."""
+    columns = measured_columns(table, "all", target)
+    finite = np.all(np.isfinite(table[columns + [target]].apply(pd.to_numeric, errors="coerce").to_numpy(float)), axis=1)
+    table = table[finite].reset_index(drop=True)
+    seeds = range(n_splits)
+    base = rf_r2(table, target, [], seeds)
+    lines = [f"measured inputs: random forest, mean R^2 over {n_splits} random 80/20 splits of {len(table)} ok runs "
+             f"with every measured column",
+             f"  {'inputs':<36} {'R^2':>7} {'gain':>7}  r with {target}",
+             f"  {'factors only':<36} {base:>7.3f} {'':>7}"]
+    rows = []
+    for c in columns:
+        r = float(np.corrcoef(table[c].astype(float), table[target].astype(float))[0, 1])
+        rows.append((rf_r2(table, target, [c], seeds), c, r))
+    for score, c, r in sorted(rows, reverse=True):
+        flag = "  near-copy of the target" if abs(r) > NEAR_COPY else ""
+        lines.append(f"  {'+ ' + c:<36} {score:>7.3f} {score - base:>+7.3f}  {r:+.2f}{flag}")
+    everything = rf_r2(table, target, columns, seeds)
+    lines.append(f"  {'+ all ' + str(len(columns)) + ' measured columns':<36} {everything:>7.3f} {everything - base:>+7.3f}")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("campaign", nargs="?", type=Path, help="campaign directory or results CSV")
     parser.add_argument("--target", default="wall_clock_s")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--measured", action="store_true", help="also rank the measured columns (spark_*, host_*)")
+    parser.add_argument("--splits", type=int, default=5, help="--measured: random splits per figure (default 5)")
     parser.add_argument("--make-synthetic", type=Path, metavar="DIR", help="write a synthetic demo campaign to DIR")
     args = parser.parse_args(argv)
     if args.make_synthetic:
@@ -79,12 +125,16 @@ def main(argv: list[str] | None = None) -> int:
         splits = make_splits(table, ["random", "extrapolate"], args.seed)
         result = compare(splits, args.target, ["linear", "rf", "gb", "generic", "ernest"], args.seed)
         timing = de_timing(table, args.target, args.seed)
+        ablation = measured_ablation(table, args.target, args.splits) if args.measured else []
     except ModelError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(to_text(result, len(table)))
     print()
     print("\n".join(timing))
+    if ablation:
+        print()
+        print("\n".join(ablation))
     return 0
 
 

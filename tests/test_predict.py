@@ -31,6 +31,8 @@ from models.predict import (
     read_results,
 )
 from models.predict.cli import main
+from models.predict.compare import compare, make_splits
+from models.predict.table import measured_columns
 from models.predict.compare import MODELS
 from sparkdl.cli import run_cli
 
@@ -417,3 +419,61 @@ def test_model_inputs_are_the_declared_factors(tmp_path, capsys):
         model_inputs(bare, "wall_clock_s", None, tmp_path / "bare.csv")
     assert cli([str(tmp_path / "bare.csv"), "--models", "linear", "--split", "random"]) == 2
     assert "error: column 'rep'" in capsys.readouterr().err
+
+
+# --- measured inputs (issue 14) -------------------------------------------------------------------
+
+
+def loaded_table(seed: int = 0) -> pd.DataFrame:
+    """The harness table with a host load drawn independently of the factors that slows every run:
+    no factor can explain that part of the time, the measured load can."""
+    rng = np.random.default_rng(seed)
+    df = harness_table(seed, noise=0.01)
+    df["host_cpu_busy_mean"] = rng.uniform(0.1, 0.9, len(df))
+    df["wall_clock_s"] *= 1 + 2 * df["host_cpu_busy_mean"]
+    df["host_samples"] = np.arange(len(df))  # bookkeeping: never an input
+    df["spark_executors"] = 2  # constant: not an input
+    df["status"] = "ok"
+    return df
+
+
+def test_a_measured_load_is_taken_by_the_forest_only_and_explains_what_the_factors_cannot():
+    df = loaded_table()
+    split = make_splits(df, ["random"], seed=1)
+    plain = compare(split, "wall_clock_s", ["rf", "linear"], seed=1)
+    with_load = compare(split, "wall_clock_s", ["rf", "linear"], seed=1, measured=["host_cpu_busy_mean"])
+    r2 = {(c, r.model): r.r2 for c, cmp_ in (("plain", plain), ("load", with_load)) for r in cmp_.rows}
+    assert r2[("load", "rf")] > r2[("plain", "rf")] + 0.1  # the forest uses the load...
+    assert r2[("load", "linear")] == r2[("plain", "linear")]  # ...the linear model takes the factors only
+    rf = RandomForestModel("wall_clock_s", grid=SMALL_RF, n_estimators=20, seed=0)
+    rf.measured = ["host_cpu_busy_mean"]
+    assert "host_cpu_busy_mean" in rf.fit(df).features_
+
+
+def test_measured_all_is_every_varying_numeric_measurement_but_the_samplers_bookkeeping():
+    df = loaded_table()
+    df["host_note"] = "x"
+    assert measured_columns(df, "all", "wall_clock_s") == ["host_cpu_busy_mean"]
+    assert measured_columns(df, None, "wall_clock_s") == []
+    with pytest.raises(MissingColumnError, match="host_iowait_mean"):
+        measured_columns(df, "host_iowait_mean", "wall_clock_s")
+    with pytest.raises(InvalidTableError, match="not numeric"):
+        measured_columns(df, "host_note", "wall_clock_s")
+    with pytest.raises(InvalidTableError, match="the target"):
+        measured_columns(df, "wall_clock_s", "wall_clock_s")
+
+
+def test_cli_measured(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(MODELS, "rf", lambda t, s: RandomForestModel(t, grid=SMALL_RF, n_estimators=20, seed=s))
+    df = loaded_table()
+    df.loc[3, "host_cpu_busy_mean"] = np.nan  # a run without the measurement is left out, and counted
+    df.to_csv(tmp_path / "results.csv", index=False)
+    base = ["--factors", "model,nodes,executors,executor_cores,epochs,batch_size", "--models", "rf", "--split", "random"]
+    assert cli([str(tmp_path), *base, "--measured", "all", "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["rows"][0]["n_train"] + json.loads(captured.out)["rows"][0]["n_test"] == len(df) - 1
+    assert "dropped 1 rows with no finite wall_clock_s or measured input" in captured.err
+    assert "rf and gb also take the measured columns host_cpu_busy_mean" in captured.err
+    assert cli([str(tmp_path), *base, "--measured", "spark_gc_share"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error:") and "spark_gc_share" in err and len(err.strip().splitlines()) == 1

@@ -59,10 +59,15 @@ class Predictor(ABC):
     name: ClassVar[str]
     #: Fewest training rows the model accepts.
     min_rows: ClassVar[int] = 2
+    #: Whether the model can take measured columns (spark_*, host_*) beside the factors: the tree
+    #: models can; the linear model (all interactions of its inputs) and the structural ones (generic
+    #: power law, Ernest) model the factors only.
+    takes_measured: ClassVar[bool] = False
 
     def __init__(self, target: str = "wall_clock_s", features: Sequence[str] | None = None) -> None:
         self.target = target
         self.features = None if features is None else list(features)
+        self.measured: list[str] = []  # added to the default features when takes_measured
         self.features_: list[str] = []
         self._levels: dict[str, set[object]] = {}
         self._fitted = False
@@ -75,6 +80,8 @@ class Predictor(ABC):
         table = with_derived(table)
         y = self._target_values(table)
         candidates = self.features if self.features is not None else self.default_features(table)
+        if self.takes_measured:
+            candidates = candidates + [c for c in self.measured if c not in candidates]
         require_columns(table, candidates, "a model input")
         self._check_inputs(table, candidates)
         if len(table) < self.min_rows:

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from models.predict.compare import SPLITS, Comparison, compare, make_splits, parse_models
-from models.predict.table import model_inputs, read_results
+from models.predict.table import measured_columns, model_inputs, read_results
 from models.results import factor_list, table_options
 from sparkdl.errors import EXIT_RUNS_FAILED
 
@@ -35,6 +35,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="size column of the extrapolation split (default: parallelism m)")
     parser.add_argument("--test-fraction", type=float, default=0.2, help="held-out fraction (default: 0.2)")
     parser.add_argument("--seed", type=int, default=0, help="seed for the random split and the models")
+    parser.add_argument("--measured", metavar="all|COLS",
+                        help="also give the tree models (rf, gb) columns measured during each run: all (every "
+                             "spark_*/host_* column) or a comma list, e.g. host_cpu_busy_mean,spark_gc_share; they "
+                             "explain a run, they are not known before it")
     parser.add_argument("--format", choices=("text", "json"), default="text")
     return parser
 
@@ -42,18 +46,25 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     models = parse_models(args.models)
-    table, choice = model_inputs(read_results(args.results), args.target, factor_list(args.factors), args.results)
+    results = read_results(args.results)
+    measured = measured_columns(results, args.measured, args.target)
+    table, choice = model_inputs(results, args.target, factor_list(args.factors), args.results, measured)
     if choice.source == "guessed":
         print(f"note: factors taken from the columns (no manifest.json, no --factors): "
               f"{', '.join(choice.factors) or 'none'}", file=sys.stderr)
     n_all = len(table)
-    target = pd.to_numeric(table[args.target], errors="coerce")
-    table = table[np.isfinite(target.to_numpy(dtype=float))].reset_index(drop=True)
+    finite = np.isfinite(pd.to_numeric(table[args.target], errors="coerce").to_numpy(dtype=float))
+    for column in measured:  # a run without the measurement (observation off, a failed sampler) is left out
+        finite &= np.isfinite(pd.to_numeric(table[column], errors="coerce").to_numpy(dtype=float))
+    table = table[finite].reset_index(drop=True)
     kinds = list(SPLITS) if args.split == "both" else [args.split]
     splits = make_splits(table, kinds, args.seed, args.extrapolate_by, args.test_fraction)
-    result = compare(splits, args.target, models, args.seed)
+    result = compare(splits, args.target, models, args.seed, measured)
     if n_all > len(table):
-        print(f"note: dropped {n_all - len(table)} rows with no finite {args.target}", file=sys.stderr)
+        what = " or measured input" if measured else ""
+        print(f"note: dropped {n_all - len(table)} rows with no finite {args.target}{what}", file=sys.stderr)
+    if measured:
+        print(f"note: rf and gb also take the measured columns {', '.join(measured)}", file=sys.stderr)
     print(to_json(result) if args.format == "json" else to_text(result, len(table)))
     failed = [row for row in result.rows if row.error]
     for row in failed:

@@ -88,13 +88,16 @@ def make_splits(
     return splits
 
 
-def compare(table_splits: Sequence[Split], target: str, models: Sequence[str], seed: int = 0) -> Comparison:
-    """Fit each model on each split's train table and evaluate it on the test table."""
+def compare(table_splits: Sequence[Split], target: str, models: Sequence[str], seed: int = 0,
+            measured: Sequence[str] = ()) -> Comparison:
+    """Fit each model on each split's train table and evaluate it on the test table; ``measured``
+    columns are inputs beside the factors for the models that take them (the tree models)."""
     rows: list[ComparisonRow] = []
     fits: dict[str, PowerLawFit] = {}
     for split in table_splits:
         for name in models:
             model = MODELS[name](target, seed)
+            model.measured = list(measured)
             start = time.perf_counter()
             try:
                 model.fit(split.train)

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from models.errors import MissingColumnError
+from models.errors import InvalidTableError, MissingColumnError
 from models.results import (
     HARNESS_FACTORS,
     NON_FACTOR_COLUMNS,
@@ -53,8 +53,9 @@ def read_results(path: str | Path) -> pd.DataFrame:
 
 
 def model_inputs(table: pd.DataFrame, target: str, factors: Sequence[str] | None = None,
-                 path: str | Path | None = None) -> tuple[pd.DataFrame, FactorChoice]:
-    """``table`` narrowed to its factor columns and ``target``, and where the factors come from.
+                 path: str | Path | None = None, measured: Sequence[str] = ()) -> tuple[pd.DataFrame, FactorChoice]:
+    """``table`` narrowed to its factor columns, the ``measured`` columns and ``target``, and where the
+    factors come from.
 
     Seed 004 (Courier) tables keep their four factors when none are declared."""
     csv = resolve_path(path) if path is not None else None
@@ -63,8 +64,38 @@ def model_inputs(table: pd.DataFrame, target: str, factors: Sequence[str] | None
     else:
         choice = choose_factors(table, factors, csv, response=target)
     require_columns(table, [target], "the prediction target (--target)")
-    keep = [c for c in table.columns if c in choice.factors or c == target]
+    keep = [c for c in table.columns if c in choice.factors or c == target or c in measured]
     return table[keep], choice
+
+
+#: Prefixes of the columns the harness measures during a run (Spark's event log, the hosts' sampler).
+MEASURED_PREFIXES = ("spark_", "host_")
+#: The sampler's own bookkeeping (how many samples, what sampling cost): not a property of the run.
+MEASURED_BOOKKEEPING = frozenset({"host_samples", "host_sampler_cpu_s", "host_sampler_share"})
+
+
+def measured_columns(table: pd.DataFrame, spec: str | None, target: str) -> list[str]:
+    """The measured columns ``spec`` names: ``all`` (every numeric spark_*/host_* column that varies, but
+    the sampler's bookkeeping) or
+    a comma list; a name the table lacks, a non-numeric one or the target itself is refused."""
+    if not spec:
+        return []
+    if spec.strip() == "all":
+        found = [c for c in table.columns if c.startswith(MEASURED_PREFIXES) and c != target
+                 and c not in MEASURED_BOOKKEEPING
+                 and pd.api.types.is_numeric_dtype(table[c]) and table[c].nunique(dropna=True) > 1]
+        if not found:
+            raise MissingColumnError("--measured all: the table has no varying spark_* or host_* column (a campaign "
+                                     "run with the harness's observation on has them)")
+        return found
+    names = [n.strip() for n in spec.split(",") if n.strip()]
+    for n in names:
+        require_columns(table, [n], "a measured input (--measured)")
+        if n == target:
+            raise InvalidTableError(f"--measured {n}: that is the target; a model cannot take it as an input")
+        if not pd.api.types.is_numeric_dtype(table[n]) or pd.api.types.is_bool_dtype(table[n]):
+            raise InvalidTableError(f"--measured {n}: the column is not numeric; name spark_* or host_* figures")
+    return names
 
 
 def with_derived(table: pd.DataFrame) -> pd.DataFrame:

@@ -41,6 +41,8 @@ GB_GRID: dict[str, list[Any]] = {"n_estimators": [50, 150], "max_depth": [3, 5]}
 class _GridSearchedTrees(Predictor):
     """Shared machinery: one-hot encoding + estimator in a pipeline, tuned by k-fold grid search."""
 
+    takes_measured = True
+
     def __init__(
         self,
         target: str = "wall_clock_s",
