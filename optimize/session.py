@@ -10,6 +10,7 @@ spec and records it. The settings that define the search are hashed and kept as 
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 from contextlib import contextmanager
@@ -27,8 +28,7 @@ from harness.runner import Runner
 from harness.runspec import RunSpec, batch_problem
 from harness.schema import CampaignDir, Manifest, RunRecord
 from optimize.errors import SearchOptionError
-from sparkdl.cli import (DEFAULT_DRIVER_MEMORY, DEFAULT_EXECUTOR_MEMORY, DEFAULT_MASTER_PORT, DEFAULT_RETRIES,
-                         DEFAULT_STATE_DIR, DEFAULT_TIMEOUT_S, DEFAULT_WEBUI_PORT)
+from sparkdl.cli import DEFAULT_DRIVER_MEMORY, DEFAULT_EXECUTOR_MEMORY, DEFAULT_RETRIES, DEFAULT_TIMEOUT_S
 
 Progress = Callable[[str], None]
 
@@ -53,36 +53,21 @@ class JobConfig:
         return RunSpec(run=run, replicate=replicate, **values)  # type: ignore[arg-type]
 
 
-@dataclass
-class ClusterOptions:
-    """Where and how jobs run: the options of :func:`sparkdl.cli.cluster_options`, with its defaults."""
+@dataclass(frozen=True)
+class ClusterOptions(ClusterChoice):
+    """Where jobs run (:class:`harness.campaign.ClusterChoice`) and with what: the resources and limits of
+    :func:`sparkdl.cli.cluster_options`, with its defaults."""
 
-    state_dir: Path = DEFAULT_STATE_DIR
-    port: int = DEFAULT_MASTER_PORT
-    webui_port: int = DEFAULT_WEBUI_PORT
-    keep_cluster: bool = False
     executor_memory: str = DEFAULT_EXECUTOR_MEMORY
     driver_memory: str = DEFAULT_DRIVER_MEMORY
     timeout: float = DEFAULT_TIMEOUT_S
     retries: int = DEFAULT_RETRIES
-    master: str | None = None
-    master_webui: str | None = None
-    inventory: Path | None = None
 
     @classmethod
-    def from_args(cls, args: object) -> "ClusterOptions":
+    def from_args(cls, args: argparse.Namespace) -> "ClusterOptions":
         """From the parsed options of :func:`sparkdl.cli.cluster_options`."""
-        g = args.__dict__
-        return cls(state_dir=g["state_dir"], port=g["port"], webui_port=g["webui_port"],
-                   keep_cluster=g["keep_cluster"], executor_memory=g["executor_memory"],
-                   driver_memory=g["driver_memory"], timeout=g["timeout"], retries=g["retries"],
-                   master=g["master"], master_webui=g["master_webui"], inventory=g["cluster"])
-
-    @property
-    def choice(self) -> ClusterChoice:
-        return ClusterChoice(master=self.master, master_webui=self.master_webui, inventory=self.inventory,
-                             state_dir=self.state_dir, port=self.port, webui_port=self.webui_port,
-                             keep_cluster=self.keep_cluster)
+        return cls(**vars(ClusterChoice.from_args(args)), executor_memory=args.executor_memory,
+                   driver_memory=args.driver_memory, timeout=args.timeout, retries=args.retries)
 
 
 def settings_digest(settings: dict[str, object]) -> str:
@@ -141,6 +126,6 @@ def open_session(out: Path, settings: dict[str, object], options: SubmitOptions,
                         settings=CampaignSettings(options=options, timeout=cluster.timeout, retries=cluster.retries),
                         manifest=Manifest.for_design(list(shapes)), provenance={"search": settings})
     if backend is None:
-        backend = make_backend(cluster.choice, folder, parse_memory_mb(cluster.executor_memory), progress)
+        backend = make_backend(cluster, folder, parse_memory_mb(cluster.executor_memory), progress)
     with open_campaign(folder, plan, backend, resume=resume, progress=progress, runner=runner, env=env) as campaign:
         yield JobSession(campaign, progress)
