@@ -154,6 +154,25 @@ def measure(label: str, corpus: Path, logs: int, size: int, repeat: int) -> floa
     return f / g
 
 
+def interpreter_floor(base: Path, repeat: int) -> str:
+    """What any ``python -m`` command costs before its own code: an empty module, and one importing
+    only ``re`` (which a regex-based parser cannot avoid)."""
+    (base / "sparkdl_bench_empty.py").write_text("")
+    (base / "sparkdl_bench_re.py").write_text("import re\n")
+    env_cwd = {"cwd": base}
+    times = []
+    for module in ("sparkdl_bench_empty", "sparkdl_bench_re"):
+        subprocess.run([sys.executable, "-m", module], env=ENV, **env_cwd, capture_output=True)  # writes the .pyc
+        best = float("inf")
+        for _ in range(max(repeat, 5)):
+            t = time.perf_counter()
+            subprocess.run([sys.executable, "-m", module], env=ENV, **env_cwd, capture_output=True)
+            best = min(best, time.perf_counter() - t)
+        times.append(best)
+    return (f"interpreter floor: python -m of an empty module {times[0]:.3f} s, of a module importing only re "
+            f"{times[1]:.3f} s")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--logs", type=int, default=400, help="logs in the common corpus (0.3-3 MB each)")
@@ -173,6 +192,7 @@ def main(argv: list[str] | None = None) -> int:
         r1 = measure("common (0.3-3 MB)", base / "common", *common, a.repeat)
         r2 = measure("big (8 MB)", base / "big", *big, a.repeat)
         print(f"logparse/grep: common {r1:.3f}, big {r2:.3f} (goal <= 0.333, floor <= 1)")
+        print(interpreter_floor(base, a.repeat))
     finally:
         if not a.keep:
             shutil.rmtree(base, ignore_errors=True)
