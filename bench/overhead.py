@@ -19,6 +19,9 @@ import tempfile
 import time
 from pathlib import Path
 
+# bench/logparse.py would shadow the logparse package: the project root goes first
+sys.path[:1] = [str(Path(__file__).resolve().parent.parent)]
+
 from cluster.local import LocalCluster, free_port
 from cluster.sparkenv import discover
 from harness.command import SubmitOptions, submit_argv

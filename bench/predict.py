@@ -23,6 +23,9 @@ import sys
 import time
 from pathlib import Path
 
+# bench/logparse.py would shadow the logparse package: the project root goes first
+sys.path[:1] = [str(Path(__file__).resolve().parent.parent)]
+
 import numpy as np
 import pandas as pd
 
