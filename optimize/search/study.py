@@ -44,6 +44,8 @@ OBJECTIVE_COLUMNS = ("wall_clock_s", "accuracy", "elapsed_s")
 COMPUTED_OBJECTIVES = ("cost",)
 #: What a name must look like to be a run's figure (the harness's rule for job-reported metrics).
 FIGURE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{0,63}", re.ASCII)
+#: Columns of a run's record that are not figures.
+IDENTIFIER_COLUMNS = ("run", "replicate", "status", "reason", "failure_kind", "log")
 STUDY_NAME = "search"
 SAMPLERS = ("tpe", "nsga2", "random", "grid")
 #: Give up when this many trials in a row ask for jobs BigDL cannot run (batch not a multiple of cores).
@@ -80,9 +82,6 @@ def check_objectives(objectives: Sequence[ObjectiveSpec], cost: str = "acc2") ->
             raise SearchOptionError(f"--cost: {exc}") from None
 
 
-IDENTIFIER_COLUMNS = ("run", "replicate", "status", "reason", "failure_kind", "log")
-
-
 def objective_values(row: dict[str, object], objectives: Sequence[ObjectiveSpec], cost: str = "acc2"
                      ) -> tuple[float, ...] | str:
     """The objectives' values in an ok run's row, or why there are none (the name of the missing figure)."""
@@ -94,8 +93,8 @@ def objective_values(row: dict[str, object], objectives: Sequence[ObjectiveSpec]
         else:
             v = _number(row.get(o.column))
         if v is None or not math.isfinite(v):
-            return (f"objective {o.column} is {'missing' if o.column not in row and o.column != 'cost' else 'not a finite number'}"
-                    " in this ok run's record")
+            absent = o.column not in row and o.column != "cost"
+            return f"objective {o.column} is {'missing' if absent else 'not a finite number'} in this ok run's record"
         values.append(v)
     return tuple(values)
 
