@@ -100,6 +100,18 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def rescale_note(specs: Sequence[RunSpec]) -> str | None:
+    """A note when the rows' order changes ``nodes`` (a cluster rescale each time) more often than
+    grouping the rows by it would; None when the order is already grouped."""
+    nodes = [s.nodes for s in specs]
+    changes = sum(a != b for a, b in zip(nodes, nodes[1:]))
+    needed = len(set(nodes)) - 1
+    if changes <= needed:
+        return None
+    return (f"note: this design's order changes nodes {changes} times, each a cluster rescale; grouped by nodes it "
+            f"would change {needed} time(s) (python -m harness.design blocks on nodes by default: --block-on auto)")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     args.out = args.out or Path("runs") / args.design.stem
@@ -115,6 +127,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for problem in checked.problems:
         print(f"skipped {problem}", file=sys.stderr)
     specs = checked.specs
+    note = rescale_note(specs)
+    if note and not (args.master or args.cluster):
+        print(note, file=sys.stderr)
     mem_mb = parse_memory_mb(args.executor_memory)
     if args.dry_run:
         print(dry_run_plan(specs, options, discover(), mem_mb, local=not (args.master or args.cluster)))

@@ -45,6 +45,16 @@ def test_dry_run_prints_the_plan_and_every_argv(tmp_path, capsys):
     assert text.count("spark-submit --master") == 2 and "--total-executor-cores 4" in text
 
 
+def test_an_order_that_rescales_more_than_needed_gets_a_note_and_a_grouped_one_none(tmp_path, capsys):
+    alternating = "\n".join(f"{n},1,1,1,0.05,64" for n in (1, 2, 1, 2, 1))
+    code, _ = run_cli(tmp_path, f"{HEADER}\n{alternating}\n", "--dry-run")
+    err = capsys.readouterr().err
+    assert code == 0 and "changes nodes 4 times, each a cluster rescale; grouped by nodes it would change 1 time" in err
+    grouped = "\n".join(f"{n},1,1,1,0.05,64" for n in (2, 2, 1, 1, 1))
+    code, _ = run_cli(tmp_path, f"{HEADER}\n{grouped}\n", "--dry-run")
+    assert code == 0 and "rescale" not in capsys.readouterr().err
+
+
 def test_skip_invalid_keeps_the_good_rows(tmp_path, capsys):
     code, out = run_cli(tmp_path, f"{HEADER}\n{GOOD}\n2,2,2,1,0.05,65\n", "--skip-invalid", "--dry-run")
     captured = capsys.readouterr()
