@@ -70,22 +70,49 @@ def _reap(pid: int) -> None:
 
 
 def _end_group(pid: int, ticks: int | None, what: str, grace: float) -> None:
-    """SIGTERM the process group led by ``pid`` (or ``pid`` alone), then SIGKILL after ``grace`` s."""
+    """SIGTERM the process group led by ``pid`` (or ``pid`` alone), then SIGKILL after ``grace`` s.
+
+    Done when no process of the group is left, not only its leader: spark-class (bash) dies at once
+    on SIGTERM while the JVM it started (its launcher, before it execs) is still shutting down."""
+    group = _leads_group(pid) or bool(group_members(pid))
+
+    def alive() -> bool:
+        return _running(pid, ticks) or (group and bool(group_members(pid)))
+
     for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
-        if not _running(pid, ticks):
+        if not alive():
             return
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            if _leads_group(pid):
+            if group:
                 os.killpg(pid, sig)
             else:
                 os.kill(pid, sig)
         deadline = time.monotonic() + wait
         while time.monotonic() < deadline:
             _reap(pid)
-            if not _running(pid, ticks):
+            if not alive():
                 return
             time.sleep(0.1)
-    raise ClusterError(f"{what} (pid {pid}) survived SIGKILL; check `ps -p {pid}`")
+    raise ClusterError(f"{what} (pid {pid}) or a process of its group survived SIGKILL; check `ps -g {pid}`")
+
+
+def group_members(pgid: int) -> list[int]:
+    """The processes of process group ``pgid`` that have not exited (from /proc; a JVM whose first
+    thread is a zombie while others still run counts, as in :func:`_running`)."""
+    members = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry.name}/stat").read_text()
+            fields = stat[stat.rindex(")") + 2:].split()
+            if int(fields[2]) != pgid:
+                continue
+            if fields[0] != "Z" or len(os.listdir(f"/proc/{entry.name}/task")) > 1:
+                members.append(int(entry.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return members
 
 
 def _leads_group(pid: int) -> bool:

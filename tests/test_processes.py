@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 
-from cluster.processes import EXECUTOR_CLASS, MASTER_CLASS, WORKER_CLASS, classify
+from cluster.processes import (EXECUTOR_CLASS, MASTER_CLASS, WORKER_CLASS, ProcessRecord, classify, group_members,
+                               start_ticks)
 
 JAVA = "/opt/java/bin/java"
 
@@ -54,3 +56,31 @@ def test_crash_point_kills_at_the_nth_occurrence_of_its_phase_only():
     first = _crashing("rescale")
     assert first.returncode == -9 and first.stdout.split() == ["1"]
     assert _crashing(None).returncode == 0 and _crashing("parse").stdout.split() == ["1", "2", "3"]
+
+
+SLOW_TO_DIE = """
+import signal, sys, time
+def bye(*_):
+    time.sleep(1.5)  # a JVM running its shutdown hooks
+    sys.exit(0)
+signal.signal(signal.SIGTERM, bye)
+print("ready", flush=True)
+time.sleep(100)
+"""
+
+
+def test_ending_a_group_waits_for_every_member_not_only_its_leader(tmp_path):
+    # the leader (like spark-class's bash) dies at once on SIGTERM; its child (like the launcher JVM) takes 1.5 s
+    ready = tmp_path / "ready"
+    leader = subprocess.Popen(["bash", "-c", f'"{sys.executable}" -c \'{SLOW_TO_DIE}\' > "{ready}" & wait'],
+                              start_new_session=True)
+    deadline = time.monotonic() + 20
+    while not (ready.exists() and ready.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    child = [p for p in group_members(leader.pid) if p != leader.pid]
+    assert len(child) == 1
+    started = time.monotonic()
+    ProcessRecord("master", leader.pid, start_ticks(leader.pid), 1, 2, "log").terminate(grace=10)
+    assert group_members(leader.pid) == []  # the child too, when terminate returns
+    assert time.monotonic() - started < 8  # by its SIGTERM (1.5 s), not after the grace period
+    leader.wait(5)
