@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import os
 import socket
 import threading
 import time
@@ -122,7 +123,7 @@ class _Probe:
         self.t = time.time()
         self.procs: dict[int, tuple[psutil.Process, float]] = {}
         self.found: list[psutil.Process] = []
-        self.scanned = self.previous_scan = float("-inf")  # when the process tree was last walked
+        self.scanned = self.previous_scan = float("-inf")  # when the process tree was last walked (_boot_clock)
         for proc in self._jvms():
             try:
                 t = proc.cpu_times()
@@ -132,7 +133,7 @@ class _Probe:
 
     def _jvms(self, force: bool = False) -> list[psutil.Process]:
         """The roots' descendants; the tree is walked every ``rescan_s`` (walking /proc is most of a sample's cost)."""
-        now = time.time()
+        now = _boot_clock()
         if not force and now - self.scanned < self.rescan_s:
             return [p for p in self.found if p.is_running()]
         found: dict[int, psutil.Process] = {}
@@ -180,11 +181,38 @@ class _Probe:
 
 def _since_start(p: psutil.Process, used: float, since: float) -> float:
     """CPU to count as already used by a newly found process: none if it started after the previous
-    walk of the tree (so all its CPU is counted now), all of it if it was there unseen."""
+    walk of the tree (so all its CPU is counted now), all of it if it was there unseen.
+
+    ``since`` is the walk's time on :func:`_boot_clock`, which the process's start time is compared
+    on: psutil's create_time adds the start ticks to a boot time rounded to whole seconds, so a
+    process started just after a walk could look older than it (its first second of CPU lost)."""
+    started = _started_since_boot(p.pid)
+    if started is None:
+        try:
+            return used if p.create_time() <= since else 0.0
+        except psutil.Error:
+            return used
+    return used if started < since else 0.0
+
+
+_TICK_S = 1.0 / os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") and "SC_CLK_TCK" in os.sysconf_names else 0.01
+
+
+def _boot_clock() -> float:
+    """Seconds since boot (Linux's /proc/uptime, the clock of process start times); wall time elsewhere."""
     try:
-        return used if p.create_time() <= since else 0.0
-    except psutil.Error:
-        return used
+        return float(Path("/proc/uptime").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return time.time()
+
+
+def _started_since_boot(pid: int) -> float | None:
+    """When ``pid`` started, in seconds since boot (None off Linux or when it is gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return int(stat[stat.rindex(")") + 2:].split()[19]) * _TICK_S
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 class HostSampler:

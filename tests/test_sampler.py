@@ -7,9 +7,10 @@ import subprocess
 import sys
 import time
 
+import psutil
 import pytest
 
-from harness.sampler import HostSampler, read_samples
+from harness.sampler import HostSampler, _boot_clock, _since_start, _started_since_boot, read_samples
 
 BURN = """
 import time
@@ -56,3 +57,20 @@ def test_descendant_cpu_equals_the_childs_own_clock(tmp_path):
 def test_period_must_be_positive():
     with pytest.raises(ValueError, match="period"):
         HostSampler(period_s=0)
+
+
+def test_a_process_start_is_read_on_the_same_clock_as_the_tree_walks():
+    # a child started between two readings of the walk clock is dated between them (to the tick):
+    # psutil's create_time is not (its boot time is whole seconds), which lost a fresh child's CPU
+    before = _boot_clock()
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(2)"])
+    after = _boot_clock()
+    try:
+        started = _started_since_boot(child.pid)
+        assert started is not None and before - 0.011 <= started <= after + 0.011
+        p = psutil.Process(child.pid)
+        assert _since_start(p, 3.0, before - 0.02) == 0.0  # started after that walk: all its CPU counts now
+        assert _since_start(p, 3.0, after + 0.02) == 3.0  # there, unseen, at that walk: counted as already used
+    finally:
+        child.kill()
+        child.wait()
