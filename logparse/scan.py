@@ -13,7 +13,7 @@ Two ways, same Evidence for the same file:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from collections import namedtuple
 
 from logparse import patterns as P
 from logparse.records import EpochEnd, Iteration, Metric, Validation
@@ -25,14 +25,15 @@ GROW = 4
 APP_ID_WITHIN = 16 << 10  # Spark announces the application id at start-up (real logs: within 8 KB)
 
 
-@dataclass(frozen=True)
-class Head:
+class Head(namedtuple("Head", (
+        "first_iteration",  # Iteration | None
+        "app_name",         # str | None
+        "app_id",           # str | None
+        "before",           # bytes: the log before its first iteration line
+), defaults=(b"",))):
     """What the log says before training: the application and the first iteration."""
 
-    first_iteration: Iteration | None
-    app_name: str | None
-    app_id: str | None
-    before: bytes = field(default=b"", repr=False)  # the log before its first iteration line
+    __slots__ = ()
 
     @property
     def child_args(self) -> str | None:
@@ -49,26 +50,27 @@ class Head:
         return b"creating: create" in self.before and any(n in self.before for n in P.VALIDATION_CREATED)
 
 
-@dataclass
-class Evidence:
+class Evidence(namedtuple("Evidence", (
+        "size",                 # int
+        "cut",                  # bool: the last line has no newline
+        "damage",               # str: a damaged .gz, else ""
+        "head",                 # Head
+        "last_iteration",       # Iteration | None
+        "last_iteration_at",    # int: its offset in the file, -1 if none
+        "last_epoch",           # EpochEnd | None
+        "last_epoch_at",        # int
+        "last_validation",      # Validation | None
+        "last_validation_at",   # int
+        "last_complete",        # tuple[int, int] | None: (epoch, iteration) of the last epoch whose records reached its size
+        "last_complete_at",     # int
+        "region",               # bytes: everything after the last training event (the whole log if none)
+        "iterations",           # list[Iteration]: scan_full only
+        "epochs",               # list[EpochEnd]: scan_full only
+        "validations",          # list[Validation]: scan_full only
+))):
     """The facts the status rules need, gathered the same way by both scans."""
 
-    size: int
-    cut: bool                   # the last line has no newline
-    damage: str                 # a damaged .gz, else ""
-    head: Head
-    last_iteration: Iteration | None = None
-    last_iteration_at: int = -1
-    last_epoch: EpochEnd | None = None
-    last_epoch_at: int = -1
-    last_validation: Validation | None = None
-    last_validation_at: int = -1
-    last_complete: tuple[int, int] | None = None  # (epoch, iteration) of the last epoch whose records reached its size
-    last_complete_at: int = -1
-    region: bytes = b""         # everything after the last training event (the whole log if none)
-    iterations: list[Iteration] = field(default_factory=list)
-    epochs: list[EpochEnd] = field(default_factory=list)
-    validations: list[Validation] = field(default_factory=list)
+    __slots__ = ()
 
     @property
     def has_events(self) -> bool:
