@@ -222,14 +222,16 @@ def _app_id(part: bytes) -> str | None:
     """The Spark application id from the line that announces it (standalone: "... with app ID app-...";
     event log: "Logging events to .../local-..."; YARN: "application_..."); local mode prints none."""
     best: tuple[int, bytes] | None = None
+    limit = len(part)  # a needle past the line of the best match so far cannot give an earlier one
     for needle in (b"app ID", b"Logging events to ", b"application_"):
-        pos = part.find(needle)
+        pos = part.find(needle, 0, limit)
         if pos < 0:
             continue
         eol = part.find(b"\n", pos)
-        m = P.APP_ID.search(part, part.rfind(b"\n", 0, pos) + 1, len(part) if eol < 0 else eol)
+        eol = len(part) if eol < 0 else eol
+        m = P.APP_ID.search(part, part.rfind(b"\n", 0, pos) + 1, eol)
         if m is not None and (best is None or m.start() < best[0]):
-            best = (m.start(), m.group(1))
+            best, limit = (m.start(), m.group(1)), eol
     return None if best is None else best[1].decode("ascii")
 
 

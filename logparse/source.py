@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import stat
-import zlib
 
 from logparse.errors import LogNotFoundError, LogReadError, LogTooLargeError
 
@@ -100,6 +99,8 @@ class Source:
 
 def _gunzip(fd: int, path: str) -> tuple[bytes, str]:
     """All members of a gzip stream, streamed; on damage, what decompressed before it and the reason."""
+    import zlib  # plain logs never need it (start-up time: issue 18)
+
     out: list[bytes] = []
     total, raw_seen = 0, 0
     d = zlib.decompressobj(wbits=31)
