@@ -1,6 +1,6 @@
 """Benchmark ``python -m logparse`` against ``grep -c "Epoch finished"`` on corpora shaped like users' own.
 
-    .venv/bin/python bench/logparse.py [--logs 400] [--big 6] [--repeat 3] [--seed 18] [--keep]
+    .venv/bin/python bench/logparse.py [--logs 400] [--big 8] [--repeat 3] [--seed 18] [--keep]
 
 Two corpora are built from the real logs in tests/fixtures/logs (every kind: DLlib 2.x Distri- and
 LocalOptimizer, BigDL 0.x layout, Spark logs elsewhere, killed, failed, error after training):
@@ -28,6 +28,7 @@ import argparse
 import csv
 import gzip
 import io
+import math
 import os
 import random
 import re
@@ -151,6 +152,10 @@ def measure(label: str, corpus: Path, logs: int, size: int, repeat: int) -> floa
     print(f"  {'python -m logparse':34}{f:8.3f} s{mb / f:10,.0f}{fc:8.3f} s   "
           f"{f / g:.3f} of grep's wall time, {fc / gc:.3f} of its CPU time")
     print(f"  {'  of which start-up (empty folder)':34}{start:8.3f} s{'':10}{sc:8.3f} s")
+    per_log, per_grep = (fc - sc) / logs, gc / logs
+    print(f"  CPU per log: logparse {per_log * 1e3:.2f} ms, grep {per_grep * 1e3:.2f} ms; "
+          + (f"logparse's start-up is paid back from {math.ceil(sc / (per_grep - per_log))} such logs on"
+             if per_grep > per_log else "logparse is slower per log"))
     return f / g
 
 
@@ -176,7 +181,7 @@ def interpreter_floor(base: Path, repeat: int) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--logs", type=int, default=400, help="logs in the common corpus (0.3-3 MB each)")
-    p.add_argument("--big", type=int, default=6, help="logs in the big corpus (8 MB each)")
+    p.add_argument("--big", type=int, default=8, help="logs in the big corpus (8 MB each; default 8)")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--seed", type=int, default=18)
     p.add_argument("--keep", action="store_true", help="keep the corpora (their folder is printed)")
