@@ -173,3 +173,74 @@ def test_cli_per_epoch_text_json_and_refused_objectives(tmp_path, capsys):
     assert "drop --per-epoch" in capsys.readouterr().err
     with pytest.raises(SearchOptionError, match="elapsed_s"):
         per_epoch_front(tmp_path, parse_objectives("elapsed_s:min,accuracy:max"))
+
+
+# ---------------------------------------------------------------- bench/search.py: the same harvesting in every arm
+
+
+def load_bench():
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("bench_search", Path(__file__).parent.parent / "bench" / "search.py")
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules["bench_search"] = bench  # dataclasses look their module up
+    spec.loader.exec_module(bench)
+    return bench
+
+
+def arm(rows: list[tuple[int, float, float, list[tuple[float, float]]]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(results table, harvested points) of an arm of ok runs: (epochs, elapsed_s, status, validations)."""
+    results, points = [], []
+    for i, (epochs, elapsed, status, validations) in enumerate(rows, start=1):
+        last = validations[-1] if status == "ok" else (None, None)
+        results.append({"run": i, "replicate": 1, "epochs": epochs, "status": status, "elapsed_s": elapsed,
+                        "wall_clock_s": last[0], "accuracy": last[1]})
+        points += [{"run": i, "replicate": 1, "point": f"{i}-1@{e}", "epoch": e, "epochs": e, "status": "ok",
+                    "wall_clock_s": w, "accuracy": a} for e, (w, a) in enumerate(validations, start=1)]
+    return pd.DataFrame(results), pd.DataFrame(points)
+
+
+def test_bench_scores_every_arm_per_run_and_per_epoch_against_one_reference():
+    bench = load_bench()
+    grid, grid_points = arm([(1, 40.0, "ok", [(10.0, 0.5)]), (2, 40.0, "ok", [(10.5, 0.52), (20.0, 0.7)]),
+                             (3, 40.0, "ok", [(10.2, 0.49), (20.5, 0.69), (30.0, 0.8)])])
+    found, found_points = arm([(3, 40.0, "ok", [(9.8, 0.51), (19.5, 0.7), (29.0, 0.79)])])
+    rows = {r.name: r for r in bench.compare_arms({"grid": grid, "search": found},
+                                                  {"grid": grid_points, "search": found_points})}
+    minimised = lambda t: np.column_stack([t["wall_clock_s"].to_numpy(float), -t["accuracy"].to_numpy(float)])  # noqa: E731
+    union = np.vstack([minimised(t) for t in (grid, found, grid_points, found_points)])
+    worst, best = union.max(axis=0), union.min(axis=0)
+    ref = worst + 0.1 * (worst - best)  # the reference from every arm's points, per run and per epoch
+    assert rows["grid"].hypervolume == pytest.approx(hypervolume_by_cells(minimised(grid), ref))
+    assert rows["search"].hypervolume == pytest.approx(hypervolume_by_cells(minimised(found), ref))
+    assert rows["grid"].hypervolume_per_epoch == pytest.approx(hypervolume_by_cells(minimised(grid_points), ref))
+    assert rows["search"].hypervolume_per_epoch == pytest.approx(hypervolume_by_cells(minimised(found_points), ref))
+    assert (rows["grid"].points, rows["search"].points) == (6, 3)
+    for r in rows.values():  # the harvested points hold each ok run's final one: never less volume
+        assert r.hypervolume_per_epoch >= r.hypervolume
+    per_run = rows["search"].hypervolume / rows["grid"].hypervolume
+    per_epoch = rows["search"].hypervolume_per_epoch / rows["grid"].hypervolume_per_epoch
+    assert per_run < 0.95 <= per_epoch  # one 3-epoch run is one point per run, but three per epoch
+    assert f"per run (search's" in bench.goal_line(list(rows.values())) and ": NOT met" in bench.goal_line(
+        list(rows.values()))
+    assert f": MET ({per_epoch:.1%} of the hypervolume in 33.3% of the time)" in bench.goal_line(
+        list(rows.values()), per_epoch=True)
+    table = bench.arm_table(list(rows.values()))
+    assert "HV per run" in table and "HV per epoch" in table
+    assert table.splitlines()[2].split()[-1] == f"{per_epoch:.3f}"
+
+
+def test_bench_prints_its_design_before_any_job():
+    bench = load_bench()
+    args = bench.build_parser().parse_args(["--out", "x"])
+    job = bench.parse_job(args.job)
+    text = bench.design_text(bench.DEFAULT_SPACE, job, args)
+    assert "learning_rate 0.01/0.0707107/0.5 x batch_size 32/64/128 x epochs 1/2/3 (27 points)" in text
+    assert "grid   all 27 points, no pruning" in text
+    assert "over learning_rate x batch_size at epochs 3, the lower epochs harvested; budget 0.333" in text
+    assert "from 0.01 (doubling, then 10 % steps), batch 64, epochs 1, at most 10 jobs" in text
+    assert "per epoch (every validated epoch of the ok and pruned runs, harvested alike in every arm)" in text
+    old = bench.build_parser().parse_args(["--out", "x", "--search-epochs", "factor"])
+    assert "over learning_rate x batch_size x epochs (epochs searched as a factor)" in bench.design_text(
+        bench.DEFAULT_SPACE, job, old)
