@@ -244,3 +244,22 @@ def test_bench_prints_its_design_before_any_job():
     old = bench.build_parser().parse_args(["--out", "x", "--search-epochs", "factor"])
     assert "over learning_rate x batch_size x epochs (epochs searched as a factor)" in bench.design_text(
         bench.DEFAULT_SPACE, job, old)
+
+
+# ---------------------------------------------------------------- the report's time-against-accuracy section
+
+
+def test_report_section_adds_the_per_epoch_front_of_a_campaign_folder(tmp_path):
+    from harness.report.front import render
+    from harness.report.html import num
+
+    synthetic_campaign(tmp_path)
+    raw = pd.read_csv(tmp_path / "results.csv")
+    assert "validated epoch" not in render(raw, plots=False)  # a table alone: no logs to read
+    html = render(raw, plots=False, target=0.6, campaign=tmp_path)
+    front, _ = per_epoch_front(tmp_path, OBJECTIVES, pareto_front(raw, OBJECTIVES).reference)
+    assert "Counting every validated epoch of the 2 ok and pruned runs" in html and "4 points, 3 on the front" in html
+    assert "The fastest point reaching 0.6: 2-1@1, 4 s at accuracy 0.6." in html
+    assert f"hypervolume {num(front.hypervolume)} against the same reference" in html
+    (tmp_path / "logs" / "1-1.out").unlink()
+    assert "No per-epoch front: run 1-1 is ok but its log" in render(raw, plots=False, campaign=tmp_path)
