@@ -222,7 +222,7 @@ def test_bench_scores_every_arm_per_run_and_per_epoch_against_one_reference():
     per_run = rows["search"].hypervolume / rows["grid"].hypervolume
     per_epoch = rows["search"].hypervolume_per_epoch / rows["grid"].hypervolume_per_epoch
     assert per_run < 0.95 <= per_epoch  # one 3-epoch run is one point per run, but three per epoch
-    assert f"per run (search's" in bench.goal_line(list(rows.values())) and ": NOT met" in bench.goal_line(
+    assert "per run (search's" in bench.goal_line(list(rows.values())) and ": NOT met" in bench.goal_line(
         list(rows.values()))
     assert f": MET ({per_epoch:.1%} of the hypervolume in 33.3% of the time)" in bench.goal_line(
         list(rows.values()), per_epoch=True)
@@ -263,3 +263,27 @@ def test_report_section_adds_the_per_epoch_front_of_a_campaign_folder(tmp_path):
     assert f"hypervolume {num(front.hypervolume)} against the same reference" in html
     (tmp_path / "logs" / "1-1.out").unlink()
     assert "No per-epoch front: run 1-1 is ok but its log" in render(raw, plots=False, campaign=tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_real_bench_harvests_every_arm(local_cluster, tmp_path):
+    """bench/search.py on real LeNet jobs, 2 rates x 2 epochs: the grid's 4 runs give 6 validated epochs."""
+    import subprocess
+    import sys
+
+    space = tmp_path / "space.toml"
+    space.write_text("[learning_rate]\nchoices = [0.05, 0.5]\n\n[epochs]\nlow = 1\nhigh = 2\n")
+    out = tmp_path / "bench"
+    argv = [sys.executable, str(Path(__file__).parent.parent / "bench" / "search.py"), "--out", str(out),
+            "--space", str(space), "--paper-points", "2", "--train-samples", "256", "--test-samples", "128",
+            "--state-dir", str(local_cluster.state_dir), "--port", str(local_cluster.port),
+            "--webui-port", str(local_cluster.webui_port), "--executor-memory", "600m"]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=3600)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("design of the comparison") and "over learning_rate at epochs 2" in proc.stdout
+    grid = next(line.split() for line in proc.stdout.splitlines() if line.startswith("grid "))
+    assert grid[1] == "4" and grid[10] == "6"  # jobs; validated epochs harvested (1 + 2 + 1 + 2)
+    assert "goal per run" in proc.stdout and "goal per epoch" in proc.stdout
+    searched = pd.read_csv(out / "search" / "results.csv")
+    assert set(searched["epochs"]) == {2}  # the search arm ran every trial at the space's largest epochs

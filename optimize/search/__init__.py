@@ -9,5 +9,5 @@ from optimize.search.pruning import CurveTail, HalvingRule, MedianRule, TargetRu
 from optimize.search.space import Factor, SearchSpace, at_largest_epochs, load_space
 from optimize.search.study import MultiObjectiveSearch, SearchConfig, SearchOutcome, open_study
 
-__all__ = ["CurveTail", "Factor", "at_largest_epochs", "HalvingRule", "MedianRule", "MultiObjectiveSearch", "SearchConfig",
-           "SearchOutcome", "SearchSpace", "TargetRule", "TrialWatch", "load_space", "make_rules", "open_study"]
+__all__ = ["CurveTail", "Factor", "HalvingRule", "MedianRule", "MultiObjectiveSearch", "SearchConfig",
+           "SearchOutcome", "at_largest_epochs", "SearchSpace", "TargetRule", "TrialWatch", "load_space", "make_rules", "open_study"]

@@ -33,8 +33,7 @@ import optuna
 from optimize.epochs import parse_config
 from optimize import harvest as harvesting
 from optimize.errors import SearchOptionError
-from optimize.pareto import (ParetoFront, front_figure, front_table, pareto_front, parse_objectives, per_epoch_front,
-                             read_campaign)
+from optimize.pareto import ParetoFront, front_figure, front_table, pareto_front, parse_objectives, read_campaign
 from optimize.search.pruning import make_rules
 from optimize.search.space import at_largest_epochs, load_space
 from optimize.search.study import (SAMPLERS, MultiObjectiveSearch, SearchConfig, SearchOutcome, check_objectives,
