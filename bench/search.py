@@ -51,7 +51,8 @@ from optimize.search.pruning import make_rules  # noqa: E402
 from optimize.search.space import Factor, SearchSpace, at_largest_epochs, load_space  # noqa: E402
 from optimize.search.study import MultiObjectiveSearch, SearchConfig, open_study  # noqa: E402
 from optimize.session import ClusterOptions, JobConfig, open_session, submit_options  # noqa: E402
-from sparkdl.cli import cluster_options, on_interrupt, run_cli  # noqa: E402
+from sparkdl.cli import on_interrupt, run_cli  # noqa: E402
+from sparkdl.options import cluster_options
 
 OBJECTIVES = parse_objectives("wall_clock_s:min,accuracy:max")
 DEFAULT_SPACE = SearchSpace((Factor("learning_rate", 0.01, 0.5, log=True),

@@ -39,7 +39,7 @@ from harness.metrics import Metrics, read_metrics, reserved_names
 from harness.runspec import RunSpec, format_value
 from harness.schema import CampaignDir, Execution, Manifest, Outcome, RunRecord, now, status_counts
 from harness.store import ResultStore
-from sparkdl.cli import DEFAULT_MASTER_PORT, DEFAULT_STATE_DIR, DEFAULT_WEBUI_PORT
+from sparkdl.options import DEFAULT_MASTER_PORT, DEFAULT_STATE_DIR, DEFAULT_WEBUI_PORT
 from sparkdl.crash import crash_later, crash_point
 
 Progress = Callable[[str], None]
@@ -243,7 +243,7 @@ def describe_outcome(record: RunRecord) -> str:
 # ---------------------------------------------------------------- opening a campaign
 @dataclass(frozen=True)
 class ClusterChoice:
-    """Where a command's jobs run, from the options of :func:`sparkdl.cli.cluster_options`."""
+    """Where a command's jobs run, from the options of :func:`sparkdl.options.cluster_options`."""
 
     master: str | None = None           # an existing standalone master (not rescaled)
     master_webui: str | None = None

@@ -27,7 +27,8 @@ from harness.designfile import check_design
 from harness.job import JobChoice, resolve_job
 from harness.runspec import RunSpec, format_value
 from harness.schema import CampaignDir, Manifest, RunRecord
-from sparkdl.cli import cluster_options, on_interrupt, run_cli
+from sparkdl.cli import on_interrupt, run_cli
+from sparkdl.options import cluster_options
 from sparkdl.errors import EXIT_OK, EXIT_RUNS_FAILED
 
 Progress = Callable[[str], None]

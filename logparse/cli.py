@@ -8,10 +8,10 @@ other logs are still read and printed.
 
 from __future__ import annotations
 
-import argparse
 import sys
-from dataclasses import asdict
-from typing import Sequence, TextIO
+from collections.abc import Sequence
+from io import TextIOBase
+from types import SimpleNamespace
 
 from logparse.errors import LogParseError, OptionError
 from logparse.parser import collect_logs, parse
@@ -19,17 +19,18 @@ from logparse.records import SUMMARY_FIELDS, JobLog, Status
 from sparkdl.errors import EXIT_INPUT, EXIT_OK, EXIT_RUNS_FAILED
 
 
-class _Formatter(argparse.HelpFormatter):
-    """argparse's formatter asks shutil for the terminal width, and shutil imports bz2 and lzma: a
-    fixed width keeps them out of every start-up (this CLI is timed against grep)."""
-
-    def __init__(self, prog: str) -> None:
-        super().__init__(prog, width=100)
-
-
 def build_parser() -> argparse.ArgumentParser:
+    """The reference parser: --help, usage errors and anything :func:`parse_args`'s fast path leaves to it."""
+    import argparse
+
+    class Formatter(argparse.HelpFormatter):
+        """argparse's formatter asks shutil for the terminal width (shutil imports bz2 and lzma)."""
+
+        def __init__(self, prog: str) -> None:
+            super().__init__(prog, width=100)
+
     p = argparse.ArgumentParser(
-        prog="python -m logparse", formatter_class=_Formatter,
+        prog="python -m logparse", formatter_class=Formatter,
         description="Final figures and status of BigDL job logs (.out, .out.gz; the .err beside each is read "
                     "when needed). Exit 0 all ok, 3 some not ok, 2 bad input.")
     p.add_argument("paths", nargs="+", metavar="PATH", help="log files, or directories searched for *.out[.gz]")
@@ -49,7 +50,71 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _write(rows: list[dict[str, object]], fmt: str, out: TextIO) -> None:
+# The options and their defaults, as build_parser() declares them: (dest, kind) with kind "flag", "int",
+# "str" or a tuple of choices.
+_OPTIONS = {"--format": ("format", ("csv", "json")), "--epochs": ("epochs", "flag"), "--full": ("full", "flag"),
+            "--expected-epochs": ("expected_epochs", "int"), "--losses": ("losses", "flag"),
+            "--min-replications": ("min_replications", "int"), "--point-pattern": ("point_pattern", "str")}
+_DEFAULTS = {"format": "csv", "epochs": False, "full": False, "expected_epochs": None, "losses": False,
+             "min_replications": None, "point_pattern": None}
+
+
+def parse_args(argv: Sequence[str]) -> SimpleNamespace:
+    """The options, as :func:`build_parser` would parse them.
+
+    A fast path reads the plain forms (``--opt value``, ``--opt=value``, flags, paths) without
+    argparse, whose import and first parser cost ~3 ms of every start-up (this CLI is timed
+    against grep); anything else (``--help``, ``--``, an abbreviation, a bad value, no path) goes to
+    argparse itself, so help and usage errors are argparse's own (tests/test_logparse_cli.py checks
+    both paths agree)."""
+    fast = _parse_plain(list(argv))
+    if fast is not None:
+        return fast
+    return SimpleNamespace(**vars(build_parser().parse_args(list(argv))))
+
+
+def _parse_plain(argv: list[str]) -> SimpleNamespace | None:
+    values: dict[str, object] = dict(_DEFAULTS)
+    paths: list[str] = []
+    after_paths = False  # an option followed the paths: argparse takes no second run of paths
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        i += 1
+        if not arg.startswith("-") or arg == "-":
+            if after_paths:
+                return None
+            paths.append(arg)
+            continue
+        after_paths = bool(paths)
+        name, eq, value = arg.partition("=")
+        if name not in _OPTIONS:
+            return None
+        dest, kind = _OPTIONS[name]
+        if kind == "flag":
+            if eq:
+                return None
+            values[dest] = True
+            continue
+        if not eq:
+            if i >= len(argv) or argv[i].startswith("-"):
+                return None
+            value, i = argv[i], i + 1
+        if kind == "int":
+            try:
+                values[dest] = int(value)  # what argparse's type=int does
+            except ValueError:
+                return None
+        elif isinstance(kind, tuple) and value not in kind:
+            return None
+        else:
+            values[dest] = value
+    if not paths:
+        return None
+    return SimpleNamespace(paths=paths, **values)
+
+
+def _write(rows: list[dict[str, object]], fmt: str, out: TextIOBase) -> None:
     if fmt == "json":
         import json
         import math
@@ -77,21 +142,21 @@ def error_row(path: str, message: str) -> dict[str, object]:
 def _judged(log: JobLog, losses: bool) -> JobLog:
     if not losses or log.status != Status.OK:
         return log
-    from dataclasses import replace
-
     from logparse.judgement import Planned, judge
     from logparse.losses import resource_losses
 
     j = judge(log, Planned(), losses=resource_losses(log.path))
-    return replace(log, status=j.status, reason=j.reason, failure_kind=j.failure_kind, notes=j.notes)
+    return log._replace(status=j.status, reason=j.reason, failure_kind=j.failure_kind, notes=j.notes)
 
 
-def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from logparse.replications import compile_point_pattern, short_points
+def run(args: SimpleNamespace, out: TextIOBase, err: TextIOBase) -> int:
+    pattern = None
+    if args.min_replications is not None or args.point_pattern is not None:  # imported only when asked
+        from logparse.replications import compile_point_pattern, short_points
 
-    pattern = compile_point_pattern(args.point_pattern)
-    if args.min_replications is not None:
-        short_points([], args.min_replications)  # validates the option before any work
+        pattern = compile_point_pattern(args.point_pattern)
+        if args.min_replications is not None:
+            short_points([], args.min_replications)  # validates the option before any work
     if args.expected_epochs is not None and args.expected_epochs < 1:
         raise OptionError(f"--expected-epochs must be >= 1, got {args.expected_epochs}")
     full = args.epochs or args.full
@@ -112,6 +177,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             continue
         logs.append(log)
         if args.epochs:
+            from dataclasses import asdict
+
             from logparse.epochs import epoch_summaries
             rows.extend(asdict(e) for e in epoch_summaries(log))
         else:
@@ -127,5 +194,5 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(None if argv is None else list(argv))
+    args = parse_args(sys.argv[1:] if argv is None else argv)
     return run(args, sys.stdout, sys.stderr)

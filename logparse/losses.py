@@ -8,7 +8,7 @@ only after the last training line; this full scan finds the losses that Spark su
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 from logparse import patterns as P
 from logparse.source import Source, err_path_for
@@ -23,14 +23,14 @@ def _line_at(data: bytes, pos: int) -> str:
     return P.LOG_PREFIX.sub(b"", raw.strip()).decode("utf-8", "replace")
 
 
-def resource_losses(path: str | Path, limit: int = 3) -> tuple[str, ...]:
+def resource_losses(path: str | os.PathLike[str], limit: int = 3) -> tuple[str, ...]:
     """The first ``limit`` distinct lines that report a lost executor or worker (empty when none).
 
     Reads the .out and the .err in overlapping 8 MiB blocks (bounded memory, any size)."""
-    out = Path(path)
+    out = os.fspath(path)
     found: list[str] = []
     for p in (out, err_path_for(out)):
-        if p is None or not p.is_file():
+        if p is None or not os.path.isfile(p):
             continue
         with Source(p) as src:
             for _base, data in src.blocks():

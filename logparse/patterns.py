@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import re
 
+# Patterns most logs never need are compiled on first use (module __getattr__ below): compiling
+# costs start-up time, which issue 18 measures against grep. Read them as P.NAME like the others.
+_LAZY: dict[str, tuple[bytes, int]] = {}
+
 # Java's Double/Float.toString: 0.1, 1.7976931348623157E308, 9.9E-4, NaN, Infinity, -Infinity.
 NUM = rb"[-+]?(?:\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|NaN|Infinity)"
 
@@ -30,8 +34,7 @@ EVENT = re.compile(
 ITERATION_GROUP, EPOCH_GROUP, VALIDATION_GROUP, LOCAL_GROUP = 6, 11, 12, 15
 
 # Python's EvaluatedResult after a model.evaluate(): "Evaluated result: 0.7451, total_num: 10000, method: Top1Accuracy"
-EVALUATED = re.compile(rb"Evaluated result: (" + NUM + rb"), total_num: (\d{1,18}), method: ([A-Za-z][\w()., ]{0,80}?)\r?$",
-                       re.M)
+_LAZY["EVALUATED"] = (rb"Evaluated result: (" + NUM + rb"), total_num: (\d{1,18}), method: ([A-Za-z][\w()., ]{0,80}?)\r?$", re.M)
 
 # Evidence that optimize() returned: Spark stopping the context, the Python side printing again
 # (BigDL's "creating: ..." for new JVM objects, an evaluation), this project's job summary line.
@@ -42,17 +45,17 @@ END_NEEDLES = (b"\njobs.train: ", b"\ncreating: ", b"\nTrain finished", b"Evalua
 METRIC_FIELD = re.compile(rb"([A-Za-z][A-Za-z0-9 _]*?): (" + NUM + rb")(?=[,)]|$)")
 
 APP_NAME = re.compile(rb"Submitted application: ([^\r\n]*)")
-PLANNED_EPOCHS = re.compile(rb"(?:^|\s)epochs=(\d{1,9})\b")
+_LAZY["PLANNED_EPOCHS"] = (rb"(?:^|\s)epochs=(\d{1,9})\b", 0)
 # The application's own arguments, as `spark-submit --verbose` echoes them ("  childArgs   [--epochs 3 ...]").
-CHILD_ARGS = re.compile(rb"^ *childArgs +\[([^\]\r\n]*)\]", re.M)
-ARG_EPOCHS = re.compile(rb"(?:^|\s)--?(?:epochs|nEpochs|n-epochs|num-epochs|max-epoch|maxEpoch|e)[ =](\d{1,9})(?!\S)")
-APP_ID = re.compile(rb"(?<![\w-])(app-\d{14}-\d{4,}|local-\d{10,}|application_\d+_\d+)(?![\w-])")
+_LAZY["CHILD_ARGS"] = (rb"^ *childArgs +\[([^\]\r\n]*)\]", re.M)
+_LAZY["ARG_EPOCHS"] = (rb"(?:^|\s)--?(?:epochs|nEpochs|n-epochs|num-epochs|max-epoch|maxEpoch|e)[ =](\d{1,9})(?!\S)", 0)
+_LAZY["APP_ID"] = (rb"(?<![\w-])(app-\d{14}-\d{4,}|local-\d{10,}|application_\d+_\d+)(?![\w-])", 0)
 # The Python side creating a validation method before training (BigDL's "creating: createX" echo).
 VALIDATION_CREATED = tuple(b"creating: create" + m + end for m in (
     b"Top1Accuracy", b"Top5Accuracy", b"Loss", b"MAE", b"TreeNNAccuracy", b"HitRatio", b"NDCG") for end in (b"\n", b"\r"))
 VALIDATING = b"Validate model..."
 # The start of a validation line ("...s] Top1Accuracy is Accuracy(", "...s] Loss is ("), whole or cut.
-VALIDATION_START = re.compile(rb"s\] \w+ is \w*\(")
+_LAZY["VALIDATION_START"] = (rb"s\] \w+ is \w*\(", 0)
 SHUTDOWN = b"Shutdown hook called"
 #: The line a runner appends to the .out after it stopped a job on an optimizer's request
 #: (harness.runner.ProcessRunner's ``watch``); the rest of the line is the optimizer's reason.
@@ -61,7 +64,7 @@ PRUNED = b"sparkdl: pruned: "
 # log4j prefixes: "2026-11-23 15:01:01 " (BigDL's layout for Spark), "26-11-23 15:01:01 [thread] " (DLlib's own),
 # "25/11/23 15:01:01 " (Spark's log4j-defaults, 2.x and 3.x).
 DATE = rb"\d\d(?:\d\d)?[-/]\d\d[-/]\d\d"
-LOG_PREFIX = re.compile(rb"^" + DATE + rb" \d\d:\d\d:\d\d(?:[.,]\d+)? (?:\[[^\]\r\n]*\] )?")
+_LAZY["LOG_PREFIX"] = (rb"^" + DATE + rb" \d\d:\d\d:\d\d(?:[.,]\d+)? (?:\[[^\]\r\n]*\] )?", 0)
 
 
 class Marker:
@@ -124,3 +127,12 @@ MARKER_KEYS = (b"error", b"lost", b"signal", b"killed", b"master", b"disassociat
                b"exception in thread")
 MARKERS_BY_KEY = {k: tuple(mk for mk in MARKERS if any(k in n.lower() for n in mk.needles)) for k in MARKER_KEYS}
 HARD_MARKER_KEYS = tuple(k for k in MARKER_KEYS if any(mk.hard for mk in MARKERS_BY_KEY[k]))
+
+
+def __getattr__(name: str) -> re.Pattern[bytes]:
+    """A lazy pattern, compiled on first use and then kept as a module attribute."""
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    pattern = re.compile(*_LAZY[name])
+    globals()[name] = pattern
+    return pattern

@@ -13,7 +13,7 @@ Two ways, same Evidence for the same file:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from collections import namedtuple
 
 from logparse import patterns as P
 from logparse.records import EpochEnd, Iteration, Metric, Validation
@@ -25,14 +25,15 @@ GROW = 4
 APP_ID_WITHIN = 16 << 10  # Spark announces the application id at start-up (real logs: within 8 KB)
 
 
-@dataclass(frozen=True)
-class Head:
+class Head(namedtuple("Head", (
+        "first_iteration",  # Iteration | None
+        "app_name",         # str | None
+        "app_id",           # str | None
+        "before",           # bytes: the log before its first iteration line
+), defaults=(b"",))):
     """What the log says before training: the application and the first iteration."""
 
-    first_iteration: Iteration | None
-    app_name: str | None
-    app_id: str | None
-    before: bytes = field(default=b"", repr=False)  # the log before its first iteration line
+    __slots__ = ()
 
     @property
     def child_args(self) -> str | None:
@@ -49,26 +50,27 @@ class Head:
         return b"creating: create" in self.before and any(n in self.before for n in P.VALIDATION_CREATED)
 
 
-@dataclass
-class Evidence:
+class Evidence(namedtuple("Evidence", (
+        "size",                 # int
+        "cut",                  # bool: the last line has no newline
+        "damage",               # str: a damaged .gz, else ""
+        "head",                 # Head
+        "last_iteration",       # Iteration | None
+        "last_iteration_at",    # int: its offset in the file, -1 if none
+        "last_epoch",           # EpochEnd | None
+        "last_epoch_at",        # int
+        "last_validation",      # Validation | None
+        "last_validation_at",   # int
+        "last_complete",        # tuple[int, int] | None: (epoch, iteration) of the last epoch whose records reached its size
+        "last_complete_at",     # int
+        "region",               # bytes: everything after the last training event (the whole log if none)
+        "iterations",           # list[Iteration]: scan_full only
+        "epochs",               # list[EpochEnd]: scan_full only
+        "validations",          # list[Validation]: scan_full only
+))):
     """The facts the status rules need, gathered the same way by both scans."""
 
-    size: int
-    cut: bool                   # the last line has no newline
-    damage: str                 # a damaged .gz, else ""
-    head: Head
-    last_iteration: Iteration | None = None
-    last_iteration_at: int = -1
-    last_epoch: EpochEnd | None = None
-    last_epoch_at: int = -1
-    last_validation: Validation | None = None
-    last_validation_at: int = -1
-    last_complete: tuple[int, int] | None = None  # (epoch, iteration) of the last epoch whose records reached its size
-    last_complete_at: int = -1
-    region: bytes = b""         # everything after the last training event (the whole log if none)
-    iterations: list[Iteration] = field(default_factory=list)
-    epochs: list[EpochEnd] = field(default_factory=list)
-    validations: list[Validation] = field(default_factory=list)
+    __slots__ = ()
 
     @property
     def has_events(self) -> bool:
@@ -220,14 +222,16 @@ def _app_id(part: bytes) -> str | None:
     """The Spark application id from the line that announces it (standalone: "... with app ID app-...";
     event log: "Logging events to .../local-..."; YARN: "application_..."); local mode prints none."""
     best: tuple[int, bytes] | None = None
+    limit = len(part)  # a needle past the line of the best match so far cannot give an earlier one
     for needle in (b"app ID", b"Logging events to ", b"application_"):
-        pos = part.find(needle)
+        pos = part.find(needle, 0, limit)
         if pos < 0:
             continue
         eol = part.find(b"\n", pos)
-        m = P.APP_ID.search(part, part.rfind(b"\n", 0, pos) + 1, len(part) if eol < 0 else eol)
+        eol = len(part) if eol < 0 else eol
+        m = P.APP_ID.search(part, part.rfind(b"\n", 0, pos) + 1, eol)
         if m is not None and (best is None or m.start() < best[0]):
-            best = (m.start(), m.group(1))
+            best, limit = (m.start(), m.group(1)), eol
     return None if best is None else best[1].decode("ascii")
 
 

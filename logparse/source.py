@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import os
 import stat
-import zlib
-from pathlib import Path
 
 from logparse.errors import LogNotFoundError, LogReadError, LogTooLargeError
 
@@ -101,6 +99,8 @@ class Source:
 
 def _gunzip(fd: int, path: str) -> tuple[bytes, str]:
     """All members of a gzip stream, streamed; on damage, what decompressed before it and the reason."""
+    import zlib  # plain logs never need it (start-up time: issue 18)
+
     out: list[bytes] = []
     total, raw_seen = 0, 0
     d = zlib.decompressobj(wbits=31)
@@ -148,16 +148,16 @@ def _gunzip(fd: int, path: str) -> tuple[bytes, str]:
     return b"".join(out), ""
 
 
-def err_path_for(out: Path) -> Path | None:
+def err_path_for(out: str | os.PathLike[str]) -> str | None:
     """The .err written beside a .out (``x.out`` -> ``x.err``; ``x.out.gz`` -> ``x.err.gz`` or ``x.err``)."""
-    name = out.name
+    folder, name = os.path.split(os.fspath(out))
     stems = []
     if name.endswith(".out.gz"):
         stems = [name[:-7] + ".err.gz", name[:-7] + ".err"]
     elif name.endswith(".out"):
         stems = [name[:-4] + ".err", name[:-4] + ".err.gz"]
     for s in stems:
-        candidate = out.with_name(s)
-        if candidate.is_file():
+        candidate = os.path.join(folder, s)
+        if os.path.isfile(candidate):
             return candidate
     return None

@@ -49,7 +49,7 @@ retried) and change nothing.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections import namedtuple
 
 from logparse import patterns as P
 from logparse.records import FailureKind, Metric, Status
@@ -59,23 +59,25 @@ MAX_REASON = 300
 SPARK_STOPPED = (b"Shutdown hook called", b"Successfully stopped SparkContext")
 
 
-@dataclass(frozen=True)
-class Found:
+class Found(namedtuple("Found", (
+        "at",       # int: offset in the region
+        "marker",   # patterns.Marker
+        "reason",   # str
+))):
     """One error marker found in a region."""
 
-    at: int
-    marker: P.Marker
-    reason: str
+    __slots__ = ()
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(namedtuple("Verdict", (
+        "status",        # Status
+        "reason",        # str
+        "failure_kind",  # FailureKind | None
+        "notes",         # tuple[str, ...]
+), defaults=((),))):
     """A status with its reason ("" when ok), whose fault it was (None when ok) and notes."""
 
-    status: Status
-    reason: str
-    failure_kind: FailureKind | None
-    notes: tuple[str, ...] = ()
+    __slots__ = ()
 
 
 def _text(raw: bytes) -> str:

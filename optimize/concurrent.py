@@ -29,7 +29,8 @@ from harness.schema import RunRecord
 from models.predict.table import read_results
 from optimize.errors import CampaignDataError, SearchOptionError
 from optimize.session import ClusterOptions, JobConfig, JobSession, open_session, submit_options
-from sparkdl.cli import cluster_options, on_interrupt, run_cli
+from sparkdl.cli import on_interrupt, run_cli
+from sparkdl.options import cluster_options
 
 GROUPS_CSV = "concurrency.csv"
 GROUP_COLUMNS = ("run", "replicate", "group", "njobs")

@@ -32,7 +32,8 @@ from models.predict import LinearModel, RandomForestModel, read_results
 from models.predict.table import HARNESS_FACTORS
 from optimize.errors import CampaignDataError, JobFailedError, OptimizeError, SearchOptionError
 from optimize.session import ClusterOptions, JobConfig, open_session, submit_options
-from sparkdl.cli import cluster_options, on_interrupt, run_cli
+from sparkdl.cli import on_interrupt, run_cli
+from sparkdl.options import cluster_options
 
 
 @dataclass(frozen=True)

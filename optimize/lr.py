@@ -60,7 +60,8 @@ from optimize.errors import ObjectiveError, OptimizeError, SearchOptionError
 from optimize.figures import lr_cost_figure, save
 from optimize.objective import JobObjective
 from optimize.session import ClusterOptions, JobConfig, open_session, submit_options
-from sparkdl.cli import cluster_options, on_interrupt, run_cli
+from sparkdl.cli import on_interrupt, run_cli
+from sparkdl.options import cluster_options
 
 Objective = Callable[[float], float]
 

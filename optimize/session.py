@@ -28,7 +28,7 @@ from harness.runner import Runner
 from harness.runspec import RunSpec, batch_problem
 from harness.schema import CampaignDir, Manifest, RunRecord
 from optimize.errors import SearchOptionError
-from sparkdl.cli import DEFAULT_DRIVER_MEMORY, DEFAULT_EXECUTOR_MEMORY, DEFAULT_RETRIES, DEFAULT_TIMEOUT_S
+from sparkdl.options import DEFAULT_DRIVER_MEMORY, DEFAULT_EXECUTOR_MEMORY, DEFAULT_RETRIES, DEFAULT_TIMEOUT_S
 
 Progress = Callable[[str], None]
 
@@ -56,7 +56,7 @@ class JobConfig:
 @dataclass(frozen=True)
 class ClusterOptions(ClusterChoice):
     """Where jobs run (:class:`harness.campaign.ClusterChoice`) and with what: the resources and limits of
-    :func:`sparkdl.cli.cluster_options`, with its defaults."""
+    :func:`sparkdl.options.cluster_options`, with its defaults."""
 
     executor_memory: str = DEFAULT_EXECUTOR_MEMORY
     driver_memory: str = DEFAULT_DRIVER_MEMORY
@@ -65,7 +65,7 @@ class ClusterOptions(ClusterChoice):
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> "ClusterOptions":
-        """From the parsed options of :func:`sparkdl.cli.cluster_options`."""
+        """From the parsed options of :func:`sparkdl.options.cluster_options`."""
         return cls(**vars(ClusterChoice.from_args(args)), executor_memory=args.executor_memory,
                    driver_memory=args.driver_memory, timeout=args.timeout, retries=args.retries)
 

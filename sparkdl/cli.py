@@ -1,4 +1,4 @@
-"""One shape for every command: errors, signals and the shared cluster options.
+"""One shape for every command: exit codes, one-line errors and signals.
 
 Every ``__main__`` is ``sys.exit(run_cli(main))`` where ``main(argv) -> int`` does the work and
 raises on failure. :func:`run_cli` is the only place that turns exceptions into exit codes and
@@ -12,30 +12,24 @@ one-line messages (codes in :mod:`sparkdl.errors`):
 * any other exception is a bug: one line naming the exception and a file holding the traceback,
   exit 1. No command prints a traceback.
 
+The options shared by every command that runs jobs, and their defaults, are in
+:mod:`sparkdl.options`. This module imports nothing heavy (no pathlib, typing or argparse): it is
+part of every command's start-up, and ``python -m logparse`` is timed against grep.
+
 Library code never calls ``sys.exit`` and never installs signal handlers: only this module does,
 and only inside :func:`run_cli`.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import signal
 import sys
-from pathlib import Path
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from sparkdl.errors import EXIT_INTERNAL, EXIT_SIGINT, ToolError
 
 Main = Callable[[Sequence[str] | None], int]
-
-DEFAULT_EXECUTOR_MEMORY = "700m"
-DEFAULT_DRIVER_MEMORY = "2g"
-DEFAULT_TIMEOUT_S = 3600.0
-DEFAULT_RETRIES = 1
-DEFAULT_STATE_DIR = Path(".cluster")
-DEFAULT_MASTER_PORT = 7077
-DEFAULT_WEBUI_PORT = 8080
 
 
 class Interrupted(KeyboardInterrupt):
@@ -122,34 +116,3 @@ def run_cli(main: Main, argv: Sequence[str] | None = None) -> int:
             path = _save_traceback()
             print(f"internal error: {type(e).__name__}: {e} (a bug; the traceback is in {path})", file=sys.stderr)
             return EXIT_INTERNAL
-
-
-def cluster_options() -> argparse.ArgumentParser:
-    """The options of every command that runs jobs: where (local / master / inventory) and with what.
-
-    Use as ``argparse.ArgumentParser(parents=[cluster_options()])``; one set of defaults for all.
-    """
-    p = argparse.ArgumentParser(add_help=False)
-    g = p.add_argument_group("cluster")
-    where = g.add_mutually_exclusive_group()
-    where.add_argument("--local", action="store_true",
-                       help="use (and rescale) the local loopback cluster under --state-dir (default)")
-    where.add_argument("--master", help="submit to this existing standalone master, e.g. spark://host:7077")
-    where.add_argument("--cluster", type=Path, metavar="INVENTORY",
-                       help="provision and drive the hosts of this inventory (TOML) over SSH")
-    g.add_argument("--master-webui", help="the --master's web UI (default http://HOST:8080)")
-    g.add_argument("--state-dir", type=Path, default=DEFAULT_STATE_DIR,
-                   help=f"local cluster state (default {DEFAULT_STATE_DIR})")
-    g.add_argument("--port", type=int, default=DEFAULT_MASTER_PORT,
-                   help=f"master port of a local cluster this command starts (default {DEFAULT_MASTER_PORT})")
-    g.add_argument("--webui-port", type=int, default=DEFAULT_WEBUI_PORT,
-                   help=f"master web UI port of a local cluster this command starts (default {DEFAULT_WEBUI_PORT})")
-    g.add_argument("--keep-cluster", action="store_true", help="leave a cluster this command started running")
-    g.add_argument("--executor-memory", default=DEFAULT_EXECUTOR_MEMORY,
-                   help=f"per executor (default {DEFAULT_EXECUTOR_MEMORY})")
-    g.add_argument("--driver-memory", default=DEFAULT_DRIVER_MEMORY, help=f"(default {DEFAULT_DRIVER_MEMORY})")
-    g.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
-                   help=f"seconds before a run is stopped (default {DEFAULT_TIMEOUT_S:.0f})")
-    g.add_argument("--retries", type=int, default=DEFAULT_RETRIES,
-                   help=f"extra attempts after an infrastructure failure (default {DEFAULT_RETRIES})")
-    return p

@@ -49,7 +49,9 @@ def test_every_package_error_is_a_tool_error():
 def test_cluster_options_have_one_set_of_defaults():
     import argparse
 
-    a = argparse.ArgumentParser(parents=[cli.cluster_options()]).parse_args([])
+    from sparkdl.options import cluster_options
+
+    a = argparse.ArgumentParser(parents=[cluster_options()]).parse_args([])
     assert (a.executor_memory, a.driver_memory, a.timeout, a.retries, a.port, a.webui_port) == \
         ("700m", "2g", 3600.0, 1, 7077, 8080)
 

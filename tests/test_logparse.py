@@ -355,6 +355,19 @@ def test_other_app_id_lines(tmp_path, line, app_id):
     assert log.app_id == app_id
 
 
+@pytest.mark.parametrize("first", [0, 1, 2])
+def test_the_earliest_app_id_line_wins_whichever_needle_it_has(first):
+    from logparse.scan import _app_id
+
+    lines = [b"INFO StandaloneSchedulerBackend: Connected to Spark cluster with app ID app-20261123150430-0007",
+             b"INFO EventLoggingListener: Logging events to file:/tmp/e/local-1763910000123",
+             b"INFO Client: Submitted application application_1763910000123_0042"]
+    ids = ["app-20261123150430-0007", "local-1763910000123", "application_1763910000123_0042"]
+    order = [first] + [i for i in range(3) if i != first]
+    part = b"noise\n" * 50 + b"\n".join(lines[i] for i in order) + b"\n"
+    assert _app_id(part) == ids[first]
+
+
 def test_cut_inside_the_only_validation_line_is_not_ok_even_without_head_clues(tmp_path):
     """No "creating: createTop1Accuracy" in the head, the plan known: a log cut inside its first validation line
     (epoch 1's "Validate model..." removed too) must not pass as an unvalidated, finished run."""

@@ -9,6 +9,10 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from logparse import cli, parse
 from tests.test_logparse import FIXTURES, fixture_text, reference
 
@@ -78,9 +82,13 @@ def test_exit_codes_for_bad_input(tmp_path):
     assert tool_cli(cli.main, [str(FIXTURES / "lenet-killed.out.gz")]) == 3
 
 
+HEAVY = ('pandas', 'numpy', 'json', 'csv', 'argparse', 'dataclasses', 'typing', 'pathlib', 'inspect')
+
+
 def test_module_entry_point_and_light_imports():
+    # issue 18 times `python -m logparse` against grep: start-up imports are part of that time
     code = ("import sys, logparse, logparse.cli; "
-            "print(sorted(m for m in ('pandas', 'numpy', 'json', 'csv') if m in sys.modules))")
+            f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
     r = subprocess.run([sys.executable, "-m", "logparse", "--format", "json", str(FIXTURES / "bad-data-dir.out.gz")],
@@ -111,3 +119,43 @@ def test_epochs_rows_of_a_local_optimizer_log():
     rows = json.loads(out)
     assert code == 0 and [r["epoch"] for r in rows] == [1, 2] and [r["records"] for r in rows] == [256, 256]
     assert rows[-1]["accuracy"] == 0.546875 and rows[-1]["epoch_wall_clock_ms"] is None
+
+
+def test_a_plain_command_line_starts_without_argparse_dataclasses_or_pathlib(tmp_path):
+    code = ("import runpy, sys; sys.argv = ['logparse', sys.argv[1]]\n"
+            "try:\n    runpy.run_module('logparse', run_name='__main__')\n"
+            "except SystemExit:\n    pass\n"
+            f"print(sorted(m for m in {HEAVY[4:]!r} if m in sys.modules), file=sys.stderr)")
+    r = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stderr.strip() == "[]", r.stderr
+
+
+# Command lines built from the options' own words: the fast path must give argparse's answer, or defer to it.
+WORDS = st.sampled_from(["--format", "csv", "json", "xml", "--epochs", "--full", "--losses", "--expected-epochs",
+                         "--min-replications", "--point-pattern", "3", "-1", "0x5", " 7", "1_0", "logs", "a.out",
+                         "-", "--", "--format=json", "--epochs=1", "--expected-epochs=2", "--point-pattern=(p)",
+                         "--exp", "--full=", "-h", "--unknown", "--min-replications=x", "--point-pattern="])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(WORDS, max_size=7))
+def test_the_fast_path_parses_as_argparse_does(argv):
+    try:
+        expected = vars(cli.build_parser().parse_args(argv))
+    except SystemExit:
+        expected = None
+    fast = cli._parse_plain(list(argv))
+    if fast is not None:
+        assert expected is not None and vars(fast) == expected
+    import contextlib
+    with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+        if expected is None:
+            with pytest.raises(SystemExit):
+                cli.parse_args(argv)
+        else:
+            assert vars(cli.parse_args(argv)) == expected
+
+
+def test_the_fast_path_takes_the_plain_forms():
+    fast = cli._parse_plain(["--format", "json", "--expected-epochs=3", "--losses", "a", "b"])
+    assert fast is not None and (fast.paths, fast.format, fast.expected_epochs, fast.losses) == (["a", "b"], "json", 3, True)

@@ -40,7 +40,8 @@ from optimize.search.study import (SAMPLERS, MultiObjectiveSearch, SearchConfig,
                                    open_study)
 from optimize.figures import save
 from optimize.session import ClusterOptions, JobConfig, open_session, submit_options
-from sparkdl.cli import cluster_options, on_interrupt, run_cli
+from sparkdl.cli import on_interrupt, run_cli
+from sparkdl.options import cluster_options
 
 BUDGET = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smh]?)\s*$")
 
