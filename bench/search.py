@@ -52,7 +52,7 @@ from optimize.search.space import Factor, SearchSpace, at_largest_epochs, load_s
 from optimize.search.study import MultiObjectiveSearch, SearchConfig, open_study  # noqa: E402
 from optimize.session import ClusterOptions, JobConfig, open_session, submit_options  # noqa: E402
 from sparkdl.cli import on_interrupt, run_cli  # noqa: E402
-from sparkdl.options import cluster_options
+from sparkdl.options import cluster_options  # noqa: E402
 
 OBJECTIVES = parse_objectives("wall_clock_s:min,accuracy:max")
 DEFAULT_SPACE = SearchSpace((Factor("learning_rate", 0.01, 0.5, log=True),
