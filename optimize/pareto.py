@@ -3,8 +3,12 @@
     python -m optimize.pareto runs/NAME --objectives wall_clock_s:min,accuracy:max
     python -m optimize.pareto runs/NAME --objectives wall_clock_s:min,accuracy:max,cost:min --plot front.svg
     python -m optimize.pareto runs/NAME --format json --reference wall_clock_s=120,accuracy=0
+    python -m optimize.pareto runs/NAME --per-epoch      # every validated epoch of the ok and pruned runs
 
 Only runs with status ``ok`` count (failed, incomplete and pruned runs have no final figures).
+With ``--per-epoch`` the points are the validated epochs of the ok and pruned runs instead, read from
+the campaign's logs (:mod:`optimize.harvest`): a run of E epochs gives E points, named
+``<run>-<replicate>@<epoch>``, and only wall_clock_s, accuracy and cost are objectives.
 An objective is a column of results.csv with ``min`` or ``max``; ``cost`` is computed per run from
 ``wall_clock_s`` and ``accuracy`` with ``--cost`` (models.cost, default ``acc2`` = T/A^2) when the
 table has no such column.
@@ -23,7 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
@@ -32,6 +36,7 @@ import pandas as pd
 
 from logparse import Status
 from models.cost import parse_cost
+from optimize import harvest as harvesting
 from optimize.errors import CampaignDataError, SearchOptionError
 from optimize.figures import pareto_figure, save
 from sparkdl.cli import run_cli
@@ -43,6 +48,8 @@ SENSES = ("min", "max")
 #: The reference point's margin beyond the worst value of each objective, as a share of its range.
 REFERENCE_MARGIN = 0.1
 KEY_COLUMNS = ("run", "replicate")
+#: Columns that name a harvested point (optimize.harvest), kept in the JSON front when present.
+POINT_COLUMNS = ("point", "epoch", "run_epochs", "run_status")
 
 
 @dataclass(frozen=True)
@@ -159,7 +166,7 @@ class ParetoFront:
 
     def as_json(self) -> dict[str, object]:
         columns = [c for c in (*KEY_COLUMNS, *(o.column for o in self.objectives)) if c in self.runs.columns]
-        extra = [c for c in self.runs.columns if c not in columns and c in FACTOR_COLUMNS]
+        extra = [c for c in self.runs.columns if c not in columns and c in POINT_COLUMNS + FACTOR_COLUMNS]
         return {"objectives": [str(o) for o in self.objectives],
                 "reference": {o.column: r for o, r in zip(self.objectives, self.reference)},
                 "hypervolume": self.hypervolume, "ok_runs": int(len(self.runs)),
@@ -207,6 +214,23 @@ def pareto_front(table: pd.DataFrame, objectives: Sequence[ObjectiveSpec], refer
     return ParetoFront(tuple(objectives), runs, mask, tuple(float(v) for v in signs * ref_min), volume, excluded)
 
 
+def per_epoch_front(campaign: Path, objectives: Sequence[ObjectiveSpec], reference: Sequence[float] | None = None,
+                    cost: str = "acc2") -> tuple[ParetoFront, harvesting.Harvest]:
+    """The front of every validated epoch of the campaign's ok and pruned runs (optimize.harvest).
+
+    The front's ``excluded`` counts the runs left out (failed, incomplete), not points."""
+    harvesting.check_objectives(objectives)
+    if not campaign.is_dir():
+        raise CampaignDataError(f"{campaign} is not a campaign directory: --per-epoch reads the runs' logs beside "
+                                "results.csv, give the folder")
+    harvest = harvesting.harvest(read_campaign(campaign), campaign)
+    if not harvest.points:
+        raise CampaignDataError(f"no validated epoch in the logs of the {harvest.runs} ok or pruned run(s) of "
+                                f"{campaign}: nothing to put on a front")
+    front = pareto_front(harvest.table(), objectives, reference, cost)
+    return replace(front, excluded=harvest.excluded), harvest
+
+
 def read_campaign(path: Path) -> pd.DataFrame:
     """results.csv of a campaign directory (or a CSV file given directly)."""
     csv = path / "results.csv" if path.is_dir() else path
@@ -236,7 +260,7 @@ def front_table(front: ParetoFront) -> str:
     rows = front.front
     factors = [c for c in FACTOR_COLUMNS if c in rows.columns and front.runs[c].nunique() > 1]
     head = ["run", *(str(o) for o in front.objectives), *factors]
-    body = [[f"{r.get('run', '?')}-{r.get('replicate', '?')}", *(f"{r[o.column]:.6g}" for o in front.objectives),
+    body = [[point_label(r), *(f"{r[o.column]:.6g}" for o in front.objectives),
              *(str(r[c]) for c in factors)] for _, r in rows.iterrows()]
     widths = [max(len(x) for x in col) for col in zip(head, *body)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in [head, *body]]
@@ -244,10 +268,17 @@ def front_table(front: ParetoFront) -> str:
     return "\n".join(lines)
 
 
-def front_figure(front: ParetoFront) -> "Figure":
+def point_label(row: pd.Series) -> str:
+    """``<run>-<replicate>``, or a harvested point's ``<run>-<replicate>@<epoch>``."""
+    if "point" in row and isinstance(row["point"], str):
+        return row["point"]
+    return f"{row.get('run', '?')}-{row.get('replicate', '?')}"
+
+
+def front_figure(front: ParetoFront, what: str = "ok runs") -> "Figure":
     """The front over the first two objectives (a third colours the points), dominated runs faded."""
     values = front.runs[[o.column for o in front.objectives]].to_numpy(float)
-    title = (f"{int(front.on_front.sum())} of {len(front.runs)} ok runs on the front; "
+    title = (f"{int(front.on_front.sum())} of {len(front.runs)} {what} on the front; "
              f"hypervolume {front.hypervolume:.4g}")
     return pareto_figure(values, front.on_front, [o.column for o in front.objectives],
                          [o.sense == "max" for o in front.objectives], title)
@@ -266,6 +297,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("--plot", type=Path, help="figure path (.png or .svg; default CAMPAIGN/pareto.png)")
     p.add_argument("--no-plot", action="store_true", help="write no figure")
+    p.add_argument("--per-epoch", action="store_true",
+                   help="one point per validated epoch of the ok and pruned runs (read from logs/), not one per ok run")
     return p
 
 
@@ -273,20 +306,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     objectives = parse_objectives(args.objectives)
     reference = parse_reference(args.reference, objectives) if args.reference else None
-    front = pareto_front(read_campaign(args.campaign), objectives, reference, args.cost)
+    harvest = None
+    if args.per_epoch:
+        front, harvest = per_epoch_front(args.campaign, objectives, reference, args.cost)
+    else:
+        front = pareto_front(read_campaign(args.campaign), objectives, reference, args.cost)
+    what = "ok runs" if harvest is None else "validated epochs"
     figure_path = None
     if not args.no_plot:
         target = args.plot or (args.campaign / "pareto.png" if args.campaign.is_dir() else Path("pareto.png"))
         if target.suffix not in (".png", ".svg"):
             raise SearchOptionError(f"--plot {target} must end in .png or .svg")
-        figure_path = save(front_figure(front), target)
+        figure_path = save(front_figure(front, what), target)
     if args.format == "json":
-        print(json.dumps({**front.as_json(), "figure": None if figure_path is None else str(figure_path)}, indent=2))
+        extra = {} if harvest is None else {"per_epoch": True, "harvested_runs": harvest.runs,
+                                            "points": len(harvest.points)}
+        print(json.dumps({**front.as_json(), **extra, "figure": None if figure_path is None else str(figure_path)},
+                         indent=2))
         return 0
     print(front_table(front))
     ref = ", ".join(f"{o.column}={r:.6g}" for o, r in zip(objectives, front.reference))
-    print(f"\n{int(front.on_front.sum())} of {len(front.runs)} ok runs on the front ({front.excluded} not ok, left out); "
-          f"hypervolume {front.hypervolume:.6g} (reference {ref})")
+    if harvest is None:
+        counted = f"{len(front.runs)} ok runs on the front ({front.excluded} not ok, left out)"
+    else:
+        counted = (f"{len(front.runs)} validated epochs of {harvest.runs} ok or pruned runs on the front "
+                   f"({front.excluded} failed or incomplete runs left out)")
+    print(f"\n{int(front.on_front.sum())} of {counted}; hypervolume {front.hypervolume:.6g} (reference {ref})")
     if figure_path is not None:
         print(f"wrote {figure_path}")
     return 0

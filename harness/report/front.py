@@ -5,17 +5,22 @@ fastest run that reaches a given accuracy (``--target-accuracy``, else the most 
 and what one more point of accuracy costs along the front. The front and its hypervolume come from
 :mod:`optimize.pareto` (the same code as ``python -m optimize.pareto``); the extra time per point of
 accuracy between neighbours on the front is (T2 - T1) / (100 (A2 - A1)) seconds.
+
+For a campaign folder whose runs validated more than one epoch, one more paragraph counts every
+validated epoch of the ok and pruned runs (:mod:`optimize.harvest`: a run of E epochs also measured
+epochs 1..E-1 on its way), with its hypervolume against the same reference point.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 
 from harness.report import html as h
 from optimize.errors import CampaignDataError
-from optimize.pareto import FACTOR_COLUMNS, ObjectiveSpec, ParetoFront, front_figure, pareto_front
+from optimize.pareto import FACTOR_COLUMNS, ObjectiveSpec, ParetoFront, front_figure, pareto_front, per_epoch_front
 
 OBJECTIVES = (ObjectiveSpec("wall_clock_s", "min"), ObjectiveSpec("accuracy", "max"))
 
@@ -61,8 +66,33 @@ def _key(row: pd.Series) -> str:
     return f"{h.level(row['run'])}-{h.level(row['replicate'])}" if "run" in row and "replicate" in row else str(row.name)
 
 
-def render(raw: pd.DataFrame, plots: bool = True, target: float | None = None) -> str | None:
-    """The section's HTML; None when the table has no time and accuracy to trade (e.g. a bare cost table)."""
+def per_epoch_paragraph(campaign: Path, front: ParetoFront, target: float) -> str | None:
+    """The front of every validated epoch, against ``front``'s reference; None when it has no more points than runs."""
+    try:
+        harvested, harvest = per_epoch_front(campaign, OBJECTIVES, front.reference)
+    except CampaignDataError as exc:
+        return h.notice(f"No per-epoch front: {exc}.")
+    if len(harvest.points) <= len(front.runs):
+        return None
+    share = f" ({harvested.hypervolume / front.hypervolume:.3f} of the per-run front's)" if front.hypervolume else ""
+    reaching = harvested.runs[harvested.runs["accuracy"] >= target]
+    fastest = ""
+    if len(reaching):
+        best = reaching.loc[reaching["wall_clock_s"].idxmin()]
+        fastest = (f" The fastest point reaching {h.num(target)}: {best['point']}, "
+                   f"{h.num(float(best['wall_clock_s']))} s at accuracy {h.num(float(best['accuracy']))}.")
+    return h.para(f"Counting every validated epoch of the {harvest.runs} ok and pruned runs (a run of E epochs also "
+                  f"measured epochs 1..E-1 on its way): {len(harvest.points)} points, "
+                  f"{int(harvested.on_front.sum())} on the front, hypervolume {h.num(harvested.hypervolume)} against "
+                  f"the same reference{share}.{fastest} 'python -m optimize.pareto {campaign} --per-epoch' "
+                  "lists them.")
+
+
+def render(raw: pd.DataFrame, plots: bool = True, target: float | None = None,
+           campaign: Path | None = None) -> str | None:
+    """The section's HTML; None when the table has no time and accuracy to trade (e.g. a bare cost table).
+
+    ``campaign``: the folder of ``raw``, whose logs give the per-epoch paragraph (none without it)."""
     if not {"wall_clock_s", "accuracy", "status"} <= set(raw.columns):
         return None
     try:
@@ -81,6 +111,9 @@ def render(raw: pd.DataFrame, plots: bool = True, target: float | None = None) -
     else:
         parts.append(h.notice(f"No ok run reaches accuracy {h.num(ta.target)}; the most accurate reached "
                               f"{h.num(float(f.runs['accuracy'].max()))}."))
+    harvested = per_epoch_paragraph(campaign, f, ta.target) if campaign is not None else None
+    if harvested is not None:
+        parts.append(harvested)
     if plots:
         parts.append(h.figure(front_figure(f), "Pareto front of training time against accuracy",
                               "Every ok run: the front's runs solid and joined by the step line, the dominated runs "

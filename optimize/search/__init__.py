@@ -6,8 +6,8 @@ running job's log), ``study`` (the ask-and-tell loop, the study stored in the ca
 """
 
 from optimize.search.pruning import CurveTail, HalvingRule, MedianRule, TargetRule, TrialWatch, make_rules
-from optimize.search.space import Factor, SearchSpace, load_space
+from optimize.search.space import Factor, SearchSpace, at_largest_epochs, load_space
 from optimize.search.study import MultiObjectiveSearch, SearchConfig, SearchOutcome, open_study
 
 __all__ = ["CurveTail", "Factor", "HalvingRule", "MedianRule", "MultiObjectiveSearch", "SearchConfig",
-           "SearchOutcome", "SearchSpace", "TargetRule", "TrialWatch", "load_space", "make_rules", "open_study"]
+           "SearchOutcome", "at_largest_epochs", "SearchSpace", "TargetRule", "TrialWatch", "load_space", "make_rules", "open_study"]

@@ -4,10 +4,18 @@
         --train-samples 1024 --test-samples 256
     python -m optimize.search ... --resume                 # continue a killed or finished search
     python -m optimize.search ... --sampler nsga2 --pruner halving --target-accuracy 0.9
+    python -m optimize.search ... --per-epoch              # epochs at the space's largest, lower epochs harvested
 
 Objectives default to wall_clock_s:min,accuracy:max. Progress: one line per trial with the cluster
 time used against the budget and an ETA. At the end: the front of the ok runs (optimize.pareto), its
 hypervolume, pareto.png and search.json in --out.
+
+``--per-epoch`` (multi-fidelity, :mod:`optimize.harvest`): when ``epochs`` is a factor of the space,
+every trial runs at its largest level and Optuna searches the other factors only; the front is then
+drawn from every validated epoch of the ok and pruned runs, a run of E epochs giving the points of
+epochs 1..E (without an epochs factor, at --job's epochs). Optuna is told each run's last epoch, as
+without the option. Objectives are then wall_clock_s, accuracy and cost. Without ``--per-epoch``
+epochs is searched like any factor and the front has one point per ok run.
 """
 
 from __future__ import annotations
@@ -16,17 +24,18 @@ import argparse
 import json
 import re
 import sys
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Sequence
 
 import optuna
 
 from optimize.epochs import parse_config
+from optimize import harvest as harvesting
 from optimize.errors import SearchOptionError
-from optimize.pareto import front_figure, front_table, pareto_front, parse_objectives, read_campaign
+from optimize.pareto import ParetoFront, front_figure, front_table, pareto_front, parse_objectives, read_campaign
 from optimize.search.pruning import make_rules
-from optimize.search.space import load_space
+from optimize.search.space import at_largest_epochs, load_space
 from optimize.search.study import (SAMPLERS, MultiObjectiveSearch, SearchConfig, SearchOutcome, check_objectives,
                                    open_study)
 from optimize.figures import save
@@ -80,27 +89,48 @@ def build_parser() -> argparse.ArgumentParser:
                    help="stop dominated runs at an epoch (default median; see optimize.search.pruning)")
     p.add_argument("--target-accuracy", type=float, help="also stop runs whose curve cannot reach this accuracy")
     p.add_argument("--min-runs", type=int, default=3, help="pruners need this many earlier runs at an epoch")
+    p.add_argument("--per-epoch", action="store_true",
+                   help="run every trial at the space's largest epochs, search the other factors, and put every "
+                        "validated epoch of the ok and pruned runs on the front (optimize.harvest)")
     p.add_argument("--train-samples", type=int, help="train on the first N digits only")
     p.add_argument("--test-samples", type=int, help="validate on the first N digits only")
     return p
 
 
-def report(out: Path, config: SearchConfig, outcome: SearchOutcome) -> dict[str, object]:
-    """Print the front of the campaign's ok runs; write pareto.png and search.json; return the JSON."""
+def campaign_front(out: Path, config: SearchConfig, per_epoch: bool) -> tuple[ParetoFront, str] | None:
+    """The front of the campaign in ``out`` (per ok run, or per validated epoch) and what its points are; None
+    before any point."""
+    if not (out / "results.csv").exists():
+        return None
+    table = read_campaign(out)
+    if per_epoch:
+        harvest = harvesting.harvest(table, out)
+        if not harvest.points:
+            return None
+        front = pareto_front(harvest.table(), config.objectives, cost=config.cost)
+        return replace(front, excluded=harvest.excluded), "validated epochs"
+    if not (table["status"] == "ok").any():
+        return None
+    return pareto_front(table, config.objectives, cost=config.cost), "ok runs"
+
+
+def report(out: Path, config: SearchConfig, outcome: SearchOutcome, per_epoch: bool = False) -> dict[str, object]:
+    """Print the front of the campaign (per ok run, or per validated epoch); write pareto.png and search.json."""
     summary: dict[str, object] = {"trials": len(outcome.trials), "ok": outcome.count("ok"),
                                   "pruned": outcome.count("pruned"), "cluster_time_s": outcome.cluster_time_s,
                                   "stop_reason": outcome.stop_reason}
     print(f"\n{len(outcome.trials)} trials this session ({outcome.count('ok')} ok, {outcome.count('pruned')} pruned, "
           f"{outcome.count('failed') + outcome.count('incomplete')} not ok); cluster time "
           f"{outcome.cluster_time_s / 60:.1f} min; stopped: {outcome.stop_reason}")
-    table = read_campaign(out) if (out / "results.csv").exists() else None
-    if table is not None and (table["status"] == "ok").any():
-        front = pareto_front(table, config.objectives, cost=config.cost)
+    found = campaign_front(out, config, per_epoch)
+    if found is not None:
+        front, what = found
         print(front_table(front))
-        print(f"hypervolume {front.hypervolume:.6g} (reference "
+        print(f"{int(front.on_front.sum())} of {len(front.runs)} {what} on the front; hypervolume "
+              f"{front.hypervolume:.6g} (reference "
               + ", ".join(f"{o.column}={r:.6g}" for o, r in zip(config.objectives, front.reference)) + ")")
-        summary["front"] = front.as_json()
-        print(f"wrote {save(front_figure(front), out / 'pareto.png')}")
+        summary["front"] = {**front.as_json(), "per_epoch": per_epoch}
+        print(f"wrote {save(front_figure(front, what), out / 'pareto.png')}")
     (out / "search.json").write_text(json.dumps(summary, indent=2, default=str))
     return summary
 
@@ -114,6 +144,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     budget = parse_budget(args.budget)
     objectives = parse_objectives(args.objectives)
     check_objectives(objectives, args.cost)
+    if args.per_epoch:
+        harvesting.check_objectives(objectives)
+        space, epochs = at_largest_epochs(space, job.epochs)
+        job = replace(job, epochs=epochs)
     config = SearchConfig(space, job, objectives, args.sampler, args.seed, args.startup_trials, args.population,
                           args.grid_points, args.cost)
     rules = make_rules(args.pruner, args.target_accuracy, args.min_runs)
@@ -124,13 +158,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "job_seed": args.job_seed, "train_samples": args.train_samples, "test_samples": args.test_samples}
     if any(o.column == "cost" for o in objectives):  # only then does the formula define the search
         settings["cost"] = args.cost
+    if args.per_epoch:  # only then: a search started before the option resumes unchanged
+        settings["per_epoch"] = True
     shapes = [job.spec(1, 1, **combo) for combo in space.grid(1)]
     on_interrupt(f"finished runs and the study are kept in {args.out}; continue with --resume")
     args.out.mkdir(parents=True, exist_ok=True)
     with open_session(args.out, settings, options, cluster, shapes, args.resume, say) as session:
         search = MultiObjectiveSearch(session, open_study(args.out, config), config, rules, say)
         outcome = search.run(budget, args.max_trials)
-    report(args.out, config, outcome)
+    report(args.out, config, outcome, args.per_epoch)
     return 0
 
 

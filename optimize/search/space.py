@@ -93,9 +93,30 @@ class SearchSpace:
         names = self.names
         return [dict(zip(names, combo)) for combo in itertools.product(*(f.levels(float_points) for f in self.factors))]
 
+    def without(self, name: str) -> "SearchSpace":
+        """The space less the factor ``name``."""
+        return SearchSpace(tuple(f for f in self.factors if f.name != name))
+
     def describe(self) -> dict[str, object]:
         return {f.name: ({"choices": list(f.choices)} if f.choices else
                          {"low": f.low, "high": f.high, "log": f.log, "step": f.step}) for f in self.factors}
+
+
+def at_largest_epochs(space: SearchSpace, job_epochs: int) -> tuple[SearchSpace, int]:
+    """For a per-epoch search: the space without ``epochs``, and the epochs every trial runs (the factor's largest
+    level, else ``job_epochs``). A run of E epochs validates every epoch e < E on its way (optimize.harvest), so
+    searching the other factors at the largest E and harvesting the lower epochs covers the epochs factor."""
+    epochs = next((f for f in space.factors if f.name == "epochs"), None)
+    if epochs is None:
+        return space, job_epochs
+    rest = space.without("epochs")
+    if not rest.factors:
+        raise SearchOptionError("space.toml varies only epochs: with --per-epoch one run at the largest epochs measures "
+                                "every lower one; add a factor to search or drop --per-epoch")
+    largest = max(epochs.levels())
+    if not isinstance(largest, int) or isinstance(largest, bool) or largest < 1:
+        raise SearchOptionError(f"space.toml [epochs]: {largest!r} is not a whole number of epochs >= 1")
+    return rest, largest
 
 
 def factor_from_table(name: str, table: dict[str, object]) -> Factor:

@@ -1,0 +1,179 @@
+"""Per-epoch harvesting: every validated epoch of a run is a point of the time/accuracy front (multi-fidelity).
+
+BigDL validates after every epoch. A job run for E epochs passes through the training state a job
+run for e < E epochs ends in (same weight-init seed, same data order, a learning-rate decay per
+iteration, not per planned epoch), so its validation at epoch e measures the configuration with
+``epochs = e``: the wall clock at that validation (which, as in a fresh e-epoch job, includes the
+validations of the epochs before) and the Top1 accuracy there. A run of E epochs thus yields E
+points of the front for the price of one job; in Hyperband's terms the epoch is the fidelity, and
+the lower fidelities of a configuration are observed on the way to the higher ones.
+
+Which runs: those with status ``ok`` and ``pruned`` (a pruned run validated its epochs before it was
+stopped; pruning plus harvesting keeps what the pruned job did measure). ``failed`` and
+``incomplete`` runs are left out and counted: their timing may be that of a broken cluster.
+
+Caveat: BigDL's accuracies are not bit-reproducible between runs, so a fresh run of e epochs may
+differ from the harvested point by the same noise as two replicates do; the harvested point is a real
+model, validated.
+
+    from optimize.harvest import harvest
+    h = harvest(pd.read_csv("runs/NAME/results.csv"), Path("runs/NAME"))
+    h.table()        # one row per validated epoch: run, replicate, point ("3-1@2"), epoch, the factors
+                     # with epochs = epoch, run_epochs, run_status, status (ok), wall_clock_s, accuracy
+
+``python -m optimize.pareto CAMPAIGN --per-epoch`` draws the front of these points.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Mapping, Sequence
+
+import pandas as pd
+
+import logparse
+from harness.schema import CampaignDir
+from logparse import Status
+from optimize.errors import CampaignDataError, SearchOptionError
+
+if TYPE_CHECKING:
+    from optimize.pareto import ObjectiveSpec
+
+#: The statuses whose validated epochs are harvested.
+HARVESTED = (Status.OK, Status.PRUNED)
+#: The design factors carried over to each point (``epochs`` replaced by the point's epoch).
+FACTORS = ("model", "nodes", "executors", "executor_cores", "epochs", "learning_rate", "batch_size")
+#: Objectives a validated epoch has: its wall clock, its accuracy, and the cost computed from both.
+PER_EPOCH_OBJECTIVES = ("wall_clock_s", "accuracy", "cost")
+#: Columns of a harvested table, besides the factors.
+POINT_COLUMNS = ("run", "replicate", "point", "epoch", "run_epochs", "run_status", "status", "wall_clock_s", "accuracy")
+#: Relative tolerance between an ok run's recorded figures and its log's last validation.
+AGREEMENT = 1e-6
+
+
+@dataclass(frozen=True)
+class EpochPoint:
+    """One validated epoch of one run: a measured configuration with ``epochs = epoch``."""
+
+    run: int
+    replicate: int
+    epoch: int
+    run_epochs: int | None  # the epochs the run was planned for (its own ``epochs`` factor)
+    run_status: str  # ok or pruned
+    wall_clock_s: float  # BigDL's wall clock at this epoch's validation
+    accuracy: float  # Top1 accuracy at this epoch's validation
+    factors: Mapping[str, object]  # the run's factors, with epochs = epoch
+
+    @property
+    def key(self) -> str:
+        """The run's key, ``<run>-<replicate>``."""
+        return f"{self.run}-{self.replicate}"
+
+    @property
+    def label(self) -> str:
+        """The point's name, ``<run>-<replicate>@<epoch>``."""
+        return f"{self.key}@{self.epoch}"
+
+    def row(self) -> dict[str, object]:
+        return {"run": self.run, "replicate": self.replicate, "point": self.label, "epoch": self.epoch,
+                **self.factors, "run_epochs": self.run_epochs, "run_status": self.run_status, "status": str(Status.OK),
+                "wall_clock_s": self.wall_clock_s, "accuracy": self.accuracy}
+
+
+@dataclass(frozen=True)
+class Harvest:
+    """The points harvested from a campaign's runs, and how many runs gave them or were left out."""
+
+    points: tuple[EpochPoint, ...]
+    runs: int  # ok and pruned runs read
+    excluded: int  # runs neither ok nor pruned (failed, incomplete), left out
+
+    def table(self) -> pd.DataFrame:
+        """One row per point (see the module doc); the columns are there even without a point."""
+        rows = [p.row() for p in self.points]
+        if not rows:
+            return pd.DataFrame(columns=[*POINT_COLUMNS[:4], *FACTORS, *POINT_COLUMNS[4:]])
+        return pd.DataFrame(rows)
+
+
+def run_log(row: Mapping[str, object], root: Path) -> Path:
+    """The .out of a results row: its ``log`` column (relative to the campaign), else ``logs/<run>-<replicate>.out``."""
+    log = row.get("log")
+    if isinstance(log, str) and log.strip():
+        return root / log
+    return CampaignDir(root).logs / f"{int(row['run'])}-{int(row['replicate'])}.out"  # type: ignore[call-overload]
+
+
+def epoch_figures(path: Path) -> list[tuple[int, float, float]]:
+    """(epoch, wall clock, Top1 accuracy) of each validated epoch of a log; the last validation of an epoch counts."""
+    by_epoch: dict[int, tuple[int, float, float]] = {}
+    for v in logparse.parse(path, full=True).validations:
+        accuracy = v.accuracy
+        if accuracy is None or v.wall_clock_s is None:
+            continue
+        if math.isfinite(accuracy) and math.isfinite(v.wall_clock_s):
+            by_epoch[int(v.epoch)] = (int(v.epoch), float(v.wall_clock_s), float(accuracy))
+    return [by_epoch[e] for e in sorted(by_epoch)]
+
+
+def run_points(row: Mapping[str, object], root: Path) -> list[EpochPoint]:
+    """The points of one ok or pruned run (its log must exist; an ok run's last point must be its recorded one)."""
+    key = f"{int(row['run'])}-{int(row['replicate'])}"  # type: ignore[call-overload]
+    path = run_log(row, root)
+    if not path.is_file():
+        raise CampaignDataError(f"run {key} is {row['status']} but its log {path} is missing: per-epoch points are "
+                                "read from the campaign's logs/, copy them with results.csv")
+    figures = epoch_figures(path)
+    if row["status"] == Status.OK and figures:
+        _check_last(key, row, figures[-1])
+    planned = _int(row.get("epochs"))
+    factors = {c: row[c] for c in FACTORS if c in row}
+    return [EpochPoint(int(row["run"]), int(row["replicate"]), e, planned, str(row["status"]),  # type: ignore[call-overload]
+                       wall, acc, {**factors, "epochs": e} if "epochs" in factors else factors)
+            for e, wall, acc in figures]
+
+
+def _check_last(key: str, row: Mapping[str, object], last: tuple[int, float, float]) -> None:
+    """An ok run's recorded wall clock and accuracy are its last validation's: else the log is another run's."""
+    for column, value in (("wall_clock_s", last[1]), ("accuracy", last[2])):
+        recorded = _float(row.get(column))
+        if recorded is not None and not math.isclose(recorded, value, rel_tol=AGREEMENT, abs_tol=1e-9):
+            raise CampaignDataError(f"run {key}: results.csv has {column} {recorded:g} but its log's last validation "
+                                    f"{value:g}: the log is not this run's; re-run it or restore its log")
+
+
+def harvest(table: pd.DataFrame, root: Path) -> Harvest:
+    """Every validated epoch of the ok and pruned runs of ``table`` (a campaign's results.csv), logs under ``root``."""
+    if "status" not in table.columns or not {"run", "replicate"} <= set(table.columns):
+        raise CampaignDataError("the table has no run, replicate or status column: give a campaign's results.csv")
+    points: list[EpochPoint] = []
+    runs = 0
+    for row in table.to_dict("records"):
+        if row["status"] not in HARVESTED:
+            continue
+        runs += 1
+        points.extend(run_points(row, root))
+    return Harvest(tuple(points), runs, len(table) - runs)
+
+
+def check_objectives(objectives: Sequence["ObjectiveSpec"]) -> None:
+    """Per-epoch fronts know each epoch's wall clock and accuracy (and cost from them), no other figure."""
+    bad = [o.column for o in objectives if o.column not in PER_EPOCH_OBJECTIVES]
+    if bad:
+        raise SearchOptionError(f"--objectives {', '.join(bad)}: a validated epoch has only "
+                                f"{', '.join(PER_EPOCH_OBJECTIVES)}; drop --per-epoch or those objectives")
+
+
+def _float(value: object) -> float | None:
+    try:
+        out = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return out if math.isfinite(out) else None
+
+
+def _int(value: object) -> int | None:
+    number = _float(value)
+    return None if number is None else int(number)
