@@ -151,7 +151,7 @@ def design_text(space: SearchSpace, job: JobConfig, args: argparse.Namespace) ->
     harvested = args.search_epochs == "harvest" and "epochs" in levels
     searched, epochs = at_largest_epochs(space, job.epochs) if harvested else (space, job.epochs)
     over = " x ".join(searched.names)
-    search_line = (f"TPE (seed {args.seed}, {args.startup_trials} random start-up trials), median pruning, over {over} "
+    search_line = (f"TPE (seed {args.seed}, {args.startup_trials} start-up trials {'from a Latin hypercube' if args.start == 'lhs' else 'at random'}), median pruning, over {over} "
                    + (f"at epochs {epochs}, the lower epochs harvested" if harvested else "(epochs searched as a factor)")
                    + f"; budget {args.share:.3g} of the grid's cluster time (a cap: a trial starts while a mean "
                      "trial still fits)")
@@ -181,11 +181,14 @@ def run_multi(out: Path, space: SearchSpace, job: JobConfig, args: argparse.Name
     if per_epoch:
         space, epochs = at_largest_epochs(space, job.epochs)
         job = replace(job, epochs=epochs)
-    config = SearchConfig(space, job, OBJECTIVES, sampler, args.seed, args.startup_trials, grid_points=args.grid_points)
+    config = SearchConfig(space, job, OBJECTIVES, sampler, args.seed, args.startup_trials, grid_points=args.grid_points,
+                          start=args.start)
     settings = {"bench": "search", "arm": sampler, "space": space.describe(), "job": job.__dict__, "seed": args.seed,
                 "train_samples": args.train_samples, "test_samples": args.test_samples}
     if per_epoch:  # only then: a bench folder made before harvesting resumes unchanged
         settings["per_epoch"] = True
+    if sampler == "tpe" and args.start == "lhs":  # likewise for the Latin hypercube start
+        settings["start"] = "lhs"
     options = submit_options(out, cluster, args.train_samples, args.test_samples, args.job_seed)
     shapes = [job.spec(1, 1, **combo) for combo in space.grid(1)]
     say = lambda msg: print(f"[{out.name}] {msg}", flush=True)  # noqa: E731
@@ -220,7 +223,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--grid-points", type=int, default=3, help="levels per float range in the grid (default 3)")
     p.add_argument("--seed", type=int, default=0, help="the search's sampler seed")
     p.add_argument("--job-seed", type=int, default=42, help="every job's weight-init seed")
-    p.add_argument("--startup-trials", type=int, default=3, help="TPE's random trials first (default 3)")
+    p.add_argument("--startup-trials", type=int, default=3, help="TPE's start-up trials (default 3)")
+    p.add_argument("--start", choices=("lhs", "random"), default="lhs",
+                   help="TPE's start-up trials from a Latin hypercube (default) or at random")
     p.add_argument("--paper-points", type=int, default=10, help="the paper rule's most learning rates")
     p.add_argument("--train-samples", type=int, default=1024)
     p.add_argument("--test-samples", type=int, default=256)

@@ -247,7 +247,8 @@ def test_an_objective_an_ok_run_does_not_record_stops_the_search_with_one_line_a
     rows = list(csv.DictReader(open(tmp_path / "s" / "results.csv")))
     assert [r["status"] for r in rows] == ["ok"]  # the finished run is kept...
     study = open_study(tmp_path / "s", SearchConfig(space, JobConfig(), parse_objectives("spark_gc_share:min,accuracy:max")))
-    assert [t.state for t in study.trials] == [TrialState.FAIL]  # ...and the study was told
+    told = [t.state for t in study.trials if t.state != TrialState.WAITING]  # (WAITING: the unasked start-up points)
+    assert told == [TrialState.FAIL]  # ...and the study was told
 
 
 @pytest.mark.parametrize("objectives, fix", [("run:min,accuracy:max", "numeric figure"),
@@ -346,3 +347,34 @@ def test_real_search_prunes_a_real_job_after_its_first_epoch(local_cluster, tmp_
     study = optuna.load_study(study_name="search", storage=f"sqlite:///{out / 'study.sqlite'}")
     assert [t.state for t in study.trials] == [TrialState.PRUNED]
     assert "1 trials this session (0 ok, 1 pruned" in proc.stdout and "cluster time" in proc.stdout
+
+
+@pytest.mark.parametrize("points, seed", [(3, 0), (4, 1), (7, 2), (9, 5)])
+def test_the_latin_hypercube_start_puts_one_point_in_every_stratum_of_every_factor(points, seed):
+    from optimize.search.space import Factor, SearchSpace, latin_hypercube
+
+    space = SearchSpace((Factor("learning_rate", 0.01, 0.5, log=True), Factor("batch_size", choices=(32, 64, 128)),
+                         Factor("epochs", 1, 4)))
+    design = latin_hypercube(space, points, seed)
+    assert design == latin_hypercube(space, points, seed) != latin_hypercube(space, points, seed + 1)
+    # the rate: exactly one point in each of `points` equal strata of the log range (computed here independently)
+    strata = sorted(int((math.log(d["learning_rate"]) - math.log(0.01)) / (math.log(0.5) - math.log(0.01)) * points)
+                    for d in design)
+    assert strata == list(range(points))
+    # a list of choices and an integer range: each level floor(points/levels) or one more times
+    for name, levels in (("batch_size", (32, 64, 128)), ("epochs", (1, 2, 3, 4))):
+        counts = [sum(d[name] == v for d in design) for v in levels]
+        assert sum(counts) == points and max(counts) - min(counts) <= 1, (name, counts)
+        assert max(counts) == 1 or points > len(levels)
+
+
+def test_a_tpe_search_asks_its_latin_hypercube_start_first(tmp_path):
+    from optimize.search.space import latin_hypercube
+
+    space = load_space(write(tmp_path, SPACE))
+    runner = WatchingFakeRunner(curve)
+    outcome, _, search = run_fake_search(tmp_path / "s", space, runner, budget=1000, max_trials=4, pruner="none")
+    start = latin_hypercube(space, 3, 3)  # run_fake_search: startup_trials=3, seed=3
+    asked = [t.params for t in open_study(tmp_path / "s", search.config).trials[:3]]
+    assert [{k: pytest.approx(v) for k, v in p.items()} for p in start] == asked
+    assert len(outcome.trials) == 4  # the fourth is TPE's own

@@ -81,7 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sampler", choices=SAMPLERS, default="tpe", help="tpe (default), nsga2, random, grid")
     p.add_argument("--seed", type=int, default=0, help="the sampler's seed (default 0)")
     p.add_argument("--job-seed", type=int, default=42, help="the jobs' weight-init seed (default 42)")
-    p.add_argument("--startup-trials", type=int, default=5, help="tpe: random trials first (default 5)")
+    p.add_argument("--startup-trials", type=int, default=5, help="tpe: start-up trials before the model (default 5)")
+    p.add_argument("--start", choices=("lhs", "random"), default="lhs",
+                   help="tpe: the start-up trials from a Latin hypercube over the space (default) or at random")
     p.add_argument("--population", type=int, default=8, help="nsga2: population size (default 8)")
     p.add_argument("--grid-points", type=int, default=3, help="grid: levels per float range (default 3)")
     p.add_argument("--max-trials", type=int, help="stop after this many trials in this session")
@@ -149,7 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         space, epochs = at_largest_epochs(space, job.epochs)
         job = replace(job, epochs=epochs)
     config = SearchConfig(space, job, objectives, args.sampler, args.seed, args.startup_trials, args.population,
-                          args.grid_points, args.cost)
+                          args.grid_points, args.cost, args.start)
     rules = make_rules(args.pruner, args.target_accuracy, args.min_runs)
     cluster = ClusterOptions.from_args(args)
     options = submit_options(args.out, cluster, args.train_samples, args.test_samples, args.job_seed)
@@ -160,6 +162,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings["cost"] = args.cost
     if args.per_epoch:  # only then: a search started before the option resumes unchanged
         settings["per_epoch"] = True
+    if args.sampler == "tpe" and args.start == "lhs":  # a tpe search started before it resumes with --start random
+        settings["start"] = "lhs"
+        settings["startup_trials"] = args.startup_trials
     shapes = [job.spec(1, 1, **combo) for combo in space.grid(1)]
     on_interrupt(f"finished runs and the study are kept in {args.out}; continue with --resume")
     args.out.mkdir(parents=True, exist_ok=True)

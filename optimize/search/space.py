@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import random
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,6 +63,16 @@ class Factor:
             return trial.suggest_float(self.name, float(self.low), float(self.high), log=self.log)  # type: ignore[arg-type]
         return trial.suggest_int(self.name, int(self.low), int(self.high), step=self.step, log=self.log)  # type: ignore[arg-type]
 
+    def at(self, u: float) -> object:
+        """The value at quantile ``u`` in [0, 1) of the factor's range (log scale when ``log``), or of its levels."""
+        if self.choices or self.name not in FLOAT_FACTORS:
+            levels = self.levels()
+            return levels[min(int(u * len(levels)), len(levels) - 1)]
+        lo, hi = float(self.low), float(self.high)  # type: ignore[arg-type]
+        if self.log:
+            return math.exp(math.log(lo) + u * (math.log(hi) - math.log(lo)))
+        return lo + u * (hi - lo)
+
     def levels(self, points: int = 3) -> tuple[object, ...]:
         """The grid levels: the choices, every integer step, or ``points`` float levels (log-spaced when ``log``)."""
         if self.choices:
@@ -100,6 +111,29 @@ class SearchSpace:
     def describe(self) -> dict[str, object]:
         return {f.name: ({"choices": list(f.choices)} if f.choices else
                          {"low": f.low, "high": f.high, "log": f.log, "step": f.step}) for f in self.factors}
+
+
+def latin_hypercube(space: SearchSpace, points: int, seed: int) -> list[dict[str, object]]:
+    """``points`` settings of a Latin hypercube over ``space`` (McKay, Beckman and Conover 1979), seeded.
+
+    Each factor's range is cut into ``points`` equal strata (on the log scale when ``log``) and each
+    stratum holds exactly one setting, sampled uniformly within it; the strata are paired at random
+    across factors. A list of choices, or an integer range, takes the level under each stratum's
+    centre, so each level appears ``points // levels`` or one more times (and no level twice while
+    ``points`` <= levels). A search's start-up trials drawn this way cover every factor's range,
+    where as many random ones may all land in one corner.
+    """
+    if points < 1:
+        raise SearchOptionError(f"--startup-trials must be >= 1 for a Latin hypercube start, got {points}")
+    rng = random.Random(seed)
+    design: list[dict[str, object]] = [{} for _ in range(points)]
+    for f in space.factors:
+        strata = list(range(points))
+        rng.shuffle(strata)
+        discrete = bool(f.choices) or f.name not in FLOAT_FACTORS
+        for row, stratum in zip(design, strata):
+            row[f.name] = f.at((stratum + (0.5 if discrete else rng.random())) / points)
+    return design
 
 
 def at_largest_epochs(space: SearchSpace, job_epochs: int) -> tuple[SearchSpace, int]:

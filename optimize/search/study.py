@@ -33,7 +33,7 @@ from models.errors import CostError
 from optimize.errors import SearchOptionError
 from optimize.pareto import ObjectiveSpec
 from optimize.search.pruning import CurveTail, EpochFigure, Rule, TrialWatch
-from optimize.search.space import SearchSpace
+from optimize.search.space import SearchSpace, latin_hypercube
 from optimize.session import JobConfig, JobSession
 
 #: Columns of a run's record every ok run has. A search can also optimise ``cost`` (computed from
@@ -65,6 +65,7 @@ class SearchConfig:
     seed: int = 0
     startup_trials: int = 5
     population: int = 8
+    start: str = "lhs"  # tpe's start-up trials: a Latin hypercube ("lhs") or Optuna's random ones ("random")
     grid_points: int = 3  # float levels per range when sampler is grid
     cost: str = "acc2"  # the formula of the ``cost`` objective (models.cost)
 
@@ -109,7 +110,7 @@ def _number(value: object) -> float | None:
 
 
 def make_sampler(config: SearchConfig) -> optuna.samplers.BaseSampler:
-    """TPE (multi-objective, after ``startup_trials`` random ones), NSGA-II, random or the full grid; seeded."""
+    """TPE (multi-objective, after ``startup_trials`` start-up ones), NSGA-II, random or the full grid; seeded."""
     if config.sampler == "tpe":
         return optuna.samplers.TPESampler(seed=config.seed, n_startup_trials=config.startup_trials, multivariate=True)
     if config.sampler == "nsga2":
@@ -129,6 +130,9 @@ def open_study(out: Path, config: SearchConfig) -> optuna.Study:
                                 directions=directions, load_if_exists=True)
     if config.sampler == "grid" and not study.trials:
         for point in config.space.grid(config.grid_points):
+            study.enqueue_trial(point)
+    if config.sampler == "tpe" and config.start == "lhs" and not study.trials:
+        for point in latin_hypercube(config.space, config.startup_trials, config.seed):  # TPE counts them as its start-up
             study.enqueue_trial(point)
     return study
 
