@@ -117,27 +117,27 @@ def _share(value: float | None, base: float | None) -> str:
 def arm_table(rows: Sequence[ArmResult], baseline: str = "grid") -> str:
     """One line per arm: jobs, pruned, cluster time, then the per-run and (when harvested) per-epoch fronts."""
     base = next(r for r in rows if r.name == baseline)
-    lines = [f"{'arm':<8} {'jobs':>5} {'pruned':>7} {'cluster min':>12} {'time/grid':>10} | {'front':>6} "
+    lines = [f"{'arm':<12} {'jobs':>5} {'pruned':>7} {'cluster min':>12} {'time/grid':>10} | {'front':>6} "
              f"{'HV per run':>11} {'HV/grid':>8} | {'epochs':>6} {'front':>6} {'HV per epoch':>13} {'HV/grid':>8}"]
     for r in rows:
         harvested = (f"{r.points:>6} {r.front_size_per_epoch:>6} {r.hypervolume_per_epoch:>13.5g} "
                      f"{_share(r.hypervolume_per_epoch, base.hypervolume_per_epoch):>8}"
                      if r.hypervolume_per_epoch is not None else f"{'-':>6} {'-':>6} {'-':>13} {'-':>8}")
-        lines.append(f"{r.name:<8} {r.jobs:>5} {r.pruned:>7} {r.cluster_time_s / 60:>12.2f} "
+        lines.append(f"{r.name:<12} {r.jobs:>5} {r.pruned:>7} {r.cluster_time_s / 60:>12.2f} "
                      f"{r.cluster_time_s / base.cluster_time_s:>10.2f} | {r.front_size:>6} {r.hypervolume:>11.5g} "
                      f"{_share(r.hypervolume, base.hypervolume):>8} | {harvested}")
     return "\n".join(lines)
 
 
-def goal_line(rows: Sequence[ArmResult], per_epoch: bool = False) -> str:
-    """Whether the search reached GOAL_HV of the grid's hypervolume (per run, or per epoch) in GOAL_TIME of its time."""
-    grid, found = next(r for r in rows if r.name == "grid"), next(r for r in rows if r.name == "search")
+def goal_line(rows: Sequence[ArmResult], per_epoch: bool = False, arm: str = "search") -> str:
+    """Whether a search arm reached GOAL_HV of the grid's hypervolume (per run, or per epoch) in GOAL_TIME of its time."""
+    grid, found = next(r for r in rows if r.name == "grid"), next(r for r in rows if r.name == arm)
     mine, theirs = ((found.hypervolume_per_epoch, grid.hypervolume_per_epoch) if per_epoch
                     else (found.hypervolume, grid.hypervolume))
     hv = (mine or 0.0) / theirs if theirs else math.nan
     time = found.cluster_time_s / grid.cluster_time_s
     met = hv >= GOAL_HV and time <= GOAL_TIME + 1e-9
-    return (f"goal {'per epoch' if per_epoch else 'per run'} (search's hypervolume >= {GOAL_HV:.0%} of the grid's in "
+    return (f"goal {'per epoch' if per_epoch else 'per run'} ({arm}'s hypervolume >= {GOAL_HV:.0%} of the grid's in "
             f"<= 1/3 of its cluster time): {'MET' if met else 'NOT met'} ({hv:.1%} of the hypervolume in {time:.1%} "
             "of the time)")
 
@@ -226,6 +226,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--startup-trials", type=int, default=3, help="TPE's start-up trials (default 3)")
     p.add_argument("--start", choices=("lhs", "random"), default="lhs",
                    help="TPE's start-up trials from a Latin hypercube (default) or at random")
+    p.add_argument("--more-seeds", type=lambda text: [int(v) for v in text.split(",") if v.strip()], default=[],
+                   metavar="S,S", help="extra search arms with these sampler seeds (folders search-seedS), each scored "
+                                       "against the same grid: how much the result owes to one seed")
     p.add_argument("--paper-points", type=int, default=10, help="the paper rule's most learning rates")
     p.add_argument("--train-samples", type=int, default=1024)
     p.add_argument("--test-samples", type=int, default=256)
@@ -249,21 +252,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         run_multi(args.out / "grid", space, job, args, cluster, "grid", math.inf, "none")
         grid_time = float(read_campaign(args.out / "grid")["elapsed_s"].sum())
-        run_multi(args.out / "search", space, job, args, cluster, "tpe", args.share * grid_time, "median",
-                  per_epoch=args.search_epochs == "harvest")
+        searches = ["search"] + [f"search-seed{s}" for s in args.more_seeds]
+        for name, seed in zip(searches, [args.seed, *args.more_seeds]):
+            run_multi(args.out / name, space, job, argparse.Namespace(**{**vars(args), "seed": seed}), cluster, "tpe",
+                      args.share * grid_time, "median", per_epoch=args.search_epochs == "harvest")
         run_paper(args.out / "paper", space, job, args, cluster)
     finally:
         if local is not None and started_here:
             local.stop()
-    arms = ("grid", "search", "paper")
+    arms = ("grid", *searches, "paper")
     tables = {name: read_campaign(args.out / name) for name in arms}
     rows = compare_arms(tables, {name: harvest(tables[name], args.out / name).table() for name in arms})
     print()
     print(design_text(space, job, args))
     print()
     print(arm_table(rows))
-    print(goal_line(rows))
-    print(goal_line(rows, per_epoch=True))
+    for name in searches:
+        print(goal_line(rows, arm=name))
+        print(goal_line(rows, per_epoch=True, arm=name))
     return 0
 
 

@@ -229,6 +229,13 @@ def test_bench_scores_every_arm_per_run_and_per_epoch_against_one_reference():
     table = bench.arm_table(list(rows.values()))
     assert "HV per run" in table and "HV per epoch" in table
     assert table.splitlines()[2].split()[-1] == f"{per_epoch:.3f}"
+    # an extra search arm (bench --more-seeds) is judged on its own, against the same grid
+    slow, slow_points = arm([(3, 80.0, "ok", [(9.8, 0.51), (19.5, 0.7), (29.0, 0.79)])])
+    rows = bench.compare_arms({"grid": grid, "search": found, "search-seed1": slow},
+                              {"grid": grid_points, "search": found_points, "search-seed1": slow_points})
+    assert ": NOT met" in bench.goal_line(rows, per_epoch=True, arm="search-seed1")  # twice the time: 66.7 %
+    assert "(search-seed1's hypervolume" in bench.goal_line(rows, per_epoch=True, arm="search-seed1")
+    assert bench.arm_table(rows).splitlines()[3].startswith("search-seed1")
 
 
 def test_bench_prints_its_design_before_any_job():
