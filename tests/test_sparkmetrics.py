@@ -62,6 +62,10 @@ def finished(tmp_path_factory) -> Finished:
         argv = [str(env.spark_submit), "--master", cluster.master_url, "--deploy-mode", "client",
                 "--executor-cores", "1", "--total-executor-cores", "2", "--executor-memory", "512m",
                 "--conf", f"spark.ui.port={free_port()}", "--conf", f"spark.pyspark.python={env.python}",
+                # as every harness run (harness.command): no task before both executors registered, so the
+                # executors-granted boundary precedes the first task (under load the second may come 1 s late)
+                "--conf", "spark.scheduler.minRegisteredResourcesRatio=1.0",
+                "--conf", "spark.scheduler.maxRegisteredResourcesWaitingTime=120s",
                 *event_log_conf(run_dir), str(APP), str(info), "120"]
         sampler = HostSampler(cluster.worker_pids, period_s=1.0).start()
         started = time.monotonic()

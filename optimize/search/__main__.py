@@ -150,8 +150,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         harvesting.check_objectives(objectives)
         space, epochs = at_largest_epochs(space, job.epochs)
         job = replace(job, epochs=epochs)
-    config = SearchConfig(space, job, objectives, args.sampler, args.seed, args.startup_trials, args.population,
-                          args.grid_points, args.cost, args.start)
+    config = SearchConfig(space, job, objectives, sampler=args.sampler, seed=args.seed, startup_trials=args.startup_trials,
+                          population=args.population, grid_points=args.grid_points, cost=args.cost, start=args.start)
     rules = make_rules(args.pruner, args.target_accuracy, args.min_runs)
     cluster = ClusterOptions.from_args(args)
     options = submit_options(args.out, cluster, args.train_samples, args.test_samples, args.job_seed)

@@ -65,9 +65,9 @@ class SearchConfig:
     seed: int = 0
     startup_trials: int = 5
     population: int = 8
-    start: str = "lhs"  # tpe's start-up trials: a Latin hypercube ("lhs") or Optuna's random ones ("random")
     grid_points: int = 3  # float levels per range when sampler is grid
     cost: str = "acc2"  # the formula of the ``cost`` objective (models.cost)
+    start: str = "lhs"  # tpe's start-up trials: a Latin hypercube ("lhs") or Optuna's random ones ("random")
 
 
 def check_objectives(objectives: Sequence[ObjectiveSpec], cost: str = "acc2") -> None:
