@@ -379,3 +379,19 @@ def test_a_tpe_search_asks_its_latin_hypercube_start_first(tmp_path):
     asked = [t.params for t in open_study(tmp_path / "s", search.config).trials[:3]]
     assert [{k: pytest.approx(v) for k, v in p.items()} for p in start] == asked
     assert len(outcome.trials) == 4  # the fourth is TPE's own
+
+
+def test_the_command_line_reaches_every_field_of_the_search_config(tmp_path):
+    from optimize.search.__main__ import build_parser, search_config
+
+    space = write(tmp_path, SPACE)
+    args = build_parser().parse_args(["--job", "model=lenet,epochs=2", "--space", str(space), "--out", str(tmp_path / "o"),
+                                      "--budget", "10m",
+                                      "--sampler", "tpe", "--seed", "7", "--startup-trials", "4", "--population", "6",
+                                      "--grid-points", "5", "--cost", "pct2", "--start", "random",
+                                      "--objectives", "cost:min,accuracy:max"])
+    c = search_config(args)
+    assert (c.sampler, c.seed, c.startup_trials, c.population, c.grid_points, c.cost, c.start) == \
+        ("tpe", 7, 4, 6, 5, "pct2", "random")
+    plain = ["--job", "model=lenet", "--space", str(space), "--out", str(tmp_path / "o"), "--budget", "10m"]
+    assert search_config(build_parser().parse_args(plain)).start == "lhs"

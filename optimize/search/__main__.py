@@ -137,21 +137,27 @@ def report(out: Path, config: SearchConfig, outcome: SearchOutcome, per_epoch: b
     return summary
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    say = lambda msg: print(msg, flush=True)  # noqa: E731
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
+def search_config(args: argparse.Namespace) -> SearchConfig:
+    """The search the command line asks for, checked (objectives; with --per-epoch, the space at its largest epochs)."""
     space = load_space(args.space)
     job = parse_job(args.job)
-    budget = parse_budget(args.budget)
     objectives = parse_objectives(args.objectives)
     check_objectives(objectives, args.cost)
     if args.per_epoch:
         harvesting.check_objectives(objectives)
         space, epochs = at_largest_epochs(space, job.epochs)
         job = replace(job, epochs=epochs)
-    config = SearchConfig(space, job, objectives, sampler=args.sampler, seed=args.seed, startup_trials=args.startup_trials,
-                          population=args.population, grid_points=args.grid_points, cost=args.cost, start=args.start)
+    return SearchConfig(space, job, objectives, sampler=args.sampler, seed=args.seed, startup_trials=args.startup_trials,
+                        population=args.population, grid_points=args.grid_points, cost=args.cost, start=args.start)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    say = lambda msg: print(msg, flush=True)  # noqa: E731
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    budget = parse_budget(args.budget)
+    config = search_config(args)
+    space, job, objectives = config.space, config.job, config.objectives
     rules = make_rules(args.pruner, args.target_accuracy, args.min_runs)
     cluster = ClusterOptions.from_args(args)
     options = submit_options(args.out, cluster, args.train_samples, args.test_samples, args.job_seed)
