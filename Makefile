@@ -23,6 +23,8 @@ $(STAMP): setup.cfg pyproject.toml constraints.txt
 	# imports a finder (pathlib, importlib.util...) at every interpreter start: 12 ms of every
 	# `python -m logparse` (issue 18 measures start-up against grep).
 	$(PY) -m pip install --quiet -c constraints.txt -e '.[test]' --config-settings editable_mode=compat
+	# the class-data archive of Spark's and BigDL's classes every local run's JVMs share (cluster/cds.py)
+	$(PY) -m cluster.cds || echo "warning: no class-data archive; local runs start without it"
 	@touch $(STAMP)
 
 doctor: venv

@@ -15,7 +15,10 @@ imports pyspark calls :func:`alias_cloudpickle` first. The facts behind each pie
   and of the executors, so a job's script needs nothing from the project; a process that imports
   pyspark itself (a local-mode test) calls :func:`alias_cloudpickle`.
 * Network: ``SPARK_LOCAL_IP`` pins every process to one address (loopback by default).
-* Jars: BigDL's two jars live inside its wheel and go on ``--jars`` and both class paths.
+* Jars: BigDL's two jars live inside its wheel and go on both class paths, and on ``--jars`` for
+  executors on other hosts. Executors on this machine (``ship_jars=False``: the local backend)
+  read them in place: shipping them cost every executor a 120 MB copy into its work folder.
+* JVM options: the local backend adds its own (:mod:`cluster.cds`'s archive, a lighter driver JIT).
 
 Nothing here imports pyspark or BigDL, so it is cheap to import anywhere.
 """
@@ -61,6 +64,9 @@ class SparkEnv:
     core_jar: Path
     local_ip: str = "127.0.0.1"
     site_dir: Path = SITE_DIR  # holds sitecustomize.py (on a Fabric host: that host's copy)
+    ship_jars: bool = True  # False: every executor runs on this machine and reads the jars in place
+    driver_java_options: tuple[str, ...] = ()
+    executor_java_options: tuple[str, ...] = ()
 
     @property
     def spark_submit(self) -> Path:
@@ -84,8 +90,13 @@ class SparkEnv:
     def submit_args(self) -> list[str]:
         """The spark-submit options that put BigDL on the driver and executor class paths."""
         cp = self.classpath()
+        jars = ["--jars", ",".join(str(j) for j in self.jars)] if self.ship_jars else []
+        java = [a for key, options in (("spark.driver.extraJavaOptions", self.driver_java_options),
+                                       ("spark.executor.extraJavaOptions", self.executor_java_options))
+                if options for a in ("--conf", f"{key}={' '.join(options)}")]
         return [
-            "--jars", ",".join(str(j) for j in self.jars),
+            *jars,
+            *java,
             "--conf", f"spark.driver.extraClassPath={cp}",
             "--conf", f"spark.executor.extraClassPath={cp}",
             "--conf", f"spark.pyspark.python={self.python}",

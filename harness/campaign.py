@@ -252,12 +252,13 @@ class ClusterChoice:
     port: int = DEFAULT_MASTER_PORT
     webui_port: int = DEFAULT_WEBUI_PORT
     keep_cluster: bool = False
+    plain_jvm: bool = False             # local cluster: Java's defaults (no class-data archive, full driver JIT)
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> "ClusterChoice":
         return cls(master=args.master, master_webui=args.master_webui, inventory=args.cluster,
                    state_dir=args.state_dir, port=args.port, webui_port=args.webui_port,
-                   keep_cluster=args.keep_cluster)
+                   keep_cluster=args.keep_cluster, plain_jvm=getattr(args, "plain_jvm", False))
 
     @property
     def is_local(self) -> bool:
@@ -282,7 +283,8 @@ def make_backend(choice: ClusterChoice | argparse.Namespace, folder: CampaignDir
         return FixedBackend(choice.master, choice.master_webui or f"http://{host}:{DEFAULT_WEBUI_PORT}",
                             executor_memory_mb)
     cluster = LocalCluster(choice.state_dir, port=choice.port, webui_port=choice.webui_port, progress=progress)
-    return LocalBackend(cluster, executor_memory_mb, choice.keep_cluster, progress, owner=str(folder.path.resolve()))
+    return LocalBackend(cluster, executor_memory_mb, choice.keep_cluster, progress, owner=str(folder.path.resolve()),
+                        tuned_jvm=not choice.plain_jvm)
 
 
 

@@ -16,6 +16,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 
 MODELS = ("birnn", "lenet")
@@ -101,28 +102,88 @@ def app_name(model: str, learning_rate: float, batch_size: int, epochs: int) -> 
     return f"{model} lr={learning_rate!r} batch={batch_size} epochs={epochs}"
 
 
+RATIO_KEY = "spark.scheduler.minRegisteredResourcesRatio"
+WAIT_KEY = "spark.scheduler.maxRegisteredResourcesWaitingTime"
+
+
+def seconds(text: str) -> float:
+    """A Spark duration ("120s", "2min", "500ms", "30": seconds) in seconds."""
+    text = text.strip().lower()
+    for suffix, factor in (("ms", 0.001), ("min", 60.0), ("s", 1.0), ("m", 60.0), ("h", 3600.0)):
+        if text.endswith(suffix):
+            return float(text[:-len(suffix)]) * factor
+    return float(text)
+
+
+def executors_needed(conf: dict[str, str]) -> int:
+    """How many executors Spark would wait for before the first task (standalone: cores.max x ratio)."""
+    ratio = float(conf.get(RATIO_KEY, "0"))
+    if conf.get("spark.master", "").startswith("local") or "spark.cores.max" not in conf or ratio <= 0:
+        return 0
+    cores = int(conf["spark.cores.max"]) * min(ratio, 1.0)
+    per_executor = int(conf.get("spark.executor.cores", "1"))
+    return max(1, -(-int(cores) // per_executor))
+
+
+def wait_for_executors(registered: Callable[[], int], needed: int, timeout_s: float,
+                       clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
+                       poll_s: float = 0.05) -> bool:
+    """Wait until ``registered()`` executors >= ``needed``, at most ``timeout_s``; True when they are there.
+
+    Spark's own wait (minRegisteredResourcesRatio) happens inside the SparkContext's constructor,
+    before the job can do anything; the job sets it to 0, prepares BigDL while the executors start
+    (they take ~2 s), and waits here, before the first task, with the same limits.
+    """
+    deadline = clock() + timeout_s
+    while registered() < needed:
+        if clock() >= deadline:
+            return False  # as Spark: go on with the executors there are
+        sleep(poll_s)
+    return True
+
+
+def pickled_rdd(sc, items: list, partitions: int):
+    """An RDD of ``items`` that BigDL unpickles in the executors' JVMs: no Python worker starts.
+
+    ``sc.parallelize`` stores pickled batches (BatchedSerializer over PickleSerializer); those are
+    the bytes BigDL's ``_to_java_object_rdd`` wants (AutoBatchedSerializer over PickleSerializer),
+    so declaring them so spares the Python pass that would re-serialize them on every executor
+    (a Python worker's start and BigDL's import there: ~0.4 s of every run's first task).
+    """
+    from pyspark.rdd import RDD
+    from pyspark.serializers import AutoBatchedSerializer, PickleSerializer
+
+    batched = sc.parallelize(items, partitions)
+    if not isinstance(sc._unbatched_serializer, PickleSerializer):
+        return batched  # a context with another serializer: BigDL re-serializes it in Python, as before
+    return RDD(batched._jrdd, sc, AutoBatchedSerializer(PickleSerializer()))
+
+
 def run(args: JobArgs) -> None:
     """Train and validate every epoch; BigDL writes the log this project parses.
 
     pyspark is imported as is: the harness's sitecustomize (cluster/site) makes it work on Python 3.11.
+    Order matters for the run's time: the SparkContext starts first, and everything the driver
+    prepares (data, BigDL's engine, the network, the samples) happens while the executors start.
     """
-    from jobs import mnist
-
-    split = (mnist.read_cache(args.data_cache) if args.data_cache is not None
-             else mnist.load(args.data_dir, args.split_seed))
-    train, test = split.train.head(args.train_samples), split.test.head(args.test_samples)
-
-    from bigdl.dllib.optim.optimizer import SGD, EveryEpoch, MaxEpoch, Optimizer, Top1Accuracy
     from bigdl.dllib.utils.common import Sample, create_spark_conf, init_engine
     from pyspark import SparkContext
-
-    from jobs.networks import NETWORKS
 
     # spark-submit --name wins; otherwise the name says what the job trains.
     conf = create_spark_conf().setIfMissing("spark.app.name", app_name(args.model, args.learning_rate,
                                                                       args.batch_size, args.epochs))
-    sc = SparkContext.getOrCreate(conf=conf)
+    needed = executors_needed(dict(conf.getAll()))
+    timeout_s = seconds(conf.get(WAIT_KEY, "30s"))
+    sc = SparkContext.getOrCreate(conf=conf.set(RATIO_KEY, "0"))
     try:
+        from bigdl.dllib.optim.optimizer import SGD, EveryEpoch, MaxEpoch, Optimizer, Top1Accuracy
+
+        from jobs import mnist
+        from jobs.networks import NETWORKS
+
+        split = (mnist.read_cache(args.data_cache) if args.data_cache is not None
+                 else mnist.load(args.data_dir, args.split_seed))
+        train, test = split.train.head(args.train_samples), split.test.head(args.test_samples)
         init_engine()
         model, criterion = NETWORKS[args.model]()
         model.set_seed(args.seed)
@@ -130,9 +191,8 @@ def run(args: JobArgs) -> None:
         def to_rdd(digits: mnist.Digits):
             features = mnist.normalize(digits.images)
             labels = (digits.labels + 1).astype("float32")  # BigDL class labels are 1-based
-            pairs = list(zip(features, labels))
-            return sc.parallelize(pairs, sc.defaultParallelism).map(
-                lambda p: Sample.from_ndarray(p[0], p[1]))
+            samples = [Sample.from_ndarray(f, label) for f, label in zip(features, labels)]
+            return pickled_rdd(sc, samples, sc.defaultParallelism)
 
         optimizer = Optimizer.create(
             model=model,
@@ -144,6 +204,10 @@ def run(args: JobArgs) -> None:
         )
         optimizer.set_validation(
             batch_size=args.batch_size, val_rdd=to_rdd(test), trigger=EveryEpoch(), val_method=[Top1Accuracy()])
+        tracker = sc._jsc.sc().statusTracker()
+        if not wait_for_executors(lambda: len(tracker.getExecutorInfos()) - 1, needed, timeout_s):  # - the driver
+            print(f"jobs.train: {needed} executor(s) not all registered after {timeout_s:.0f} s; training with "
+                  f"{len(tracker.getExecutorInfos()) - 1}", flush=True)
         started = time.monotonic()
         optimizer.optimize()
         print(f"jobs.train: {args.model} trained {len(train)} digits for {args.epochs} epoch(s) "

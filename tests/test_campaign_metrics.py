@@ -54,3 +54,15 @@ def test_results_carry_spark_host_and_phase_columns(local_cluster, tmp_path):
     (argv,) = [json.loads(a) for (a,) in sqlite3.connect(out / "campaign.sqlite").execute("SELECT argv FROM attempts")]
     assert argv[argv.index("--data-cache") + 1] == str(cache.resolve())
     assert "spark.eventLog.enabled=true" in argv
+    # the local backend's lighter runs: BigDL's jars read in place, the class-data archive, a C1 driver
+    assert "--jars" not in argv
+    (driver_opts,) = [a for a in argv if a.startswith("spark.driver.extraJavaOptions=")]
+    assert "-XX:SharedArchiveFile=" in driver_opts and "-XX:TieredStopAtLevel=1" in driver_opts
+    (cluster,) = sqlite3.connect(out / "campaign.sqlite").execute("SELECT value FROM meta WHERE key = 'cluster'")
+    assert json.loads(cluster[0])["jvm"] == "tuned"
+    (executor_dir,) = (local_cluster.state_dir / "work").glob(f"worker-*/{app.app_id}/*")
+    assert not list(executor_dir.glob("*.jar"))  # no 120 MB copy of the jars per executor
+    launched = (executor_dir / "stderr").read_text()
+    assert "-XX:SharedArchiveFile=" in launched.split("\n", 1)[0] and "TieredStopAtLevel" not in launched
+    # the samples reached the executor's JVM pickled: no Python worker started there
+    assert "PythonRunner" not in (executor_dir / "stdout").read_text() + launched

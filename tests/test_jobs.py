@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -60,3 +61,66 @@ def test_doctor_reports_every_piece_ok():
     assert names == ["python", "pyspark", "bigdl-dllib-spark3", "numpy", "java", "bigdl", "mnist", "cloudpickle",
                      "ports"]
     assert all(line.startswith("OK ") for line in proc.stdout.splitlines())
+
+
+# ---------------------------------------------------------------- the job waits for its executors itself
+from jobs.train import executors_needed, seconds, wait_for_executors  # noqa: E402
+
+
+@pytest.mark.parametrize("text, expected", [("120s", 120.0), ("2min", 120.0), ("500ms", 0.5), ("30", 30.0),
+                                            ("1h", 3600.0), (" 3m ", 180.0)])
+def test_spark_durations(text, expected):
+    assert seconds(text) == expected
+
+
+@pytest.mark.parametrize("conf, expected", [
+    ({"spark.master": "spark://h:7077", "spark.cores.max": "4", "spark.executor.cores": "2",
+      "spark.scheduler.minRegisteredResourcesRatio": "1.0"}, 2),
+    ({"spark.master": "spark://h:7077", "spark.cores.max": "4", "spark.executor.cores": "1",
+      "spark.scheduler.minRegisteredResourcesRatio": "0.5"}, 2),
+    ({"spark.master": "spark://h:7077", "spark.cores.max": "3", "spark.executor.cores": "2",
+      "spark.scheduler.minRegisteredResourcesRatio": "1.0"}, 2),  # Spark counts cores: 2 executors give 4 >= 3
+    ({"spark.master": "spark://h:7077", "spark.cores.max": "4", "spark.executor.cores": "2"}, 0),  # no ratio set
+    ({"spark.master": "local[2]", "spark.cores.max": "4", "spark.scheduler.minRegisteredResourcesRatio": "1"}, 0),
+    ({"spark.master": "spark://h:7077", "spark.scheduler.minRegisteredResourcesRatio": "1"}, 0),  # no cores.max
+])
+def test_executors_needed_mirrors_sparks_rule(conf, expected):
+    assert executors_needed(conf) == expected
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, s: float) -> None:
+        self.now += s
+
+
+def test_wait_returns_as_soon_as_the_executors_are_there():
+    clock = FakeClock()
+    arrivals = iter([0, 0, 1, 1, 2])
+    assert wait_for_executors(lambda: next(arrivals), 2, 10.0, clock=clock, sleep=clock.sleep, poll_s=0.5)
+    assert clock.now == 2.0  # four polls of 0.5 s before the fifth saw both
+
+
+def test_wait_gives_up_after_the_timeout_as_spark_does():
+    clock = FakeClock()
+    assert not wait_for_executors(lambda: 1, 2, 3.0, clock=clock, sleep=clock.sleep, poll_s=0.5)
+    assert 3.0 <= clock.now < 3.5
+    assert wait_for_executors(lambda: 0, 0, 3.0, clock=clock, sleep=clock.sleep)  # nothing to wait for
+
+
+@pytest.mark.slow
+def test_pickled_samples_reach_the_jvm_as_through_bigdls_python_path(tmp_path):
+    """Real BigDL in local[2]: jobs.train.pickled_rdd skips the Python pass and gives the JVM the same samples."""
+    from cluster.sparkenv import discover
+
+    env = discover()
+    app = Path(__file__).parent / "fixtures" / "apps" / "pickled_samples_app.py"
+    proc = subprocess.run([str(env.spark_submit), "--master", "local[2]", "--driver-memory", "1g", *env.submit_args(),
+                           str(app)], env=env.environ(), capture_output=True, text=True, timeout=300,
+                          cwd=Path(__file__).resolve().parent.parent)
+    assert proc.returncode == 0 and "same 40" in proc.stdout, (proc.stdout[-1500:], proc.stderr[-3000:])

@@ -1,0 +1,128 @@
+"""The class-data archive of Spark's and BigDL's classes (cluster/cds.py) and the local backend's JVM options."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from cluster import cds
+from cluster.errors import EnvironmentProblem
+from cluster.sparkenv import SparkEnv, discover
+
+
+def fake_env(tmp_path: Path) -> SparkEnv:
+    spark = tmp_path / "pyspark"
+    (spark / "jars").mkdir(parents=True)
+    (spark / "jars" / "spark-core.jar").write_bytes(b"core")
+    java_home = tmp_path / "java"
+    (java_home / "bin").mkdir(parents=True)
+    (java_home / "bin" / "java").write_bytes(b"java")
+    for name in ("dllib.jar", "core.jar"):
+        (tmp_path / name).write_bytes(name.encode())
+    return SparkEnv(python=tmp_path / "venv" / "bin" / "python", java_home=java_home, spark_home=spark,
+                    dllib_jar=tmp_path / "dllib.jar", core_jar=tmp_path / "core.jar")
+
+
+def test_runtime_classpath_is_what_sparks_launcher_gives_drivers_and_executors(tmp_path):
+    env = fake_env(tmp_path)
+    assert cds.runtime_classpath(env).split(os.pathsep) == [
+        str(tmp_path / "dllib.jar"), str(tmp_path / "core.jar"), str(env.spark_home / "conf"),
+        str(env.spark_home / "jars" / "*")]
+
+
+def test_archive_key_follows_every_input(tmp_path):
+    env = fake_env(tmp_path)
+    listed = tmp_path / "classes.lst"
+    listed.write_text("java/lang/Object\n")
+    key = cds.archive_key(env, listed)
+    assert cds.archive_key(env, listed) == key
+    (env.spark_home / "jars" / "spark-core.jar").write_bytes(b"core, rebuilt")  # a reinstalled jar
+    assert cds.archive_key(env, listed) != key
+    key = cds.archive_key(env, listed)
+    listed.write_text("java/lang/Object\njava/lang/String\n")
+    assert cds.archive_key(env, listed) != key
+    key = cds.archive_key(env, listed)
+    os.utime(env.java, ns=(1, 1))
+    assert cds.archive_key(env, listed) != key
+
+
+def test_archive_lives_in_the_environment_and_says_how_to_use_it(tmp_path):
+    env = fake_env(tmp_path)
+    assert cds.default_cache_dir(env) == tmp_path / "venv" / "share" / "sparkdl-cds"
+    assert cds.Archive(tmp_path / "a.jsa").java_options() == (f"-XX:SharedArchiveFile={tmp_path / 'a.jsa'}",
+                                                             "-Xshare:auto")
+
+
+def test_a_failing_dump_is_one_line_that_names_the_way_out(tmp_path):
+    env = fake_env(tmp_path)  # its "java" is not a program
+    (env.java).chmod(0o755)
+    listed = tmp_path / "classes.lst"
+    listed.write_text("java/lang/Object\n")
+    with pytest.raises((EnvironmentProblem, OSError)) as e:
+        cds.build(env, tmp_path / "out" / "a.jsa", listed)
+    if isinstance(e.value, EnvironmentProblem):
+        assert "--plain-jvm" in str(e.value)
+    assert not list((tmp_path / "out").glob("*"))  # no half-written archive
+
+
+def test_submit_args_without_shipped_jars_and_with_java_options():
+    env = discover()
+    default = env.submit_args()
+    assert "--jars" in default and not any("extraJavaOptions" in a for a in default)
+    local = replace(env, ship_jars=False, driver_java_options=("-Xa", "-Xb"), executor_java_options=("-Xc",))
+    args = local.submit_args()
+    assert "--jars" not in args
+    assert "spark.driver.extraJavaOptions=-Xa -Xb" in args and "spark.executor.extraJavaOptions=-Xc" in args
+    assert f"spark.executor.extraClassPath={env.classpath()}" in args  # executors still find BigDL
+
+
+@pytest.mark.slow
+def test_the_archive_is_built_once_and_the_jvm_maps_it():
+    """The real archive of this environment: with -Xshare:on a JVM fails unless it can use it."""
+    env = discover()
+    archive = cds.ensure(env)
+    assert cds.ensure(env) == archive and archive.path.stat().st_size > 50e6
+    done = subprocess.run([str(env.java), f"-XX:SharedArchiveFile={archive.path}", "-Xshare:on",
+                           "-Xlog:class+load=info", "-cp", cds.runtime_classpath(env),
+                           "org.apache.spark.deploy.SparkSubmit", "--version"],
+                          capture_output=True, text=True, env=env.environ(), timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    shared = [line for line in done.stdout.splitlines() if "source: shared objects file" in line]
+    # classes of Spark's and Scala's jars, not only the JDK's; some of Spark's are never shared (they
+    # link against log4j 1.2's Java 5 classes, which JDK 11 cannot archive), so no one class is named
+    from_jars = [line for line in shared if " org.apache.spark." in line or " scala." in line]
+    assert len(from_jars) > 200, done.stdout[-2000:]
+    assert len(shared) > 1000
+
+
+def test_local_backend_environment_tuned_and_plain(tmp_path):
+    from cluster.local import LocalCluster
+    from harness.backends import LocalBackend
+
+    cluster = LocalCluster(tmp_path / "state")
+    plain, _ = LocalBackend(cluster, 512, tuned_jvm=False).environment()
+    assert not plain.ship_jars and plain.driver_java_options == () and plain.executor_java_options == ()
+    tuned = LocalBackend(cluster, 512)
+    tuned.archive = cds.Archive(tmp_path / "a.jsa")  # what open() builds
+    env, _ = tuned.environment()
+    assert env.executor_java_options == tuned.archive.java_options()
+    assert env.driver_java_options == (*tuned.archive.java_options(), "-XX:TieredStopAtLevel=1")
+
+
+def test_plain_jvm_option_reaches_the_backend(tmp_path):
+    import argparse
+
+    from harness.backends import LocalBackend
+    from harness.campaign import make_backend
+    from harness.schema import CampaignDir
+    from sparkdl.options import cluster_options
+
+    parser = argparse.ArgumentParser(parents=[cluster_options()])
+    for argv, tuned in (([], True), (["--plain-jvm"], False)):
+        backend = make_backend(parser.parse_args(["--state-dir", str(tmp_path / "s"), *argv]),
+                               CampaignDir(tmp_path / "c"), 512)
+        assert isinstance(backend, LocalBackend) and backend.tuned_jvm is tuned
