@@ -3,18 +3,23 @@
     .venv/bin/python bench/campaign.py [--designs demo,seed001] [--train-samples N] [--test-samples N]
 
 For each design (``demo``: examples/demo.csv, 4 LeNet runs of 1 epoch; ``seed001``: 4 bi-RNN runs
-shaped like seed 001's design, on the sample), on a fresh local standalone cluster on free ports:
+shaped like seed 001's design, on the sample), on a fresh local standalone cluster on free ports,
+two arms, each with its own floor:
 
-1. the floor: spark-submit of an empty PySpark application (bench/empty_app.py) with each run
-   shape's exact options (cores, executors, memory, jars), so it includes waiting for executors;
-2. ``before``: the campaign as it runs today (every job decodes the MNIST sample itself);
-3. ``after``: the same design with the data decoded once per campaign into a cached .npz that
-   every run reads (the decode counted in the campaign's wall time).
+* ``before``: the campaign as it ran when issue 14 was filed: every job decodes the MNIST sample,
+  BigDL's jars are shipped to every executor, Java's default JVMs, and the job of that time
+  (bench/before/train.py: it waits for its executors before preparing anything, and builds the
+  samples in a Python worker on every executor);
+* ``after``: the campaign as it runs now (data decoded once per campaign, jars read in place, the
+  class-data archive and a C1 driver, jobs/train.py).
 
-Each run goes through the harness's own Campaign loop; every run writes Spark's event log and is
-sampled (harness.observer). Printed: the mean phase breakdown, the per-run overhead above the
-floor (elapsed - training - validation - floor of its shape) and the campaign's efficiency
-(training time / campaign wall time). Runs are never overlapped.
+The floor of an arm: spark-submit of an empty PySpark application (bench/empty_app.py) with each
+run shape's exact options of that arm (cores, executors, memory, jars, JVM options), so it
+includes starting the driver and waiting for the executors. Each run goes through the harness's
+own Campaign loop; every run writes Spark's event log and is sampled (harness.observer). Printed:
+the mean phase breakdown, the per-run overhead above the floor (elapsed - training - validation -
+floor of its shape and arm) and the campaign's efficiency (training time / campaign wall time).
+Runs are never overlapped.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
@@ -32,10 +38,12 @@ from typing import Sequence
 sys.path[:1] = [str(Path(__file__).resolve().parent.parent)]
 
 from cluster.local import LocalCluster, free_port, parse_memory_mb
-from cluster.sparkenv import SparkEnv, discover
+from cluster.sparkenv import SparkEnv
 from harness.backends import LocalBackend
 from harness.campaign import CampaignPlan, CampaignSettings, open_campaign
-from harness.command import JOB_SCRIPT, SubmitOptions, submit_argv
+from harness.command import SubmitOptions, submit_argv
+from harness.job import JobChoice, load_job
+from harness.runner import ProcessRunner
 from harness.phases import PHASES, campaign_efficiency
 from harness.designfile import read_design
 from harness.runspec import RunSpec
@@ -43,6 +51,7 @@ from harness.schema import CampaignDir, Manifest
 
 ROOT = Path(__file__).resolve().parent.parent
 EMPTY_APP = Path(__file__).with_name("empty_app.py")
+BEFORE = Path(__file__).with_name("before")  # the job as it was (git 0cea95c)
 SEED001 = """run,model,nodes,executors,executor_cores,epochs,learning_rate,batch_size
 1,birnn,1,1,1,1,0.01,64
 2,birnn,2,1,2,1,0.1,64
@@ -60,7 +69,8 @@ def floor_s(spec: RunSpec, options: SubmitOptions, env: SparkEnv, backend: Local
     """Median elapsed time of the empty application with this run's options."""
     backend.prepare(spec)
     argv = submit_argv(spec, options, env)
-    argv = [*argv[:argv.index(str(JOB_SCRIPT))], str(EMPTY_APP)]
+    app = str(options.jobs.for_spec(spec).application)
+    argv = [*argv[:argv.index(app)], str(EMPTY_APP)]
     times = []
     for _ in range(repeats):
         started = time.monotonic()
@@ -73,7 +83,7 @@ def floor_s(spec: RunSpec, options: SubmitOptions, env: SparkEnv, backend: Local
 
 
 def run_campaign(label: str, specs: Sequence[RunSpec], options: SubmitOptions, backend: LocalBackend, out: Path,
-                 cache: bool) -> tuple[list[dict], float]:
+                 cache: bool, env: SparkEnv) -> tuple[list[dict], float]:
     """One campaign through the harness's own loop (open_campaign); per-run rows and the campaign's wall time.
 
     The wall time includes opening the campaign, so the one-time decode of the data cache counts.
@@ -83,7 +93,7 @@ def run_campaign(label: str, specs: Sequence[RunSpec], options: SubmitOptions, b
     plan = CampaignPlan(design_id=f"bench-{label}", shapes=tuple(specs),
                         settings=CampaignSettings(options=options, timeout=1800, retries=0, data_cache=cache),
                         manifest=Manifest.for_design(specs), provenance={"bench": label})
-    with open_campaign(folder, plan, backend, resume=False,
+    with open_campaign(folder, plan, backend, resume=False, env=env, runner=ProcessRunner(),
                        progress=lambda m: print(f"  [{label}] {m}", flush=True)) as campaign:
         summary = campaign.run(specs)
     wall = time.monotonic() - started
@@ -115,32 +125,48 @@ def report(label: str, rows: list[dict], wall: float, floors: dict[tuple[int, in
           f"{sum(r['wall_clock_s'] or 0 for r in ok):.1f} s; host sampler cost "
           f"{100 * max(share, default=0):.3f} % of a run at most")
     return {"efficiency": eff.efficiency, "overhead": statistics.fmean(overheads) if overheads else float("nan"),
-            "wall": wall}
+            "floor": statistics.fmean(floors[r["shape"]] for r in ok) if ok else float("nan"), "wall": wall}
 
 
-def bench_design(name: str, specs: list[RunSpec], args: argparse.Namespace, env: SparkEnv, work: Path,
-                 floors: dict[tuple[int, int, int], float]) -> None:
-    """Floors are shared between designs (same shapes, same worker size: the same empty application)."""
+def arm_env(label: str, backend: LocalBackend) -> SparkEnv:
+    """The SparkEnv of an arm: ``after`` is the backend's own; ``before`` ships the jars to plain JVMs."""
+    env, _ = backend.environment()
+    return env if label == "after" else replace(env, ship_jars=True, driver_java_options=(),
+                                                 executor_java_options=())
+
+
+def bench_design(name: str, specs: list[RunSpec], args: argparse.Namespace, work: Path) -> None:
     print(f"\n=== {name}: {len(specs)} run(s) ===", flush=True)
     cluster = LocalCluster(work / name / "cluster", port=free_port(), webui_port=free_port())
     mem = parse_memory_mb(args.executor_memory)
-    backend = LocalBackend(cluster, mem, keep_running=False)
-    options = SubmitOptions(master_url=cluster.master_url, executor_memory=args.executor_memory,
-                            train_samples=args.train_samples, test_samples=args.test_samples)
+    backend = LocalBackend(cluster, mem, keep_running=False, progress=lambda m: print(f"  {m}", flush=True))
+    models = {str(s.get("model")) for s in specs}
+    if len(models) != 1:
+        raise SystemExit(f"error: design {name} mixes models {sorted(models)}; the before arm needs one job")
+    jobs = {"before": JobChoice(load_job(BEFORE / f"{models.pop()}.toml")), "after": JobChoice()}
+    results = {}
     try:
         backend.open(specs)
-        for spec in specs:
-            if shape(spec) not in floors:
-                floors[shape(spec)] = floor_s(spec, options, env, backend, work / name / "floor.log", args.floor_repeats)
-                print(f"  floor {shape(spec)} (nodes, executors, cores): {floors[shape(spec)]:.1f} s", flush=True)
-        before = report(f"{name} before (each job decodes the data)",
-                        *run_campaign("before", specs, options, backend, work / name / "before", cache=False),
-                        floors)
-        after = report(f"{name} after (data decoded once per campaign)",
-                       *run_campaign("after", specs, options, backend, work / name / "after", cache=True),
-                       floors)
+        for label in ("before", "after"):
+            env = arm_env(label, backend)
+            options = SubmitOptions(master_url=cluster.master_url, executor_memory=args.executor_memory,
+                                    train_samples=args.train_samples, test_samples=args.test_samples, jobs=jobs[label])
+            floors: dict[tuple[int, int, int], float] = {}
+            for spec in specs:
+                if shape(spec) not in floors:
+                    floors[shape(spec)] = floor_s(spec, options, env, backend, work / name / f"floor-{label}.log",
+                                                  args.floor_repeats)
+                    print(f"  [{label}] floor {shape(spec)} (nodes, executors, cores): {floors[shape(spec)]:.1f} s",
+                          flush=True)
+            what = ("each job decodes the data; jars shipped; plain JVMs; the job of 0cea95c" if label == "before"
+                    else "data decoded once per campaign; jars in place; class-data archive, C1 driver; jobs/train.py")
+            results[label] = report(f"{name} {label} ({what})",
+                                    *run_campaign(label, specs, options, backend, work / name / label,
+                                                  cache=label == "after", env=env), floors)
+        before, after = results["before"], results["after"]
         print(f"\n{name}: efficiency {100 * before['efficiency']:.1f} % -> {100 * after['efficiency']:.1f} %, "
               f"mean overhead above the floor {before['overhead']:.1f} s -> {after['overhead']:.1f} s, "
+              f"mean floor {before['floor']:.1f} s -> {after['floor']:.1f} s, "
               f"campaign {before['wall']:.0f} s -> {after['wall']:.0f} s", flush=True)
     finally:
         cluster.stop()
@@ -157,14 +183,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-campaign-"))
     work.mkdir(parents=True, exist_ok=True)
-    env = discover()
     seed_design = work / "seed001.csv"
     seed_design.write_text(SEED001)
     designs = {"demo": ROOT / "examples" / "demo.csv", "seed001": seed_design}
     print(f"work folder {work}")
-    floors: dict[tuple[int, int, int], float] = {}
     for name in args.designs.split(","):
-        bench_design(name, read_design(designs[name]), args, env, work, floors)
+        bench_design(name, read_design(designs[name]), args, work)
     return 0
 
 

@@ -169,6 +169,8 @@ def run(args: JobArgs) -> None:
     from bigdl.dllib.utils.common import Sample, create_spark_conf, init_engine
     from pyspark import SparkContext
 
+    # The JVM first: a SparkConf made before it holds only what the job sets, none of spark-submit's settings.
+    SparkContext._ensure_initialized()
     # spark-submit --name wins; otherwise the name says what the job trains.
     conf = create_spark_conf().setIfMissing("spark.app.name", app_name(args.model, args.learning_rate,
                                                                       args.batch_size, args.epochs))

@@ -64,5 +64,7 @@ def test_results_carry_spark_host_and_phase_columns(local_cluster, tmp_path):
     assert not list(executor_dir.glob("*.jar"))  # no 120 MB copy of the jars per executor
     launched = (executor_dir / "stderr").read_text()
     assert "-XX:SharedArchiveFile=" in launched.split("\n", 1)[0] and "TieredStopAtLevel" not in launched
+    # the job prepared while its executor started, and waited for it before its first job
+    assert app.job_times_ms[0][0] >= app.executors_granted_ms
     # the samples reached the executor's JVM pickled: no Python worker started there
     assert "PythonRunner" not in (executor_dir / "stdout").read_text() + launched
