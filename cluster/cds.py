@@ -69,8 +69,8 @@ def archive_key(env: SparkEnv, class_list: Path = CLASS_LIST) -> str:
 
 
 def default_cache_dir(env: SparkEnv) -> Path:
-    """Next to the environment the jars belong to (``<venv>/share/sparkdl-cds``): one archive per environment."""
-    return env.python.parent.parent / "share" / "sparkdl-cds"
+    """Next to the environment the jars belong to (``<venv>/share/sparkdl``): one archive per environment."""
+    return env.cache_dir
 
 
 @dataclass(frozen=True)
@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     from cluster.sparkenv import discover
 
     p = argparse.ArgumentParser(prog="cluster.cds", description=__doc__.splitlines()[0])
-    p.add_argument("--cache-dir", type=Path, help="where archives live (default <venv>/share/sparkdl-cds)")
+    p.add_argument("--cache-dir", type=Path, help="where archives live (default <venv>/share/sparkdl)")
     args = p.parse_args(argv)
     archive = ensure(discover(), args.cache_dir, progress=print)
     print(f"{archive.path} ({archive.path.stat().st_size / 1e6:.0f} MB)")

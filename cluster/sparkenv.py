@@ -18,7 +18,8 @@ imports pyspark calls :func:`alias_cloudpickle` first. The facts behind each pie
 * Jars: BigDL's two jars live inside its wheel and go on both class paths, and on ``--jars`` for
   executors on other hosts. Executors on this machine (``ship_jars=False``: the local backend)
   read them in place: shipping them cost every executor a 120 MB copy into its work folder.
-* JVM options: the local backend adds its own (:mod:`cluster.cds`'s archive, a lighter driver JIT).
+* JVM options: the local backend adds its own (:mod:`cluster.cds`'s archive, a lighter driver JIT)
+  and a library path (:mod:`cluster.natives`: BigDL's MKL, unpacked once).
 
 Nothing here imports pyspark or BigDL, so it is cheap to import anywhere.
 """
@@ -67,6 +68,12 @@ class SparkEnv:
     ship_jars: bool = True  # False: every executor runs on this machine and reads the jars in place
     driver_java_options: tuple[str, ...] = ()
     executor_java_options: tuple[str, ...] = ()
+    library_path: Path | None = None  # native libraries for drivers and executors (cluster/natives.py)
+
+    @property
+    def cache_dir(self) -> Path:
+        """What is derived once per environment (class-data archive, unpacked MKL): ``<venv>/share/sparkdl``."""
+        return self.python.parent.parent / "share" / "sparkdl"
 
     @property
     def spark_submit(self) -> Path:
@@ -94,9 +101,13 @@ class SparkEnv:
         java = [a for key, options in (("spark.driver.extraJavaOptions", self.driver_java_options),
                                        ("spark.executor.extraJavaOptions", self.executor_java_options))
                 if options for a in ("--conf", f"{key}={' '.join(options)}")]
+        native = ([a for role in ("driver", "executor")
+                   for a in ("--conf", f"spark.{role}.extraLibraryPath={self.library_path}")]
+                  if self.library_path is not None else [])
         return [
             *jars,
             *java,
+            *native,
             "--conf", f"spark.driver.extraClassPath={cp}",
             "--conf", f"spark.executor.extraClassPath={cp}",
             "--conf", f"spark.pyspark.python={self.python}",

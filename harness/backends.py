@@ -8,9 +8,10 @@ forever otherwise), and how to make the cluster match one run (``prepare``).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Callable, Protocol, Sequence
 
-from cluster import cds
+from cluster import cds, natives
 from cluster.errors import ClusterError, EnvironmentProblem, NotRunning
 from cluster.local import LocalCluster
 from cluster.master import AppInfo, MasterState, fetch_state
@@ -134,6 +135,7 @@ class LocalBackend:
         self.cluster = cluster
         self.tuned_jvm = tuned_jvm
         self.archive: cds.Archive | None = None
+        self.natives: Path | None = None
         self.executor_memory_mb = executor_memory_mb
         self.keep_running = keep_running
         self.progress = progress
@@ -161,7 +163,16 @@ class LocalBackend:
         except ClusterError as e:
             raise ClusterError(f"cannot start the local cluster: {e}") from e  # exit 4: the environment
         if self.tuned_jvm:
-            self.archive = self._archive()
+            self.archive, self.natives = self._archive(), self._natives()
+
+    def _natives(self) -> Path | None:
+        """BigDL's MKL, unpacked once; without it (said once) every JVM unpacks its own copy, as Spark would."""
+        env = discover()
+        try:
+            return natives.ensure(env, env.cache_dir)
+        except EnvironmentProblem as e:
+            self.progress(f"warning: {e}; every JVM unpacks BigDL's MKL itself")
+            return None
 
     def _archive(self) -> cds.Archive | None:
         """This environment's class-data archive; without one (said once) runs start as plain JVMs."""
@@ -179,12 +190,14 @@ class LocalBackend:
         """Drivers run on this machine, with spark-submit from this environment.
 
         Executors read BigDL's jars where they are installed (no copy per executor); with the tuned
-        JVM (default) every driver and executor maps the class-data archive and the driver's JIT is C1 only.
+        JVM (default) every driver and executor maps the class-data archive and loads BigDL's MKL
+        unpacked once, and the driver's JIT is C1 only.
         """
         env = replace(discover(), ship_jars=False)
         if self.tuned_jvm:
             shared = self.archive.java_options() if self.archive is not None else ()
-            env = replace(env, driver_java_options=(*shared, *self.DRIVER_JIT), executor_java_options=shared)
+            env = replace(env, driver_java_options=(*shared, *self.DRIVER_JIT), executor_java_options=shared,
+                          library_path=self.natives)
         return env, ProcessRunner()
 
     def check(self, spec: RunSpec) -> list[str]:
@@ -209,7 +222,8 @@ class LocalBackend:
         return {"backend": "local", "master": self.master_url, "worker_cores": self.size.cores,
                 "worker_memory_mb": self.size.memory_mb, "state_dir": str(self.cluster.state_dir),
                 "jvm": "tuned" if self.tuned_jvm else "plain",
-                "class_data_archive": None if self.archive is None else str(self.archive.path)}
+                "class_data_archive": None if self.archive is None else str(self.archive.path),
+                "mkl_library_path": None if self.natives is None else str(self.natives)}
 
     def find_app(self, name: str) -> AppInfo | None:
         return _latest_app(fetch_state(self.cluster.webui_url), name)

@@ -7,6 +7,7 @@ import json
 import sqlite3
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -58,6 +59,9 @@ def test_results_carry_spark_host_and_phase_columns(local_cluster, tmp_path):
     assert "--jars" not in argv
     (driver_opts,) = [a for a in argv if a.startswith("spark.driver.extraJavaOptions=")]
     assert "-XX:SharedArchiveFile=" in driver_opts and "-XX:TieredStopAtLevel=1" in driver_opts
+    (mkl,) = {a.split("=", 1)[1] for a in argv if a.startswith(("spark.driver.extraLibraryPath=",
+                                                                 "spark.executor.extraLibraryPath="))}
+    assert (Path(mkl) / "libjmkl.so").is_file()
     (cluster,) = sqlite3.connect(out / "campaign.sqlite").execute("SELECT value FROM meta WHERE key = 'cluster'")
     assert json.loads(cluster[0])["jvm"] == "tuned"
     (executor_dir,) = (local_cluster.state_dir / "work").glob(f"worker-*/{app.app_id}/*")

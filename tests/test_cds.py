@@ -52,7 +52,7 @@ def test_archive_key_follows_every_input(tmp_path):
 
 def test_archive_lives_in_the_environment_and_says_how_to_use_it(tmp_path):
     env = fake_env(tmp_path)
-    assert cds.default_cache_dir(env) == tmp_path / "venv" / "share" / "sparkdl-cds"
+    assert cds.default_cache_dir(env) == tmp_path / "venv" / "share" / "sparkdl"
     assert cds.Archive(tmp_path / "a.jsa").java_options() == (f"-XX:SharedArchiveFile={tmp_path / 'a.jsa'}",
                                                              "-Xshare:auto")
 
@@ -107,8 +107,9 @@ def test_local_backend_environment_tuned_and_plain(tmp_path):
     plain, _ = LocalBackend(cluster, 512, tuned_jvm=False).environment()
     assert not plain.ship_jars and plain.driver_java_options == () and plain.executor_java_options == ()
     tuned = LocalBackend(cluster, 512)
-    tuned.archive = cds.Archive(tmp_path / "a.jsa")  # what open() builds
+    tuned.archive, tuned.natives = cds.Archive(tmp_path / "a.jsa"), tmp_path / "mkl"  # what open() makes
     env, _ = tuned.environment()
+    assert env.library_path == tmp_path / "mkl" and plain.library_path is None
     assert env.executor_java_options == tuned.archive.java_options()
     assert env.driver_java_options == (*tuned.archive.java_options(), "-XX:TieredStopAtLevel=1")
 
