@@ -125,6 +125,20 @@ def executors_needed(conf: dict[str, str]) -> int:
     return max(1, -(-int(cores) // per_executor))
 
 
+def default_parallelism(conf: dict[str, str]) -> int | None:
+    """Spark's default parallelism of a standalone application once all its cores registered; None: not known.
+
+    The job makes its RDDs while the executors start, when ``sc.defaultParallelism`` (max(registered
+    cores, 2)) would still be 2: the data would sit in 2 partitions, and only 2 executors would take
+    part in BigDL's first stage.
+    """
+    if "spark.default.parallelism" in conf:
+        return int(conf["spark.default.parallelism"])
+    if conf.get("spark.master", "").startswith("local") or "spark.cores.max" not in conf:
+        return None
+    return max(int(conf["spark.cores.max"]), 2)
+
+
 def wait_for_executors(registered: Callable[[], int], needed: int, timeout_s: float,
                        clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
                        poll_s: float = 0.05) -> bool:
@@ -174,7 +188,8 @@ def run(args: JobArgs) -> None:
     # spark-submit --name wins; otherwise the name says what the job trains.
     conf = create_spark_conf().setIfMissing("spark.app.name", app_name(args.model, args.learning_rate,
                                                                       args.batch_size, args.epochs))
-    needed = executors_needed(dict(conf.getAll()))
+    settings = dict(conf.getAll())
+    needed = executors_needed(settings)
     timeout_s = seconds(conf.get(WAIT_KEY, "30s"))
     sc = SparkContext.getOrCreate(conf=conf.set(RATIO_KEY, "0"))
     try:
@@ -186,6 +201,8 @@ def run(args: JobArgs) -> None:
         split = (mnist.read_cache(args.data_cache) if args.data_cache is not None
                  else mnist.load(args.data_dir, args.split_seed))
         train, test = split.train.head(args.train_samples), split.test.head(args.test_samples)
+        # what sc.defaultParallelism will be once the executors are there (it counts only registered cores)
+        partitions = default_parallelism(settings) or sc.defaultParallelism
         init_engine()
         model, criterion = NETWORKS[args.model]()
         model.set_seed(args.seed)
@@ -194,7 +211,7 @@ def run(args: JobArgs) -> None:
             features = mnist.normalize(digits.images)
             labels = (digits.labels + 1).astype("float32")  # BigDL class labels are 1-based
             samples = [Sample.from_ndarray(f, label) for f, label in zip(features, labels)]
-            return pickled_rdd(sc, samples, sc.defaultParallelism)
+            return pickled_rdd(sc, samples, partitions)
 
         optimizer = Optimizer.create(
             model=model,

@@ -17,7 +17,7 @@ from logparse.eventlog import find_event_log, read_event_log
 pytestmark = [pytest.mark.slow, pytest.mark.cluster]
 
 DESIGN = """run,model,nodes,executors,executor_cores,epochs,learning_rate,batch_size
-1,lenet,1,1,2,2,0.05,64
+1,lenet,1,2,2,2,0.05,64
 """
 
 
@@ -37,7 +37,7 @@ def test_results_carry_spark_host_and_phase_columns(local_cluster, tmp_path):
     # the results row holds the event log's own figures
     assert row["spark_tasks"] == str(app.totals.tasks) and int(row["spark_tasks"]) > 10
     assert float(row["spark_executor_run_s"]) == round(app.totals.executor_run_ms / 1000, 3)
-    assert row["spark_executors"] == "1" and float(row["spark_gc_share"]) >= 0
+    assert row["spark_executors"] == "2" and float(row["spark_gc_share"]) >= 0
     assert (run_dir / "spark_stages.csv").read_text().count("\n") == 1 + len(app.stages)
     # host samples, one per second, and a sampling cost of at most 1 % of the run
     samples = list(csv.DictReader(open(run_dir / "host_samples.csv")))
@@ -64,11 +64,15 @@ def test_results_carry_spark_host_and_phase_columns(local_cluster, tmp_path):
     assert (Path(mkl) / "libjmkl.so").is_file()
     (cluster,) = sqlite3.connect(out / "campaign.sqlite").execute("SELECT value FROM meta WHERE key = 'cluster'")
     assert json.loads(cluster[0])["jvm"] == "tuned"
-    (executor_dir,) = (local_cluster.state_dir / "work").glob(f"worker-*/{app.app_id}/*")
-    assert not list(executor_dir.glob("*.jar"))  # no 120 MB copy of the jars per executor
-    launched = (executor_dir / "stderr").read_text()
-    assert "-XX:SharedArchiveFile=" in launched.split("\n", 1)[0] and "TieredStopAtLevel" not in launched
-    # the job prepared while its executor started, and waited for it before its first job
+    # the job prepared while its executors started, and waited for both before its first job; its data
+    # are in as many partitions as the application has cores, as if made after they registered
     assert app.job_times_ms[0][0] >= app.executors_granted_ms
-    # the samples reached the executor's JVM pickled: no Python worker started there
-    assert "PythonRunner" not in (executor_dir / "stdout").read_text() + launched
+    assert app.stages[(0, 0)].num_tasks == 4
+    executor_dirs = list((local_cluster.state_dir / "work").glob(f"worker-*/{app.app_id}/*"))
+    assert len(executor_dirs) == 2
+    for executor_dir in executor_dirs:
+        assert not list(executor_dir.glob("*.jar"))  # no 120 MB copy of the jars per executor
+        launched = (executor_dir / "stderr").read_text()
+        assert "-XX:SharedArchiveFile=" in launched.split("\n", 1)[0] and "TieredStopAtLevel" not in launched
+        # the samples reached the executor's JVM pickled: no Python worker started there
+        assert "PythonRunner" not in (executor_dir / "stdout").read_text() + launched

@@ -124,3 +124,16 @@ def test_pickled_samples_reach_the_jvm_as_through_bigdls_python_path(tmp_path):
                            str(app)], env=env.environ(), capture_output=True, text=True, timeout=300,
                           cwd=Path(__file__).resolve().parent.parent)
     assert proc.returncode == 0 and "same 40" in proc.stdout, (proc.stdout[-1500:], proc.stderr[-3000:])
+
+
+@pytest.mark.parametrize("conf, expected", [
+    ({"spark.master": "spark://h:7077", "spark.cores.max": "4"}, 4),
+    ({"spark.master": "spark://h:7077", "spark.cores.max": "1"}, 2),  # Spark's max(cores, 2)
+    ({"spark.master": "spark://h:7077", "spark.cores.max": "4", "spark.default.parallelism": "7"}, 7),
+    ({"spark.master": "local[3]", "spark.cores.max": "4"}, None),  # the context knows: local[N]
+    ({"spark.master": "spark://h:7077"}, None),
+])
+def test_default_parallelism_is_the_one_with_every_executor_registered(conf, expected):
+    from jobs.train import default_parallelism
+
+    assert default_parallelism(conf) == expected
