@@ -87,6 +87,15 @@ def _ports(host: str, ports: list[int]) -> Check:
                  "--port/--webui-port")
 
 
+def _archive(env: SparkEnv) -> Check:
+    """The class-data archive local runs share: built, or built by the first local campaign (not a fault)."""
+    from cluster import cds
+
+    path = cds.default_cache_dir(env) / f"spark-bigdl-{cds.archive_key(env)}.jsa"
+    return Check("class-data archive", True, str(path) if path.is_file() else
+                 "not built yet: the first local campaign builds it (~20 s), or `python -m cluster.cds`")
+
+
 def run_checks(host: str = "127.0.0.1", ports: tuple[int, ...] = (7077, 8080)) -> list[Check]:
     checks = [_python(), _package("pyspark", "3.1.3"), _package("bigdl-dllib-spark3", "2.4.0"),
               _package("numpy", "1.26.4")]
@@ -94,8 +103,8 @@ def run_checks(host: str = "127.0.0.1", ports: tuple[int, ...] = (7077, 8080)) -
         env = discover(local_ip=host)
     except ClusterError as e:
         return checks + [Check("spark environment", False, str(e))]
-    steps: list[Callable[[], Check]] = [lambda: _java(env), lambda: _jars(env), _sample, _cloudpickle,
-                                        lambda: _ports(host, list(ports))]
+    steps: list[Callable[[], Check]] = [lambda: _java(env), lambda: _jars(env), lambda: _archive(env), _sample,
+                                        _cloudpickle, lambda: _ports(host, list(ports))]
     return checks + [step() for step in steps]
 
 

@@ -58,8 +58,8 @@ def test_doctor_reports_every_piece_ok():
                           timeout=300)
     names = [line.split()[1] for line in proc.stdout.splitlines()]
     assert proc.returncode == 0, proc.stdout
-    assert names == ["python", "pyspark", "bigdl-dllib-spark3", "numpy", "java", "bigdl", "mnist", "cloudpickle",
-                     "ports"]
+    assert names == ["python", "pyspark", "bigdl-dllib-spark3", "numpy", "java", "bigdl", "class-data", "mnist",
+                     "cloudpickle", "ports"]
     assert all(line.startswith("OK ") for line in proc.stdout.splitlines())
 
 
