@@ -125,9 +125,14 @@ class LocalBackend:
     was already running for someone else is reused and left running.
     """
 
+    #: Every JVM of a run: the parallel collector, Java 8's default, which Spark 3.1 was built for.
+    #: JDK 11 picks G1 on any machine of 2 cores; G1's start-up and concurrent threads cost each
+    #: executor's first tasks CPU that the others need (on 2 cores, a run of 4 executors spent
+    #: 1.3 s less outside training with it; training itself took as long).
+    GC = ("-XX:+UseParallelGC",)
     #: The driver shares this machine's cores with the executors (on a real cluster it has its own
     #: host): compiled with C1 only, its JIT no longer takes the executors' CPU. On 2 cores a LeNet
-    #: epoch trained in 5.9 s instead of 7.6 s (bench/campaign.py).
+    #: epoch trained in 5.9 s instead of 7.6 s.
     DRIVER_JIT = ("-XX:TieredStopAtLevel=1",)
 
     def __init__(self, cluster: LocalCluster, executor_memory_mb: int, keep_running: bool = False,
@@ -190,14 +195,14 @@ class LocalBackend:
         """Drivers run on this machine, with spark-submit from this environment.
 
         Executors read BigDL's jars where they are installed (no copy per executor); with the tuned
-        JVM (default) every driver and executor maps the class-data archive and loads BigDL's MKL
-        unpacked once, and the driver's JIT is C1 only.
+        JVM (default) every driver and executor maps the class-data archive, loads BigDL's MKL
+        unpacked once and collects with the parallel collector, and the driver's JIT is C1 only.
         """
         env = replace(discover(), ship_jars=False)
         if self.tuned_jvm:
             shared = self.archive.java_options() if self.archive is not None else ()
-            env = replace(env, driver_java_options=(*shared, *self.DRIVER_JIT), executor_java_options=shared,
-                          library_path=self.natives)
+            env = replace(env, driver_java_options=(*shared, *self.GC, *self.DRIVER_JIT),
+                          executor_java_options=(*shared, *self.GC), library_path=self.natives)
         return env, ProcessRunner()
 
     def check(self, spec: RunSpec) -> list[str]:

@@ -73,6 +73,8 @@ def test_results_carry_spark_host_and_phase_columns(local_cluster, tmp_path):
     for executor_dir in executor_dirs:
         assert not list(executor_dir.glob("*.jar"))  # no 120 MB copy of the jars per executor
         launched = (executor_dir / "stderr").read_text()
-        assert "-XX:SharedArchiveFile=" in launched.split("\n", 1)[0] and "TieredStopAtLevel" not in launched
+        command = launched.split("\n", 1)[0]
+        assert "-XX:SharedArchiveFile=" in command and "-XX:+UseParallelGC" in command
+        assert "TieredStopAtLevel" not in command
         # the samples reached the executor's JVM pickled: no Python worker started there
         assert "PythonRunner" not in (executor_dir / "stdout").read_text() + launched
