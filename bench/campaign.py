@@ -11,7 +11,8 @@ two arms, each with its own floor:
   (bench/before/train.py: it waits for its executors before preparing anything, and builds the
   samples in a Python worker on every executor);
 * ``after``: the campaign as it runs now (data decoded once per campaign, jars read in place, the
-  class-data archive and a C1 driver, jobs/train.py).
+  local backend's tuned JVMs: class-data archive, MKL unpacked once, parallel collector, C1 driver;
+  jobs/train.py).
 
 The floor of an arm: spark-submit of an empty PySpark application (bench/empty_app.py) with each
 run shape's exact options of that arm (cores, executors, memory, jars, JVM options), so it
@@ -159,7 +160,7 @@ def bench_design(name: str, specs: list[RunSpec], args: argparse.Namespace, work
                     print(f"  [{label}] floor {shape(spec)} (nodes, executors, cores): {floors[shape(spec)]:.1f} s",
                           flush=True)
             what = ("each job decodes the data; jars shipped; plain JVMs; the job of 0cea95c" if label == "before"
-                    else "data decoded once per campaign; jars in place; class-data archive, C1 driver; jobs/train.py")
+                    else "data decoded once per campaign; jars in place; tuned JVMs; jobs/train.py")
             results[label] = report(f"{name} {label} ({what})",
                                     *run_campaign(label, specs, options, backend, work / name / label,
                                                   cache=label == "after", env=env), floors)
@@ -178,7 +179,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--train-samples", type=int, help="default: all 4,000 training digits of the sample")
     p.add_argument("--test-samples", type=int)
     p.add_argument("--executor-memory", default="700m")
-    p.add_argument("--floor-repeats", type=int, default=1)
+    p.add_argument("--floor-repeats", type=int, default=3, help="empty applications per shape and arm (median)")
     p.add_argument("--work", type=Path, help="folder for the campaigns (default: a new temporary one)")
     args = p.parse_args(argv)
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-campaign-"))
