@@ -73,6 +73,12 @@ def default_cache_dir(env: SparkEnv) -> Path:
     return env.cache_dir
 
 
+def archive_path(env: SparkEnv, cache_dir: Path | None = None, class_list: Path = CLASS_LIST) -> Path:
+    """Where env's archive is (or will be, once :func:`ensure` built it)."""
+    directory = default_cache_dir(env) if cache_dir is None else cache_dir
+    return directory / f"spark-bigdl-{archive_key(env, class_list)}.jsa"
+
+
 @dataclass(frozen=True)
 class Archive:
     """A built archive and the JVM options that use it."""
@@ -110,7 +116,7 @@ def ensure(env: SparkEnv, cache_dir: Path | None = None, progress: Callable[[str
            class_list: Path = CLASS_LIST) -> Archive:
     """The archive for env, built once (about 20 s) if this environment has none yet."""
     directory = default_cache_dir(env) if cache_dir is None else cache_dir
-    path = directory / f"spark-bigdl-{archive_key(env, class_list)}.jsa"
+    path = archive_path(env, directory, class_list)
     if path.is_file():
         return Archive(path)
     if not os.access(directory if directory.exists() else directory.parent, os.W_OK):

@@ -30,12 +30,17 @@ def natives_key(core_jar: Path) -> str:
     return hashlib.sha256(f"{core_jar.resolve()}|{st.st_size}|{st.st_mtime_ns}".encode()).hexdigest()[:16]
 
 
+def folder(env: SparkEnv, cache_dir: Path) -> Path:
+    """Where env's MKL libraries are (or will be, once :func:`ensure` unpacked them)."""
+    return cache_dir / f"mkl-{natives_key(env.core_jar)}"
+
+
 def ensure(env: SparkEnv, cache_dir: Path) -> Path:
     """The folder holding the MKL libraries of env's core jar, unpacked into ``cache_dir`` if not done yet.
 
     Unpacked into a temporary folder that is renamed into place: a crash never leaves half a library.
     """
-    target = cache_dir / f"mkl-{natives_key(env.core_jar)}"
+    target = folder(env, cache_dir)
     if all((target / name).is_file() for name in MKL_LIBRARIES):
         return target
     cache_dir.mkdir(parents=True, exist_ok=True)

@@ -198,12 +198,17 @@ class LocalBackend:
         JVM (default) every driver and executor maps the class-data archive, loads BigDL's MKL
         unpacked once and collects with the parallel collector, and the driver's JIT is C1 only.
         """
-        env = replace(discover(), ship_jars=False)
-        if self.tuned_jvm:
-            shared = self.archive.java_options() if self.archive is not None else ()
-            env = replace(env, driver_java_options=(*shared, *self.GC, *self.DRIVER_JIT),
-                          executor_java_options=(*shared, *self.GC), library_path=self.natives)
-        return env, ProcessRunner()
+        return self.local_env(discover(), self.tuned_jvm, self.archive, self.natives), ProcessRunner()
+
+    @classmethod
+    def local_env(cls, env: SparkEnv, tuned_jvm: bool, archive: cds.Archive | None, mkl: Path | None) -> SparkEnv:
+        """env as the local backend runs it (see :meth:`environment`); also what a dry run prints."""
+        env = replace(env, ship_jars=False)
+        if not tuned_jvm:
+            return env
+        shared = archive.java_options() if archive is not None else ()
+        return replace(env, driver_java_options=(*shared, *cls.GC, *cls.DRIVER_JIT),
+                       executor_java_options=(*shared, *cls.GC), library_path=mkl)
 
     def check(self, spec: RunSpec) -> list[str]:
         """Workers are sized for the design; what can still not fit is the machine's memory."""

@@ -91,7 +91,7 @@ def _archive(env: SparkEnv) -> Check:
     """The class-data archive local runs share: built, or built by the first local campaign (not a fault)."""
     from cluster import cds
 
-    path = cds.default_cache_dir(env) / f"spark-bigdl-{cds.archive_key(env)}.jsa"
+    path = cds.archive_path(env)
     return Check("class-data archive", True, str(path) if path.is_file() else
                  "not built yet: the first local campaign builds it (~20 s), or `python -m cluster.cds`")
 

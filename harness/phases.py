@@ -28,8 +28,8 @@ from logparse.timing import TrainingTimes, local_offset_s, zone_offset_s
 PHASES = ("submit", "executors", "prepare", "training", "validation", "finish", "exit")
 DESCRIPTIONS = {
     "submit": "submit to driver start (JVM, Python, imports, data before the SparkContext)",
-    "executors": "driver start to executors granted",
-    "prepare": "executors granted to training start (BigDL set-up, caching the data and models)",
+    "executors": "driver start to executors granted (jobs/train.py prepares the data and BigDL meanwhile)",
+    "prepare": "executors granted to training start (BigDL's first jobs: caching the data and models)",
     "training": "training (epochs, without validation)",
     "validation": "validation after each epoch",
     "finish": "training end to application end (model retrieval, SparkContext stop)",

@@ -19,7 +19,7 @@ from typing import Callable, Sequence
 
 from cluster.local import parse_memory_mb
 from cluster.sparkenv import SparkEnv, discover
-from harness.backends import WorkerSize
+from harness.backends import LocalBackend, WorkerSize
 from harness.campaign import CampaignPlan, CampaignSettings, make_backend, open_campaign
 from harness.command import SubmitOptions, submit_argv
 from harness.errors import DesignFileError
@@ -55,6 +55,14 @@ def results_table(records: Sequence[RunRecord]) -> str:
         if not r.ok:
             lines.append(f"run {r.key} {r.status}: {r.reason}")
     return "\n".join(lines)
+
+
+def local_dry_run_env(env: SparkEnv, plain_jvm: bool) -> SparkEnv:
+    """The SparkEnv the local backend will run with (its archive and MKL folder, built when the campaign opens)."""
+    from cluster import cds, natives
+
+    return LocalBackend.local_env(env, not plain_jvm, cds.Archive(cds.archive_path(env)),
+                                  natives.folder(env, env.cache_dir))
 
 
 def dry_run_plan(specs: Sequence[RunSpec], options: SubmitOptions, env: SparkEnv, mem_mb: int, local: bool) -> str:
@@ -133,7 +141,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(note, file=sys.stderr)
     mem_mb = parse_memory_mb(args.executor_memory)
     if args.dry_run:
-        print(dry_run_plan(specs, options, discover(), mem_mb, local=not (args.master or args.cluster)))
+        local = not (args.master or args.cluster)
+        print(dry_run_plan(specs, options, local_dry_run_env(discover(), args.plain_jvm) if local else discover(),
+                           mem_mb, local=local))
         return EXIT_OK
     folder = CampaignDir(args.out)
     plan = CampaignPlan(

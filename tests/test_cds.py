@@ -127,3 +127,13 @@ def test_plain_jvm_option_reaches_the_backend(tmp_path):
         backend = make_backend(parser.parse_args(["--state-dir", str(tmp_path / "s"), *argv]),
                                CampaignDir(tmp_path / "c"), 512)
         assert isinstance(backend, LocalBackend) and backend.tuned_jvm is tuned
+
+
+def test_a_dry_run_prints_what_the_local_backend_will_run():
+    from harness.submit import local_dry_run_env
+
+    env = discover()
+    tuned, plain = local_dry_run_env(env, plain_jvm=False), local_dry_run_env(env, plain_jvm=True)
+    assert f"-XX:SharedArchiveFile={cds.archive_path(env)}" in tuned.driver_java_options
+    assert tuned.library_path is not None and tuned.library_path.parent == env.cache_dir
+    assert not tuned.ship_jars and not plain.ship_jars and plain.driver_java_options == ()
