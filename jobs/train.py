@@ -102,6 +102,14 @@ def app_name(model: str, learning_rate: float, batch_size: int, epochs: int) -> 
     return f"{model} lr={learning_rate!r} batch={batch_size} epochs={epochs}"
 
 
+def chosen_app_name(given: str | None, script: str, ours: str) -> str:
+    """spark-submit's --name wins; otherwise the name says what the job trains (logparse reads the epochs there).
+
+    Without --name, spark-submit names the application after its script ("train.py").
+    """
+    return ours if not given or given == Path(script).name else given
+
+
 RATIO_KEY = "spark.scheduler.minRegisteredResourcesRatio"
 WAIT_KEY = "spark.scheduler.maxRegisteredResourcesWaitingTime"
 
@@ -185,9 +193,9 @@ def run(args: JobArgs) -> None:
 
     # The JVM first: a SparkConf made before it holds only what the job sets, none of spark-submit's settings.
     SparkContext._ensure_initialized()
-    # spark-submit --name wins; otherwise the name says what the job trains.
-    conf = create_spark_conf().setIfMissing("spark.app.name", app_name(args.model, args.learning_rate,
-                                                                      args.batch_size, args.epochs))
+    conf = create_spark_conf()
+    conf.setAppName(chosen_app_name(conf.get("spark.app.name"), sys.argv[0],
+                                    app_name(args.model, args.learning_rate, args.batch_size, args.epochs)))
     settings = dict(conf.getAll())
     needed = executors_needed(settings)
     timeout_s = seconds(conf.get(WAIT_KEY, "30s"))

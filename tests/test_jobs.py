@@ -137,3 +137,12 @@ def test_default_parallelism_is_the_one_with_every_executor_registered(conf, exp
     from jobs.train import default_parallelism
 
     assert default_parallelism(conf) == expected
+
+
+def test_app_name_is_spark_submits_name_or_what_the_job_trains():
+    from jobs.train import chosen_app_name
+
+    ours = app_name("lenet", 0.1, 64, 2)
+    assert chosen_app_name("train.py", "/x/jobs/train.py", ours) == ours  # spark-submit's default: the script
+    assert chosen_app_name(None, "/x/jobs/train.py", ours) == ours
+    assert chosen_app_name("lenet run=1-1", "/x/jobs/train.py", ours) == "lenet run=1-1"  # --name wins
