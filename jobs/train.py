@@ -12,6 +12,7 @@ downstream depends on.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from dataclasses import dataclass
@@ -123,14 +124,20 @@ def seconds(text: str) -> float:
     return float(text)
 
 
-def executors_needed(conf: dict[str, str]) -> int:
-    """How many executors Spark would wait for before the first task (standalone: cores.max x ratio)."""
+def executors_needed(conf: dict[str, str]) -> int | None:
+    """How many executors Spark would wait for before the first task; None: not known here.
+
+    Standalone: registered cores >= spark.cores.max x minRegisteredResourcesRatio, counted in
+    executors of spark.executor.cores. Without those two settings (an executor then takes all of
+    a worker's cores) the job cannot tell, and leaves the waiting to Spark.
+    """
     ratio = float(conf.get(RATIO_KEY, "0"))
-    if conf.get("spark.master", "").startswith("local") or "spark.cores.max" not in conf or ratio <= 0:
+    if conf.get("spark.master", "").startswith("local") or ratio <= 0:
         return 0
-    cores = int(conf["spark.cores.max"]) * min(ratio, 1.0)
-    per_executor = int(conf.get("spark.executor.cores", "1"))
-    return max(1, -(-int(cores) // per_executor))
+    if "spark.cores.max" not in conf or "spark.executor.cores" not in conf:
+        return None
+    cores = math.ceil(int(conf["spark.cores.max"]) * min(ratio, 1.0))
+    return max(1, math.ceil(cores / int(conf["spark.executor.cores"])))
 
 
 def default_parallelism(conf: dict[str, str]) -> int | None:
@@ -199,7 +206,9 @@ def run(args: JobArgs) -> None:
     settings = dict(conf.getAll())
     needed = executors_needed(settings)
     timeout_s = seconds(conf.get(WAIT_KEY, "30s"))
-    sc = SparkContext.getOrCreate(conf=conf.set(RATIO_KEY, "0"))
+    if needed is not None:  # the job waits itself, after its own preparation
+        conf.set(RATIO_KEY, "0")
+    sc = SparkContext.getOrCreate(conf=conf)
     try:
         from bigdl.dllib.optim.optimizer import SGD, EveryEpoch, MaxEpoch, Optimizer, Top1Accuracy
 
@@ -232,7 +241,8 @@ def run(args: JobArgs) -> None:
         optimizer.set_validation(
             batch_size=args.batch_size, val_rdd=to_rdd(test), trigger=EveryEpoch(), val_method=[Top1Accuracy()])
         tracker = sc._jsc.sc().statusTracker()
-        if not wait_for_executors(lambda: len(tracker.getExecutorInfos()) - 1, needed, timeout_s):  # - the driver
+        if needed and not wait_for_executors(lambda: len(tracker.getExecutorInfos()) - 1, needed,
+                                             timeout_s):  # - the driver
             print(f"jobs.train: {needed} executor(s) not all registered after {timeout_s:.0f} s; training with "
                   f"{len(tracker.getExecutorInfos()) - 1}", flush=True)
         started = time.monotonic()

@@ -82,7 +82,12 @@ def test_spark_durations(text, expected):
       "spark.scheduler.minRegisteredResourcesRatio": "1.0"}, 2),  # Spark counts cores: 2 executors give 4 >= 3
     ({"spark.master": "spark://h:7077", "spark.cores.max": "4", "spark.executor.cores": "2"}, 0),  # no ratio set
     ({"spark.master": "local[2]", "spark.cores.max": "4", "spark.scheduler.minRegisteredResourcesRatio": "1"}, 0),
-    ({"spark.master": "spark://h:7077", "spark.scheduler.minRegisteredResourcesRatio": "1"}, 0),  # no cores.max
+    ({"spark.master": "spark://h:7077", "spark.cores.max": "3", "spark.executor.cores": "1",
+      "spark.scheduler.minRegisteredResourcesRatio": "0.5"}, 2),  # 1.5 cores: one executor of 1 core is not enough
+    # without cores.max or executor.cores the job cannot tell: Spark waits, as without the job's help
+    ({"spark.master": "spark://h:7077", "spark.scheduler.minRegisteredResourcesRatio": "1"}, None),
+    ({"spark.master": "spark://h:7077", "spark.cores.max": "4", "spark.scheduler.minRegisteredResourcesRatio": "1"},
+     None),
 ])
 def test_executors_needed_mirrors_sparks_rule(conf, expected):
     assert executors_needed(conf) == expected
