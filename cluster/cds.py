@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Callable
 
 from cluster.errors import EnvironmentProblem
+from cluster.processes import remove_dead_leftovers
 from cluster.sparkenv import SparkEnv
 
 CLASS_LIST = Path(__file__).resolve().with_name("cds") / "classes.lst"
@@ -92,13 +93,16 @@ class Archive:
 
 def build(env: SparkEnv, out: Path, class_list: Path = CLASS_LIST, timeout_s: float = DUMP_TIMEOUT_S) -> Archive:
     """Dump the archive of ``class_list`` for env's class path into ``out`` (atomically: a crash leaves no half file)."""
-    out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     argv = [str(env.java), "-Xshare:dump", f"-XX:SharedClassListFile={class_list}", f"-XX:SharedArchiveFile={tmp}",
             "-cp", runtime_classpath(env)]
     try:
+        out.parent.mkdir(parents=True, exist_ok=True)
         done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout_s,
                               env=env.environ())
+    except OSError as e:
+        raise EnvironmentProblem(f"cannot build the class-data archive in {out.parent} ({e}): "
+                                 "run with --plain-jvm, or make the folder writable") from e
     except subprocess.TimeoutExpired:
         tmp.unlink(missing_ok=True)
         raise EnvironmentProblem(f"dumping the class-data archive took over {timeout_s:.0f} s: "
@@ -119,9 +123,8 @@ def ensure(env: SparkEnv, cache_dir: Path | None = None, progress: Callable[[str
     path = archive_path(env, directory, class_list)
     if path.is_file():
         return Archive(path)
-    if not os.access(directory if directory.exists() else directory.parent, os.W_OK):
-        raise EnvironmentProblem(f"{directory} is not writable, so no class-data archive can be built there: "
-                                 "run with --plain-jvm, or make it writable")
+    if directory.is_dir():
+        remove_dead_leftovers(directory)  # the half archive of a build that was killed
     progress("building the class-data archive of Spark's and BigDL's classes (once per environment, ~20 s)")
     archive = build(env, path, class_list)
     for old in directory.glob("spark-bigdl-*.jsa"):  # archives of jars that are gone

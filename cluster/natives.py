@@ -19,6 +19,7 @@ import zipfile
 from pathlib import Path
 
 from cluster.errors import EnvironmentProblem
+from cluster.processes import remove_dead_leftovers
 from cluster.sparkenv import SparkEnv
 
 #: What com.intel.analytics.bigdl.mkl.MKL loads (System.loadLibrary("iomp5"), ("jmkl")) with BigDL's default engine.
@@ -43,11 +44,12 @@ def ensure(env: SparkEnv, cache_dir: Path) -> Path:
     target = folder(env, cache_dir)
     if all((target / name).is_file() for name in MKL_LIBRARIES):
         return target
-    cache_dir.mkdir(parents=True, exist_ok=True)
     tmp = cache_dir / f".mkl.{os.getpid()}.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
     try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        remove_dead_leftovers(cache_dir)  # what an unpacking that was killed left
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir()
         with zipfile.ZipFile(env.core_jar) as jar:
             entries = {Path(n).name: n for n in jar.namelist() if Path(n).name in MKL_LIBRARIES}
             missing = [n for n in MKL_LIBRARIES if n not in entries]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -45,6 +46,24 @@ def start_ticks(pid: int) -> int | None:
         return None
     fields = stat[stat.rindex(")") + 2:].split()
     return int(fields[19])
+
+
+def remove_dead_leftovers(directory: Path) -> list[Path]:
+    """Remove the ``.<name>.<pid>.tmp`` files and folders under ``directory`` whose writer is gone.
+
+    Atomic writers (write a temporary, then rename) leave one when killed mid-write; the one of a
+    process still running is kept. Returns what was removed.
+    """
+    removed = []
+    for path in Path(directory).glob(".*.tmp"):
+        pid = path.name[:-len(".tmp")].rpartition(".")[2]
+        if pid.isdigit() and start_ticks(int(pid)) is None:
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
 
 
 def _running(pid: int, ticks: int | None) -> bool:

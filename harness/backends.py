@@ -168,21 +168,21 @@ class LocalBackend:
         except ClusterError as e:
             raise ClusterError(f"cannot start the local cluster: {e}") from e  # exit 4: the environment
         if self.tuned_jvm:
-            self.archive, self.natives = self._archive(), self._natives()
+            env = discover()
+            self.archive, self.natives = self._archive(env), self._natives(env)
 
-    def _natives(self) -> Path | None:
+    def _natives(self, env: SparkEnv) -> Path | None:
         """BigDL's MKL, unpacked once; without it (said once) every JVM unpacks its own copy, as Spark would."""
-        env = discover()
         try:
             return natives.ensure(env, env.cache_dir)
         except EnvironmentProblem as e:
             self.progress(f"warning: {e}; every JVM unpacks BigDL's MKL itself")
             return None
 
-    def _archive(self) -> cds.Archive | None:
+    def _archive(self, env: SparkEnv) -> cds.Archive | None:
         """This environment's class-data archive; without one (said once) runs start as plain JVMs."""
         try:
-            archive = cds.ensure(discover(), progress=self.progress)
+            archive = cds.ensure(env, progress=self.progress)
         except EnvironmentProblem as e:
             self.progress(f"warning: {e}; the runs' JVMs start without a class-data archive")
             return None

@@ -137,3 +137,37 @@ def test_a_dry_run_prints_what_the_local_backend_will_run():
     assert f"-XX:SharedArchiveFile={cds.archive_path(env)}" in tuned.driver_java_options
     assert tuned.library_path is not None and tuned.library_path.parent == env.cache_dir
     assert not tuned.ship_jars and not plain.ship_jars and plain.driver_java_options == ()
+
+
+def dead_pid() -> int:
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    return proc.pid
+
+
+def test_leftovers_of_killed_writers_go_and_a_live_writers_stay(tmp_path):
+    from cluster.processes import remove_dead_leftovers
+
+    dead, alive = dead_pid(), os.getpid()
+    (tmp_path / f".spark-bigdl-k.jsa.{dead}.tmp").write_bytes(b"half an archive")
+    (tmp_path / f".mkl.{dead}.tmp").mkdir()
+    (tmp_path / f".mkl.{dead}.tmp" / "libjmkl.so").write_bytes(b"half")
+    (tmp_path / f".spark-bigdl-k.jsa.{alive}.tmp").write_bytes(b"being written")
+    (tmp_path / "spark-bigdl-k.jsa").write_bytes(b"a whole archive")
+    removed = remove_dead_leftovers(tmp_path)
+    assert sorted(p.name for p in removed) == sorted([f".spark-bigdl-k.jsa.{dead}.tmp", f".mkl.{dead}.tmp"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([f".spark-bigdl-k.jsa.{alive}.tmp",
+                                                                 "spark-bigdl-k.jsa"])
+
+
+def test_a_build_after_a_killed_one_leaves_only_the_archive(tmp_path):
+    """Real dump (of a small class list): what a kill -9 mid-dump left is gone once the next build ran."""
+    env = discover()
+    listed = tmp_path / "classes.lst"
+    listed.write_text("java/lang/Object\njava/lang/String\n")
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    leftover = cache / f".{cds.archive_path(env, cache, listed).name}.{dead_pid()}.tmp"
+    leftover.write_bytes(b"half an archive")
+    archive = cds.ensure(env, cache, class_list=listed)
+    assert [p.name for p in cache.iterdir()] == [archive.path.name] and archive.path.stat().st_size > 1e6
