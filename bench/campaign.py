@@ -8,8 +8,8 @@ two arms, each with its own floor:
 
 * ``before``: the campaign as it ran when issue 14 was filed: every job decodes the MNIST sample,
   BigDL's jars are shipped to every executor, Java's default JVMs, and the job of that time
-  (bench/before/train.py: it waits for its executors before preparing anything, and builds the
-  samples in a Python worker on every executor);
+  (jobs/train.py of git 0cea95c, written into the work folder: it waits for its executors before
+  preparing anything, and builds the samples in a Python worker on every executor);
 * ``after``: the campaign as it runs now (data decoded once per campaign, jars read in place, the
   local backend's tuned JVMs: class-data archive, MKL unpacked once, parallel collector, C1 driver;
   jobs/train.py).
@@ -52,7 +52,21 @@ from harness.schema import CampaignDir, Manifest
 
 ROOT = Path(__file__).resolve().parent.parent
 EMPTY_APP = Path(__file__).with_name("empty_app.py")
-BEFORE = Path(__file__).with_name("before")  # the job as it was (git 0cea95c)
+BEFORE_REVISION = "0cea95c"  # the job and its descriptions as they were when issue 14's job changes began
+
+
+def before_job(model: str, work: Path) -> Path:
+    """jobs/train.py and jobs/<model>.toml of BEFORE_REVISION, written under ``work`` from git; the .toml's path."""
+    folder = work / "before-job"
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("train.py", f"{model}.toml"):
+        done = subprocess.run(["git", "-C", str(ROOT), "show", f"{BEFORE_REVISION}:jobs/{name}"],
+                              capture_output=True)
+        if done.returncode != 0:
+            raise SystemExit(f"error: the before arm needs jobs/{name} of commit {BEFORE_REVISION} "
+                             f"({done.stderr.decode(errors='replace').strip()}): run in a full clone of the project")
+        (folder / name).write_bytes(done.stdout)
+    return folder / f"{model}.toml"
 SEED001 = """run,model,nodes,executors,executor_cores,epochs,learning_rate,batch_size
 1,birnn,1,1,1,1,0.01,64
 2,birnn,2,1,2,1,0.1,64
@@ -144,7 +158,7 @@ def bench_design(name: str, specs: list[RunSpec], args: argparse.Namespace, work
     models = {str(s.get("model")) for s in specs}
     if len(models) != 1:
         raise SystemExit(f"error: design {name} mixes models {sorted(models)}; the before arm needs one job")
-    jobs = {"before": JobChoice(load_job(BEFORE / f"{models.pop()}.toml")), "after": JobChoice()}
+    jobs = {"before": JobChoice(load_job(before_job(models.pop(), work / name))), "after": JobChoice()}
     results = {}
     try:
         backend.open(specs)
