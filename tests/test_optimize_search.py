@@ -327,14 +327,20 @@ def test_target_accuracy_prunes_exactly_the_runs_whose_optimistic_curve_falls_sh
 @pytest.mark.slow
 @pytest.mark.cluster
 def test_real_search_prunes_a_real_job_after_its_first_epoch(local_cluster, tmp_path):
-    """One real lenet trial of 2 epochs that cannot reach accuracy 0.999: stopped after epoch 1, recorded pruned."""
+    """One real lenet trial of 2 epochs that cannot reach accuracy 0.999: stopped after epoch 1, recorded pruned.
+
+    The job must be cut between its two validations, which the runner's watch sees once a second: a tiny
+    learning rate keeps epoch 1 near chance (so the target rule cuts it), and 1,024 digits in batches of 32
+    make epoch 2 last seconds. (256 digits in batches of 64 once did: the job now trains them in 0.6 s.)
+    """
     import subprocess
 
-    space = write(tmp_path, SPACE)
+    space = write(tmp_path, "[learning_rate]\nlow = 0.0005\nhigh = 0.001\nlog = true\n\n"
+                            "[batch_size]\nchoices = [32]\n")
     out = tmp_path / "search"
     argv = [sys.executable, "-m", "optimize.search", "--job", "model=lenet,epochs=2", "--space", str(space),
             "--budget", "30m", "--max-trials", "1", "--target-accuracy", "0.999", "--out", str(out),
-            "--train-samples", "256", "--test-samples", "128", "--state-dir", str(local_cluster.state_dir),
+            "--train-samples", "1024", "--test-samples", "128", "--state-dir", str(local_cluster.state_dir),
             "--port", str(local_cluster.port), "--webui-port", str(local_cluster.webui_port),
             "--executor-memory", "600m"]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=900)
