@@ -54,6 +54,11 @@ def _one(directory: Path, pattern: str, what: str) -> Path:
     return found[-1]
 
 
+def java_option(option: str) -> str:
+    """One option for ``spark.*.extraJavaOptions``, which Spark splits at white space outside quotes."""
+    return f'"{option}"' if any(c.isspace() for c in option) else option
+
+
 @dataclass(frozen=True)
 class SparkEnv:
     """Paths and settings shared by every Spark process the project starts."""
@@ -74,6 +79,11 @@ class SparkEnv:
     def cache_dir(self) -> Path:
         """What is derived once per environment (class-data archive, unpacked MKL): ``<venv>/share/sparkdl``."""
         return self.python.parent.parent / "share" / "sparkdl"
+
+    @property
+    def log_config(self) -> Path:
+        """BigDL's log4j 2 configuration: the console only (see cluster/site/log4j2.xml)."""
+        return self.site_dir / "log4j2.xml"
 
     @property
     def spark_submit(self) -> Path:
@@ -98,9 +108,10 @@ class SparkEnv:
         """The spark-submit options that put BigDL on the driver and executor class paths."""
         cp = self.classpath()
         jars = ["--jars", ",".join(str(j) for j in self.jars)] if self.ship_jars else []
+        logging = java_option(f"-Dlog4j2.configurationFile={self.log_config}")
         java = [a for key, options in (("spark.driver.extraJavaOptions", self.driver_java_options),
                                        ("spark.executor.extraJavaOptions", self.executor_java_options))
-                if options for a in ("--conf", f"{key}={' '.join(options)}")]
+                for a in ("--conf", f"{key}={' '.join((logging, *options))}")]
         native = ([a for role in ("driver", "executor")
                    for a in ("--conf", f"spark.{role}.extraLibraryPath={self.library_path}")]
                   if self.library_path is not None else [])

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from cluster.sparkenv import SITE_DIR
 from harness.phases import PHASES
 from logparse.eventlog import find_event_log, read_event_log
 
@@ -76,5 +77,6 @@ def test_results_carry_spark_host_and_phase_columns(local_cluster, tmp_path):
         command = launched.split("\n", 1)[0]
         assert "-XX:SharedArchiveFile=" in command and "-XX:+UseParallelGC" in command
         assert "TieredStopAtLevel" not in command
+        assert f"-Dlog4j2.configurationFile={SITE_DIR / 'log4j2.xml'}" in command
         # the samples reached the executor's JVM pickled: no Python worker started there
         assert "PythonRunner" not in (executor_dir / "stdout").read_text() + launched

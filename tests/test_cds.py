@@ -72,11 +72,18 @@ def test_a_failing_dump_is_one_line_that_names_the_way_out(tmp_path):
 def test_submit_args_without_shipped_jars_and_with_java_options():
     env = discover()
     default = env.submit_args()
-    assert "--jars" in default and not any("extraJavaOptions" in a for a in default)
+    logging = f"-Dlog4j2.configurationFile={env.site_dir / 'log4j2.xml'}"
+    assert (env.site_dir / "log4j2.xml").is_file()
+    assert "--jars" in default
+    assert {a for a in default if "extraJavaOptions" in a} == {f"spark.driver.extraJavaOptions={logging}",
+                                                               f"spark.executor.extraJavaOptions={logging}"}
     local = replace(env, ship_jars=False, driver_java_options=("-Xa", "-Xb"), executor_java_options=("-Xc",))
     args = local.submit_args()
     assert "--jars" not in args
-    assert "spark.driver.extraJavaOptions=-Xa -Xb" in args and "spark.executor.extraJavaOptions=-Xc" in args
+    assert f"spark.driver.extraJavaOptions={logging} -Xa -Xb" in args
+    assert f"spark.executor.extraJavaOptions={logging} -Xc" in args
+    spaced = replace(env, site_dir=Path("/opt/my tools/site")).submit_args()
+    assert 'spark.driver.extraJavaOptions="-Dlog4j2.configurationFile=/opt/my tools/site/log4j2.xml"' in spaced
     assert f"spark.executor.extraClassPath={env.classpath()}" in args  # executors still find BigDL
 
 
@@ -171,3 +178,27 @@ def test_a_build_after_a_killed_one_leaves_only_the_archive(tmp_path):
     leftover.write_bytes(b"half an archive")
     archive = cds.ensure(env, cache, class_list=listed)
     assert [p.name for p in cache.iterdir()] == [archive.path.name] and archive.path.stat().st_size > 1e6
+
+
+def test_the_log_configuration_keeps_bigdls_console_and_drops_its_shared_file():
+    """cluster/site/log4j2.xml prints what BigDL's bundled log4j2-test.xml prints (logparse reads it), nothing else."""
+    import xml.etree.ElementTree as ET
+    import zipfile
+
+    env = discover()
+    with zipfile.ZipFile(env.dllib_jar) as jar:
+        bundled = ET.fromstring(jar.read("log4j2-test.xml"))
+    ours = ET.parse(env.log_config).getroot()
+    assert "/tmp/${sys:logFilename}" in {f.get("fileName") for f in bundled.iter("File")}  # what we drop
+
+    def console(root):
+        (c,) = root.iter("Console")
+        return c.get("target"), c.find("PatternLayout").get("pattern")
+
+    def levels(root):
+        return {(x.tag, x.get("name"), x.get("level"), x.get("additivity")) for x in root.find("Loggers")}
+
+    assert console(ours) == console(bundled) == ("SYSTEM_OUT", "%d{yy-MM-dd HH:mm:ss} [%t] %-5p %c{1}:%L - %msg%n")
+    assert levels(ours) == levels(bundled)
+    assert [a.tag for a in ours.find("Appenders")] == ["Console"]
+    assert {r.get("ref") for r in ours.iter("AppenderRef")} == {"Console"}
