@@ -9,6 +9,7 @@ through `python -m harness.submit --cluster` (RemoteBackend + Campaign), and fin
 from __future__ import annotations
 
 import hashlib
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -229,7 +230,10 @@ def test_provision_start_and_run_a_design_on_two_hosts(hosts, tmp_path, monkeypa
     assert "Master" in (logs / a / "logs" / "master.log").read_text()
     assert (logs / a / "logs" / "worker-1.log").stat().st_size > 0
     assert "Successfully registered with master" in (logs / b / "logs" / "worker-2.log").read_text()
-    assert list((logs / b / "work" / "worker-2").glob(f"{results[1].outcome.app_id}/*/stderr"))
+    (executor_stderr,) = (logs / b / "work" / "worker-2").glob(f"{results[1].outcome.app_id}/*/stderr")
+    # its JVM read the log configuration installed on host B with the project's wheel (not this checkout)
+    config = Path(re.search(r'"-Dlog4j2\.configurationFile=([^"]+)"', executor_stderr.read_text()).group(1))
+    assert config.name == "log4j2.xml" and config.is_file() and project_root() not in config.parents
     assert not list((logs / b / "work" / "worker-2").glob(f"{results[2].outcome.app_id}/*/stderr"))  # run 2: worker-1 only
     assert (out / "results.csv").exists()
 
