@@ -11,7 +11,7 @@ two arms, each with its own floor:
   (jobs/train.py of git 0cea95c, written into the work folder: it waits for its executors before
   preparing anything, and builds the samples in a Python worker on every executor);
 * ``after``: the campaign as it runs now (data decoded once per campaign, jars read in place, the
-  local backend's tuned JVMs: class-data archive, MKL unpacked once, parallel collector, C1 driver;
+  local backend's tuned JVMs: class-data archive, MKL unpacked once, parallel collector, C1 JIT;
   jobs/train.py).
 
 The floor of an arm: spark-submit of an empty PySpark application (bench/empty_app.py) with each

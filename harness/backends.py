@@ -130,10 +130,13 @@ class LocalBackend:
     #: executor's first tasks CPU that the others need (on 2 cores, a run of 4 executors spent
     #: 1.3 s less outside training with it; training itself took as long).
     GC = ("-XX:+UseParallelGC",)
-    #: The driver shares this machine's cores with the executors (on a real cluster it has its own
-    #: host): compiled with C1 only, its JIT no longer takes the executors' CPU. On 2 cores a LeNet
-    #: epoch trained in 5.9 s instead of 7.6 s.
-    DRIVER_JIT = ("-XX:TieredStopAtLevel=1",)
+    #: Every JVM of a run compiles with C1 only. The driver and the executors share this machine's
+    #: few cores, and C2's compiler threads took CPU the tasks needed; C2's faster code never paid it
+    #: back in the runs we measured. On 2 cores (medians of 2-3 runs each, bench/README "Where the
+    #: time goes"): a LeNet epoch on 1 executor trained in 5.9 s instead of 7.6 s (C1 driver); with C1
+    #: executors too, 4 executors spent 9.3 s instead of 13.2 s outside training and trained 4,000
+    #: digits in 12.2 s instead of 20.3 s; 1 executor trained 5 epochs in 23.1 s instead of 23.8 s.
+    JIT = ("-XX:TieredStopAtLevel=1",)
 
     def __init__(self, cluster: LocalCluster, executor_memory_mb: int, keep_running: bool = False,
                  progress: Progress = lambda _: None, owner: str | None = None, tuned_jvm: bool = True) -> None:
@@ -196,7 +199,7 @@ class LocalBackend:
 
         Executors read BigDL's jars where they are installed (no copy per executor); with the tuned
         JVM (default) every driver and executor maps the class-data archive, loads BigDL's MKL
-        unpacked once and collects with the parallel collector, and the driver's JIT is C1 only.
+        unpacked once and collects with the parallel collector, and compiles with C1 only.
         """
         return self.local_env(discover(), self.tuned_jvm, self.archive, self.natives), ProcessRunner()
 
@@ -207,8 +210,8 @@ class LocalBackend:
         if not tuned_jvm:
             return env
         shared = archive.java_options() if archive is not None else ()
-        return replace(env, driver_java_options=(*shared, *cls.GC, *cls.DRIVER_JIT),
-                       executor_java_options=(*shared, *cls.GC), library_path=mkl)
+        tuned = (*shared, *cls.GC, *cls.JIT)
+        return replace(env, driver_java_options=tuned, executor_java_options=tuned, library_path=mkl)
 
     def check(self, spec: RunSpec) -> list[str]:
         """Workers are sized for the design; what can still not fit is the machine's memory."""

@@ -39,7 +39,7 @@ def cluster_options() -> argparse.ArgumentParser:
     g.add_argument("--plain-jvm", action="store_true",
                    help="local cluster: run drivers and executors with Java's defaults (by default they share a "
                         "class-data archive of Spark's and BigDL's classes and BigDL's MKL unpacked once, use the "
-                        "parallel collector, and the driver compiles with C1 only)")
+                        "parallel collector, and compile with C1 only)")
     g.add_argument("--executor-memory", default=DEFAULT_EXECUTOR_MEMORY,
                    help=f"per executor (default {DEFAULT_EXECUTOR_MEMORY})")
     g.add_argument("--driver-memory", default=DEFAULT_DRIVER_MEMORY, help=f"(default {DEFAULT_DRIVER_MEMORY})")

@@ -56,7 +56,7 @@ def test_results_carry_spark_host_and_phase_columns(local_cluster, tmp_path):
     (argv,) = [json.loads(a) for (a,) in sqlite3.connect(out / "campaign.sqlite").execute("SELECT argv FROM attempts")]
     assert argv[argv.index("--data-cache") + 1] == str(cache.resolve())
     assert "spark.eventLog.enabled=true" in argv
-    # the local backend's lighter runs: BigDL's jars read in place, the class-data archive, a C1 driver
+    # the local backend's lighter runs: BigDL's jars read in place, the class-data archive, C1 JVMs
     assert "--jars" not in argv
     (driver_opts,) = [a for a in argv if a.startswith("spark.driver.extraJavaOptions=")]
     assert "-XX:SharedArchiveFile=" in driver_opts and "-XX:TieredStopAtLevel=1" in driver_opts
@@ -76,7 +76,7 @@ def test_results_carry_spark_host_and_phase_columns(local_cluster, tmp_path):
         launched = (executor_dir / "stderr").read_text()
         command = launched.split("\n", 1)[0]
         assert "-XX:SharedArchiveFile=" in command and "-XX:+UseParallelGC" in command
-        assert "TieredStopAtLevel" not in command
+        assert "-XX:TieredStopAtLevel=1" in command
         assert f"-Dlog4j2.configurationFile={SITE_DIR / 'log4j2.xml'}" in command
         # the samples reached the executor's JVM pickled: no Python worker started there
         assert "PythonRunner" not in (executor_dir / "stdout").read_text() + launched

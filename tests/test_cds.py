@@ -117,8 +117,8 @@ def test_local_backend_environment_tuned_and_plain(tmp_path):
     tuned.archive, tuned.natives = cds.Archive(tmp_path / "a.jsa"), tmp_path / "mkl"  # what open() makes
     env, _ = tuned.environment()
     assert env.library_path == tmp_path / "mkl" and plain.library_path is None
-    assert env.executor_java_options == (*tuned.archive.java_options(), "-XX:+UseParallelGC")
-    assert env.driver_java_options == (*tuned.archive.java_options(), "-XX:+UseParallelGC", "-XX:TieredStopAtLevel=1")
+    assert env.driver_java_options == env.executor_java_options == (
+        *tuned.archive.java_options(), "-XX:+UseParallelGC", "-XX:TieredStopAtLevel=1")
 
 
 def test_plain_jvm_option_reaches_the_backend(tmp_path):
