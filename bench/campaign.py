@@ -19,17 +19,22 @@ run shape's exact options of that arm (cores, executors, memory, jars, JVM optio
 includes starting the driver and waiting for the executors. Each run goes through the harness's
 own Campaign loop; every run writes Spark's event log and is sampled (harness.observer). Printed:
 the mean phase breakdown, the per-run overhead above the floor (elapsed - training - validation -
-floor of its shape and arm) and the campaign's efficiency (training time / campaign wall time).
-Runs are never overlapped.
+floor of its shape and arm) and the campaign's efficiency (training time / campaign wall time),
+and each run's CPU seconds (driver JVM, driver Python, executor JVMs, read from /proc) against its
+floor's: on a machine whose cores are all busy, ``elapsed - floor`` cannot be less than the extra
+CPU over the cores. Runs are never overlapped.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -51,6 +56,67 @@ from harness.runspec import RunSpec
 from harness.schema import CampaignDir, Manifest
 
 ROOT = Path(__file__).resolve().parent.parent
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+class CpuMeter:
+    """CPU seconds of the processes of each run, by kind: driver JVM, driver Python, executor JVMs.
+
+    A thread reads /proc every 50 ms; a process is charged to the segment (run or floor) that was
+    current when it was first seen, with the last CPU time read before it exited (so a process's
+    final 50 ms can be missed). Runs are never overlapped, so segments do not mix.
+    """
+
+    KINDS = ("driver_jvm", "driver_py", "executors")
+
+    def __init__(self, period_s: float = 0.05) -> None:
+        self.period_s, self.segment = period_s, ""
+        self.seen: dict[tuple[int, int], tuple[str, str, float]] = {}  # (pid, start) -> segment, kind, cpu
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+
+    def __enter__(self) -> "CpuMeter":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stopping.set()
+        self.thread.join()
+
+    def mark(self, segment: str) -> None:
+        self.segment = segment
+
+    def _loop(self) -> None:
+        while not self.stopping.wait(self.period_s):
+            drivers: set[int] = set()
+            found = []
+            for entry in os.scandir("/proc"):
+                if not entry.name.isdigit():
+                    continue
+                try:
+                    cmd = Path(entry.path, "cmdline").read_bytes()
+                    stat = Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()
+                except OSError:
+                    continue
+                found.append((int(entry.name), cmd, stat))
+                if b"org.apache.spark.deploy.SparkSubmit" in cmd:
+                    drivers.add(int(entry.name))
+            for pid, cmd, stat in found:
+                kind = ("executors" if b"CoarseGrainedExecutorBackend" in cmd else
+                        "driver_jvm" if pid in drivers else "driver_py" if int(stat[1]) in drivers else None)
+                if kind is not None:
+                    key = (pid, int(stat[19]))  # a pid with its start time: pids are reused
+                    segment = self.seen.get(key, (self.segment,))[0]
+                    self.seen[key] = (segment, kind, (int(stat[11]) + int(stat[12])) / TICK)
+
+    def of(self, segment: str) -> dict[str, float]:
+        """CPU seconds of one segment by kind, and their total."""
+        out = dict.fromkeys(self.KINDS, 0.0)
+        for seg, kind, cpu in list(self.seen.values()):
+            if seg == segment:
+                out[kind] += cpu
+        out["total"] = sum(out[k] for k in self.KINDS)
+        return out
 EMPTY_APP = Path(__file__).with_name("empty_app.py")
 BEFORE_REVISION = "0cea95c"  # the job and its descriptions as they were when issue 14's job changes began
 
@@ -80,25 +146,28 @@ def shape(spec: RunSpec) -> tuple[int, int, int]:
 
 
 def floor_s(spec: RunSpec, options: SubmitOptions, env: SparkEnv, backend: LocalBackend, log: Path,
-            repeats: int) -> float:
-    """Median elapsed time of the empty application with this run's options."""
+            repeats: int, meter: CpuMeter, label: str) -> tuple[float, dict[str, float]]:
+    """Median elapsed time and median CPU seconds (by kind) of the empty application with this run's options."""
     backend.prepare(spec)
     argv = submit_argv(spec, options, env)
     app = str(options.jobs.for_spec(spec).application)
     argv = [*argv[:argv.index(app)], str(EMPTY_APP)]
     times = []
-    for _ in range(repeats):
+    for i in range(repeats):
+        meter.mark(f"{label} floor {shape(spec)} {i}")
         started = time.monotonic()
         with open(log, "wb") as f:
             code = subprocess.run(argv, env=env.environ(), stdout=f, stderr=subprocess.STDOUT).returncode
         if code != 0:
             raise SystemExit(f"error: the empty application exited {code}; see {log}")
         times.append(time.monotonic() - started)
-    return statistics.median(times)
+    time.sleep(3 * meter.period_s)
+    cpu = [meter.of(f"{label} floor {shape(spec)} {i}") for i in range(repeats)]
+    return statistics.median(times), {k: statistics.median(c[k] for c in cpu) for k in cpu[0]}
 
 
 def run_campaign(label: str, specs: Sequence[RunSpec], options: SubmitOptions, backend: LocalBackend, out: Path,
-                 cache: bool, env: SparkEnv) -> tuple[list[dict], float]:
+                 cache: bool, env: SparkEnv, meter: CpuMeter) -> tuple[list[dict], float]:
     """One campaign through the harness's own loop (open_campaign); per-run rows and the campaign's wall time.
 
     The wall time includes opening the campaign, so the one-time decode of the data cache counts.
@@ -109,15 +178,44 @@ def run_campaign(label: str, specs: Sequence[RunSpec], options: SubmitOptions, b
                         settings=CampaignSettings(options=options, timeout=1800, retries=0, data_cache=cache),
                         manifest=Manifest.for_design(specs), provenance={"bench": label})
     with open_campaign(folder, plan, backend, resume=False, env=env, runner=ProcessRunner(),
-                       progress=lambda m: print(f"  [{label}] {m}", flush=True)) as campaign:
+                       progress=lambda m: said(label, m, meter)) as campaign:
         summary = campaign.run(specs)
     wall = time.monotonic() - started
+    time.sleep(3 * meter.period_s)
     rows = [{"key": r.key, "shape": shape(r.spec), "status": str(r.status), "elapsed_s": r.elapsed_s,
-             "wall_clock_s": r.wall_clock_s, **r.metrics} for r in summary.records]
+             "wall_clock_s": r.wall_clock_s, "cpu": meter.of(f"{label} run {r.key}"), **r.metrics}
+            for r in summary.records]
     return rows, wall
 
 
-def report(label: str, rows: list[dict], wall: float, floors: dict[tuple[int, int, int], float]) -> dict[str, float]:
+def said(label: str, message: str, meter: CpuMeter) -> None:
+    """Print the campaign's progress; a run starting opens its CPU segment."""
+    started = re.search(r"\] run (\S+): ", message)
+    if started:
+        meter.mark(f"{label} run {started.group(1)}")
+    print(f"  [{label}] {message}", flush=True)
+
+
+def cpu_report(ok: list[dict], floors: dict[tuple[int, int, int], float],
+               floor_cpu: dict[tuple[int, int, int], dict[str, float]]) -> None:
+    """CPU seconds per run against its floor's: is the time above the floor CPU work this machine had to do?
+
+    With every core busy, a run cannot end sooner than (its CPU - the floor's CPU) / cores after the
+    floor; ``bound`` is that time, to set against ``elapsed - floor`` (training included in both).
+    """
+    cores = os.cpu_count() or 1
+    print(f"  CPU seconds (driver JVM + driver Python + executor JVMs), run vs floor, on {cores} cores:")
+    print(f"  run   {'driver':>8}{'executors':>10}{'total':>8}  {'floor':>6}{'extra':>7}"
+          f"  {'elapsed-floor':>14}{'extra/cores':>12}")
+    for r in ok:
+        c, f = r["cpu"], floor_cpu[r["shape"]]
+        extra = c["total"] - f["total"]
+        print(f"  {r['key']:<6}{c['driver_jvm'] + c['driver_py']:8.1f}{c['executors']:10.1f}{c['total']:8.1f}  "
+              f"{f['total']:6.1f}{extra:7.1f}  {r['elapsed_s'] - floors[r['shape']]:14.1f}{extra / cores:12.1f}")
+
+
+def report(label: str, rows: list[dict], wall: float, floors: dict[tuple[int, int, int], float],
+           floor_cpu: dict[tuple[int, int, int], dict[str, float]]) -> dict[str, float]:
     ok = [r for r in rows if r["status"] == "ok" and r.get("phase_training_s") is not None]
     print(f"\n{label}: {len(rows)} run(s), {len(ok)} ok, campaign wall time {wall:.1f} s")
     head = "  run   " + "".join(f"{p:>11}" for p in PHASES) + "    elapsed   floor  overhead"
@@ -133,6 +231,7 @@ def report(label: str, rows: list[dict], wall: float, floors: dict[tuple[int, in
         means = "".join(f"{statistics.fmean(r.get(f'phase_{p}_s') or 0.0 for r in ok):11.2f}" for p in PHASES)
         print(f"  mean  {means} {statistics.fmean(r['elapsed_s'] for r in ok):10.1f} "
               f"{statistics.fmean(floors[r['shape']] for r in ok):7.1f} {statistics.fmean(overheads):9.1f}")
+    cpu_report(ok, floors, floor_cpu)
     eff = campaign_efficiency(ok, wall)
     share = [r.get("host_sampler_share") for r in ok if r.get("host_sampler_share") is not None]
     print(f"  training {eff.training_s:.1f} s + validation {eff.validation_s:.1f} s of {wall:.1f} s: "
@@ -151,6 +250,11 @@ def arm_env(label: str, backend: LocalBackend) -> SparkEnv:
 
 
 def bench_design(name: str, specs: list[RunSpec], args: argparse.Namespace, work: Path) -> None:
+    with CpuMeter() as meter:
+        bench_arms(name, specs, args, work, meter)
+
+
+def bench_arms(name: str, specs: list[RunSpec], args: argparse.Namespace, work: Path, meter: CpuMeter) -> None:
     print(f"\n=== {name}: {len(specs)} run(s) ===", flush=True)
     cluster = LocalCluster(work / name / "cluster", port=free_port(), webui_port=free_port())
     mem = parse_memory_mb(args.executor_memory)
@@ -167,17 +271,19 @@ def bench_design(name: str, specs: list[RunSpec], args: argparse.Namespace, work
             options = SubmitOptions(master_url=cluster.master_url, executor_memory=args.executor_memory,
                                     train_samples=args.train_samples, test_samples=args.test_samples, jobs=jobs[label])
             floors: dict[tuple[int, int, int], float] = {}
+            floor_cpu: dict[tuple[int, int, int], dict[str, float]] = {}
             for spec in specs:
                 if shape(spec) not in floors:
-                    floors[shape(spec)] = floor_s(spec, options, env, backend, work / name / f"floor-{label}.log",
-                                                  args.floor_repeats)
-                    print(f"  [{label}] floor {shape(spec)} (nodes, executors, cores): {floors[shape(spec)]:.1f} s",
-                          flush=True)
+                    floors[shape(spec)], floor_cpu[shape(spec)] = floor_s(
+                        spec, options, env, backend, work / name / f"floor-{label}.log", args.floor_repeats, meter,
+                        label)
+                    print(f"  [{label}] floor {shape(spec)} (nodes, executors, cores): {floors[shape(spec)]:.1f} s, "
+                          f"{floor_cpu[shape(spec)]['total']:.1f} CPU s", flush=True)
             what = ("each job decodes the data; jars shipped; plain JVMs; the job of 0cea95c" if label == "before"
                     else "data decoded once per campaign; jars in place; tuned JVMs; jobs/train.py")
             results[label] = report(f"{name} {label} ({what})",
                                     *run_campaign(label, specs, options, backend, work / name / label,
-                                                  cache=label == "after", env=env), floors)
+                                                  cache=label == "after", env=env, meter=meter), floors, floor_cpu)
         before, after = results["before"], results["after"]
         print(f"\n{name}: efficiency {100 * before['efficiency']:.1f} % -> {100 * after['efficiency']:.1f} %, "
               f"mean overhead above the floor {before['overhead']:.1f} s -> {after['overhead']:.1f} s, "
