@@ -31,6 +31,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Mapping
 
 from cluster.errors import EnvironmentProblem
 
@@ -52,6 +53,11 @@ def _one(directory: Path, pattern: str, what: str) -> Path:
     if not found:
         raise EnvironmentProblem(f"{what} not found under {directory}/{pattern}: reinstall bigdl-dllib-spark3 (`make venv`)")
     return found[-1]
+
+
+#: Settings a job's own --conf joins to ours (with this separator) instead of replacing them.
+MERGED = {f"spark.{role}.{name}": sep for role in ("driver", "executor")
+          for name, sep in (("extraJavaOptions", " "), ("extraClassPath", os.pathsep), ("extraLibraryPath", os.pathsep))}
 
 
 def java_option(option: str) -> str:
@@ -104,23 +110,33 @@ class SparkEnv:
     def classpath(self) -> str:
         return os.pathsep.join(str(j) for j in self.jars)
 
-    def submit_args(self) -> list[str]:
-        """The spark-submit options that put BigDL on the driver and executor class paths."""
+    def submit_args(self, user: Mapping[str, str] | None = None) -> list[str]:
+        """The spark-submit options that put BigDL on the driver and executor class paths.
+
+        ``user``: the job's own ``--conf`` settings. Those of :data:`MERGED` (class and library
+        paths, JVM options) are joined after ours instead of replacing them, so a job that adds
+        a JVM option or a jar keeps BigDL, the log configuration and the local backend's tuning
+        (a JVM option given twice: the job's, later, wins).
+        """
+        user = dict(user or {})
         cp = self.classpath()
+        ours = {
+            "spark.driver.extraJavaOptions": " ".join((java_option(f"-Dlog4j2.configurationFile={self.log_config}"),
+                                                       *self.driver_java_options)),
+            "spark.executor.extraJavaOptions": " ".join((java_option(f"-Dlog4j2.configurationFile={self.log_config}"),
+                                                         *self.executor_java_options)),
+            "spark.driver.extraClassPath": cp,
+            "spark.executor.extraClassPath": cp,
+            **({f"spark.{role}.extraLibraryPath": str(self.library_path) for role in ("driver", "executor")}
+               if self.library_path is not None else {}),
+        }
+        for key, value in user.items():
+            if key in MERGED and value:
+                ours[key] = MERGED[key].join(v for v in (ours.get(key), value) if v)
         jars = ["--jars", ",".join(str(j) for j in self.jars)] if self.ship_jars else []
-        logging = java_option(f"-Dlog4j2.configurationFile={self.log_config}")
-        java = [a for key, options in (("spark.driver.extraJavaOptions", self.driver_java_options),
-                                       ("spark.executor.extraJavaOptions", self.executor_java_options))
-                for a in ("--conf", f"{key}={' '.join((logging, *options))}")]
-        native = ([a for role in ("driver", "executor")
-                   for a in ("--conf", f"spark.{role}.extraLibraryPath={self.library_path}")]
-                  if self.library_path is not None else [])
         return [
             *jars,
-            *java,
-            *native,
-            "--conf", f"spark.driver.extraClassPath={cp}",
-            "--conf", f"spark.executor.extraClassPath={cp}",
+            *(a for key, value in ours.items() for a in ("--conf", f"{key}={value}")),
             "--conf", f"spark.pyspark.python={self.python}",
             "--conf", f"spark.pyspark.driver.python={self.python}",
             # executors started by a cluster that did not get our environment still get the sitecustomize

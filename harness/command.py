@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import jobs
-from cluster.sparkenv import SparkEnv
+from cluster.sparkenv import MERGED, SparkEnv
 from harness.job import Job, JobChoice, harness_values, job_confs
 from harness.runspec import RunSpec, Value, format_value
 
@@ -100,7 +100,8 @@ def submit_argv(spec: RunSpec, options: SubmitOptions, env: SparkEnv, event_log_
     ``event_log_dir``: the run's folder, where Spark writes its event log (None: no event log).
     """
     job = job_for(spec, options)
-    confs = [a for k, v in job_confs(job, spec) for a in ("--conf", f"{k}={v}")]
+    own = dict(job_confs(job, spec))
+    confs = [a for k, v in own.items() if k not in MERGED for a in ("--conf", f"{k}={v}")]
     app: list[str] = []
     if job.py_files:
         app += ["--py-files", ",".join(str(p) for p in job.py_files)]
@@ -118,7 +119,7 @@ def submit_argv(spec: RunSpec, options: SubmitOptions, env: SparkEnv, event_log_
         # Spark would otherwise wait forever for resources it cannot get.
         "--conf", "spark.scheduler.maxRegisteredResourcesWaitingTime=120s",
         "--conf", "spark.scheduler.minRegisteredResourcesRatio=1.0",
-        *env.submit_args(),
+        *env.submit_args(own),
         *confs,
         *(event_log_conf(event_log_dir) if event_log_dir is not None else []),
         *app,

@@ -1,5 +1,7 @@
 """The design-row -> spark-submit argv mapping (pure; the real path is tested in test_submit_cluster)."""
 
+import os
+from dataclasses import replace
 from pathlib import Path
 
 from cluster.sparkenv import discover
@@ -109,3 +111,25 @@ def test_the_campaigns_data_cache_goes_only_to_jobs_that_name_it(tmp_path):
     mlp = RunSpec(run=1, replicate=1, nodes=1, executors=1, executor_cores=1, max_iter=2, step_size=0.5, block_size=64)
     assert "--data-cache" not in job_args(mlp, SubmitOptions(master_url="x", data_cache=tmp_path / "m.npz",
                                                              jobs=JobChoice(builtin("mlp")), out=tmp_path))
+
+
+def test_a_jobs_own_jvm_options_and_paths_join_ours(tmp_path):
+    """A job's extraJavaOptions / extraClassPath / extraLibraryPath keep BigDL, the log setup and the tuning."""
+    (tmp_path / "app.py").write_text("")
+    (tmp_path / "job.toml").write_text(
+        '[job]\nname = "mine"\napp = "app.py"\nargs = []\nresults = "json"\n'
+        '[spark]\n"spark.driver.extraJavaOptions" = "-Dmine=1 -Xss4m"\n'
+        '"spark.executor.extraClassPath" = "/opt/extra.jar"\n"spark.driver.extraLibraryPath" = "/opt/native"\n')
+    env = replace(discover(), driver_java_options=("-XX:+UseParallelGC",), library_path=tmp_path / "mkl")
+    s = RunSpec(run=1, replicate=1, nodes=1, executors=1, executor_cores=1,
+                params={"spark.executor.extraJavaOptions": "-Dcell=2"})
+    argv = submit_argv(s, SubmitOptions(master_url="m", jobs=JobChoice(load_job(tmp_path / "job.toml"))), env)
+    confs = [argv[i + 1] for i, a in enumerate(argv) if a == "--conf"]
+    set_ = {c.split("=", 1)[0]: c.split("=", 1)[1] for c in confs}
+    assert len(set_) == len(confs)  # each key once: nothing for spark-submit to drop silently
+    logging = f"-Dlog4j2.configurationFile={env.log_config}"
+    assert set_["spark.driver.extraJavaOptions"] == f"{logging} -XX:+UseParallelGC -Dmine=1 -Xss4m"
+    assert set_["spark.executor.extraJavaOptions"] == f"{logging} -Dcell=2"  # the design column too
+    assert set_["spark.executor.extraClassPath"] == f"{env.classpath()}{os.pathsep}/opt/extra.jar"
+    assert set_["spark.driver.extraClassPath"] == env.classpath()
+    assert set_["spark.driver.extraLibraryPath"] == f"{tmp_path / 'mkl'}{os.pathsep}/opt/native"

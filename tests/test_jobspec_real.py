@@ -151,3 +151,35 @@ def test_json_jobs_without_usable_figures_fail_with_the_reason(tmp_path, local_c
     assert rows["none"]["status"] == "failed" and "wrote no metrics" in rows["none"]["reason"]
     assert rows["impossible"]["status"] == "failed" and "accuracy 2.0" in rows["impossible"]["reason"]
     assert all(rows[m]["score"] == "" for m in ("broken", "none", "impossible"))
+
+
+PROPERTY_SCRIPT = '''
+from pyspark import SparkContext
+
+sc = SparkContext.getOrCreate()
+system = sc._jvm.java.lang.System
+bigdl = sc._jvm.java.lang.Class.forName("com.intel.analytics.bigdl.dllib.utils.Engine").getName()
+print("PROPS", system.getProperty("sparkdl.mine"), system.getProperty("log4j2.configurationFile"), bigdl)
+sc.stop()
+'''
+
+
+@pytest.mark.slow
+def test_a_jobs_own_jvm_option_reaches_the_driver_with_ours(tmp_path):
+    """A job's spark.driver.extraJavaOptions is added to the harness's (log setup, BigDL's class path), not instead."""
+    from harness.command import SubmitOptions, submit_argv
+    from harness.job import JobChoice, load_job
+    from harness.runspec import RunSpec
+
+    (tmp_path / "props.py").write_text(PROPERTY_SCRIPT)
+    (tmp_path / "job.toml").write_text('[job]\nname = "props"\napp = "props.py"\nargs = []\n'
+                                       '[spark]\n"spark.driver.extraJavaOptions" = "-Dsparkdl.mine=yes"\n')
+    spec = RunSpec(run=1, replicate=1, nodes=1, executors=1, executor_cores=1)
+    options = SubmitOptions(master_url="local[1]", driver_memory="1g",
+                            jobs=JobChoice(load_job(tmp_path / "job.toml")))
+    env = discover()
+    proc = subprocess.run(submit_argv(spec, options, env), env=env.environ(), capture_output=True, text=True,
+                          timeout=600, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (line,) = [x for x in proc.stdout.splitlines() if x.startswith("PROPS ")]
+    assert line.split()[1:] == ["yes", str(env.log_config), "com.intel.analytics.bigdl.dllib.utils.Engine"]
