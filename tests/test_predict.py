@@ -84,6 +84,19 @@ def test_metrics_match_sklearn():
     assert ev.mape == pytest.approx(mean_absolute_percentage_error(y, yhat), rel=1e-12)
 
 
+@pytest.mark.filterwarnings("error")
+def test_metrics_of_huge_figures_do_not_overflow():
+    """R^2 and MAPE are scale-free: figures near 1e200 give sklearn's values for the same figures scaled down."""
+    rng = np.random.default_rng(2)
+    y = rng.uniform(10, 100, 30)
+    yhat = y + rng.normal(0, 5, 30)
+    ev = evaluation(y * 1e200, yhat * 1e200)
+    assert ev.r2 == pytest.approx(r2_score(y, yhat), rel=1e-9)
+    assert ev.mape == pytest.approx(mean_absolute_percentage_error(y, yhat), rel=1e-9)
+    assert ev.mse == np.inf  # (5e200)^2 is beyond a float
+    assert evaluation(y * 1e150, yhat * 1e150).mse == pytest.approx(mean_squared_error(y, yhat) * 1e300, rel=1e-9)
+
+
 def test_r2_is_nan_for_constant_observations():
     assert np.isnan(evaluation(np.ones(4), np.arange(4.0)).r2)
 

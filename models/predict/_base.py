@@ -46,11 +46,19 @@ def evaluation(y_true: np.ndarray, y_pred: np.ndarray) -> Evaluation:
     yhat = np.asarray(y_pred, dtype=float)
     if y.shape != yhat.shape or y.ndim != 1 or y.size == 0:
         raise InvalidTableError(f"need two equal-length non-empty vectors, got {y.shape} and {yhat.shape}")
-    resid = y - yhat
-    ss_tot = float(np.sum((y - y.mean()) ** 2))
-    r2 = 1.0 - float(np.sum(resid**2)) / ss_tot if ss_tot > 0 else float("nan")
-    mape = float(np.mean(np.abs(resid) / np.maximum(np.abs(y), np.finfo(float).eps)))
-    return Evaluation(n=int(y.size), mse=float(np.mean(resid**2)), r2=r2, mape=mape)
+    # R^2 is computed on values scaled to at most 1, so figures near 1e200 do not overflow when squared;
+    # the MSE of such figures is honestly infinite.
+    scale = float(max(np.max(np.abs(y)), np.max(np.abs(yhat))))
+    scale = scale if 0 < scale < np.inf else 1.0
+    ys = y / scale
+    rs = ys - yhat / scale
+    ss_tot = float(np.sum((ys - ys.mean()) ** 2))
+    r2 = 1.0 - float(np.sum(rs**2)) / ss_tot if ss_tot > 0 else float("nan")
+    with np.errstate(over="ignore"):
+        resid = y - yhat
+        mape = float(np.mean(np.abs(resid) / np.maximum(np.abs(y), np.finfo(float).eps)))
+        mse = float(np.mean(rs**2)) * scale * scale  # a float product past the range is inf, not an error
+    return Evaluation(n=int(y.size), mse=mse, r2=r2, mape=mape)
 
 
 class Predictor(ABC):
