@@ -74,8 +74,8 @@ def main(argv: list[str] | None = None) -> int:
                     driver, executors = VARIANTS[v]
                     env = replace(base, driver_java_options=(*base.driver_java_options, *driver),
                                   executor_java_options=(*base.executor_java_options, *executors))
-                    done, _ = run_campaign(v, specs, options, backend, work / f"{v}-{i + 1}", cache=True, env=env,
-                                           meter=meter)
+                    done, _ = run_campaign(f"{v}-{i + 1}", specs, options, backend, work / f"{v}-{i + 1}",
+                                           cache=True, env=env, meter=meter)
                     rows[v] += [r for r in done if r["status"] == "ok"]
     finally:
         cluster.stop()

@@ -131,11 +131,10 @@ class LocalBackend:
     #: 1.3 s less outside training with it; training itself took as long).
     GC = ("-XX:+UseParallelGC",)
     #: Every JVM of a run compiles with C1 only. The driver and the executors share this machine's
-    #: few cores, and C2's compiler threads took CPU the tasks needed; C2's faster code never paid it
-    #: back in the runs we measured. On 2 cores (medians of 2-3 runs each, bench/README "Where the
-    #: time goes"): a LeNet epoch on 1 executor trained in 5.9 s instead of 7.6 s (C1 driver); with C1
-    #: executors too, 4 executors spent 9.3 s instead of 13.2 s outside training and trained 4,000
-    #: digits in 12.2 s instead of 20.3 s; 1 executor trained 5 epochs in 23.1 s instead of 23.8 s.
+    #: few cores, and C2's compiler threads took CPU the tasks needed; C2's faster code did not pay it
+    #: back in the runs measured (bench/jit.py, README "Where the time goes"): on 2 cores a LeNet run
+    #: of 4 executors took 12.7 s instead of 21.3 s, a 35 s bi-RNN training on 1 executor 34.1 s
+    #: instead of 35.3 s.
     JIT = ("-XX:TieredStopAtLevel=1",)
 
     def __init__(self, cluster: LocalCluster, executor_memory_mb: int, keep_running: bool = False,
