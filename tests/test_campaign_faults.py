@@ -57,7 +57,8 @@ def test_sigkill_mid_campaign_then_resume_gives_each_cell_exactly_once(local_clu
     # kill it while run 2 is in flight (its job process recorded)
     wait_for(lambda: query(out, "SELECT pid FROM attempts WHERE run=2 AND pid IS NOT NULL"), 600, "run 2 to start")
     (pid,) = query(out, "SELECT pid FROM attempts WHERE run=2")[0]
-    time.sleep(3)
+    log = out / "logs" / "2-1.out"  # mid-job: BigDL builds its network (a fixed sleep, a fast machine outruns)
+    wait_for(lambda: log.exists() and b"creating: " in log.read_bytes(), 300, "run 2's job to build its network")
     proc.kill()
     proc.wait(30)
     assert query(out, "SELECT run FROM results") == [(1,)]

@@ -52,7 +52,11 @@ def test_a_signal_mid_job_stops_everything_and_resume_finishes_the_row_once(tmp_
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         wait_for_line(proc, "[1/1] run 1-1:", timeout=300)
-        time.sleep(3)  # the job is running
+        # the job is running: BigDL builds its network (not a fixed sleep, which a fast machine outruns)
+        log, deadline = out / "logs" / "1-1.out", time.monotonic() + 300
+        while not (log.exists() and b"creating: " in log.read_bytes()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert proc.poll() is None, "the campaign ended before the job built its network"
         assert jvms_of(state, port), "the command should have started a master and a worker"
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=60)
