@@ -71,6 +71,7 @@ class CpuMeter:
 
     def __init__(self, period_s: float = 0.05) -> None:
         self.period_s, self.segment = period_s, ""
+        self.share = 0.0  # the meter's own CPU time over its wall time: what it takes from the runs
         self.seen: dict[tuple[int, int], tuple[str, str, float]] = {}  # (pid, start) -> segment, kind, cpu
         self.stopping = threading.Event()
         self.thread = threading.Thread(target=self._loop, daemon=True)
@@ -87,7 +88,9 @@ class CpuMeter:
         self.segment = segment
 
     def _loop(self) -> None:
+        started = time.monotonic()
         while not self.stopping.wait(self.period_s):
+            self.share = time.thread_time() / max(time.monotonic() - started, 1e-9)  # of one core, so far
             drivers: set[int] = set()
             found = []
             for entry in os.scandir("/proc"):
@@ -197,14 +200,15 @@ def said(label: str, message: str, meter: CpuMeter) -> None:
 
 
 def cpu_report(ok: list[dict], floors: dict[tuple[int, int, int], float],
-               floor_cpu: dict[tuple[int, int, int], dict[str, float]]) -> None:
+               floor_cpu: dict[tuple[int, int, int], dict[str, float]], meter_share: float) -> None:
     """CPU seconds per run against its floor's: is the time above the floor CPU work this machine had to do?
 
     With every core busy, a run cannot end sooner than (its CPU - the floor's CPU) / cores after the
     floor; ``bound`` is that time, to set against ``elapsed - floor`` (training included in both).
     """
     cores = os.cpu_count() or 1
-    print(f"  CPU seconds (driver JVM + driver Python + executor JVMs), run vs floor, on {cores} cores:")
+    print(f"  CPU seconds (driver JVM + driver Python + executor JVMs), run vs floor, on {cores} cores "
+          f"(reading them took {100 * meter_share:.1f} % of one core):")
     print(f"  run   {'driver':>8}{'executors':>10}{'total':>8}  {'floor':>6}{'extra':>7}"
           f"  {'elapsed-floor':>14}{'extra/cores':>12}")
     for r in ok:
@@ -215,7 +219,7 @@ def cpu_report(ok: list[dict], floors: dict[tuple[int, int, int], float],
 
 
 def report(label: str, rows: list[dict], wall: float, floors: dict[tuple[int, int, int], float],
-           floor_cpu: dict[tuple[int, int, int], dict[str, float]]) -> dict[str, float]:
+           floor_cpu: dict[tuple[int, int, int], dict[str, float]], meter_share: float) -> dict[str, float]:
     ok = [r for r in rows if r["status"] == "ok" and r.get("phase_training_s") is not None]
     print(f"\n{label}: {len(rows)} run(s), {len(ok)} ok, campaign wall time {wall:.1f} s")
     head = "  run   " + "".join(f"{p:>11}" for p in PHASES) + "    elapsed   floor  overhead"
@@ -231,7 +235,7 @@ def report(label: str, rows: list[dict], wall: float, floors: dict[tuple[int, in
         means = "".join(f"{statistics.fmean(r.get(f'phase_{p}_s') or 0.0 for r in ok):11.2f}" for p in PHASES)
         print(f"  mean  {means} {statistics.fmean(r['elapsed_s'] for r in ok):10.1f} "
               f"{statistics.fmean(floors[r['shape']] for r in ok):7.1f} {statistics.fmean(overheads):9.1f}")
-    cpu_report(ok, floors, floor_cpu)
+    cpu_report(ok, floors, floor_cpu, meter_share)
     eff = campaign_efficiency(ok, wall)
     share = [r.get("host_sampler_share") for r in ok if r.get("host_sampler_share") is not None]
     print(f"  training {eff.training_s:.1f} s + validation {eff.validation_s:.1f} s of {wall:.1f} s: "
@@ -283,7 +287,8 @@ def bench_arms(name: str, specs: list[RunSpec], args: argparse.Namespace, work: 
                     else "data decoded once per campaign; jars in place; tuned JVMs; jobs/train.py")
             results[label] = report(f"{name} {label} ({what})",
                                     *run_campaign(label, specs, options, backend, work / name / label,
-                                                  cache=label == "after", env=env, meter=meter), floors, floor_cpu)
+                                                  cache=label == "after", env=env, meter=meter), floors, floor_cpu,
+                                    meter.share)
         before, after = results["before"], results["after"]
         print(f"\n{name}: efficiency {100 * before['efficiency']:.1f} % -> {100 * after['efficiency']:.1f} %, "
               f"mean overhead above the floor {before['overhead']:.1f} s -> {after['overhead']:.1f} s, "
