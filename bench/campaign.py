@@ -56,6 +56,8 @@ from harness.runspec import RunSpec
 from harness.schema import CampaignDir, Manifest
 
 ROOT = Path(__file__).resolve().parent.parent
+EMPTY_APP = Path(__file__).with_name("empty_app.py")
+BEFORE_REVISION = "0cea95c"  # the job and its descriptions as they were when issue 14's job changes began
 TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -120,8 +122,6 @@ class CpuMeter:
                 out[kind] += cpu
         out["total"] = sum(out[k] for k in self.KINDS)
         return out
-EMPTY_APP = Path(__file__).with_name("empty_app.py")
-BEFORE_REVISION = "0cea95c"  # the job and its descriptions as they were when issue 14's job changes began
 
 
 def before_job(model: str, work: Path) -> Path:
@@ -204,7 +204,7 @@ def cpu_report(ok: list[dict], floors: dict[tuple[int, int, int], float],
     """CPU seconds per run against its floor's: is the time above the floor CPU work this machine had to do?
 
     With every core busy, a run cannot end sooner than (its CPU - the floor's CPU) / cores after the
-    floor; ``bound`` is that time, to set against ``elapsed - floor`` (training included in both).
+    floor: the column ``extra/cores``, to set against ``elapsed - floor`` (training included in both).
     """
     cores = os.cpu_count() or 1
     print(f"  CPU seconds (driver JVM + driver Python + executor JVMs), run vs floor, on {cores} cores "

@@ -18,8 +18,9 @@ imports pyspark calls :func:`alias_cloudpickle` first. The facts behind each pie
 * Jars: BigDL's two jars live inside its wheel and go on both class paths, and on ``--jars`` for
   executors on other hosts. Executors on this machine (``ship_jars=False``: the local backend)
   read them in place: shipping them cost every executor a 120 MB copy into its work folder.
-* JVM options: the local backend adds its own (:mod:`cluster.cds`'s archive, a lighter driver JIT)
-  and a library path (:mod:`cluster.natives`: BigDL's MKL, unpacked once).
+* JVM options: every driver and executor logs with ``site/log4j2.xml``; the local backend adds its
+  own (:mod:`cluster.cds`'s archive, the parallel collector, a C1-only JIT) and a library path
+  (:mod:`cluster.natives`: BigDL's MKL, unpacked once).
 
 Nothing here imports pyspark or BigDL, so it is cheap to import anywhere.
 """
@@ -118,19 +119,17 @@ class SparkEnv:
         a JVM option or a jar keeps BigDL, the log configuration and the local backend's tuning
         (a JVM option given twice: the job's, later, wins).
         """
-        user = dict(user or {})
         cp = self.classpath()
+        logging = java_option(f"-Dlog4j2.configurationFile={self.log_config}")
         ours = {
-            "spark.driver.extraJavaOptions": " ".join((java_option(f"-Dlog4j2.configurationFile={self.log_config}"),
-                                                       *self.driver_java_options)),
-            "spark.executor.extraJavaOptions": " ".join((java_option(f"-Dlog4j2.configurationFile={self.log_config}"),
-                                                         *self.executor_java_options)),
+            "spark.driver.extraJavaOptions": " ".join((logging, *self.driver_java_options)),
+            "spark.executor.extraJavaOptions": " ".join((logging, *self.executor_java_options)),
             "spark.driver.extraClassPath": cp,
             "spark.executor.extraClassPath": cp,
             **({f"spark.{role}.extraLibraryPath": str(self.library_path) for role in ("driver", "executor")}
                if self.library_path is not None else {}),
         }
-        for key, value in user.items():
+        for key, value in (user or {}).items():
             if key in MERGED and value:
                 ours[key] = MERGED[key].join(v for v in (ours.get(key), value) if v)
         jars = ["--jars", ",".join(str(j) for j in self.jars)] if self.ship_jars else []
