@@ -59,6 +59,12 @@ ROOT = Path(__file__).resolve().parent.parent
 EMPTY_APP = Path(__file__).with_name("empty_app.py")
 BEFORE_REVISION = "0cea95c"  # the job and its descriptions as they were when issue 14's job changes began
 TICK = os.sysconf("SC_CLK_TCK")
+SEED001 = """run,model,nodes,executors,executor_cores,epochs,learning_rate,batch_size
+1,birnn,1,1,1,1,0.01,64
+2,birnn,2,1,2,1,0.1,64
+3,birnn,1,2,2,1,0.1,128
+4,birnn,2,2,1,1,0.01,128
+"""
 
 
 class CpuMeter:
@@ -136,12 +142,6 @@ def before_job(model: str, work: Path) -> Path:
                              f"({done.stderr.decode(errors='replace').strip()}): run in a full clone of the project")
         (folder / name).write_bytes(done.stdout)
     return folder / f"{model}.toml"
-SEED001 = """run,model,nodes,executors,executor_cores,epochs,learning_rate,batch_size
-1,birnn,1,1,1,1,0.01,64
-2,birnn,2,1,2,1,0.1,64
-3,birnn,1,2,2,1,0.1,128
-4,birnn,2,2,1,1,0.01,128
-"""
 
 
 def shape(spec: RunSpec) -> tuple[int, int, int]:
