@@ -22,7 +22,8 @@ application's spark-submit 4.8 s -> 3.9 s, and a LeNet run's time outside traini
 * The class path is the one Spark's launcher gives both drivers and executors when BigDL's jars
   are ``extraClassPath``: ``dllib.jar:core.jar:$SPARK_HOME/conf:$SPARK_HOME/jars/*``.
 * Only for drivers and executors on this machine (the local backend): a Fabric host would need
-  its own archive, of its own paths.
+  its own archive, of its own paths. Only for a runtime with a class list (the BigDL runtime's
+  ``class_data_list``), and only for jobs that ask for the tuned JVM.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from cluster.errors import EnvironmentProblem
 from cluster.processes import remove_dead_leftovers
 from cluster.sparkenv import SparkEnv
 
-CLASS_LIST = Path(__file__).resolve().with_name("cds") / "classes.lst"
+CLASS_LIST = Path(__file__).resolve().with_name("runtimes") / "classes.lst"  # the BigDL runtime's
 DUMP_TIMEOUT_S = 300.0
 
 
@@ -48,7 +49,7 @@ def runtime_classpath(env: SparkEnv) -> str:
 
     ``jars/*`` is expanded by the java launcher, in the same directory order at dump time and at run time.
     """
-    return os.pathsep.join([env.classpath(), str(env.spark_home / "conf"), str(env.spark_home / "jars" / "*")])
+    return os.pathsep.join(p for p in (env.classpath(), str(env.spark_home / "conf"), str(env.spark_home / "jars" / "*")) if p)
 
 
 def _classpath_files(env: SparkEnv) -> list[Path]:

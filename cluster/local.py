@@ -37,6 +37,7 @@ from cluster.errors import ClusterError, NotRunning, PortInUse, StartupTimeout
 from cluster.master import MasterState, fetch_state
 from cluster.processes import (MASTER_CLASS, WORKER_CLASS, Intent, ProcessRecord, end_process_group,  # noqa: F401
                                free_port, listener, log_tail, port_free, reconcile, start_ticks)
+from cluster import runtime as runtimes
 from cluster.sparkenv import SparkEnv, discover
 from sparkdl.cli import run_cli
 from sparkdl.options import DEFAULT_MASTER_PORT, DEFAULT_STATE_DIR, DEFAULT_WEBUI_PORT
@@ -82,6 +83,7 @@ class ClusterState:
     workers: list[ProcessRecord] = field(default_factory=list)
     pending: list[Intent] = field(default_factory=list)
     owner: str | None = None
+    runtime: str | None = None  # the runtime whose Spark the master and workers run (cluster/runtime.py)
 
     @classmethod
     def load(cls, path: Path) -> "ClusterState | None":
@@ -94,7 +96,7 @@ class ClusterState:
                 master=ProcessRecord(**d["master"]) if d.get("master") else None,
                 workers=[ProcessRecord(**w) for w in d.get("workers", [])],
                 pending=[Intent(**i) for i in d.get("pending", [])],
-                owner=d.get("owner"),
+                owner=d.get("owner"), runtime=d.get("runtime"),
             )
         except (ValueError, KeyError, TypeError, AttributeError) as e:
             raise ClusterError(f"{path} is corrupt ({e}); run `python -m cluster.local stop --state-dir "
@@ -122,11 +124,13 @@ class ClusterStatus:
     workers_started: int
     master: MasterState | None
     owner: str | None = None
+    runtime: str | None = None
 
     def describe(self) -> str:
         if not self.running or self.master is None:
             return f"no local cluster running ({self.master_url})"
-        lines = [f"master {self.master_url} ({self.master.status}), web UI {self.webui_url}"]
+        lines = [f"master {self.master_url} ({self.master.status}), web UI {self.webui_url}"
+                 + (f", runtime {self.runtime}" if self.runtime else "")]
         for w in self.master.alive_workers:
             lines.append(f"  {w.id}: {w.cores} cores ({w.cores_used} used), {w.memory_mb} MB ({w.memory_used_mb} used)")
         for a in self.master.active_apps:
@@ -176,9 +180,14 @@ class LocalCluster:
 
     @property
     def env(self) -> SparkEnv:
-        if self._env is None:
-            self._env = discover(local_ip=self.host)
+        if self._env is None:  # the running cluster's runtime (a `scale` must start workers of the same Spark)
+            state = ClusterState.load(self._state_path)
+            self._env = discover(local_ip=self.host, runtime=(state and state.runtime) or runtimes.DEFAULT)
         return self._env
+
+    def use(self, env: SparkEnv) -> None:
+        """Start daemons from now on with ``env`` (a runtime's): stop the cluster first if it runs another."""
+        self._env = env
 
     @property
     def _state_path(self) -> Path:
@@ -278,6 +287,7 @@ class LocalCluster:
         argv = [str(self.env.spark_class), MASTER_CLASS, "--host", self.host,
                 "--port", str(self.port), "--webui-port", str(self.webui_port)]
         state.owner = owner
+        state.runtime = self.env.runtime or None
         log = str(self.state_dir / "logs" / "master.log")
         master = self._spawn(state, Intent("master", self.port, self.webui_port, log), argv)
         deadline = time.monotonic() + timeout
@@ -401,7 +411,7 @@ class LocalCluster:
                 state.master.terminate()
                 stopped.append("master")
                 state.master = None
-            state.owner = None
+            state.owner, state.runtime = None, None
             left = reconcile(self.state_dir, (), (), progress=self.progress)  # executors orphaned on the way
             stopped += [p.role or "stray Spark process" for p in left.stopped]
         for role in stopped:
@@ -421,7 +431,8 @@ class LocalCluster:
             self.host, self.port, self.webui_port = state.host, state.port, state.webui_port
         workers = len([w for w in state.workers if w.alive()]) if state else 0
         return ClusterStatus(self.master_url, self.webui_url, running, workers,
-                             self._master_state() if running else None, state.owner if state and running else None)
+                             self._master_state() if running else None, state.owner if state and running else None,
+                             state.runtime if state and running else None)
 
     def _peek(self) -> ClusterState | None:
         if not self.state_dir.is_dir():
@@ -459,6 +470,9 @@ def build_parser() -> argparse.ArgumentParser:
     start.add_argument("--port", type=int, default=DEFAULT_MASTER_PORT)
     start.add_argument("--webui-port", type=int, default=DEFAULT_WEBUI_PORT)
     start.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for registration")
+    start.add_argument("--runtime", default=runtimes.DEFAULT,
+                       help=f"whose Spark the daemons run: a runtime's name or TOML (default {runtimes.DEFAULT}; "
+                            "prepared first if needed)")
     scale = sub.add_parser("scale", parents=[common], help="change the number of workers")
     scale.add_argument("--workers", type=int, required=True)
     scale.add_argument("--cores", type=int)
@@ -475,7 +489,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     say = lambda msg: print(msg, flush=True)  # noqa: E731
     if args.command == "start":
-        cluster = LocalCluster(args.state_dir, args.host, args.port, args.webui_port, progress=say)
+        rt = runtimes.resolve(args.runtime)
+        env = runtimes.spark_env(rt, runtimes.prepare(rt, progress=say).path, local_ip=args.host)
+        cluster = LocalCluster(args.state_dir, args.host, args.port, args.webui_port, env=env, progress=say)
+        running = cluster.status()
+        if running.running and running.runtime not in (None, rt.name):
+            raise ClusterError(f"the cluster under {args.state_dir} runs runtime {running.runtime}: stop it first "
+                               f"(python -m cluster.local stop) to start it on {rt.name}")
         print(cluster.start(args.workers, args.cores, args.memory, args.timeout).describe())
     elif args.command == "scale":
         cluster = LocalCluster(args.state_dir, progress=say)

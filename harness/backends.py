@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Callable, Protocol, Sequence
 
 from cluster import cds, natives
+from cluster import runtime as runtimes
 from cluster.errors import ClusterError, EnvironmentProblem, NotRunning
 from cluster.local import LocalCluster
 from cluster.master import AppInfo, MasterState, fetch_state
-from cluster.sparkenv import SparkEnv, discover
+from cluster.sparkenv import SparkEnv
 from harness.errors import CapacityError
 from harness.runner import ProcessRunner, Runner
 from harness.runspec import RunSpec
@@ -25,12 +26,17 @@ Progress = Callable[[str], None]
 
 
 class Backend(Protocol):
-    """Where runs go. ``open`` first; ``environment`` then gives the Spark environment and runner of its drivers."""
+    """Where runs go. ``open`` first; ``environment`` then gives the Spark environment and runner of its drivers.
+
+    ``environment_for(runtime, jvm)`` is the Spark environment of one run: its runtime's (prepared
+    on first use), with the start-up tuning when ``jvm`` is ``tuned`` and the backend applies any.
+    """
 
     master_url: str
 
-    def open(self, specs: Sequence[RunSpec]) -> None: ...
+    def open(self, specs: Sequence[RunSpec], runtime: str = ...) -> None: ...
     def environment(self) -> tuple[SparkEnv, Runner]: ...
+    def environment_for(self, runtime: str, jvm: str) -> SparkEnv: ...
     def check(self, spec: RunSpec) -> list[str]: ...
     def prepare(self, spec: RunSpec) -> None: ...
     def describe(self) -> dict[str, object]: ...
@@ -79,16 +85,22 @@ class FixedBackend:
         self.master_url, self.webui_url = master_url, webui_url
         self.executor_memory_mb = executor_memory_mb
         self._state: MasterState | None = None
+        self.runtime = runtimes.DEFAULT
 
-    def open(self, specs: Sequence[RunSpec]) -> None:
+    def open(self, specs: Sequence[RunSpec], runtime: str = runtimes.DEFAULT) -> None:
         try:
             self._state = fetch_state(self.webui_url)
         except NotRunning as e:
             raise CapacityError(f"{e} (pass --master-webui if its web UI is not on port 8080)") from e
+        self.runtime = runtime
 
     def environment(self) -> tuple[SparkEnv, Runner]:
-        """Drivers run on this machine, with spark-submit from this environment."""
-        return discover(), ProcessRunner()
+        """Drivers run on this machine, with spark-submit from the first run's runtime."""
+        return self.environment_for(self.runtime, "stock"), ProcessRunner()
+
+    def environment_for(self, runtime: str, jvm: str) -> SparkEnv:
+        """The runtime's stock environment: the master is someone else's, its JVMs are not ours to tune."""
+        return prepared_env(runtime)
 
     def check(self, spec: RunSpec) -> list[str]:
         assert self._state is not None, "open() first"
@@ -111,67 +123,109 @@ class FixedBackend:
         pass
 
 
+def prepared_env(runtime: str, local_ip: str = "127.0.0.1", progress: Progress = lambda _: None) -> SparkEnv:
+    """A runtime's Spark environment, its environment built first if it was never prepared."""
+    rt = runtimes.resolve(runtime)
+    done = runtimes.prepare(rt, progress=progress)
+    return runtimes.spark_env(rt, done.path, local_ip=local_ip)
+
+
 def _latest_app(state: MasterState, name: str) -> AppInfo | None:
     apps = [a for a in (*state.active_apps, *state.completed_apps) if a.name == name]
     return max(apps, key=lambda a: a.id) if apps else None
 
 
 class LocalBackend:
-    """The loopback cluster of :mod:`cluster.local`, rescaled to each run's ``nodes``.
+    """The loopback cluster of :mod:`cluster.local`, rescaled to each run's ``nodes``, restarted on each runtime change.
 
     ``owner`` names the campaign (its folder). The cluster records the owner that started its
     master, so a campaign resumed after its harness was killed adopts the cluster its
     predecessor started and stops it at the end, as the original would have; a cluster that
-    was already running for someone else is reused and left running.
+    was already running for someone else is reused (when it runs the run's runtime) and left running.
+
+    A Spark 4 application does not run on a Spark 3.1 master: the cluster runs one runtime at a
+    time (recorded in its state), and a run of another runtime restarts it with that runtime's Spark.
     """
 
-    #: Every JVM of a run: the parallel collector, Java 8's default, which Spark 3.1 was built for.
+    #: Tuned JVMs: the parallel collector, Java 8's default, which Spark 3.1 was built for.
     #: JDK 11 picks G1 on any machine of 2 cores; G1's start-up and concurrent threads cost each
     #: executor's first tasks CPU that the others need (on 2 cores, a run of 4 executors spent
     #: 1.3 s less outside training with it; training itself took as long).
     GC = ("-XX:+UseParallelGC",)
-    #: Every JVM of a run compiles with C1 only. The driver and the executors share this machine's
-    #: few cores, and C2's compiler threads took CPU the tasks needed; C2's faster code did not pay it
-    #: back in the runs measured (bench/jit.py, README "Where the time goes"): on 2 cores a LeNet run
-    #: of 4 executors took 12.7 s instead of 21.3 s, a 35 s bi-RNN training on 1 executor 34.1 s
-    #: instead of 35.3 s.
+    #: Tuned JVMs compile with C1 only. The driver and the executors share this machine's
+    #: few cores, and C2's compiler threads took CPU the tasks needed on short BigDL runs (bench/jit.py):
+    #: on 2 cores a LeNet run of 4 executors took 12.7 s instead of 21.3 s. On long runs C2's faster code
+    #: wins: a pyspark.ml random forest trained 48 % slower with C1 (49.97 s against 33.84 s). So a job
+    #: gets it only when it asks (``jvm = "tuned"``), never by default.
     JIT = ("-XX:TieredStopAtLevel=1",)
 
     def __init__(self, cluster: LocalCluster, executor_memory_mb: int, keep_running: bool = False,
-                 progress: Progress = lambda _: None, owner: str | None = None, tuned_jvm: bool = True) -> None:
+                 progress: Progress = lambda _: None, owner: str | None = None, plain_jvm: bool = False) -> None:
         self.cluster = cluster
-        self.tuned_jvm = tuned_jvm
-        self.archive: cds.Archive | None = None
-        self.natives: Path | None = None
+        self.plain_jvm = plain_jvm  # --plain-jvm: stock JVMs even for jobs that ask for the tuning
         self.executor_memory_mb = executor_memory_mb
         self.keep_running = keep_running
         self.progress = progress
         self.owner = owner
         self.size: WorkerSize | None = None
         self.started_here = False
+        self.runtime: str | None = None  # the runtime the cluster runs now
+        self._envs: dict[str, SparkEnv] = {}
+        self._tuning: dict[str, tuple[cds.Archive | None, Path | None]] = {}
+        self.tuned_used = False
 
     @property
     def master_url(self) -> str:
         return self.cluster.master_url
 
-    def open(self, specs: Sequence[RunSpec]) -> None:
+    def open(self, specs: Sequence[RunSpec], runtime: str = runtimes.DEFAULT) -> None:
+        """Start (or adopt, or reuse) the cluster on the first run's ``runtime``."""
         self.size = WorkerSize.for_design(specs, self.executor_memory_mb)
         status = self.cluster.status()
         adopted = status.running and self.owner is not None and status.owner == self.owner
         self.started_here = not status.running or adopted
+        if status.running and status.runtime != runtime and not self.started_here:
+            raise ClusterError(f"the local cluster at {self.cluster.master_url} runs runtime {status.runtime} for "
+                               f"someone else, and the first run needs {runtime}: stop it (python -m cluster.local "
+                               "stop) or use another --state-dir and --port")
         # a running cluster keeps its workers until the first run's prepare() rescales it
         first = status.workers_started if status.running and status.workers_started else (specs[0].nodes if specs else 1)
         how = ("starting" if not status.running else
                "adopting the cluster this campaign started before it was stopped:" if adopted else "reusing")
         self.progress(f"local cluster: workers of {self.size.cores} cores and {self.size.memory_mb} MB "
-                      f"({how} {self.cluster.master_url})")
+                      f"({how} {self.cluster.master_url}, runtime {runtime})")
+        self._switch(runtime, first)
+
+    def _env(self, runtime: str) -> SparkEnv:
+        if runtime not in self._envs:
+            self._envs[runtime] = replace(prepared_env(runtime, self.cluster.host, self.progress), ship_jars=False)
+        return self._envs[runtime]
+
+    def _switch(self, runtime: str, workers: int) -> None:
+        """Make the cluster run ``runtime`` with ``workers`` workers (a restart when it ran another)."""
+        assert self.size is not None, "open() first"
+        env = self._env(runtime)
+        status = self.cluster.status()
+        if status.running and status.runtime not in (None, runtime):
+            if not self.started_here:
+                raise ClusterError(f"a run needs runtime {runtime} but the local cluster runs {status.runtime} for "
+                                   "someone else: stop it (python -m cluster.local stop), or run one runtime")
+            self.progress(f"restarting the local cluster on runtime {runtime} (it ran {status.runtime})")
+            self.cluster.stop()
+        self.cluster.use(env)
         try:
-            self.cluster.start(first, self.size.cores, self.size.memory_mb, owner=self.owner)
+            self.cluster.start(workers, self.size.cores, self.size.memory_mb, owner=self.owner)
         except ClusterError as e:
             raise ClusterError(f"cannot start the local cluster: {e}") from e  # exit 4: the environment
-        if self.tuned_jvm:
-            env = discover()
-            self.archive, self.natives = self._archive(env), self._natives(env)
+        self.runtime = runtime
+
+    def _tuned(self, runtime: str, env: SparkEnv) -> tuple[cds.Archive | None, Path | None]:
+        """The runtime's class-data archive and unpacked MKL, built once each (when it has them)."""
+        if runtime not in self._tuning:
+            archive = self._archive(env) if env.class_data_list is not None else None
+            mkl = self._natives(env) if env.natives_jar is not None else None
+            self._tuning[runtime] = (archive, mkl)
+        return self._tuning[runtime]
 
     def _natives(self, env: SparkEnv) -> Path | None:
         """BigDL's MKL, unpacked once; without it (said once) every JVM unpacks its own copy, as Spark would."""
@@ -182,9 +236,9 @@ class LocalBackend:
             return None
 
     def _archive(self, env: SparkEnv) -> cds.Archive | None:
-        """This environment's class-data archive; without one (said once) runs start as plain JVMs."""
+        """This runtime's class-data archive; without one (said once) runs start as plain JVMs."""
         try:
-            archive = cds.ensure(env, progress=self.progress)
+            archive = cds.ensure(env, progress=self.progress, class_list=env.class_data_list or cds.CLASS_LIST)
         except EnvironmentProblem as e:
             self.progress(f"warning: {e}; the runs' JVMs start without a class-data archive")
             return None
@@ -194,17 +248,27 @@ class LocalBackend:
         return archive
 
     def environment(self) -> tuple[SparkEnv, Runner]:
-        """Drivers run on this machine, with spark-submit from this environment.
+        """Drivers run on this machine, with spark-submit from the cluster's current runtime (stock JVMs)."""
+        return self._env(self.runtime or runtimes.DEFAULT), ProcessRunner()
 
-        Executors read BigDL's jars where they are installed (no copy per executor); with the tuned
-        JVM (default) every driver and executor maps the class-data archive, loads BigDL's MKL
-        unpacked once and collects with the parallel collector, and compiles with C1 only.
+    def environment_for(self, runtime: str, jvm: str) -> SparkEnv:
+        """One run's environment: its runtime's, read in place by executors, tuned when the job asks.
+
+        A run of another runtime than the cluster's restarts the cluster on it (the next prepare()
+        sizes it).
         """
-        return self.local_env(discover(), self.tuned_jvm, self.archive, self.natives), ProcessRunner()
+        env = self._env(runtime)
+        if self.runtime != runtime:
+            self._switch(runtime, self.cluster.status().workers_started or 1)
+        if jvm != "tuned" or self.plain_jvm:
+            return env
+        self.tuned_used = True
+        archive, mkl = self._tuned(runtime, env)
+        return self.local_env(env, True, archive, mkl)
 
     @classmethod
     def local_env(cls, env: SparkEnv, tuned_jvm: bool, archive: cds.Archive | None, mkl: Path | None) -> SparkEnv:
-        """env as the local backend runs it (see :meth:`environment`); also what a dry run prints."""
+        """env as the local backend runs it (see :meth:`environment_for`); also what a dry run prints."""
         env = replace(env, ship_jars=False)
         if not tuned_jvm:
             return env
@@ -231,11 +295,12 @@ class LocalBackend:
 
     def describe(self) -> dict[str, object]:
         assert self.size is not None
+        tuned = {name: {"class_data_archive": None if a is None else str(a.path),
+                        "mkl_library_path": None if m is None else str(m)} for name, (a, m) in self._tuning.items()}
         return {"backend": "local", "master": self.master_url, "worker_cores": self.size.cores,
                 "worker_memory_mb": self.size.memory_mb, "state_dir": str(self.cluster.state_dir),
-                "jvm": "tuned" if self.tuned_jvm else "plain",
-                "class_data_archive": None if self.archive is None else str(self.archive.path),
-                "mkl_library_path": None if self.natives is None else str(self.natives)}
+                "runtime": self.runtime, "plain_jvm": self.plain_jvm,
+                "tuned_jvm_options": list((*self.GC, *self.JIT)), "tuning": tuned}
 
     def find_app(self, name: str) -> AppInfo | None:
         return _latest_app(fetch_state(self.cluster.webui_url), name)

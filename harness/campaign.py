@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 import logparse
+from cluster import runtime as runtimes
 from cluster.errors import ClusterError
 from cluster.local import LocalCluster, start_ticks
 from cluster.sparkenv import SparkEnv
@@ -34,6 +35,7 @@ from harness.command import SubmitOptions, job_for, metrics_path, submit_argv
 from harness.datacache import with_data_cache
 from harness.observer import Observer, observer_for
 from harness.errors import CapacityError, HarnessError
+from harness.job import jvm_of, runtime_of
 from harness.runner import Completed, Runner
 from harness.metrics import Metrics, read_metrics, reserved_names
 from harness.runspec import RunSpec, format_value
@@ -43,6 +45,7 @@ from sparkdl.options import DEFAULT_MASTER_PORT, DEFAULT_STATE_DIR, DEFAULT_WEBU
 from sparkdl.crash import crash_later, crash_point
 
 Progress = Callable[[str], None]
+EnvFor = Callable[[str, str], SparkEnv]
 
 
 @dataclass(frozen=True)
@@ -105,8 +108,10 @@ class Campaign:
 
     def __init__(self, folder: CampaignDir, settings: CampaignSettings, backend: Backend, env: SparkEnv,
                  runner: Runner, store: ResultStore, progress: Progress = lambda _: None,
-                 observer: Observer | None = None) -> None:
+                 observer: Observer | None = None, env_for: EnvFor | None = None) -> None:
+        """``env_for(runtime, jvm)``: each run's Spark environment (default: ``env`` for every run)."""
         self.folder, self.settings, self.backend, self.env = folder, settings, backend, env
+        self.env_for = env_for or (lambda runtime, jvm: env)
         self.runner, self.store, self.progress = runner, store, progress
         self.options = replace(settings.options, master_url=backend.master_url, out=folder.path)
         self.observer = observer
@@ -127,7 +132,7 @@ class Campaign:
     def sibling(self) -> "Campaign":
         """The same campaign with its own store connection, for another thread (sqlite3 wants one per thread)."""
         return Campaign(self.folder, self.settings, self.backend, self.env, self.runner, ResultStore(self.folder),
-                        self.progress, self.observer)
+                        self.progress, self.observer, self.env_for)
 
     def close(self) -> None:
         self.store.close()
@@ -139,13 +144,14 @@ class Campaign:
         """
         out, err = self.folder.log_paths(spec.key)
         attempts = self.settings.retries + 1
+        job = job_for(spec, self.options)
         for attempt in range(1, attempts + 1):
+            env = self.env_for(runtime_of(job, spec), jvm_of(job, spec))  # may restart the cluster on another runtime
             if prepare:
                 self.backend.prepare(spec)
             run_dir = self.folder.run_dir(spec.key) if self.observer is not None else None
-            argv = submit_argv(spec, self.options, self.env,
+            argv = submit_argv(spec, self.options, env,
                                event_log_dir=run_dir if self.observer is not None and self.observer.event_log else None)
-            job = job_for(spec, self.options)
             if job.results == "json":  # a figure left by an earlier attempt must not count for this one
                 self.folder.run_dir(spec.key)
                 metrics_path(spec, self.options).unlink(missing_ok=True)
@@ -153,7 +159,7 @@ class Campaign:
             n = self.store.begin_attempt(spec, start, argv)
             watch = self.observer.start(run_dir) if self.observer is not None and run_dir is not None else None
             try:
-                completed = self.runner.run(argv, self.env.environ(), out, err, self.settings.timeout,
+                completed = self.runner.run(argv, env.environ(), out, err, self.settings.timeout,
                                             on_start=lambda pid: self._started(spec, n, pid))
             except BaseException:
                 if watch is not None:
@@ -211,7 +217,7 @@ class Campaign:
     def run(self, specs: Sequence[RunSpec]) -> CampaignSummary:
         """Every spec not finished yet, in order, with progress and an ETA."""
         done = self.store.finished_cells()
-        todo = [s for s in specs if (s.run, s.replicate) not in done]
+        todo = self.blocked_by_runtime([s for s in specs if (s.run, s.replicate) not in done])
         skipped = len(specs) - len(todo)
         if skipped:
             self.progress(f"resuming: {skipped} run(s) already finished, {len(todo)} to go")
@@ -225,6 +231,21 @@ class Campaign:
             self.progress(f"[{i}/{len(todo)}] run {spec.key} {record.status}: {describe_outcome(record)} "
                           f"(elapsed {record.elapsed_s:.0f} s; {failures} failed so far; ETA {eta / 60:.1f} min)")
         return CampaignSummary(tuple(self.store.results()), skipped, self.folder)
+
+
+    def runtime(self, spec: RunSpec) -> str:
+        return runtime_of(job_for(spec, self.options), spec)
+
+    def blocked_by_runtime(self, specs: Sequence[RunSpec]) -> list[RunSpec]:
+        """The runs grouped by runtime (in order of first appearance), each group in the design's order.
+
+        A runtime change restarts the cluster, so a design that mixes runtimes restarts it once per
+        runtime instead of once per change; within a block the design's (randomized) order is kept.
+        """
+        first: dict[str, int] = {}
+        for spec in specs:
+            first.setdefault(self.runtime(spec), len(first))
+        return sorted(specs, key=lambda spec: first[self.runtime(spec)])
 
 
 def describe_spec(spec: RunSpec) -> str:
@@ -252,7 +273,7 @@ class ClusterChoice:
     port: int = DEFAULT_MASTER_PORT
     webui_port: int = DEFAULT_WEBUI_PORT
     keep_cluster: bool = False
-    plain_jvm: bool = False             # local cluster: Java's defaults (no class-data archive, full driver JIT)
+    plain_jvm: bool = False             # local cluster: stock JVMs even for jobs that ask for the start-up tuning
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> "ClusterChoice":
@@ -284,7 +305,7 @@ def make_backend(choice: ClusterChoice | argparse.Namespace, folder: CampaignDir
                             executor_memory_mb)
     cluster = LocalCluster(choice.state_dir, port=choice.port, webui_port=choice.webui_port, progress=progress)
     return LocalBackend(cluster, executor_memory_mb, choice.keep_cluster, progress, owner=str(folder.path.resolve()),
-                        tuned_jvm=not choice.plain_jvm)
+                        plain_jvm=choice.plain_jvm)
 
 
 
@@ -313,9 +334,24 @@ def _git_revision() -> str | None:
     return out.stdout.strip() or None
 
 
+def plan_runtimes(plan: CampaignPlan) -> list[str]:
+    """The runtimes of a plan's runs, in order of first use."""
+    jobs = plan.settings.options.jobs
+    return list(dict.fromkeys(runtime_of(jobs.for_spec(s), s) for s in plan.shapes)) or [runtimes.DEFAULT]
+
+
+def runtime_provenance(plan: CampaignPlan) -> dict[str, dict[str, object]]:
+    """Each runtime the plan uses: Spark, Java, its lock's digest and its environment's folder."""
+    out: dict[str, dict[str, object]] = {}
+    for name in plan_runtimes(plan):
+        rt = runtimes.resolve(name)
+        out[rt.name] = {"spark_version": rt.spark_version, "java": list(rt.java_versions), "python": rt.python,
+                        "lock_sha": rt.key(), "environment": str(runtimes.home(rt)), "source": str(rt.source)}
+    return out
+
+
 def provenance(plan: CampaignPlan, env: SparkEnv, backend: Backend) -> dict[str, object]:
     """Everything needed to know how a campaign's figures were obtained."""
-    from importlib.metadata import version
 
     options = plan.settings.options
     return {
@@ -330,8 +366,7 @@ def provenance(plan: CampaignPlan, env: SparkEnv, backend: Backend) -> dict[str,
         "tool_revision": _git_revision(),
         "python": platform.python_version(),
         "java_home": str(env.java_home),
-        "pyspark": version("pyspark"),
-        "bigdl": version("bigdl-dllib-spark3"),
+        "runtimes": runtime_provenance(plan),
         "host": socket.gethostname(),
         "cluster": backend.describe(),
         "updated": now(),
@@ -351,7 +386,12 @@ def open_campaign(folder: CampaignDir, plan: CampaignPlan, backend: Backend, *, 
         try:
             store.check_design(plan.design_id, resume)
             try:
-                backend.open(list(plan.shapes))
+                env_for = None
+                for name in plan_runtimes(plan):  # every runtime the runs need, built before the first run
+                    runtimes.prepare(runtimes.resolve(name), progress=progress)
+                backend.open(list(plan.shapes), plan_runtimes(plan)[0])
+                if env is None:
+                    env_for = backend.environment_for
                 if runner is None or env is None:
                     env_default, runner_default = backend.environment()
                     env, runner = env or env_default, runner or runner_default
@@ -367,7 +407,7 @@ def open_campaign(folder: CampaignDir, plan: CampaignPlan, backend: Backend, *, 
                 if settings.data_cache:
                     settings = replace(settings, options=with_data_cache(settings.options, folder.path, backend))
                 observer = observer_for(backend) if settings.observe else None
-                campaign = Campaign(folder, settings, backend, env, runner, store, progress, observer)
+                campaign = Campaign(folder, settings, backend, env, runner, store, progress, observer, env_for)
                 campaign.recover_interrupted()
                 yield campaign
             finally:

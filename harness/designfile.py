@@ -17,8 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from cluster import runtime as runtimes
+from cluster.errors import EnvironmentProblem
 from harness.errors import DesignFileError
-from harness.job import Job, JobChoice, JobFileError, builtin, column_problems
+from harness.job import JVM_CHOICES, Job, JobChoice, JobFileError, builtin, column_problems
 from harness.runspec import CELL, CLUSTER, CLUSTER_RULES, RunSpec, Value, batch_problem, parse_value
 
 MAX_DESIGN_BYTES = 8 << 20
@@ -145,8 +147,11 @@ def parse_row(header: Sequence[str], record: Sequence[str], choice: JobChoice, d
         if not text:
             problems.append(f"{name} is empty: give a value")
             continue
-        rule = CLUSTER_RULES.get(name) or job.rule(name)
-        value, problem = parse_value(name, text, rule)
+        if name in ("runtime", "jvm"):
+            value, problem = _selector(name, text)
+        else:
+            rule = CLUSTER_RULES.get(name) or job.rule(name)
+            value, problem = parse_value(name, text, rule)
         if problem:
             problems.append(problem)
         else:
@@ -159,6 +164,19 @@ def parse_row(header: Sequence[str], record: Sequence[str], choice: JobChoice, d
     if choice.job is None and "model" not in values:
         values = {**values, "model": choice.default}  # designs of the built-in jobs always had a model column
     return RunSpec(**fixed, params=tuple(values.items()))  # type: ignore[arg-type]
+
+
+def _selector(name: str, text: str) -> tuple[str | None, str | None]:
+    """A ``runtime`` column's runtime (a built-in name, or a runtime TOML's absolute path) or a ``jvm`` column's choice."""
+    if name == "jvm":
+        if text in JVM_CHOICES:
+            return text, None
+        return None, f"jvm={text!r}: use {' or '.join(JVM_CHOICES)}"
+    try:
+        rt = runtimes.resolve(text)
+    except EnvironmentProblem as e:
+        return None, f"runtime={text!r}: {e}"
+    return (rt.name if rt.builtin else str(rt.source)), None
 
 
 def check_design(path: Path, choice: JobChoice = JobChoice(), check_batch: bool = True,

@@ -9,6 +9,9 @@ A job is a small TOML file next to the design (paths in it are relative to the f
     args = ["--max-iter", "{max_iter}", "--step-size", "{step_size}", "--seed", "{seed}",
             ["--data-dir", "{data_dir}"]]
     results = "json"                   # or "bigdl": logparse reads BigDL's log
+    runtime = "spark4"                 # the environment it runs in: a built-in runtime or a runtime TOML
+                                       # (python -m harness.runtime list); default spark4
+    jvm = "stock"                      # or "tuned": the local backend's start-up tuning (see below)
 
     [spark]                            # optional extra --conf settings
     "spark.sql.shuffle.partitions" = "4"
@@ -28,6 +31,12 @@ job gets ``--metrics-out PATH`` appended and must write one JSON object of named
 (see :mod:`harness.metrics`).
 
 ``--job birnn``, ``--job lenet`` or ``--job mlp`` names a built-in job: ``jobs/<name>.toml``.
+
+A job's JVMs are its runtime's stock JVMs: nothing is added to them unless the job asks. ``jvm =
+"tuned"`` (or a design column ``jvm``, which makes it a factor) gives a local cluster's drivers and
+executors the start-up tuning measured to help short BigDL runs (bench/jit.py): the parallel
+collector, a C1-only JIT, and on the BigDL runtime its class-data archive and MKL unpacked once.
+A design column ``runtime`` runs each row on the runtime it names.
 """
 
 from __future__ import annotations
@@ -41,11 +50,17 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 import jobs
+from cluster import runtime as runtimes
+from cluster.errors import EnvironmentProblem
 from harness.errors import HarnessError
 from harness.runspec import CELL, CLUSTER, ParamRule, RunSpec, Value, format_value
 
 BUILTIN_DIR = Path(jobs.__file__).parent
 RESULTS = ("bigdl", "json")
+#: ``jvm``: the runtime's stock JVMs, or the local backend's start-up tuning.
+JVM_CHOICES = ("stock", "tuned")
+#: Design columns the harness itself reads (besides the cluster factors): which job, runtime and JVM.
+SELECTORS = ("model", "runtime", "jvm")
 #: Template fields the harness fills for every run.
 HARNESS_FIELDS = ("seed", "run", "replicate", "key", "total_cores") + CLUSTER
 #: Template fields filled only when the campaign was given the option (use them in optional groups).
@@ -79,6 +94,8 @@ class Job:
     main_class: str | None = None
     spark: tuple[tuple[str, str], ...] = ()
     params: Mapping[str, ParamRule] = field(default_factory=dict)
+    runtime: str = runtimes.DEFAULT  # a built-in runtime's name, or a runtime TOML's absolute path
+    jvm: str = "stock"
 
     @property
     def application(self) -> Path:
@@ -209,10 +226,11 @@ def load_job(path: Path) -> Job:
     job = doc.get("job")
     if not isinstance(job, dict):
         raise _fail(path, "no [job] table: add [job] with name, app (or jar and main_class), args and results")
-    bad_keys = sorted(set(job) - {"name", "app", "py_files", "jar", "main_class", "args", "results", "description"})
+    bad_keys = sorted(set(job) - {"name", "app", "py_files", "jar", "main_class", "args", "results", "description",
+                                  "runtime", "jvm"})
     if bad_keys:
         raise _fail(path, f"[job] has unknown key(s) {', '.join(bad_keys)}: "
-                          "use name, app, py_files, jar, main_class, args, results, description")
+                          "use name, app, py_files, jar, main_class, args, results, description, runtime, jvm")
     name = job.get("name")
     if not isinstance(name, str) or not NAME.fullmatch(name):
         raise _fail(path, "[job] name must be a word of letters, digits, '_', '.' or '-', e.g. name = \"mlp\"")
@@ -248,12 +266,28 @@ def load_job(path: Path) -> Job:
         if key in OWNED_CONFS:
             raise _fail(path, f"[spark] {key!r} is set by {OWNED_CONFS[key]}: remove it")
         confs.append((key, str(value).lower() if isinstance(value, bool) else str(value)))
+    runtime = _runtime(path, job.get("runtime", runtimes.DEFAULT))
+    jvm = job.get("jvm", "stock")
+    if jvm not in JVM_CHOICES:
+        raise _fail(path, f"[job] jvm = {jvm!r}: use \"stock\" (the runtime's own JVMs) or \"tuned\"")
     params = doc.get("params", {})
     if not isinstance(params, dict):
         raise _fail(path, "[params] must hold one table per design column, e.g. [params.epochs]")
     return Job(name=name, source=path.resolve(), args=_template(path, job.get("args", [])), results=str(results),
                app=app, py_files=py_files or (), jar=jar, main_class=main_class, spark=tuple(confs),
-               params={k: _rule(path, k, v) for k, v in params.items()})
+               params={k: _rule(path, k, v) for k, v in params.items()}, runtime=runtime, jvm=str(jvm))
+
+
+def _runtime(path: Path, raw: object) -> str:
+    """``runtime``: a built-in name stays a name; a file is read now (so a bad one fails before any run)."""
+    if not isinstance(raw, str) or not raw:
+        raise _fail(path, f"[job] runtime must be a runtime's name ({', '.join(runtimes.builtin_names())}) "
+                          "or a runtime TOML file (relative to the job file)")
+    try:
+        rt = runtimes.resolve(raw, relative_to=path.parent)
+    except EnvironmentProblem as e:
+        raise _fail(path, f"[job] runtime = {raw!r}: {e}") from None
+    return rt.name if rt.builtin else str(rt.source)
 
 
 def builtin_names() -> tuple[str, ...]:
@@ -307,7 +341,7 @@ def column_problems(job: Job, columns: Sequence[str], option_fields: Sequence[st
                  f"--{f.replace('_', '-')}: give it, or put the field in an inner array" for f in required_option_fields
                  if f not in columns]
     unused = [c for c in columns if c not in fields and c not in CELL + CLUSTER and not c.startswith("spark.")
-              and c != "model"]
+              and c not in SELECTORS]
     problems += [f"design column {c} is not used by the job {job.name} ({job.source.name}): "
                  f"add {{{c}}} to its args, or remove the column" for c in unused]
     confs = [c for c in columns if c in OWNED_CONFS]
@@ -330,3 +364,15 @@ def job_confs(job: Job, spec: RunSpec) -> list[tuple[str, str]]:
     confs = dict(job.spark)
     confs.update({k: format_value(v) for k, v in spec.params if k.startswith("spark.")})
     return list(confs.items())
+
+
+def runtime_of(job: Job, spec: RunSpec) -> str:
+    """The runtime a run runs on: its ``runtime`` column, else its job's."""
+    value = spec.get("runtime")
+    return job.runtime if value is None else str(value)
+
+
+def jvm_of(job: Job, spec: RunSpec) -> str:
+    """``stock`` or ``tuned``: the run's ``jvm`` column, else its job's."""
+    value = spec.get("jvm")
+    return job.jvm if value is None else str(value)

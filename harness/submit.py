@@ -18,13 +18,14 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from cluster.local import parse_memory_mb
-from cluster.sparkenv import SparkEnv, discover
+from cluster import runtime as runtimes
+from cluster.sparkenv import SparkEnv
 from harness.backends import LocalBackend, WorkerSize
 from harness.campaign import CampaignPlan, CampaignSettings, make_backend, open_campaign
 from harness.command import SubmitOptions, submit_argv
 from harness.errors import DesignFileError
 from harness.designfile import check_design
-from harness.job import JobChoice, resolve_job
+from harness.job import JobChoice, jvm_of, resolve_job, runtime_of
 from harness.runspec import RunSpec, format_value
 from harness.schema import CampaignDir, Manifest, RunRecord
 from sparkdl.cli import on_interrupt, run_cli
@@ -57,22 +58,38 @@ def results_table(records: Sequence[RunRecord]) -> str:
     return "\n".join(lines)
 
 
-def local_dry_run_env(env: SparkEnv, plain_jvm: bool) -> SparkEnv:
-    """The SparkEnv the local backend will run with (its archive and MKL folder, built when the campaign opens)."""
+def dry_run_env(runtime: str, jvm: str, plain_jvm: bool, local: bool) -> SparkEnv:
+    """The SparkEnv a run will get (the runtime's, with the local backend's tuning when its job asks).
+
+    Nothing is installed or built: an archive or MKL folder not built yet is shown where it will be.
+    """
     from cluster import cds, natives
 
-    return LocalBackend.local_env(env, not plain_jvm, cds.Archive(cds.archive_path(env)),
-                                  natives.folder(env, env.cache_dir))
+    env = runtimes.planned_env(runtimes.resolve(runtime))
+    if not local:
+        return env
+    tuned = jvm == "tuned" and not plain_jvm
+    archive = (cds.Archive(cds.archive_path(env, class_list=env.class_data_list))
+               if tuned and env.class_data_list is not None and env.spark_home.is_dir() else None)
+    mkl = natives.folder(env, env.cache_dir) if tuned and env.natives_jar is not None and env.natives_jar.is_file() else None
+    return LocalBackend.local_env(env, tuned, archive, mkl)
 
 
-def dry_run_plan(specs: Sequence[RunSpec], options: SubmitOptions, env: SparkEnv, mem_mb: int, local: bool) -> str:
-    """What a campaign would do: the cluster scaling plan and every run's exact argv."""
+def dry_run_plan(specs: Sequence[RunSpec], options: SubmitOptions, env_for: Callable[[RunSpec], SparkEnv],
+                 mem_mb: int, local: bool) -> str:
+    """What a campaign would do: the cluster scaling plan and every run's exact argv, blocked by runtime."""
     lines = []
     if local:
         size = WorkerSize.for_design(specs, mem_mb)
         lines.append(f"# local cluster: workers of {size.cores} cores and {size.memory_mb} MB each")
-    workers = None
-    for spec in specs:
+    workers, runtime = None, None
+    order = {name: i for i, name in enumerate(dict.fromkeys(env_for(s).runtime for s in specs))}
+    for spec in sorted(specs, key=lambda s: order[env_for(s).runtime]):
+        env = env_for(spec)
+        if env.runtime != runtime:
+            lines.append(f"# runtime {env.runtime}: {'start' if runtime is None else 'restart'} the cluster on its Spark "
+                         f"({env.spark_home})")
+            runtime, workers = env.runtime, None
         if local and spec.nodes != workers:
             lines.append(f"# scale the local cluster to {spec.nodes} worker(s)")
             workers = spec.nodes
@@ -142,8 +159,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     mem_mb = parse_memory_mb(args.executor_memory)
     if args.dry_run:
         local = not (args.master or args.cluster)
-        print(dry_run_plan(specs, options, local_dry_run_env(discover(), args.plain_jvm) if local else discover(),
-                           mem_mb, local=local))
+
+        def env_for(spec: RunSpec) -> SparkEnv:
+            job = choice.for_spec(spec)
+            return dry_run_env(runtime_of(job, spec), jvm_of(job, spec), args.plain_jvm, local)
+
+        print(dry_run_plan(specs, options, env_for, mem_mb, local=local))
         return EXIT_OK
     folder = CampaignDir(args.out)
     plan = CampaignPlan(

