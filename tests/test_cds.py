@@ -24,7 +24,7 @@ def fake_env(tmp_path: Path) -> SparkEnv:
     for name in ("dllib.jar", "core.jar"):
         (tmp_path / name).write_bytes(name.encode())
     return SparkEnv(python=tmp_path / "venv" / "bin" / "python", java_home=java_home, spark_home=spark,
-                    dllib_jar=tmp_path / "dllib.jar", core_jar=tmp_path / "core.jar")
+                    class_path=(tmp_path / "dllib.jar", tmp_path / "core.jar"))
 
 
 def test_runtime_classpath_is_what_sparks_launcher_gives_drivers_and_executors(tmp_path):
@@ -32,6 +32,9 @@ def test_runtime_classpath_is_what_sparks_launcher_gives_drivers_and_executors(t
     assert cds.runtime_classpath(env).split(os.pathsep) == [
         str(tmp_path / "dllib.jar"), str(tmp_path / "core.jar"), str(env.spark_home / "conf"),
         str(env.spark_home / "jars" / "*")]
+    # a runtime without jars of its own (Spark 4): no empty entry, which Java would read as the working folder
+    assert cds.runtime_classpath(replace(env, class_path=())).split(os.pathsep) == [
+        str(env.spark_home / "conf"), str(env.spark_home / "jars" / "*")]
 
 
 def test_archive_key_follows_every_input(tmp_path):
@@ -70,10 +73,10 @@ def test_a_failing_dump_is_one_line_that_names_the_way_out(tmp_path):
 
 
 def test_submit_args_without_shipped_jars_and_with_java_options():
-    env = discover()
+    env = discover()  # the BigDL runtime
     default = env.submit_args()
-    logging = f"-Dlog4j2.configurationFile={env.site_dir / 'log4j2.xml'}"
-    assert (env.site_dir / "log4j2.xml").is_file()
+    logging = f"-Dlog4j2.configurationFile={env.log_config}"
+    assert env.log_config is not None and env.log_config.is_file()
     assert "--jars" in default
     assert {a for a in default if "extraJavaOptions" in a} == {f"spark.driver.extraJavaOptions={logging}",
                                                                f"spark.executor.extraJavaOptions={logging}"}
@@ -82,7 +85,7 @@ def test_submit_args_without_shipped_jars_and_with_java_options():
     assert "--jars" not in args
     assert f"spark.driver.extraJavaOptions={logging} -Xa -Xb" in args
     assert f"spark.executor.extraJavaOptions={logging} -Xc" in args
-    spaced = replace(env, site_dir=Path("/opt/my tools/site")).submit_args()
+    spaced = replace(env, log_config=Path("/opt/my tools/site/log4j2.xml")).submit_args()
     assert 'spark.driver.extraJavaOptions="-Dlog4j2.configurationFile=/opt/my tools/site/log4j2.xml"' in spaced
     assert f"spark.executor.extraClassPath={env.classpath()}" in args  # executors still find BigDL
 
@@ -106,19 +109,25 @@ def test_the_archive_is_built_once_and_the_jvm_maps_it():
     assert len(shared) > 1000
 
 
-def test_local_backend_environment_tuned_and_plain(tmp_path):
+def test_local_backend_environment_stock_unless_a_job_asks_for_the_tuning(tmp_path):
     from cluster.local import LocalCluster
     from harness.backends import LocalBackend
 
     cluster = LocalCluster(tmp_path / "state")
-    plain, _ = LocalBackend(cluster, 512, tuned_jvm=False).environment()
-    assert not plain.ship_jars and plain.driver_java_options == () and plain.executor_java_options == ()
-    tuned = LocalBackend(cluster, 512)
-    tuned.archive, tuned.natives = cds.Archive(tmp_path / "a.jsa"), tmp_path / "mkl"  # what open() makes
-    env, _ = tuned.environment()
-    assert env.library_path == tmp_path / "mkl" and plain.library_path is None
+    backend = LocalBackend(cluster, 512)
+    backend.runtime = "bigdl"  # what open() records once the cluster runs (no cluster is started here)
+    backend._tuning["bigdl"] = (cds.Archive(tmp_path / "a.jsa"), tmp_path / "mkl")  # what the first tuned run builds
+    stock = backend.environment_for("bigdl", "stock")
+    assert not stock.ship_jars and stock.driver_java_options == () and stock.executor_java_options == ()
+    assert stock.library_path is None
+    env = backend.environment_for("bigdl", "tuned")
+    assert env.library_path == tmp_path / "mkl"
     assert env.driver_java_options == env.executor_java_options == (
-        *tuned.archive.java_options(), "-XX:+UseParallelGC", "-XX:TieredStopAtLevel=1")
+        f"-XX:SharedArchiveFile={tmp_path / 'a.jsa'}", "-Xshare:auto", "-XX:+UseParallelGC", "-XX:TieredStopAtLevel=1")
+    # --plain-jvm: stock JVMs even for a job that asks
+    plain = LocalBackend(cluster, 512, plain_jvm=True)
+    plain.runtime = "bigdl"
+    assert plain.environment_for("bigdl", "tuned").driver_java_options == ()
 
 
 def test_plain_jvm_option_reaches_the_backend(tmp_path):
@@ -130,20 +139,24 @@ def test_plain_jvm_option_reaches_the_backend(tmp_path):
     from sparkdl.options import cluster_options
 
     parser = argparse.ArgumentParser(parents=[cluster_options()])
-    for argv, tuned in (([], True), (["--plain-jvm"], False)):
+    for argv, plain in (([], False), (["--plain-jvm"], True)):
         backend = make_backend(parser.parse_args(["--state-dir", str(tmp_path / "s"), *argv]),
                                CampaignDir(tmp_path / "c"), 512)
-        assert isinstance(backend, LocalBackend) and backend.tuned_jvm is tuned
+        assert isinstance(backend, LocalBackend) and backend.plain_jvm is plain
 
 
 def test_a_dry_run_prints_what_the_local_backend_will_run():
-    from harness.submit import local_dry_run_env
+    from harness.submit import dry_run_env
 
     env = discover()
-    tuned, plain = local_dry_run_env(env, plain_jvm=False), local_dry_run_env(env, plain_jvm=True)
+    tuned, plain = dry_run_env("bigdl", "tuned", False, True), dry_run_env("bigdl", "tuned", True, True)
+    stock = dry_run_env("bigdl", "stock", False, True)
     assert f"-XX:SharedArchiveFile={cds.archive_path(env)}" in tuned.driver_java_options
     assert tuned.library_path is not None and tuned.library_path.parent == env.cache_dir
     assert not tuned.ship_jars and not plain.ship_jars and plain.driver_java_options == ()
+    assert stock.driver_java_options == () and stock.library_path is None
+    spark4 = dry_run_env("spark4", "tuned", False, True)  # no archive or MKL of its own: the JVM flags only
+    assert spark4.driver_java_options == ("-XX:+UseParallelGC", "-XX:TieredStopAtLevel=1")
 
 
 def dead_pid() -> int:
@@ -186,7 +199,7 @@ def test_the_log_configuration_keeps_bigdls_console_and_drops_its_shared_file():
     import zipfile
 
     env = discover()
-    with zipfile.ZipFile(env.dllib_jar) as jar:
+    with zipfile.ZipFile(env.jars[0]) as jar:
         bundled = ET.fromstring(jar.read("log4j2-test.xml"))
     ours = ET.parse(env.log_config).getroot()
     assert "/tmp/${sys:logFilename}" in {f.get("fileName") for f in bundled.iter("File")}  # what we drop

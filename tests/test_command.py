@@ -32,7 +32,7 @@ def test_resources_follow_the_paper_meaning_of_the_factors():
     jars = option(argv, "--jars").split(",")
     assert [Path(j) for j in jars] == list(env.jars)
     assert f"spark.executor.extraClassPath={env.classpath()}" in argv
-    assert f"spark.executorEnv.PYTHONPATH={env.site_dir}" in argv
+    assert f"spark.executorEnv.PYTHONPATH={env.site_dir}:{env.python_path[0]}" in argv  # the alias, then jobs.*
     assert argv.index(str(JOB_SCRIPT)) > argv.index("--jars")
     assert "epochs=3" in option(argv, "--name").split()  # logparse reads the planned epochs from the name
 

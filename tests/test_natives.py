@@ -25,7 +25,7 @@ def jar_with(tmp_path: Path, entries: dict[str, bytes]) -> Path:
 def test_unpacks_the_two_libraries_once(tmp_path):
     jar = jar_with(tmp_path, {"libiomp5.so": b"iomp5", "libjmkl.so": b"jmkl" * 1000, "libmklml_intel.so": b"big",
                               "com/intel/X.class": b"x"})
-    env = replace(discover(), core_jar=jar)
+    env = replace(discover(), natives_jar=jar)
     folder = natives.ensure(env, tmp_path / "cache")
     assert sorted(p.name for p in folder.iterdir()) == ["libiomp5.so", "libjmkl.so"]  # only what MKL loads
     assert (folder / "libjmkl.so").read_bytes() == b"jmkl" * 1000
@@ -36,7 +36,7 @@ def test_unpacks_the_two_libraries_once(tmp_path):
 
 def test_a_new_jar_gets_a_new_folder_and_the_old_one_goes(tmp_path):
     jar = jar_with(tmp_path, {"libiomp5.so": b"a", "libjmkl.so": b"b"})
-    env = replace(discover(), core_jar=jar)
+    env = replace(discover(), natives_jar=jar)
     first = natives.ensure(env, tmp_path / "cache")
     jar_with(tmp_path, {"libiomp5.so": b"a2", "libjmkl.so": b"b2 longer"})
     second = natives.ensure(env, tmp_path / "cache")
@@ -44,7 +44,7 @@ def test_a_new_jar_gets_a_new_folder_and_the_old_one_goes(tmp_path):
 
 
 def test_a_jar_without_mkl_is_one_line_with_the_fix(tmp_path):
-    env = replace(discover(), core_jar=jar_with(tmp_path, {"libiomp5.so": b"a"}))
+    env = replace(discover(), natives_jar=jar_with(tmp_path, {"libiomp5.so": b"a"}))
     with pytest.raises(EnvironmentProblem, match="no libjmkl.so.*--plain-jvm"):
         natives.ensure(env, tmp_path / "cache")
     assert not [p for p in (tmp_path / "cache").iterdir()]

@@ -32,7 +32,7 @@ Outcome = Callable[[float, int, int, int], tuple[float, float]]
 
 def fake_env() -> SparkEnv:
     p = Path("/nonexistent")
-    return SparkEnv(python=p, java_home=p, spark_home=p, dllib_jar=p / "a.jar", core_jar=p / "b.jar")
+    return SparkEnv(python=p, java_home=p, spark_home=p, class_path=(p / "a.jar", p / "b.jar"))
 
 
 def _arg(argv: Sequence[str], name: str) -> str:
@@ -72,7 +72,7 @@ class FakeBackend:
         self.prepared: list[RunSpec] = []
         self.closed = False
 
-    def open(self, specs):
+    def open(self, specs, runtime="bigdl"):
         self.opened = list(specs)
 
     def check(self, spec):
