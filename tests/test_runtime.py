@@ -1,0 +1,374 @@
+"""Runtimes (cluster/runtime.py, harness/runtime.py): each job on the Spark it needs, the tool free of BigDL's pins.
+
+Pure checks of reading runtime files and finding Java; then real ones: the tool's environment, a
+stock pyspark.ml script on Spark 4 through a job description, a design with a runtime column
+through ANOVA, and a runtime a user declares, prepared (killed once on the way) and used.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib
+import json
+import os
+import pkgutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from cluster import runtime as runtimes
+from cluster.runtime import RuntimeFileError, RuntimeProblem
+from harness.runspec import RunSpec
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def cli(*argv: str, timeout: float = 1800, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", *argv], capture_output=True, text=True, timeout=timeout, cwd=ROOT,
+                          env=env)
+
+
+# ---------------------------------------------------------------- reading runtimes (pure)
+
+
+def test_the_built_in_runtimes():
+    bigdl, spark4 = runtimes.resolve("bigdl"), runtimes.resolve("spark4")
+    assert (bigdl.spark_version, bigdl.java_versions, bigdl.sitecustomize) == ("3.1.3", (11,), True)
+    assert bigdl.log_config is not None and bigdl.log_config.is_file() and len(bigdl.class_path) == 2
+    assert spark4.spark_version.startswith("4.") and set(spark4.java_versions) <= {17, 21}
+    # the current runtime adds nothing to Spark's JVMs: no jars, no options, no log layout, no cloudpickle alias
+    assert (spark4.class_path, spark4.java_options, spark4.log_config, spark4.sitecustomize) == ((), (), None, False)
+    for rt in (bigdl, spark4):  # each lock pins the pyspark its TOML declares, and numpy as the issue says
+        pins = dict(line.split("==") for line in rt.lock_text().splitlines() if "==" in line)
+        assert pins["pyspark"] == rt.spark_version
+        assert pins["numpy"].startswith("1.26." if rt is bigdl else "2.")
+    assert "bigdl-dllib-spark3" not in runtimes.resolve("spark4").lock_text()
+
+
+def write(tmp_path: Path, text: str, name: str = "rt.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+GOOD = '[runtime]\nname = "spark35"\nspark = "3.5.3"\njava = [17]\nrequirements = ["pyspark==3.5.3"]\n'
+
+
+@pytest.mark.parametrize("text, needle", [
+    (GOOD.replace("[runtime]", "[runtim]"), "unknown table(s) runtim"),
+    (GOOD + "colour = 1\n", "unknown key(s) colour"),
+    (GOOD.replace('spark = "3.5.3"', 'spark = "latest"'), "spark must be a Spark version"),
+    (GOOD.replace("java = [17]", "java = []"), "java must be the Java major version"),
+    (GOOD.replace("java = [17]", 'java = "17"'), "java must be the Java major version"),
+    (GOOD.replace('["pyspark==3.5.3"]', '["numpy<2"]'), "must name pyspark"),
+    (GOOD.replace('["pyspark==3.5.3"]', '["pyspark==3.5.3", "--index-url=http://x"]'), "installer option"),
+    (GOOD.replace('name = "spark35"', 'name = "../x"'), "name must be a word"),
+    (GOOD + '[jvm]\nlog_config = "../../etc/passwd"\n', "log_config"),
+    ("[runtime\n", "bad TOML"),
+])
+def test_a_bad_runtime_file_is_one_line_naming_the_fix(tmp_path, text, needle):
+    with pytest.raises(RuntimeFileError) as e:
+        runtimes.load_runtime(write(tmp_path, text))
+    assert needle in str(e.value) and "\n" not in str(e.value) and e.value.exit_code == 2
+
+
+def test_unknown_names_and_files_are_input_errors(tmp_path):
+    with pytest.raises(RuntimeFileError, match="no runtime 'spark9': use one of bigdl, spark4"):
+        runtimes.resolve("spark9")
+    with pytest.raises(RuntimeFileError, match="no such runtime file"):
+        runtimes.resolve(str(tmp_path / "missing.toml"))
+    (tmp_path / "bin.toml").write_bytes(b"\xff\xfe[runtime]")
+    with pytest.raises(RuntimeFileError, match="not UTF-8"):
+        runtimes.resolve(str(tmp_path / "bin.toml"))
+
+
+def test_the_environment_folder_follows_the_lock(tmp_path):
+    rt = runtimes.load_runtime(write(tmp_path, GOOD))
+    other = runtimes.load_runtime(write(tmp_path, GOOD.replace("pyspark==3.5.3", "pyspark==3.5.4"), "b.toml"))
+    assert runtimes.home(rt, tmp_path) != runtimes.home(other, tmp_path)  # another lock, another environment
+    again = runtimes.load_runtime(write(tmp_path, GOOD, "c.toml"))
+    assert runtimes.home(again, tmp_path) == runtimes.home(rt, tmp_path)  # the same lock, shared
+
+
+def fake_java(root: Path, name: str, version: str) -> Path:
+    home = root / name
+    (home / "bin").mkdir(parents=True)
+    (home / "bin" / "java").write_text("#!/bin/sh\n")
+    (home / "release").write_text(f'IMPLEMENTOR="x"\nJAVA_VERSION="{version}"\n')
+    return home
+
+
+def test_java_is_the_first_accepted_major_version_found(tmp_path, monkeypatch):
+    jvms = tmp_path / "jvm"
+    j17, j21, j11 = fake_java(jvms, "a17", "17.0.15"), fake_java(jvms, "b21", "21.0.2"), fake_java(jvms, "c11", "11.0.2")
+    fake_java(jvms, "old8", "1.8.0_392")
+    monkeypatch.setattr(runtimes, "JVM_DIRS", (jvms,))
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    assert runtimes.java_major(jvms / "old8") == 8 and runtimes.java_major(j11) == 11
+    rt = runtimes.load_runtime(write(tmp_path, GOOD.replace("java = [17]", "java = [21, 17]")))
+    assert runtimes.find_java(rt, None) == j21  # preference order, not directory order
+    rt = runtimes.load_runtime(write(tmp_path, GOOD))
+    assert runtimes.find_java(rt, None) == j17
+    rt = runtimes.load_runtime(write(tmp_path, GOOD.replace("java = [17]", "java = [25]")))
+    with pytest.raises(RuntimeProblem, match="needs Java 25 and none was found.*apt-get install openjdk-25"):
+        runtimes.find_java(rt, None)
+
+
+def test_runs_are_blocked_by_runtime_keeping_the_design_order_inside_each_block():
+    from harness.campaign import Campaign, CampaignSettings
+    from harness.command import SubmitOptions
+    from harness.job import JobChoice, builtin
+
+    specs = [RunSpec(run=i, replicate=1, nodes=1, executors=1, executor_cores=1,
+                     params=(("max_iter", 1), ("step_size", 0.1), ("block_size", 64), ("runtime", rt)))
+             for i, rt in enumerate(["spark4", "bigdl", "spark4", "bigdl", "bigdl", "spark4"], start=1)]
+    settings = CampaignSettings(options=SubmitOptions(master_url="x", jobs=JobChoice(builtin("mlp"))))
+    campaign = Campaign.__new__(Campaign)  # only its ordering: no folder, backend or store
+    campaign.options = settings.options
+    assert [s.run for s in campaign.blocked_by_runtime(specs)] == [1, 3, 6, 2, 4, 5]
+
+
+def test_a_runtime_column_is_checked_like_any_other(tmp_path):
+    from harness.designfile import check_design
+    from harness.job import JobChoice, builtin
+
+    design = write(tmp_path, "nodes,executors,executor_cores,max_iter,step_size,block_size,runtime,jvm\n"
+                             "1,1,1,5,0.1,64,spark4,stock\n1,1,1,5,0.1,64,bigdl,tuned\n"
+                             "1,1,1,5,0.1,64,spark9,stock\n1,1,1,5,0.1,64,bigdl,fast\n", "d.csv")
+    checked = check_design(design, JobChoice(builtin("mlp")))
+    assert [dict(s.params)["runtime"] for s in checked.specs] == ["spark4", "bigdl"]
+    assert checked.problems[0].startswith("row 3: runtime='spark9': no runtime 'spark9'")
+    assert checked.problems[1] == "row 4: jvm='fast': use stock or tuned"
+
+
+def test_a_job_names_its_runtime_and_a_bad_one_fails_before_any_run(tmp_path):
+    from harness.job import JobFileError, builtin, load_job
+
+    assert (builtin("lenet").runtime, builtin("lenet").jvm) == ("bigdl", "tuned")
+    assert (builtin("mlp").runtime, builtin("mlp").jvm) == ("spark4", "stock")
+    (tmp_path / "a.py").write_text("")
+    write(tmp_path, GOOD, "mine.toml")
+    job = load_job(write(tmp_path, '[job]\nname = "a"\napp = "a.py"\nruntime = "mine.toml"\n', "job.toml"))
+    assert job.runtime == str((tmp_path / "mine.toml").resolve())  # relative to the job file
+    assert load_job(write(tmp_path, '[job]\nname = "a"\napp = "a.py"\n', "plain.toml")).runtime == "spark4"
+    with pytest.raises(JobFileError, match=r"\[job\] runtime = 'spark2'"):
+        load_job(write(tmp_path, '[job]\nname = "a"\napp = "a.py"\nruntime = "spark2"\n', "bad.toml"))
+    with pytest.raises(JobFileError, match=r"\[job\] jvm = 'fast'"):
+        load_job(write(tmp_path, '[job]\nname = "a"\napp = "a.py"\njvm = "fast"\n', "bad2.toml"))
+
+
+# ---------------------------------------------------------------- the tool's own environment
+
+
+def test_the_tools_environment_has_numpy_2_and_no_spark_and_every_module_imports():
+    import numpy
+
+    assert int(numpy.__version__.split(".")[0]) >= 2
+    assert importlib.util.find_spec("pyspark") is None and importlib.util.find_spec("bigdl") is None
+    # every module of the tool's stages imports here (jobs/ runs inside runtimes and imports pyspark lazily)
+    for package in ("harness", "logparse", "models", "optimize", "cluster", "sparkdl"):
+        pkg = importlib.import_module(package)
+        for info in pkgutil.walk_packages(pkg.__path__, prefix=f"{package}."):
+            if not info.name.endswith("__main__"):  # a command: importing it runs it
+                importlib.import_module(info.name)
+
+
+def test_runtime_list_says_what_each_runtime_is(tmp_path):
+    empty = dict(os.environ, SPARKDL_RUNTIMES=str(tmp_path / "none"))
+    proc = cli("harness.runtime", "list", "--format", "json", env=empty)
+    assert proc.returncode == 0, proc.stderr
+    rows = {r["name"]: r for r in json.loads(proc.stdout)}
+    assert set(rows) == {"bigdl", "spark4"}
+    assert rows["bigdl"]["spark_version"] == "3.1.3" and rows["bigdl"]["java_version"] == "11"
+    assert {r["python"] for r in rows.values()} == {"3.11"} and not any(r["prepared"] for r in rows.values())
+    proc = cli("harness.runtime", "list")  # the real cache: make venv and make test prepared both
+    assert proc.returncode == 0 and proc.stdout.splitlines()[0].split()[:5] == ["name", "spark", "java", "python",
+                                                                                 "prepared"]
+    proc = cli("harness.runtime", "prepare", "spark9")
+    assert proc.returncode == 2 and proc.stderr.strip().startswith("error: no runtime 'spark9'")
+
+
+@pytest.mark.slow
+def test_doctor_checks_each_prepared_runtime_for_real():
+    proc = cli("harness.runtime", "doctor", timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = [line.split(None, 3) for line in proc.stdout.splitlines()]
+    assert {(rt, check) for _, rt, check, _ in lines} == {(rt, c) for rt in ("bigdl", "spark4")
+                                                         for c in ("prepared", "java", "python", "spark")}
+    text = proc.stdout
+    assert 'openjdk version "11.' in text and "pyspark 3.1.3" in text and "numpy 1.26" in text
+    assert 'version "17.' in text or 'version "21.' in text
+    assert "pyspark 4." in text and "numpy 2." in text
+
+
+# ---------------------------------------------------------------- real campaigns on the current runtime
+
+#: A user's script, written outside the project: it says which Spark and Java ran it, and with what JVM options.
+STOCK_SCRIPT = '''
+import argparse, json
+from pyspark.ml.classification import RandomForestClassifier
+from pyspark.ml.evaluation import MulticlassClassificationEvaluator
+from pyspark.ml.linalg import Vectors
+from pyspark.sql import SparkSession
+
+p = argparse.ArgumentParser()
+p.add_argument("--trees", type=int, required=True)
+p.add_argument("--metrics-out", required=True)
+a = p.parse_args()
+spark = SparkSession.builder.getOrCreate()
+rows = [(Vectors.dense([float(i % 7), float(i % 3), float(i % 5)]), float(i % 7 > 3)) for i in range(600)]
+df = spark.createDataFrame(rows, ["features", "label"])
+model = RandomForestClassifier(numTrees=a.trees, maxDepth=4, seed=1).fit(df)
+acc = MulticlassClassificationEvaluator(metricName="accuracy").evaluate(model.transform(df))
+jvm = spark.sparkContext._jvm
+mx = jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
+executor_opts = spark.sparkContext.getConf().get("spark.executor.extraJavaOptions", "")
+json.dump({"accuracy": acc, "wall_clock_s": 1.0, "spark": spark.version,
+           "java": jvm.java.lang.System.getProperty("java.version"),
+           "driver_jvm_args": " ".join(mx.getInputArguments()), "executor_opts": executor_opts,
+           "class_path": jvm.java.lang.System.getProperty("java.class.path")}, open(a.metrics_out, "w"))
+spark.stop()
+'''
+
+
+def cluster_args(cluster) -> list[str]:
+    return ["--state-dir", str(cluster.state_dir), "--port", str(cluster.port), "--webui-port", str(cluster.webui_port)]
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_a_stock_pyspark_ml_script_runs_on_spark_4_with_nothing_of_bigdls(tmp_path, spark4_cluster):
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / "forest.py").write_text(STOCK_SCRIPT)
+    (user / "job.toml").write_text('[job]\nname = "forest"\napp = "forest.py"\nargs = ["--trees", "{trees}"]\n'
+                                   'results = "json"\nruntime = "spark4"\n')
+    (user / "design.csv").write_text("nodes,executors,executor_cores,trees\n1,1,1,5\n1,2,1,10\n")
+    out = tmp_path / "c"
+    proc = cli("harness.submit", str(user / "design.csv"), "--job", str(user / "job.toml"), "--out", str(out),
+               "--timeout", "600", *cluster_args(spark4_cluster))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    rows = list(csv.DictReader(open(out / "results.csv")))
+    assert [r["status"] for r in rows] == ["ok", "ok"]
+    for row in rows:
+        figures = json.loads((out / "runs" / f"{row['run']}-1" / "metrics.json").read_text())
+        assert figures["spark"] == runtimes.resolve("spark4").spark_version  # Spark 4 ran it
+        assert figures["java"].split(".")[0] in ("17", "21")
+        assert float(row["accuracy"]) == figures["accuracy"] > 0.8
+        for text in (figures["driver_jvm_args"], figures["executor_opts"], figures["class_path"]):
+            assert "TieredStopAtLevel" not in text and "SharedArchiveFile" not in text and "bigdl" not in text.lower()
+    with sqlite3.connect(out / "campaign.sqlite") as db:
+        argvs = [json.loads(a) for (a,) in db.execute("SELECT argv FROM attempts")]
+    assert len(argvs) == 2
+    for argv in argvs:  # what was submitted: the runtime's spark-submit, no BigDL jar, no JVM tuning
+        text = " ".join(argv)
+        assert argv[0].endswith("/bin/spark-submit") and "spark4-" in argv[0]
+        assert "bigdl" not in text.lower() and "--jars" not in argv and "extraJavaOptions" not in text
+        assert "TieredStopAtLevel" not in text and "UseParallelGC" not in text
+    manifest = json.loads((out / "manifest.json").read_text())
+    meta = json.loads(subprocess.run([sys.executable, "-c", "import sqlite3,sys; print(dict(sqlite3.connect(sys.argv[1])"
+                                      ".execute('SELECT key, value FROM meta')).get('provenance', '{}'))",
+                                      str(out / "campaign.sqlite")], capture_output=True, text=True).stdout or "{}")
+    assert manifest["job"] == "forest"
+    assert "runtimes" not in meta or "spark4" in meta["runtimes"]
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_a_runtime_column_runs_the_mllib_job_on_both_and_anova_takes_it_as_a_factor(tmp_path, local_cluster):
+    from scipy import stats
+
+    design = tmp_path / "design.csv"
+    # alternating runtimes: the campaign blocks them, so the cluster restarts once, not three times
+    design.write_text("nodes,executors,executor_cores,max_iter,step_size,block_size,runtime,replicate\n"
+                      + "".join(f"1,1,1,5,0.5,64,{rt},{rep}\n" for rep in (1, 2) for rt in ("spark4", "bigdl")))
+    out = tmp_path / "upgrade"
+    proc = cli("harness.submit", str(design), "--job", "mlp", "--out", str(out), "--train-samples", "400",
+               "--test-samples", "200", "--timeout", "600", *cluster_args(local_cluster))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert proc.stdout.count("restarting the local cluster on runtime") == 1
+    assert local_cluster.status().running is False  # the campaign started it, and stopped it
+    rows = list(csv.DictReader(open(out / "results.csv")))
+    assert sorted(r["runtime"] for r in rows) == ["bigdl", "bigdl", "spark4", "spark4"]
+    assert {r["status"] for r in rows} == {"ok"}
+    with sqlite3.connect(out / "campaign.sqlite") as db:
+        argvs = {(r, rep): json.loads(a) for r, rep, a in db.execute("SELECT run, replicate, argv FROM attempts")}
+    for row in rows:
+        argv = " ".join(argvs[(int(row["run"]), int(row["replicate"]))])
+        assert f"/runtimes/{row['runtime']}-" in argv  # each row ran with its runtime's spark-submit
+        assert ("bigdl-dllib" in argv) == (row["runtime"] == "bigdl")  # the BigDL runtime's class path only there
+        assert "TieredStopAtLevel" not in argv  # mlp asks for no tuning on either
+    anova = cli("models.anova", str(out), "--terms", "runtime", "--response", "wall_clock_s", "--format", "json")
+    assert anova.returncode == 0, anova.stderr
+    table = json.loads(anova.stdout)
+    (term,) = [t for t in table["terms"] if t["term"] == "runtime"]
+    groups = [[float(r["wall_clock_s"]) for r in rows if r["runtime"] == rt] for rt in ("bigdl", "spark4")]
+    assert term["F"] == pytest.approx(stats.f_oneway(*groups).statistic, rel=1e-6)  # one-way ANOVA, by scipy
+    report = cli("harness.report", str(out), "-o", str(tmp_path / "report.html"), timeout=600)
+    assert report.returncode == 0, report.stderr
+    assert "runtime" in (tmp_path / "report.html").read_text()
+
+
+USER_RUNTIME = '''[runtime]
+name = "spark35"
+description = "a user's Spark 3.5 for jobs not moved yet"
+spark = "3.5.3"
+java = [17]
+requirements = ["pyspark==3.5.3", "numpy<2"]
+'''
+
+VERSION_JOB = '''
+import argparse, json, sys
+from pyspark.sql import SparkSession
+p = argparse.ArgumentParser()
+p.add_argument("--n", type=int)
+p.add_argument("--metrics-out")
+a = p.parse_args()
+spark = SparkSession.builder.getOrCreate()
+total = spark.sparkContext.parallelize(range(a.n), 2).map(lambda x: x * x).sum()
+import numpy
+json.dump({"accuracy": 1.0, "wall_clock_s": 1.0, "total": total, "spark": spark.version,
+           "numpy": numpy.__version__}, open(a.metrics_out, "w"))
+spark.stop()
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_a_user_declared_runtime_is_prepared_once_survives_a_kill_and_runs_a_job(tmp_path, local_cluster):
+    cache = tmp_path / "runtimes"
+    env = dict(os.environ, SPARKDL_RUNTIMES=str(cache))
+    rt_file = write(tmp_path, USER_RUNTIME, "spark35.toml")
+    # a prepare killed half-way leaves no environment that looks ready, and the next one finishes the work
+    victim = subprocess.Popen([sys.executable, "-m", "harness.runtime", "prepare", str(rt_file)], cwd=ROOT, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while not list(cache.glob(".spark35-*.tmp/bin/python")) and time.monotonic() < deadline and victim.poll() is None:
+        time.sleep(0.1)
+    os.killpg(victim.pid, signal.SIGKILL)
+    victim.wait()
+    assert not [p for p in cache.glob("spark35-*") if (p / ".prepared").exists()] or victim.returncode == 0
+    proc = cli("harness.runtime", "prepare", str(rt_file), env=env, timeout=1200)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "installing" in proc.stderr and "ready in" in proc.stderr  # progress, on stderr
+    assert [p.name for p in cache.iterdir()] == [p.name for p in cache.glob("spark35-*")]  # no leftover .tmp
+    again = cli("harness.runtime", "prepare", str(rt_file), env=env)
+    assert again.returncode == 0 and "already prepared" in again.stdout
+    listed = json.loads(cli("harness.runtime", "list", str(rt_file), "--format", "json", env=env).stdout)
+    assert [r["prepared"] for r in listed if r["name"] == "spark35"] == [True]
+    # a job naming it runs on it, on a local cluster started from that runtime's Spark
+    (tmp_path / "version.py").write_text(VERSION_JOB)
+    write(tmp_path, '[job]\nname = "version"\napp = "version.py"\nargs = ["--n", "{n}"]\nresults = "json"\n'
+                    'runtime = "spark35.toml"\n', "job.toml")
+    design = write(tmp_path, "nodes,executors,executor_cores,n\n1,1,2,10\n", "design.csv")
+    out = tmp_path / "c"
+    proc = cli("harness.submit", str(design), "--job", str(tmp_path / "job.toml"), "--out", str(out),
+               "--timeout", "600", *cluster_args(local_cluster), env=env)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    figures = json.loads((out / "runs" / "1-1" / "metrics.json").read_text())
+    assert (figures["spark"], figures["total"]) == ("3.5.3", 285) and figures["numpy"].startswith("1.")
