@@ -247,8 +247,9 @@ def report(label: str, rows: list[dict], wall: float, floors: dict[tuple[int, in
 
 
 def arm_env(label: str, backend: LocalBackend) -> SparkEnv:
-    """The SparkEnv of an arm: ``after`` is the backend's own; ``before`` ships the jars to plain JVMs."""
-    env, _ = backend.environment()
+    """The SparkEnv of an arm: ``after`` is the backend's own for BigDL jobs (the runtime's, tuned as they
+    ask); ``before`` ships the jars to plain JVMs."""
+    env = backend.environment_for("bigdl", "tuned")
     return env if label == "after" else replace(env, ship_jars=True, driver_java_options=(),
                                                  executor_java_options=())
 
@@ -269,7 +270,7 @@ def bench_arms(name: str, specs: list[RunSpec], args: argparse.Namespace, work: 
     jobs = {"before": JobChoice(load_job(before_job(models.pop(), work / name))), "after": JobChoice()}
     results = {}
     try:
-        backend.open(specs)
+        backend.open(specs, "bigdl")
         for label in ("before", "after"):
             env = arm_env(label, backend)
             options = SubmitOptions(master_url=cluster.master_url, executor_memory=args.executor_memory,

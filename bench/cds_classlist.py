@@ -1,6 +1,6 @@
 """Record the class list of cluster/cds.py's archive from real runs (a maintenance script, not a bench).
 
-    .venv/bin/python bench/cds_classlist.py [--out cluster/cds/classes.lst]
+    .venv/bin/python bench/cds_classlist.py [--out cluster/runtimes/classes.lst]
 
 Starts a local standalone cluster on free ports, runs the empty application and one LeNet and one
 bi-RNN job (1 executor each, the sample's first 256 digits) with ``-XX:DumpLoadedClassList`` on the
@@ -31,7 +31,7 @@ EMPTY_APP = Path(__file__).with_name("empty_app.py")
 def record(out: Path) -> int:
     with tempfile.TemporaryDirectory(prefix="cds-") as tmp:
         work = Path(tmp)
-        cluster = LocalCluster(work / "cluster", port=free_port(), webui_port=free_port())
+        cluster = LocalCluster(work / "cluster", port=free_port(), webui_port=free_port(), env=discover())
         lists: list[Path] = []
         try:
             cluster.start(workers=1, cores=2, memory="1400m")

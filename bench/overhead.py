@@ -48,7 +48,7 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="overhead-"))
     design = work / "design.csv"
     design.write_text(ROW)
-    cluster = LocalCluster(work / "cluster", port=free_port(), webui_port=free_port())
+    cluster = LocalCluster(work / "cluster", port=free_port(), webui_port=free_port(), env=discover())  # BigDL's
     cluster.start(workers=1, cores=2, memory="700m")
     try:
         env = discover()

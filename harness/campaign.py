@@ -341,12 +341,19 @@ def plan_runtimes(plan: CampaignPlan) -> list[str]:
 
 
 def runtime_provenance(plan: CampaignPlan) -> dict[str, dict[str, object]]:
-    """Each runtime the plan uses: Spark, Java, its lock's digest and its environment's folder."""
+    """Each runtime the plan uses: Spark, Java, its lock's digest, its environment, and its runs by JVM choice."""
+    jobs = plan.settings.options.jobs
     out: dict[str, dict[str, object]] = {}
     for name in plan_runtimes(plan):
         rt = runtimes.resolve(name)
+        runs: dict[str, list[str]] = {}
+        for spec in plan.shapes:
+            job = jobs.for_spec(spec)
+            if runtime_of(job, spec) == name:
+                runs.setdefault(jvm_of(job, spec), []).append(spec.key)
         out[rt.name] = {"spark_version": rt.spark_version, "java": list(rt.java_versions), "python": rt.python,
-                        "lock_sha": rt.key(), "environment": str(runtimes.home(rt)), "source": str(rt.source)}
+                        "lock_sha": rt.key(), "environment": str(runtimes.home(rt)), "source": str(rt.source),
+                        "runs_by_jvm": runs}
     return out
 
 
@@ -399,7 +406,8 @@ def open_campaign(folder: CampaignDir, plan: CampaignPlan, backend: Backend, *, 
                 if problems:
                     raise CapacityError("\n".join([f"{len(problems)} run(s) cannot run on this cluster; "
                                                    "nothing was submitted", *problems]))
-                folder.write_manifest(plan.manifest)
+                names = tuple(runtimes.resolve(n).name for n in plan_runtimes(plan))
+                folder.write_manifest(replace(plan.manifest, runtimes=names))
                 meta = provenance(plan, env, backend)
                 meta["created"] = store.meta().get("created", meta["updated"])
                 store.set_meta(meta)

@@ -226,10 +226,12 @@ class Manifest:
     responses: tuple[str, ...] = ("wall_clock_s", "accuracy", "elapsed_s")
     job: str | None = None
     design: str | None = None
+    runtimes: tuple[str, ...] = ()  # the runtimes the runs use (their facts: the campaign's provenance)
 
     def to_json(self) -> str:
         return json.dumps({"version": 1, "factors": list(self.factors), "responses": list(self.responses),
-                           "identifiers": list(IDENTIFIERS), "job": self.job, "design": self.design}, indent=2)
+                           "identifiers": list(IDENTIFIERS), "job": self.job, "design": self.design,
+                           "runtimes": list(self.runtimes)}, indent=2)
 
     @classmethod
     def from_json(cls, text: str, source: str = "manifest.json") -> "Manifest":
@@ -237,10 +239,11 @@ class Manifest:
             data = json.loads(text)
             factors = tuple(str(f) for f in data["factors"])
             responses = tuple(str(r) for r in data.get("responses", ()))
+            runtimes = tuple(str(r) for r in data.get("runtimes", ()))
         except (ValueError, KeyError, TypeError) as e:
             raise CampaignError(f"{source} is not a campaign manifest ({e}): delete it and rerun with --resume, "
                                 "or pass the factors explicitly") from None
-        return cls(factors, responses, data.get("job"), data.get("design"))
+        return cls(factors, responses, data.get("job"), data.get("design"), runtimes)
 
     @classmethod
     def for_design(cls, specs: Sequence[RunSpec], job: str | None = None, design: str | None = None) -> "Manifest":

@@ -7,27 +7,71 @@
 
 Every figure is summed over task-end events the way Spark's UI (AppStatusListener) sums them,
 so they agree with the driver's REST API ``/api/v1/applications/<id>/stages`` for the same
-application; the scheduler delay is Spark's ``AppStatusUtils.schedulerDelay`` per task. The log
-is JSON lines, plain or lz4-compressed (Spark's default codec; decoded by :mod:`logparse.lz4block`).
-Light imports only (no pandas).
+application; the scheduler delay is Spark's ``AppStatusUtils.schedulerDelay`` per task.
+
+The log is JSON lines, one file (Spark 3) or a rolling ``eventlog_v2_<app id>/`` folder of
+``events_<n>_*`` files (Spark 4's default), each plain or compressed with the codec its suffix
+names: ``.zstd`` (Spark 4's default; the ``zstandard`` package) or ``.lz4`` (lz4-java's block
+stream, its blocks decompressed by the ``lz4`` package). Untrusted input cannot exhaust memory:
+every read is bounded by a block's declared size (itself bounded by its block size) or by
+:data:`CHUNK`, and one log by ``max_bytes`` (:data:`MAX_LOG_BYTES`) in all; anything else is a
+clean :class:`EventLogError`. Light imports only (no pandas).
 """
 
 from __future__ import annotations
 
 import csv
 import json
+import os
+import struct
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
+from typing import BinaryIO, Callable, Iterable, Iterator
 
-from logparse.errors import LogNotFoundError, LogParseError
-from logparse.lz4block import decompress
+import lz4.block
+import zstandard
+
+from logparse.errors import LogNotFoundError, LogParseError, LogTooLargeError
 
 INPROGRESS = ".inprogress"
 STAGE_TABLE = "spark_stages.csv"
+APP_PREFIXES = ("app-", "local-", "application_")
+ROLLING, EVENTS, APPSTATUS = "eventlog_v2_", "events_", "appstatus_"  # Spark's RollingEventLogFilesWriter
+
+#: The cap on one event log's decompressed bytes (``max_bytes`` overrides it): far above any real
+#: run's log (a few MB), far below what would exhaust the machine.
+MAX_LOG_BYTES = 2 * 2**30
+#: The most bytes decompressed at once from a zstd stream, and read at once from a plain log.
+CHUNK = 2**20
+#: Codec short names (Spark's file suffixes) read here; ``zst`` is zstd's own suffix.
+CODECS = {"lz4": "lz4", "zstd": "zstd", "zst": "zstd"}
+
+MAGIC = b"LZ4Block"
+LZ4_HEADER = struct.Struct("<Biii")  # token, compressed length, original length, xxhash32 checksum
+LZ4_HEADER_SIZE = len(MAGIC) + LZ4_HEADER.size
+LZ4_RAW, LZ4_COMPRESSED = 0x10, 0x20
+#: lz4-java's ``LZ4BlockOutputStream.MAX_BLOCK_SIZE`` (Spark's ``spark.io.compression.lz4.blockSize``
+#: is 32k by default); a block's token also declares its own size, ``1 << (10 + (token & 0x0F))``.
+LZ4_MAX_BLOCK = 1 << 25
+
+ZSTD_MAX_HEADER = 18  # the longest zstd frame header
+ZSTD_SKIPPABLE = 0x184D2A50  # magic of a skippable frame (low 4 bits free)
+#: zstd's own default limit (2**27): a frame asking for a larger window is refused, not allocated.
+ZSTD_MAX_WINDOW = 1 << 27
+
+TRUNCATED_FIX = ": Spark did not finish writing it (a log still being written ends in .inprogress)"
 
 
 class EventLogError(LogParseError):
     """An event log cannot be found or read."""
+
+
+class CompressedLogError(EventLogError):
+    """The file is not a complete stream of its codec: corrupt or truncated."""
+
+
+class EventLogTooLargeError(EventLogError, LogTooLargeError):
+    """An event log decompresses to more than the cap (``max_bytes``)."""
 
 
 @dataclass
@@ -164,38 +208,264 @@ class AppMetrics:
 # ---------------------------------------------------------------- finding and reading
 
 
+def _inprogress(path: Path) -> bool:
+    """Whether Spark is still writing this log: an ``.inprogress`` file, or a rolling folder whose
+    ``appstatus_*`` file still ends in ``.inprogress``."""
+    if path.is_dir():
+        return any(p.name.startswith(APPSTATUS) and p.name.endswith(INPROGRESS) for p in path.iterdir())
+    return path.name.endswith(INPROGRESS)
+
+
 def find_event_log(directory: Path) -> Path:
-    """The event log Spark wrote into ``directory`` (a finished one before an ``.inprogress`` one)."""
+    """The event log Spark wrote into ``directory`` (a finished one before an ``.inprogress`` one).
+
+    A log is a file (``app-*``, ``local-*``, ``application_*``; Spark 3's layout) or a rolling
+    folder (``eventlog_v2_<app id>/``; Spark 4 rolls by default): both are read by :func:`read_event_log`.
+    """
     directory = Path(directory)
     if not directory.is_dir():
         raise LogNotFoundError(f"{directory}: no such directory; run with the event log enabled "
                                "(harness.command's event_log_dir)")
-    candidates = [p for p in directory.iterdir()
-                  if p.is_file() and p.name.startswith(("app-", "local-", "application_"))]
-    done = [p for p in candidates if not p.name.endswith(INPROGRESS)]
+    candidates = [p for p in directory.iterdir() if (p.is_file() and p.name.startswith(APP_PREFIXES))
+                  or (p.is_dir() and p.name.startswith(ROLLING))]
+    done = [p for p in candidates if not _inprogress(p)]
     pick = sorted(done or candidates, key=lambda p: p.stat().st_mtime)
     if not pick:
-        raise LogNotFoundError(f"{directory}: no Spark event log (app-*): was spark.eventLog.enabled set?")
+        raise LogNotFoundError(f"{directory}: no Spark event log (app-* or eventlog_v2_*): "
+                               "was spark.eventLog.enabled set?")
     return pick[-1]
 
 
-def read_lines(path: Path) -> list[str]:
-    """The JSON lines of an event log, decompressed when its name ends in ``.lz4``."""
-    path = Path(path)
+def codec_of(path: Path) -> str | None:
+    """The codec Spark wrote ``path`` with, from its suffix (``lz4``, ``zstd``; None: plain JSON lines).
+
+    Spark names the file after the codec's short name (``.lz4``, ``.zstd``, ``.snappy``, ``.lzf``); a
+    rolling folder's files are ``events_<n>_<app id>[.codec][.compact]``.
+    """
+    base = path.name.removesuffix(INPROGRESS).removesuffix(".compact")
+    tail = base.split("-")[-1]
+    if "." not in tail or base.endswith(".json"):
+        return None
+    suffix = tail.rsplit(".", 1)[-1]
+    if suffix in CODECS:
+        return CODECS[suffix]
+    raise EventLogError(f"{path}: event logs compressed with {suffix!r} cannot be read here: "
+                        "set spark.eventLog.compression.codec=zstd (or lz4)")
+
+
+@dataclass
+class _Budget:
+    """What is left of the cap on one log's decompressed bytes (:data:`MAX_LOG_BYTES`), shared by its files."""
+
+    path: Path
+    cap: int
+    used: int = 0
+
+    @property
+    def left(self) -> int:
+        return self.cap - self.used
+
+    def take(self, n: int) -> None:
+        """Account for ``n`` more bytes, refusing them *before* they are decompressed when over the cap."""
+        if n > self.left:
+            raise EventLogTooLargeError(
+                f"{self.path}: decompresses to more than {self.cap} bytes, the cap on one event log: "
+                "if the log is genuine, pass a larger max_bytes to read_event_log()")
+        self.used += n
+
+
+def _plain_chunks(f: BinaryIO, budget: _Budget, allow_truncated: bool = False) -> Iterator[bytes]:
+    """A plain log in reads of :data:`CHUNK` bytes (a cut last line, truncated or not, is for parse_events to skip)."""
+    while chunk := f.read(min(CHUNK, budget.left + 1)):
+        budget.take(len(chunk))
+        yield chunk
+
+
+def _lz4_header(f: BinaryIO, pos: int, path: Path, allow_truncated: bool) -> tuple[int, int, int] | None:
+    """``(token, compressed length, original length)`` of the block at ``pos``; None at the end of the data."""
+    head = f.read(LZ4_HEADER_SIZE)
+    if not head or (allow_truncated and len(head) < LZ4_HEADER_SIZE):
+        return None
+    if head[:len(MAGIC)] != MAGIC[:len(head)]:
+        raise CompressedLogError(f"{path}: no LZ4Block magic at byte {pos}: not an lz4 event log written by Spark")
+    if len(head) < LZ4_HEADER_SIZE:
+        raise CompressedLogError(f"{path}: the file ends inside the LZ4 block header at byte {pos} "
+                                 f"(truncated){TRUNCATED_FIX}")
+    token, clen, olen, _checksum = LZ4_HEADER.unpack_from(head, len(MAGIC))
+    return token, clen, olen
+
+
+def _lz4_check(token: int, clen: int, olen: int, pos: int, path: Path) -> None:
+    """lz4-java's own checks of a block header (``LZ4BlockInputStream.refill``), before anything is read."""
+    method, limit = token & 0xF0, min(1 << (10 + (token & 0x0F)), LZ4_MAX_BLOCK)
+    where = f"{path}: LZ4 block at byte {pos}"
+    if method not in (LZ4_RAW, LZ4_COMPRESSED):
+        raise CompressedLogError(f"{where}: unknown method 0x{method:02x}: the file is corrupt")
+    if not 0 <= olen <= limit:
+        raise CompressedLogError(f"{where} declares {olen} bytes, not within its block size of {limit}: "
+                                 "the file is corrupt")
+    bound = olen if method == LZ4_RAW else olen + olen // 255 + 16  # LZ4_compressBound
+    if not 0 <= clen <= bound or (clen == 0) != (olen == 0):
+        raise CompressedLogError(f"{where}: {clen} compressed bytes for {olen}: the file is corrupt")
+
+
+def _lz4_chunks(f: BinaryIO, budget: _Budget, allow_truncated: bool = False) -> Iterator[bytes]:
+    """The blocks of lz4-java's ``LZ4BlockOutputStream`` (Spark's codec ``lz4``), decompressed by the ``lz4`` package.
+
+    Each block is ``"LZ4Block"`` + token (method | log2(block size) - 10) + compressed length +
+    original length + xxhash32 (little-endian ints, not checked here), then the raw or LZ4 block.
+    An empty block ends a stream; streams may follow one another. The declared length is checked
+    against the block size and the cap before the block is decompressed into exactly that length.
+    ``allow_truncated``: a log still being written may end inside a block; stop before it.
+    """
+    pos = 0
+    while (header := _lz4_header(f, pos, budget.path, allow_truncated)) is not None:
+        token, clen, olen = header
+        _lz4_check(token, clen, olen, pos, budget.path)
+        budget.take(olen)
+        block = f.read(clen)
+        if len(block) < clen:
+            if allow_truncated:
+                return
+            raise CompressedLogError(f"{budget.path}: the LZ4 block at byte {pos} runs past the end of the file "
+                                     f"(truncated){TRUNCATED_FIX}")
+        yield block if token & 0xF0 == LZ4_RAW else _lz4_decompress(block, olen, pos, budget.path)
+        pos += LZ4_HEADER_SIZE + clen
+
+
+def _lz4_decompress(block: bytes, olen: int, pos: int, path: Path) -> bytes:
+    """One LZ4 block into exactly its declared length: the ``lz4`` package's bounds-checked decoder
+    never writes past ``olen``, and a block decoding to fewer bytes is as corrupt as one needing more."""
     try:
-        data = path.read_bytes()
+        out = lz4.block.decompress(block, uncompressed_size=olen)
+    except lz4.block.LZ4BlockError as e:
+        raise CompressedLogError(f"{path}: the LZ4 block at byte {pos} is corrupt ({e})") from None
+    if len(out) != olen:
+        raise CompressedLogError(f"{path}: the LZ4 block at byte {pos} decodes to {len(out)} bytes, "
+                                 f"its header says {olen}: the file is corrupt")
+    return out
+
+
+def _zstd_require_complete(f: BinaryIO, path: Path) -> None:
+    """Raise unless ``f`` ends where its last zstd frame does, walking frame and block headers only.
+
+    Why: ``stream_reader`` stops silently when its input ends inside a frame, so a truncated log
+    would read as a shorter one; a finished log must end exactly where its last frame does.
+    """
+    size = os.fstat(f.fileno()).st_size
+    pos = 0
+    while pos < size:
+        f.seek(pos)
+        head = f.read(ZSTD_MAX_HEADER)
+        if len(head) >= 8 and int.from_bytes(head[:4], "little") & 0xFFFFFFF0 == ZSTD_SKIPPABLE:
+            pos += 8 + int.from_bytes(head[4:8], "little")
+            continue
+        try:
+            checksum = zstandard.get_frame_parameters(head).has_checksum  # checks the magic, too
+            pos += zstandard.frame_header_size(head)
+        except zstandard.ZstdError as e:
+            raise CompressedLogError(f"{path}: no zstd frame at byte {pos} ({e}): not a zstd event log written "
+                                     f"by Spark, or truncated{TRUNCATED_FIX}") from None
+        last = False
+        while not last and pos + 3 <= size:
+            f.seek(pos)
+            block = int.from_bytes(f.read(3), "little")
+            last, kind, length = bool(block & 1), (block >> 1) & 3, block >> 3
+            pos += 3 + (1 if kind == 1 else length)  # an RLE block stores its one byte
+        pos += 4 * checksum
+        if not last or pos > size:
+            raise CompressedLogError(f"{path}: the file ends inside a zstd frame (truncated){TRUNCATED_FIX}")
+    f.seek(0)
+
+
+def _zstd_chunks(f: BinaryIO, budget: _Budget, allow_truncated: bool = False) -> Iterator[bytes]:
+    """A zstd frame stream (Spark's codec ``zstd``: zstd-jni closes a frame at every flush), decompressed by
+    ``zstandard`` in reads of at most :data:`CHUNK` bytes, each counted against the cap before the next.
+
+    ``allow_truncated``: a log still being written ends inside a frame; its complete blocks are read.
+    """
+    if not allow_truncated:
+        _zstd_require_complete(f, budget.path)
+    reader = zstandard.ZstdDecompressor(max_window_size=ZSTD_MAX_WINDOW).stream_reader(f, read_across_frames=True)
+    try:
+        while chunk := reader.read(min(CHUNK, budget.left + 1)):
+            budget.take(len(chunk))
+            yield chunk
+    except zstandard.ZstdError as e:
+        raise CompressedLogError(f"{budget.path}: corrupt zstd data ({e}): not a zstd event log written by Spark") \
+            from None
+
+
+#: How each codec's bytes are read: ``(file, budget, allow_truncated) -> decompressed chunks``.
+READERS: dict[str | None, Callable[[BinaryIO, _Budget, bool], Iterator[bytes]]] = {
+    None: _plain_chunks, "lz4": _lz4_chunks, "zstd": _zstd_chunks}
+
+
+def _split_lines(chunks: Iterable[bytes]) -> Iterator[str]:
+    """JSON lines out of decompressed chunks, split at ``\\n`` only (as Spark's reader), a line's pieces joined once."""
+    pending: list[bytes] = []
+    for chunk in chunks:
+        *complete, tail = chunk.split(b"\n")
+        if complete:
+            complete[0] = b"".join((*pending, complete[0]))
+            pending = []
+            for line in complete:
+                yield line.rstrip(b"\r").decode("utf-8", errors="replace")
+        if tail:
+            pending.append(tail)
+    if pending:
+        yield b"".join(pending).rstrip(b"\r").decode("utf-8", errors="replace")
+
+
+def _file_lines(path: Path, budget: _Budget, allow_truncated: bool) -> Iterator[str]:
+    """The lines of one log file, decompressed by the codec its name says."""
+    read = READERS[codec_of(path)]
+    try:
+        with open(path, "rb") as f:
+            yield from _split_lines(read(f, budget, allow_truncated))
     except FileNotFoundError as e:
         raise LogNotFoundError(f"{path}: no such event log") from e
     except OSError as e:
-        raise EventLogError(f"{path}: cannot read ({e.strerror})") from e
-    inprogress = path.name.endswith(INPROGRESS)
-    base = path.name[: -len(INPROGRESS)] if inprogress else path.name
-    if base.endswith(".lz4"):
-        data = decompress(data, allow_truncated=inprogress)
-    elif "." in base.split("-")[-1] and not base.endswith(".json"):
-        raise EventLogError(f"{path}: compression codec {base.rsplit('.', 1)[-1]!r} is not readable here: "
-                            "set spark.eventLog.compression.codec=lz4")
-    return data.decode("utf-8", errors="replace").splitlines()
+        raise EventLogError(f"{path}: cannot read ({e.strerror or e})") from e
+
+
+def _rolling_index(path: Path) -> int | None:
+    """n of a rolling log's ``events_<n>_<app id>...`` file (None: another file, e.g. ``appstatus_*``, ``.crc``)."""
+    n = path.name.removeprefix(EVENTS).split("_")[0]
+    return int(n) if path.name.startswith(EVENTS) and n.isdigit() else None
+
+
+def rolling_files(folder: Path) -> list[Path]:
+    """The event files of a rolling log folder in Spark's order (by n: events_10 after events_2)."""
+    try:
+        files = [p for p in folder.iterdir() if p.is_file() and _rolling_index(p) is not None]
+    except OSError as e:
+        raise EventLogError(f"{folder}: cannot list ({e.strerror or e})") from e
+    if not files:
+        raise LogNotFoundError(f"{folder}: no events_* file: not a Spark rolling event log folder")
+    return sorted(files, key=lambda p: _rolling_index(p) or 0)
+
+
+def iter_lines(path: Path, max_bytes: int = MAX_LOG_BYTES) -> Iterator[str]:
+    """The JSON lines of an event log (a file or a rolling ``eventlog_v2_*`` folder), read as they are decompressed.
+
+    At most ``max_bytes`` decompressed bytes are read, else :class:`EventLogTooLargeError`; a corrupt or
+    truncated finished log raises :class:`CompressedLogError`. A log still being written (``.inprogress``)
+    yields its complete blocks: its last line may be cut, which :func:`parse_events` skips.
+    """
+    path = Path(path)
+    budget = _Budget(path, max_bytes)
+    if not path.is_dir():
+        yield from _file_lines(path, budget, allow_truncated=_inprogress(path))
+        return
+    files, running = rolling_files(path), _inprogress(path)
+    for i, file in enumerate(files):
+        yield from _file_lines(file, budget, allow_truncated=running and i == len(files) - 1)
+
+
+def read_lines(path: Path, max_bytes: int = MAX_LOG_BYTES) -> list[str]:
+    """Every JSON line of an event log: see :func:`iter_lines`."""
+    return list(iter_lines(path, max_bytes))
 
 
 def _num(d: dict, key: str) -> int:
@@ -259,61 +529,78 @@ def _stage(app: AppMetrics, info: dict) -> StageMetrics:
     return stage
 
 
-def parse_events(lines: list[str], path: str = "") -> AppMetrics:
-    """Fold the events of one application into :class:`AppMetrics` (unknown events are ignored)."""
+def parse_events(lines: Iterable[str], path: str = "") -> AppMetrics:
+    """Fold the events of one application into :class:`AppMetrics` (unknown events are ignored).
+
+    A line that is not JSON is skipped (the last line of a log still being written); JSON that is not
+    an event as Spark writes it (a list, a string for a number) is a corrupt log: :class:`EventLogError`,
+    as the codecs' own checks cannot catch every flipped byte (lz4-java's checksums are not checked).
+    """
     app = AppMetrics(path=path)
-    for line in lines:
+    for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
             ev = json.loads(line)
         except json.JSONDecodeError:
             continue  # the last line of a log still being written
-        kind = ev.get("Event")
-        if kind == "SparkListenerTaskEnd":
-            t = task_totals(ev)
-            stage = app.stages.get((int(ev.get("Stage ID", -1)), int(ev.get("Stage Attempt ID", 0))))
-            if stage is None:
-                stage = _stage(app, {"Stage ID": ev.get("Stage ID", -1), "Stage Attempt ID": ev.get("Stage Attempt ID", 0)})
-            stage.totals.add(t)
-            app.totals.add(t)
-            finish = _num(ev.get("Task Info") or {}, "Finish Time")
-            if finish:
-                app.last_task_finish_ms = max(app.last_task_finish_ms or 0, finish)
-        elif kind == "SparkListenerTaskStart":
-            launch = _num(ev.get("Task Info") or {}, "Launch Time")
-            if launch and (app.first_task_launch_ms is None or launch < app.first_task_launch_ms):
-                app.first_task_launch_ms = launch
-        elif kind in ("SparkListenerStageSubmitted", "SparkListenerStageCompleted"):
-            _stage(app, ev.get("Stage Info") or {})
-        elif kind == "SparkListenerJobStart":
-            app.jobs += 1
-            app.job_times_ms.append((_num(ev, "Submission Time"), None))
-        elif kind == "SparkListenerJobEnd":
-            if (ev.get("Job Result") or {}).get("Result") != "JobSucceeded":
-                app.jobs_failed += 1
-            for i, (sub, done) in enumerate(app.job_times_ms):
-                if done is None:
-                    app.job_times_ms[i] = (sub, _num(ev, "Completion Time"))
-                    break
-        elif kind == "SparkListenerExecutorAdded":
-            info = ev.get("Executor Info") or {}
-            app.executors.append(ExecutorAdded(_num(ev, "Timestamp"), str(ev.get("Executor ID")),
-                                               str(info.get("Host", "")), _num(info, "Total Cores")))
-        elif kind == "SparkListenerExecutorRemoved":
-            app.executors_removed += 1
-        elif kind == "SparkListenerApplicationStart":
-            app.app_id, app.app_name = ev.get("App ID"), ev.get("App Name")
-            app.start_ms = _num(ev, "Timestamp") or None
-        elif kind == "SparkListenerApplicationEnd":
-            app.end_ms = _num(ev, "Timestamp") or None
-            app.complete = True
+        try:
+            _fold(app, ev)
+        except (AttributeError, TypeError, ValueError, OverflowError) as e:
+            raise EventLogError(f"{path or 'event log'}: line {n} is not an event Spark writes "
+                                f"({type(e).__name__}: {e}): the log is corrupt") from None
     return app
 
 
-def read_event_log(path: Path) -> AppMetrics:
-    """Parse one event log file (plain JSON lines or ``.lz4``; ``.inprogress`` allowed)."""
-    return parse_events(read_lines(path), str(path))
+def _fold(app: AppMetrics, ev: dict) -> None:
+    """Add one event to ``app``."""
+    kind = ev.get("Event")
+    if kind == "SparkListenerTaskEnd":
+        t = task_totals(ev)
+        stage = app.stages.get((int(ev.get("Stage ID", -1)), int(ev.get("Stage Attempt ID", 0))))
+        if stage is None:
+            stage = _stage(app, {"Stage ID": ev.get("Stage ID", -1), "Stage Attempt ID": ev.get("Stage Attempt ID", 0)})
+        stage.totals.add(t)
+        app.totals.add(t)
+        finish = _num(ev.get("Task Info") or {}, "Finish Time")
+        if finish:
+            app.last_task_finish_ms = max(app.last_task_finish_ms or 0, finish)
+    elif kind == "SparkListenerTaskStart":
+        launch = _num(ev.get("Task Info") or {}, "Launch Time")
+        if launch and (app.first_task_launch_ms is None or launch < app.first_task_launch_ms):
+            app.first_task_launch_ms = launch
+    elif kind in ("SparkListenerStageSubmitted", "SparkListenerStageCompleted"):
+        _stage(app, ev.get("Stage Info") or {})
+    elif kind == "SparkListenerJobStart":
+        app.jobs += 1
+        app.job_times_ms.append((_num(ev, "Submission Time"), None))
+    elif kind == "SparkListenerJobEnd":
+        if (ev.get("Job Result") or {}).get("Result") != "JobSucceeded":
+            app.jobs_failed += 1
+        for i, (sub, done) in enumerate(app.job_times_ms):
+            if done is None:
+                app.job_times_ms[i] = (sub, _num(ev, "Completion Time"))
+                break
+    elif kind == "SparkListenerExecutorAdded":
+        info = ev.get("Executor Info") or {}
+        app.executors.append(ExecutorAdded(_num(ev, "Timestamp"), str(ev.get("Executor ID")),
+                                           str(info.get("Host", "")), _num(info, "Total Cores")))
+    elif kind == "SparkListenerExecutorRemoved":
+        app.executors_removed += 1
+    elif kind == "SparkListenerApplicationStart":
+        app.app_id, app.app_name = ev.get("App ID"), ev.get("App Name")
+        app.start_ms = _num(ev, "Timestamp") or None
+    elif kind == "SparkListenerApplicationEnd":
+        app.end_ms = _num(ev, "Timestamp") or None
+        app.complete = True
+
+
+def read_event_log(path: Path, max_bytes: int = MAX_LOG_BYTES) -> AppMetrics:
+    """Parse one event log (a file or a rolling folder; plain, ``.zstd`` or ``.lz4``; ``.inprogress`` allowed).
+
+    The lines are parsed as they are decompressed, so memory holds one chunk, not the log.
+    """
+    return parse_events(iter_lines(path, max_bytes), str(path))
 
 
 def write_stage_table(app: AppMetrics, path: Path) -> Path:

@@ -33,7 +33,7 @@ from models.results import ok_mask
 
 MAX_JOB_ROWS = 200
 MAX_FAILED_LOGS = 10
-META_ORDER = ("created", "design_path", "design_sha256", "seed", "tool_revision", "python", "pyspark", "bigdl",
+META_ORDER = ("created", "design_path", "design_sha256", "seed", "tool_revision", "python", "runtimes", "pyspark", "bigdl",
               "java_home", "host", "cluster", "data", "executor_memory", "driver_memory", "timeout_s", "retries")
 FIGURE_CAPTIONS = {
     "pareto": "Pareto chart of standardized effects (|effect| / standard error, or / Lenth's PSE without residual "
