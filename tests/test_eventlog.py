@@ -23,9 +23,9 @@ import pytest
 import zstandard
 
 from logparse.errors import LogNotFoundError, LogParseError, LogTooLargeError
-from logparse.eventlog import (CHUNK, LZ4_MAX_BLOCK, AppMetrics, CompressedLogError, EventLogError, EventLogTooLargeError,
-                               find_event_log, iter_lines, parse_events, read_event_log, read_lines, scheduler_delay_ms,
-                               write_stage_table)
+from logparse.eventlog import (CHUNK, LZ4_MAX_BLOCK, AppMetrics, CompressedLogError, EventLogError,
+                               EventLogTooLargeError, codec_of, find_event_log, iter_lines, parse_events,
+                               read_event_log, read_lines, scheduler_delay_ms, write_stage_table)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "eventlogs"
 SPARK_DECODED = json.loads((FIXTURES / "spark_decoded.json").read_text())
@@ -38,7 +38,8 @@ def fixture(pattern: str, folder: Path = FIXTURES) -> Path:
 
 
 ZSTD_LOG, LZ4_LOG = fixture("local-*.zstd"), fixture("local-*.lz4")
-ZSTD_ROLLING, LZ4_ROLLING = fixture("eventlog_v2_*/events_1_*.zstd").parent, fixture("eventlog_v2_*/events_1_*.lz4").parent
+ZSTD_ROLLING = fixture("eventlog_v2_*/events_1_*.zstd").parent
+LZ4_ROLLING = fixture("eventlog_v2_*/events_1_*.lz4").parent
 REAL_LOGS = [ZSTD_LOG, LZ4_LOG, ZSTD_ROLLING, LZ4_ROLLING]
 
 
@@ -69,8 +70,8 @@ def zstd_file(path: Path, zeros: int) -> Path:
 
 
 def too_large_and_peak(path: Path, max_bytes: int) -> tuple[EventLogTooLargeError, int]:
-    """Read ``path`` under the cap, expecting the cap's error: the error and the peak memory Python
-    allocated meanwhile (zstandard's and lz4's output buffers included)."""
+    """Read ``path`` under the cap, expecting the cap's error: the error and the peak memory Python allocated
+    meanwhile (the bytes the decompressors return included; zstd's own window, malloc'ed, is not)."""
     tracemalloc.start()
     try:
         with pytest.raises(EventLogTooLargeError) as e:
@@ -87,7 +88,8 @@ def facts(app: AppMetrics) -> dict[str, object]:
     t = app.totals
     return {"complete": app.complete, "jobs": app.jobs, "jobs_failed": app.jobs_failed, "stages": stages,
             "executors": [(e.executor_id, e.cores) for e in app.executors],
-            "tasks": (t.tasks, t.failed_tasks, t.killed_tasks), "shuffle": (t.shuffle_write_bytes, t.shuffle_read_bytes),
+            "tasks": (t.tasks, t.failed_tasks, t.killed_tasks),
+            "shuffle": (t.shuffle_write_bytes, t.shuffle_read_bytes),
             "result_bytes": t.result_size_bytes > 0,
             "times": app.end_ms is not None and app.start_ms < app.first_task_launch_ms < app.end_ms}
 
@@ -128,7 +130,8 @@ def test_find_event_log_picks_rolling_folders_and_prefers_finished_logs(tmp_path
     os.utime(tmp_path / ZSTD_LOG.name, (1, 1))  # older than the running folder, but finished
     assert find_event_log(tmp_path) == tmp_path / ZSTD_LOG.name
     done = shutil.copytree(ZSTD_ROLLING, tmp_path / "done" / ZSTD_ROLLING.name)
-    shutil.copyfile(fixture("local-*.zstd.inprogress", FIXTURES / "running"), tmp_path / "done" / "local-1.zstd.inprogress")
+    running_file = fixture("local-*.zstd.inprogress", FIXTURES / "running")
+    shutil.copyfile(running_file, tmp_path / "done" / running_file.name)
     os.utime(done, (1, 1))
     assert find_event_log(tmp_path / "done") == done
 
@@ -178,6 +181,12 @@ def test_rolling_log_of_several_files_shares_one_cap(tmp_path):
     assert read_lines(folder)[:20] == lines[:20]
     with pytest.raises(LogNotFoundError, match="events_"):
         read_lines(tmp_path if (tmp_path / "eventlog_v2_empty").mkdir() is None else None)
+
+
+def test_codec_from_the_name():
+    names = {"app-1.lz4": "lz4", "local-1.zstd.inprogress": "zstd", "events_2_local-1.zst": "zstd",
+             "events_3_app-1-0001.zstd.compact": "zstd", "local-1": None, "application_1_2": None, "x.json": None}
+    assert {name: codec_of(Path(name)) for name in names} == names
 
 
 def test_unreadable_codecs_name_the_codec_and_the_setting(tmp_path):
@@ -255,13 +264,22 @@ def test_corrupt_logs_only_ever_raise_event_log_errors(tmp_path):
                     data[at] = rng.randrange(256)
                 else:
                     del data[at: at + rng.randint(1, 300)]
-            path = tmp_path / f"{i}-{log.name}"
-            path.write_bytes(bytes(data))
-            try:
-                read_event_log(path, max_bytes=2**20)
-            except EventLogError:
-                pass
-            path.unlink()
+            for name in (log.name, log.name + ".inprogress"):
+                path = tmp_path / name
+                path.write_bytes(bytes(data))
+                try:
+                    read_event_log(path, max_bytes=2**20)
+                except EventLogError:
+                    pass
+
+
+def test_json_that_is_no_spark_event_is_a_corrupt_log():
+    good = json.dumps({"Event": "SparkListenerApplicationStart", "App ID": "app-1", "Timestamp": 5})
+    for bad in ('[1, 2]', '{"Event": "SparkListenerTaskEnd", "Stage ID": "x"}',
+                '{"Event": "SparkListenerJobEnd", "Job Result": 5}',
+                '{"Event": "SparkListenerJobStart", "Submission Time": 1e999}'):
+        with pytest.raises(EventLogError, match=r"^log-1: line 2 is not an event Spark writes .*: the log is corrupt$"):
+            parse_events([good, bad], "log-1")
 
 
 # ---------------------------------------------------------------- lz4 streams made here
