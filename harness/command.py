@@ -83,8 +83,9 @@ def app_name(spec: RunSpec, job: Job) -> str:
 def event_log_conf(directory: Path) -> list[str]:
     """spark-submit options that make the job write Spark's event log (lz4) into ``directory``.
 
-    The directory must exist before the submit (Spark refuses to start otherwise); lz4 is
-    Spark's default codec, the one :mod:`logparse.eventlog` and the History Server read.
+    The directory must exist before the submit (Spark refuses to start otherwise). lz4 is Spark 3's
+    default codec; Spark 4 (default zstd) writes lz4 too when asked, so every runtime's logs are
+    alike. :mod:`logparse.eventlog` reads lz4, zstd and Spark 4's rolling ``eventlog_v2_*`` folders.
     """
     return [
         "--conf", "spark.eventLog.enabled=true",

@@ -38,9 +38,11 @@ class HistoryError(HarnessError):
 
 
 def event_logs(campaign: Path) -> list[Path]:
-    """Every run's event log in the campaign (``runs/*/app-*``), finished or in progress."""
+    """Every run's event log in the campaign, finished or in progress: a file ``runs/*/app-*`` (Spark 3), or
+    the folder of a rolling log ``runs/*/eventlog_v2_app-*`` (Spark 4's default)."""
     runs = Path(campaign) / "runs"
-    return sorted(p for p in runs.glob("*/*") if p.is_file() and p.name.startswith(("app-", "local-")))
+    return sorted(p for p in runs.glob("*/*") if (p.is_file() and p.name.startswith(("app-", "local-")))
+                  or (p.is_dir() and p.name.startswith("eventlog_v2_")))
 
 
 def link_logs(logs: Sequence[Path], dest: Path) -> list[Path]:
@@ -121,6 +123,14 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def history_env() -> SparkEnv:
+    """The newest prepared Spark: Spark 4's History Server reads Spark 3's logs, not the other way round."""
+    from cluster import runtime as runtimes
+
+    name = "spark4" if runtimes.is_prepared(runtimes.resolve("spark4")) else "bigdl"
+    return discover(runtime=name)
+
+
 def serve(campaign: Path, port: int | None, timeout: float, say: Callable[[str], None],
           wait: Callable[[], None]) -> None:
     """Start the server over ``campaign``, report its URL, ``wait()`` (until interrupted), stop it."""
@@ -135,7 +145,7 @@ def serve(campaign: Path, port: int | None, timeout: float, say: Callable[[str],
         logs_dir = tmp / "logs"
         logs_dir.mkdir()
         linked = link_logs(logs, logs_dir)
-        server = HistoryServer(logs_dir, port or free_port(), discover(), tmp / "history-server.log")
+        server = HistoryServer(logs_dir, port or free_port(), history_env(), tmp / "history-server.log")
         ids = server.start(len(linked), timeout)
         say(f"History Server: {server.url}  ({len(ids)} run(s); Ctrl-C stops it)")
         wait()

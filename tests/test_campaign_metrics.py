@@ -64,7 +64,9 @@ def test_results_carry_spark_host_and_phase_columns(local_cluster, tmp_path):
                                                                  "spark.executor.extraLibraryPath="))}
     assert (Path(mkl) / "libjmkl.so").is_file()
     (cluster,) = sqlite3.connect(out / "campaign.sqlite").execute("SELECT value FROM meta WHERE key = 'cluster'")
-    assert json.loads(cluster[0])["jvm"] == "tuned"
+    assert json.loads(cluster[0])["plain_jvm"] is False
+    (runtimes,) = sqlite3.connect(out / "campaign.sqlite").execute("SELECT value FROM meta WHERE key = 'runtimes'")
+    assert json.loads(runtimes[0])["bigdl"]["runs_by_jvm"] == {"tuned": ["1-1"]}  # lenet asks for the tuning
     # the job prepared while its executors started, and waited for both before its first job; its data
     # are in as many partitions as the application has cores, as if made after they registered
     assert app.job_times_ms[0][0] >= app.executors_granted_ms
