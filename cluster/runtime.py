@@ -10,6 +10,7 @@ A runtime is a small TOML file (the built-in ones are ``cluster/runtimes/*.toml`
     python = "3.11"
     requirements = ["pyspark==3.5.3", "numpy<2"]    # or a requirements file, relative to this file
     lock = "spark35.lock"            # optional: the exact set (without it, locked at the first prepare)
+    find_links = ["/opt/wheels"]     # optional: folders of wheels the installer also looks in
 
     [jvm]                            # optional: what every driver and executor of the runtime gets
     class_path = ["some_pkg/lib/*.jar"]     # globs in the environment's site-packages
@@ -89,6 +90,7 @@ class Runtime:
     sitecustomize: bool = False
     class_data_list: Path | None = None
     natives_jar: str | None = None
+    find_links: tuple[str, ...] = ()
 
     @property
     def builtin(self) -> bool:
@@ -103,6 +105,7 @@ class Runtime:
     def key(self) -> str:
         """Digest of what the environment is made of: the name, Python and the lock."""
         h = hashlib.sha256(f"{self.name}\n{self.python}\n".encode())
+        h.update("".join(f"find-links {f}\n" for f in self.find_links).encode())
         h.update(self.lock_text().encode())
         return h.hexdigest()[:12]
 
@@ -161,10 +164,10 @@ def load_runtime(path: Path) -> Runtime:
     rt, jvm = doc.get("runtime"), doc.get("jvm", {})
     if not isinstance(rt, dict) or not isinstance(jvm, dict):
         raise _fail(path, "no [runtime] table: add [runtime] with name, spark, java, python and requirements")
-    bad = sorted(set(rt) - {"name", "description", "spark", "java", "python", "requirements", "lock"})
+    bad = sorted(set(rt) - {"name", "description", "spark", "java", "python", "requirements", "lock", "find_links"})
     if bad:
         raise _fail(path, f"[runtime] has unknown key(s) {', '.join(bad)}: "
-                          "use name, description, spark, java, python, requirements, lock")
+                          "use name, description, spark, java, python, requirements, lock, find_links")
     bad = sorted(set(jvm) - {"class_path", "java_options", "log_config", "sitecustomize", "class_data_list",
                              "natives_jar"})
     if bad:
@@ -208,7 +211,8 @@ def load_runtime(path: Path) -> Runtime:
         class_path=_strings(path, "jvm", "class_path", jvm.get("class_path", [])),
         java_options=_strings(path, "jvm", "java_options", jvm.get("java_options", [])),
         log_config=SITE_DIR / log_config if log_config else None, sitecustomize=site,
-        class_data_list=(path.parent / cds).resolve() if cds else None, natives_jar=natives)
+        class_data_list=(path.parent / cds).resolve() if cds else None, natives_jar=natives,
+        find_links=_strings(path, "runtime", "find_links", rt.get("find_links", [])))
 
 
 def builtin_names() -> tuple[str, ...]:
@@ -305,6 +309,16 @@ def _run(argv: Sequence[str], what: str, timeout: float = INSTALL_TIMEOUT_S) -> 
     return done.stdout
 
 
+def _find_links(runtime: Runtime) -> list[str]:
+    """``--find-links DIR`` for each folder of wheels the runtime names (each must exist: say so if not)."""
+    missing = [f for f in runtime.find_links if not Path(f).is_dir()]
+    if missing:
+        raise RuntimeProblem(f"runtime {runtime.name} installs wheels from {', '.join(missing)}, which this machine "
+                             "does not have: put the wheels there, or change find_links in "
+                             f"{runtime.source}")
+    return [a for f in runtime.find_links for a in ("--find-links", f)]
+
+
 def lock(runtime: Runtime, out: Path, progress: Progress = lambda _: None) -> Path:
     """Resolve the runtime's requirements into an exact lock file ``out`` (uv pip compile)."""
     uv = _installer()
@@ -314,8 +328,8 @@ def lock(runtime: Runtime, out: Path, progress: Progress = lambda _: None) -> Pa
     reqs.write_text("\n".join(runtime.requirements) + "\n")
     progress(f"runtime {runtime.name}: resolving {len(runtime.requirements)} requirement(s)")
     try:
-        _run([*uv, "pip", "compile", "--quiet", "--no-header", "--python-version", runtime.python,
-              str(reqs), "-o", str(out)], f"resolving the requirements of runtime {runtime.name}")
+        _run([*uv, "pip", "compile", "--quiet", "--no-header", "--no-annotate", "--python-version", runtime.python,
+              *_find_links(runtime), str(reqs), "-o", str(out)], f"resolving the requirements of runtime {runtime.name}")
     finally:
         reqs.unlink(missing_ok=True)
     return out
@@ -351,11 +365,11 @@ def prepare(runtime: Runtime, root: Path | None = None, progress: Progress = lam
         count = sum(1 for line in locked.read_text().splitlines() if "==" in line)
         progress(f"runtime {runtime.name}: installing {count} locked package(s)")
         if uv:
-            _run([*uv, "pip", "sync", "--quiet", "--python", str(python_of(tmp)), str(locked)],
+            _run([*uv, "pip", "sync", "--quiet", "--python", str(python_of(tmp)), *_find_links(runtime), str(locked)],
                  f"installing runtime {runtime.name}")
         else:
-            _run([str(python_of(tmp)), "-m", "pip", "install", "--quiet", "--no-deps", "-r", str(locked)],
-                 f"installing runtime {runtime.name}")
+            _run([str(python_of(tmp)), "-m", "pip", "install", "--quiet", "--no-deps", *_find_links(runtime),
+                  "-r", str(locked)], f"installing runtime {runtime.name}")
         _check_spark(runtime, tmp)
         (tmp / "runtime.toml").write_bytes(runtime.source.read_bytes())
         (tmp / ".prepared").write_text(f"{runtime.name} {runtime.key()}\n")

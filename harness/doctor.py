@@ -109,7 +109,8 @@ def _archive(env: SparkEnv) -> Check:
 
 
 def run_checks(host: str = "127.0.0.1", ports: tuple[int, ...] = (7077, 8080)) -> list[Check]:
-    checks = [_python(), _tool_environment(), *_runtime("bigdl", required=True), *_runtime("spark4", required=False)]
+    checks = [_python(), _tool_environment(), *_runtime("bigdl", required=True),
+              *(c for name in ("spark4", "torch") for c in _runtime(name, required=False))]
     try:
         env = discover(local_ip=host, runtime="bigdl")
     except ClusterError as e:

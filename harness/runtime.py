@@ -46,11 +46,15 @@ def _runtimes(names: Sequence[str]) -> list[Runtime]:
     return [runtimes.resolve(n) for n in (names or runtimes.builtin_names())]
 
 
-def doctor(runtime: Runtime) -> list[DoctorLine]:
-    """Is the runtime prepared, is its Java there, do its Python and Spark start and report the right versions."""
+def doctor(runtime: Runtime, required: bool = True) -> list[DoctorLine]:
+    """Is the runtime prepared, is its Java there, do its Python and Spark start and report the right versions.
+
+    A runtime not prepared yet is a failure only when ``required`` (named on the command line).
+    """
     say = lambda check, ok, detail: DoctorLine(runtime.name, check, ok, detail)  # noqa: E731
     if not runtimes.is_prepared(runtime):
-        return [say("prepared", False, f"not prepared: python -m harness.runtime prepare {runtime.name}")]
+        return [say("prepared", not required, f"not prepared: python -m harness.runtime prepare {runtime.name}"
+                    + ("" if required else " (or the first campaign that needs it)"))]
     lines = [say("prepared", True, str(runtimes.home(runtime)))]
     try:
         env = runtimes.spark_env(runtime)
@@ -114,7 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         out = args.out or rt.lock or Path(f"{rt.name}.lock")
         print(runtimes.lock(rt, out, progress=say))
         return EXIT_OK
-    lines = [line for rt in _runtimes(args.runtime) for line in doctor(rt)]
+    lines = [line for rt in _runtimes(args.runtime) for line in doctor(rt, required=bool(args.runtime))]
     for line in lines:
         print(line.text())
     return EXIT_OK if all(line.ok for line in lines) else EXIT_CLUSTER

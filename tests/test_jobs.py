@@ -58,7 +58,8 @@ def test_doctor_reports_every_piece_ok():
                           timeout=300)
     names = [line.split()[1] for line in proc.stdout.splitlines()]
     assert proc.returncode == 0, proc.stdout
-    assert names == ["python", "tool", "runtime", "runtime", "bigdl", "class-data", "mnist", "cloudpickle", "ports"]
+    assert names == ["python", "tool", "runtime", "runtime", "runtime", "bigdl", "class-data", "mnist", "cloudpickle",
+                     "ports"]
     assert "numpy 2." in proc.stdout and "pyspark 3.1.3" in proc.stdout  # the tool's numpy; the BigDL runtime's Spark
     assert all(line.startswith("OK ") for line in proc.stdout.splitlines())
 

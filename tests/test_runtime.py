@@ -78,7 +78,7 @@ def test_a_bad_runtime_file_is_one_line_naming_the_fix(tmp_path, text, needle):
 
 
 def test_unknown_names_and_files_are_input_errors(tmp_path):
-    with pytest.raises(RuntimeFileError, match="no runtime 'spark9': use one of bigdl, spark4"):
+    with pytest.raises(RuntimeFileError, match="no runtime 'spark9': use one of bigdl, spark4, torch"):
         runtimes.resolve("spark9")
     with pytest.raises(RuntimeFileError, match="no such runtime file"):
         runtimes.resolve(str(tmp_path / "missing.toml"))
@@ -183,7 +183,7 @@ def test_runtime_list_says_what_each_runtime_is(tmp_path):
     proc = cli("harness.runtime", "list", "--format", "json", env=empty)
     assert proc.returncode == 0, proc.stderr
     rows = {r["name"]: r for r in json.loads(proc.stdout)}
-    assert set(rows) == {"bigdl", "spark4"}
+    assert set(rows) == {"bigdl", "spark4", "torch"}
     assert rows["bigdl"]["spark_version"] == "3.1.3" and rows["bigdl"]["java_version"] == "11"
     assert {r["python"] for r in rows.values()} == {"3.11"} and not any(r["prepared"] for r in rows.values())
     proc = cli("harness.runtime", "list")  # the real cache: make venv and make test prepared both
@@ -198,8 +198,8 @@ def test_doctor_checks_each_prepared_runtime_for_real():
     proc = cli("harness.runtime", "doctor", timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = [line.split(None, 3) for line in proc.stdout.splitlines()]
-    assert {(rt, check) for _, rt, check, _ in lines} == {(rt, c) for rt in ("bigdl", "spark4")
-                                                         for c in ("prepared", "java", "python", "spark")}
+    assert {(rt, check) for _, rt, check, _ in lines if rt != "torch"} == {
+        (rt, c) for rt in ("bigdl", "spark4") for c in ("prepared", "java", "python", "spark")}
     text = proc.stdout
     assert 'openjdk version "11.' in text and "pyspark 3.1.3" in text and "numpy 1.26" in text
     assert 'version "17.' in text or 'version "21.' in text
