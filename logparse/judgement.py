@@ -13,9 +13,10 @@ status itself. On top of the log's own status (``logparse.status``), in order:
    training, e.g. in a later save or shutdown, does not undo the training it followed).
 
 A job whose figures come from its own JSON file (``results = "json"``, :func:`judge_json_run`) has
-no BigDL evidence to read; its log only says what Spark lost. In order: stopped by the harness is
+no BigDL evidence to read; its log only says what Spark lost. In order: stopped by an optimizer after
+an epoch is ``pruned`` (its log ends with the prune line the runner appends); stopped by the harness is
 ``failed`` (timeout); a non-zero exit is ``failed`` (kind ``infrastructure`` when its log shows a lost
-executor, worker or master, else ``job``); figures missing or malformed (the harness says why) are
+executor, worker or master, or a signal ended it, else ``job``, with the error its log names); figures missing or malformed (the harness says why) are
 ``failed`` (job); a lost executor during an exit-0 run is ``failed`` (infrastructure); else ``ok``.
 """
 
@@ -133,16 +134,25 @@ def judge_json_run(out: str | os.PathLike[str], process: ProcessFacts, metrics_p
     except LogParseError as e:  # never an exception from a log: one bad file must not stop a campaign
         return Judgement(Status.FAILED, f"cannot read the log: {e}", FailureKind.JOB, (), unreadable(out, str(e)))
     base = Judgement(Status.OK, "", None, (), log)
+    if log.status == Status.PRUNED:  # an optimizer stopped it after an epoch (its sparkdl-epoch lines)
+        return replace(base, status=Status.PRUNED, reason=log.reason)
     if process.timed_out:
         took = "" if process.elapsed_s is None else f" within {process.elapsed_s:.0f} s"
         return replace(base, status=Status.FAILED, failure_kind=FailureKind.TIMEOUT,
                        reason=f"no result{took}: the run was stopped (raise --timeout)")
     if process.exit_code not in (None, 0):
-        if log.failure_kind == FailureKind.INFRASTRUCTURE:
+        # the log's reason only when it names an error: an incomplete log's "no BigDL training line" says
+        # nothing about a job that is not BigDL
+        if log.status == Status.FAILED and log.failure_kind == FailureKind.INFRASTRUCTURE:
             return replace(base, status=Status.FAILED, failure_kind=FailureKind.INFRASTRUCTURE, reason=log.reason)
+        if log.status == Status.FAILED and log.reason:
+            return replace(base, status=Status.FAILED, failure_kind=FailureKind.JOB,
+                           reason=f"the job exited with code {process.exit_code}: {log.reason}")
+        if process.exit_code < 0:
+            return replace(base, status=Status.FAILED, failure_kind=FailureKind.INFRASTRUCTURE,
+                           reason=f"the job was killed by signal {-process.exit_code}")
         return replace(base, status=Status.FAILED, failure_kind=FailureKind.JOB,
-                       reason=f"the job exited with code {process.exit_code}"
-                              + (f": {log.reason}" if log.reason else " (see its .err)"))
+                       reason=f"the job exited with code {process.exit_code} (see its .err)")
     if metrics_problem:
         return replace(base, status=Status.FAILED, failure_kind=FailureKind.JOB, reason=metrics_problem)
     losses = resource_losses(out)

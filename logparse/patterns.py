@@ -112,6 +112,14 @@ MARKERS = (
     Marker("rpc_disassociated", (b"Remote RPC client disassociated",), rb"Remote RPC client disassociated",
            hard=False, kind="infrastructure"),
     Marker("connection_refused", (b"Connection refused",), rb"Connection refused", hard=False, kind="infrastructure"),
+    # TorchDistributor and XGBoost train in a barrier stage: it needs a task slot for every process at once,
+    # and fails when the application has fewer (an executor or worker lost, or more processes than cores)
+    Marker("barrier_slots", (b"BarrierJobSlotsNumberCheckFailed",), rb"BarrierJobSlotsNumberCheckFailed",
+           hard=True, kind="infrastructure"),
+    # PyTorch's gloo: a peer process that stopped answering (stalled, killed, or cut off by the network)
+    Marker("gloo_timeout", (b"Timed out waiting", b"RendezvousTimeoutError", b"DistNetworkError"),
+           rb"Timed out waiting \d+ms for \w+ operation|RendezvousTimeoutError|DistNetworkError",
+           hard=True, kind="infrastructure"),
     Marker("traceback", (b"Traceback (most recent call last):",), rb"^Traceback \(most recent call last\):",
            hard=True, kind="job", specific=False),
     Marker("py4j", (b"Py4JJavaError",), rb"(?:py4j\.protocol\.)?Py4JJavaError", hard=True, kind="job",
@@ -124,7 +132,7 @@ MARKERS = (
 
 # Lowercase keys: every needle of every marker, lowercased, contains one (tests/test_logparse_badinput.py checks).
 MARKER_KEYS = (b"error", b"lost", b"signal", b"killed", b"master", b"disassociated", b"refused", b"traceback",
-               b"exception in thread")
+               b"exception in thread", b"barrier", b"timed out")
 MARKERS_BY_KEY = {k: tuple(mk for mk in MARKERS if any(k in n.lower() for n in mk.needles)) for k in MARKER_KEYS}
 HARD_MARKER_KEYS = tuple(k for k in MARKER_KEYS if any(mk.hard for mk in MARKERS_BY_KEY[k]))
 

@@ -35,7 +35,7 @@ import pandas as pd
 
 import logparse
 from harness.schema import CampaignDir
-from logparse import Status
+from logparse import Status, epochlines
 from optimize.errors import CampaignDataError, SearchOptionError
 
 if TYPE_CHECKING:
@@ -107,7 +107,13 @@ def run_log(row: Mapping[str, object], root: Path) -> Path:
 
 
 def epoch_figures(path: Path) -> list[tuple[int, float, float]]:
-    """(epoch, wall clock, Top1 accuracy) of each validated epoch of a log; the last validation of an epoch counts."""
+    """(epoch, wall clock, Top1 accuracy) of each validated epoch of a log; the last validation of an epoch counts.
+
+    BigDL's validation lines, or (a job reporting JSON) its ``sparkdl-epoch`` lines.
+    """
+    lines = epochlines.read_epochs(path)
+    if lines:
+        return [(e.epoch, e.wall_clock_s, e.accuracy) for e in lines]
     by_epoch: dict[int, tuple[int, float, float]] = {}
     for v in logparse.parse(path, full=True).validations:
         accuracy = v.accuracy

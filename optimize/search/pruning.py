@@ -1,7 +1,8 @@
 """Pruning a running job from its per-epoch validation, read from its .out while it runs.
 
 A BigDL job prints one ``Top1Accuracy is Accuracy(...)`` line per validated epoch, with the
-wall clock so far. :class:`CurveTail` reads the lines a running job's .out gained since the last
+wall clock so far; a job that reports JSON (TorchDistributor, XGBoost) a ``sparkdl-epoch`` line
+(:mod:`logparse.epochlines`). :class:`CurveTail` reads the lines a running job's .out gained since the last
 call (the runner's watch calls it about once a second). After each new epoch, short of the last,
 the rules are asked in order; the first that gives a reason stops the job, which the harness then
 records as ``pruned`` (never ``failed``):
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, Sequence
 
+from logparse import epochlines
 from logparse import patterns as P
 from optimize.errors import SearchOptionError
 
@@ -47,7 +49,11 @@ Curve = Sequence[EpochFigure]
 
 
 def figure_of_line(line: bytes) -> EpochFigure | None:
-    """The epoch figure of one complete Top1Accuracy validation line, else None."""
+    """The epoch figure of one complete validation line: BigDL's Top1Accuracy line, or a JSON job's
+    ``sparkdl-epoch`` line (:mod:`logparse.epochlines`); else None."""
+    if epochlines.TAG in line:
+        found = epochlines.parse_line(line)
+        return None if found is None else EpochFigure(found.epoch, found.wall_clock_s, found.accuracy)
     m = P.EVENT.search(line)
     if m is None or m.group(P.VALIDATION_GROUP) != b"Top1Accuracy":
         return None
