@@ -242,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     write_json(args.metrics_out, {
         "accuracy": last["accuracy"], "wall_clock_s": last["wall_clock_s"], "train_time_s": round(wall, 3),
         "loss": last["loss"], "throughput": last["throughput"], "processes": processes,
-        "epochs_completed": len(history), "train_samples": result["train_samples"],
+        "epochs_trained": len(history), "train_samples": result["train_samples"],
         "test_samples": result["test_samples"],
         "accuracy_history": [h["accuracy"] for h in history], "loss_history": [h["loss"] for h in history],
         "wall_clock_history": [h["wall_clock_s"] for h in history]})

@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         spark.stop()
     write_json(args.metrics_out, {
         "accuracy": last["accuracy"], "wall_clock_s": last["wall_clock_s"], "train_time_s": round(train_s, 3),
-        "loss": last["loss"], "workers": workers, "rounds": len(figures_by_round),
+        "loss": last["loss"], "workers": workers, "rounds_trained": len(figures_by_round),
         "train_samples": len(train), "test_samples": len(test),
         "accuracy_history": [f["accuracy"] for f in figures_by_round],
         "loss_history": [f["loss"] for f in figures_by_round]})

@@ -54,6 +54,10 @@ def parse_budget(text: str) -> float:
     return float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[m.group(2)]
 
 
+#: The built-in jobs of the same design columns (epochs, learning_rate, batch_size): BigDL's and PyTorch's.
+MODELS = ("lenet", "birnn", "torch-lenet")
+
+
 def parse_job(text: str) -> JobConfig:
     """``model=lenet,epochs=2,batch_size=64`` (or just ``lenet``) -> the factors the space does not vary."""
     values = {"model": text.strip()} if "=" not in text else parse_config(text)
@@ -61,8 +65,8 @@ def parse_job(text: str) -> JobConfig:
     unknown = sorted(set(values) - known)
     if unknown:
         raise SearchOptionError(f"--job {', '.join(unknown)}: not a job factor; use {', '.join(sorted(known))}")
-    if values.get("model") not in (None, "lenet", "birnn"):
-        raise SearchOptionError(f"--job model={values['model']!r}: use lenet or birnn")
+    if values.get("model") not in (None, *MODELS):
+        raise SearchOptionError(f"--job model={values['model']!r}: use {', '.join(MODELS)}")
     return JobConfig(**values)  # type: ignore[arg-type]
 
 

@@ -1,0 +1,214 @@
+"""Today's distributed training on Spark: PyTorch through TorchDistributor (--job torch-lenet) and XGBoost's
+Spark estimator (--job xgboost), beside BigDL, on real local clusters; and how their logs are read.
+
+Fast checks read the per-epoch line format and real logs of failed TorchDistributor runs
+(tests/fixtures/frameworks, made by Spark 4.3 and PyTorch 2.13); slow ones run real campaigns.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from logparse import FailureKind, ProcessFacts, Status
+from logparse.epochlines import parse_line, read_epochs
+from logparse.judgement import judge_json_run
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).parent / "fixtures" / "frameworks"
+
+
+# ---------------------------------------------------------------- the per-epoch line (pure)
+
+
+@pytest.mark.parametrize("line, epoch", [
+    (b'sparkdl-epoch {"epoch": 2, "wall_clock_s": 7.5, "accuracy": 0.874, "loss": 0.4}', 2),
+    (b'12:00:01 INFO x sparkdl-epoch {"epoch": 1, "wall_clock_s": 0, "accuracy": 1}', 1),  # anywhere in the line
+    (b'sparkdl-epoch {"epoch": 0, "wall_clock_s": 1, "accuracy": 0.5}', None),    # epochs count from 1
+    (b'sparkdl-epoch {"epoch": true, "wall_clock_s": 1, "accuracy": 0.5}', None),  # a bool is no epoch
+    (b'sparkdl-epoch {"epoch": 1, "wall_clock_s": -1, "accuracy": 0.5}', None),
+    (b'sparkdl-epoch {"epoch": 1, "wall_clock_s": 1, "accuracy": 1.5}', None),
+    (b'sparkdl-epoch {"epoch": 1, "wall_clock_s": NaN, "accuracy": 0.5}', None),
+    (b'sparkdl-epoch {"epoch": 1, "wall_clock_s": 1}', None),
+    (b'sparkdl-epoch [1, 2]', None),
+    (b'sparkdl-epoch {"epoch": 1, "wall', None),
+    (b'epoch 1 accuracy 0.9', None),
+])
+def test_an_epoch_line_is_read_exactly_or_not_at_all(line, epoch):
+    found = parse_line(line)
+    assert (None if found is None else found.epoch) == epoch
+
+
+def test_the_last_line_of_an_epoch_counts_and_epochs_come_in_order(tmp_path):
+    log = tmp_path / "x.out"
+    log.write_bytes(b'noise\nsparkdl-epoch {"epoch": 2, "wall_clock_s": 4, "accuracy": 0.7}\n'
+                    b'sparkdl-epoch {"epoch": 1, "wall_clock_s": 2, "accuracy": 0.5, "loss": 1.0}\n'
+                    b'sparkdl-epoch {"epoch": 2, "wall_clock_s": 4.5, "accuracy": 0.75}\r\n')
+    got = read_epochs(log)
+    assert [(e.epoch, e.wall_clock_s, e.accuracy) for e in got] == [(1, 2.0, 0.5), (2, 4.5, 0.75)]
+    assert got[0].extra == {"loss": 1.0}
+    assert read_epochs(tmp_path / "missing.out") == []
+
+
+def test_pruning_reads_the_epoch_lines_of_a_json_job():
+    from optimize.search.pruning import EpochFigure, figure_of_line
+
+    assert figure_of_line(b'sparkdl-epoch {"epoch": 3, "wall_clock_s": 9.5, "accuracy": 0.9}') == \
+        EpochFigure(3, 9.5, 0.9)
+    assert figure_of_line(b'sparkdl-epoch {"epoch": 3}') is None
+
+
+# ---------------------------------------------------------------- failed runs, from real logs
+
+
+@pytest.mark.parametrize("name, needle", [
+    ("gloo-timeout", "Timed out waiting 15000ms for recv operation"),
+    ("barrier-slots", "BarrierJobSlotsNumberCheckFailed"),
+])
+def test_a_lost_peer_or_missing_slots_is_an_infrastructure_failure_with_its_cause(name, needle):
+    j = judge_json_run(FIXTURES / f"{name}.out", ProcessFacts(1, False, 60.0), None)
+    assert (j.status, j.failure_kind) == (Status.FAILED, FailureKind.INFRASTRUCTURE)
+    assert j.reason.startswith(needle), j.reason
+
+
+def test_a_json_job_that_exits_on_its_own_error_says_so_not_that_bigdl_is_missing(tmp_path):
+    out = tmp_path / "1-1.out"
+    out.write_text("starting\n")
+    (tmp_path / "1-1.err").write_text("jobs/torch_lenet.py: error: --batch-size 65 is not a multiple of the 2 "
+                                      "training processes: use a multiple\n")
+    j = judge_json_run(out, ProcessFacts(2, False, 5.0), None)
+    assert (j.status, j.failure_kind) == (Status.FAILED, FailureKind.JOB)
+    assert "--batch-size 65 is not a multiple" in j.reason and "BigDL" not in j.reason
+    (tmp_path / "1-1.err").write_text("")
+    j = judge_json_run(out, ProcessFacts(3, False, 5.0), None)
+    assert j.reason == "the job exited with code 3 (see its .err)" and j.failure_kind == FailureKind.JOB
+    j = judge_json_run(out, ProcessFacts(-9, False, 5.0), None)
+    assert (j.failure_kind, j.reason) == (FailureKind.INFRASTRUCTURE, "the job was killed by signal 9")
+
+
+def test_a_pruned_json_job_is_pruned(tmp_path):
+    out = tmp_path / "1-1.out"
+    out.write_text('sparkdl-epoch {"epoch": 1, "wall_clock_s": 1, "accuracy": 0.2}\n'
+                   "sparkdl: pruned: epoch 1 of 3: accuracy 0.2000 cannot reach 0.99\n")
+    j = judge_json_run(out, ProcessFacts(-15, False, 5.0), "the job wrote no metrics")
+    assert j.status == Status.PRUNED and j.reason.startswith("pruned: epoch 1 of 3")
+
+
+# ---------------------------------------------------------------- real campaigns
+
+
+def cli(*argv: str, timeout: float = 1800) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", *argv], capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+
+
+def cluster_args(cluster) -> list[str]:
+    return ["--state-dir", str(cluster.state_dir), "--port", str(cluster.port), "--webui-port", str(cluster.webui_port)]
+
+
+def attempts(out: Path) -> dict[str, list[str]]:
+    with sqlite3.connect(out / "campaign.sqlite") as db:
+        return {f"{r}-{rep}": json.loads(a) for r, rep, a in db.execute("SELECT run, replicate, argv FROM attempts")}
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_bigdl_and_torch_lenet_in_one_design_each_on_its_runtime(tmp_path, local_cluster):
+    design = tmp_path / "design.csv"
+    design.write_text("run,model,nodes,executors,executor_cores,epochs,learning_rate,batch_size\n"
+                      "1,torch-lenet,1,2,1,2,0.05,64\n2,lenet,1,1,2,2,0.05,64\n3,torch-lenet,1,1,2,2,0.05,64\n")
+    out = tmp_path / "fw"
+    proc = cli("harness.submit", str(design), "--out", str(out), "--train-samples", "1024", "--test-samples", "256",
+               "--timeout", "900", *cluster_args(local_cluster))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert proc.stdout.count("restarting the local cluster on runtime") == 1  # torch rows blocked together
+    rows = {r["run"]: r for r in csv.DictReader(open(out / "results.csv"))}
+    assert {r["status"] for r in rows.values()} == {"ok"}
+    argvs = attempts(out)
+    for run, runtime in (("1", "torch"), ("2", "bigdl"), ("3", "torch")):
+        argv = argvs[f"{run}-1"]
+        assert f"/runtimes/{runtime}-" in argv[0]
+    for run in ("1", "3"):
+        argv = argvs[f"{run}-1"]
+        assert argv[argv.index("--num-processes") + 1] == "2"  # nodes x executors x executor_cores
+        lines = read_epochs(out / "logs" / f"{run}-1.out")
+        assert [e.epoch for e in lines] == [1, 2]  # validated after every epoch, streamed to the driver's log
+        figures = json.loads((out / "runs" / f"{run}-1" / "metrics.json").read_text())
+        assert float(rows[run]["accuracy"]) == figures["accuracy"] == lines[-1].accuracy
+        assert float(rows[run]["wall_clock_s"]) == lines[-1].wall_clock_s
+        assert lines[-1].extra["count"] == 256 and lines[-1].extra["processes"] == 2
+        assert figures["accuracy"] > 0.3  # it learns (chance is 0.1)
+    # the per-epoch harvest puts both epochs of every torch run on the table, as for BigDL
+    from optimize.harvest import harvest
+    import pandas as pd
+
+    points = harvest(pd.read_csv(out / "results.csv"), out).table
+    assert sorted(points.groupby("run")["epoch"].count().to_dict().items()) == [(1, 2), (2, 2), (3, 2)]
+    anova = cli("models.anova", str(out), "--terms", "model", "--response", "wall_clock_s", "--format", "json")
+    assert anova.returncode == 0, anova.stderr
+    assert [r["term"] for r in json.loads(anova.stdout)["rows"]] == ["model", "Residual"]
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_an_xgboost_campaign_reports_every_round(tmp_path, spark4_cluster):
+    design = tmp_path / "design.csv"
+    design.write_text("nodes,executors,executor_cores,rounds,max_depth,learning_rate\n1,1,2,4,3,0.3\n")
+    out = tmp_path / "xgb"
+    proc = cli("harness.submit", str(design), "--job", "xgboost", "--out", str(out), "--train-samples", "1000",
+               "--test-samples", "300", "--timeout", "900", *cluster_args(spark4_cluster))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    (row,) = list(csv.DictReader(open(out / "results.csv")))
+    lines = read_epochs(out / "logs" / "1-1.out")
+    assert [e.epoch for e in lines] == [1, 2, 3, 4]
+    figures = json.loads((out / "runs" / "1-1" / "metrics.json").read_text())
+    assert float(row["accuracy"]) == figures["accuracy"] == lines[-1].accuracy > 0.5
+    assert figures["workers"] == 2 and len(figures["accuracy_history"]) == 4
+    # XGBoost's own log says the same validation error for the last round
+    text = (out / "logs" / "1-1.out").read_text() + (out / "logs" / "1-1.err").read_text()
+    merror = [float(t.split("validation-merror:")[1].split()[0]) for t in text.splitlines() if "validation-merror:" in t]
+    assert merror and abs((1 - merror[-1]) - lines[-1].accuracy) < 1e-5
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_a_search_prunes_a_torch_run_after_its_first_epoch(tmp_path, local_cluster):
+    space = tmp_path / "space.toml"
+    space.write_text("[learning_rate]\nlow = 0.0001\nhigh = 0.0002\nlog = true\n\n[batch_size]\nchoices = [32]\n")
+    out = tmp_path / "search"
+    proc = subprocess.run(
+        [sys.executable, "-m", "optimize.search", "--job", "model=torch-lenet,epochs=6,executor_cores=2", "--space",
+         str(space), "--budget", "30m", "--max-trials", "1", "--target-accuracy", "0.999", "--out", str(out),
+         "--train-samples", "4000", "--test-samples", "256", *cluster_args(local_cluster),
+         "--executor-memory", "800m"], capture_output=True, text=True, timeout=1200, cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    (row,) = list(csv.DictReader(open(out / "results.csv")))
+    assert row["status"] == "pruned" and row["reason"].startswith("pruned: epoch "), row["reason"]
+    lines = read_epochs(out / row["log"])
+    assert 1 <= len(lines) < 6  # stopped before its last epoch
+    assert (out / row["log"]).read_text().rstrip().splitlines()[-1].startswith("sparkdl: pruned: epoch")
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_more_processes_than_slots_fail_the_run_with_the_barrier_reason(tmp_path, spark4_cluster):
+    job = tmp_path / "job.toml"
+    job.write_text(f'[job]\nname = "torch8"\napp = "{ROOT / "jobs" / "torch_lenet.py"}"\n'
+                   'args = ["--learning-rate", "0.05", "--batch-size", "64", "--epochs", "1", "--num-processes", "8",'
+                   ' "--train-samples", "256", "--test-samples", "64"]\nresults = "json"\nruntime = "torch"\n'
+                   '[spark]\n"spark.scheduler.barrier.maxConcurrentTasksCheck.maxFailures" = "2"\n'
+                   '"spark.scheduler.barrier.maxConcurrentTasksCheck.interval" = "2s"\n')
+    design = tmp_path / "design.csv"
+    design.write_text("nodes,executors,executor_cores\n1,1,2\n")
+    out = tmp_path / "b"
+    proc = cli("harness.submit", str(design), "--job", str(job), "--out", str(out), "--retries", "0",
+               "--timeout", "600", *cluster_args(spark4_cluster))
+    assert proc.returncode == 3, proc.stdout[-3000:] + proc.stderr[-3000:]
+    (row,) = list(csv.DictReader(open(out / "results.csv")))
+    assert row["status"] == "failed" and row["failure_kind"] == "infrastructure"
+    assert "BarrierJobSlotsNumberCheckFailed" in row["reason"]
