@@ -1,12 +1,10 @@
-"""The floor of a run: a PySpark application that starts a SparkContext (and waits for its executors) and stops."""
+"""The floor of a run: a PySpark application that starts a SparkContext (and waits for its executors) and stops.
 
-import sys
+Runs as written on every runtime: on the BigDL runtime, the runtime's sitecustomize (cluster/site)
+aliases the cloudpickle pyspark 3.1.3 needs on Python 3.11; Spark 4 needs nothing.
+"""
 
-import cloudpickle
-
-sys.modules["pyspark.cloudpickle"] = cloudpickle  # as jobs/train.py (cluster.sparkenv.alias_cloudpickle)
-
-from pyspark import SparkContext  # noqa: E402
+from pyspark import SparkContext
 
 if __name__ == "__main__":
     SparkContext.getOrCreate().stop()
