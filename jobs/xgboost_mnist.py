@@ -20,25 +20,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
 
+from jobs.args import positive, write_json
+
 EPOCH_TAG = "sparkdl-epoch "
-
-
-def positive(kind: type, name: str):
-    def convert(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a {kind.__name__}, got {text!r}") from None
-        if not value > 0:
-            raise argparse.ArgumentTypeError(f"{name} must be > 0, got {text!r}")
-        return value
-
-    return convert
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -56,14 +44,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data-cache", type=Path, help="the split decoded once per campaign (.npz)")
     p.add_argument("--metrics-out", type=Path, required=True)
     return p
-
-
-def write_json(path: Path, figures: dict[str, object]) -> None:
-    """Atomically: a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(figures, indent=1) + "\n")
-    os.replace(tmp, path)
 
 
 def round_figures(history: dict[str, list[float]], train_s: float) -> list[dict[str, float]]:
