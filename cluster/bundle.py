@@ -1,5 +1,10 @@
 """What ``provision`` ships to each host: the project as a wheel, its constraints, and the bootstrap.
 
+Hosts without a package index get a wheelhouse instead (``fab wheelhouse``): wheels of the
+tool's pinned stack and, for each runtime named, of that runtime's lock (``uv`` installs the
+runtime on the host from it, with no index). :func:`missing_runtime_wheels` says what a
+wheelhouse lacks for a runtime before anything is shipped.
+
 The digest is a SHA-256 of the project's source files (package folders, setup.cfg,
 pyproject.toml, constraints.txt, README.md), so it changes exactly when the code or the
 pinned stack changes; a host whose installed digest matches is not touched again. The
@@ -11,15 +16,18 @@ from __future__ import annotations
 
 import configparser
 import hashlib
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 import cluster
 from cluster.errors import ClusterError
+from cluster.runtime import Runtime
 
 TOP_FILES = ("setup.cfg", "pyproject.toml", "constraints.txt", "README.md")
 
@@ -106,14 +114,52 @@ def build_bundle(dest: Path, root: Path | None = None) -> Bundle:
     return Bundle(digest=d, wheel=wheels[0], constraints=out / "constraints.txt", bootstrap=out / "bootstrap.py")
 
 
-def build_wheelhouse(dest: Path, bundle: Bundle) -> Path:
-    """Wheels of the whole pinned stack in ``dest``, for hosts without a package index."""
-    dest.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "-c", str(bundle.constraints), "-w", str(dest),
-                           str(bundle.wheel)], capture_output=True, text=True)
+def _pip_wheel(args: list[str], what: str) -> None:
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", *args], capture_output=True, text=True)
     if proc.returncode != 0:
         tail = " | ".join((proc.stderr or proc.stdout).strip().splitlines()[-3:])
-        raise BundleError(f"building the wheelhouse in {dest} failed: {tail}")
+        raise BundleError(f"{what} failed: {tail}")
+
+
+def build_wheelhouse(dest: Path, bundle: Bundle, runtimes: Sequence[Runtime] = ()) -> Path:
+    """Wheels of the whole pinned stack in ``dest``, and of each runtime's lock, for hosts without an index."""
+    dest.mkdir(parents=True, exist_ok=True)
+    _pip_wheel(["-c", str(bundle.constraints), "-w", str(dest), str(bundle.wheel)], f"building the wheelhouse in {dest}")
     for own in dest.glob(f"{bundle.wheel.name.split('-')[0]}-*.whl"):
         own.unlink()  # the project itself is shipped apart, as the bundle
+    for rt in runtimes:
+        links = [a for f in rt.find_links for a in ("--find-links", f)]  # e.g. a CPU build of torch
+        _pip_wheel(["--no-deps", *links, "-r", str(_lock_of(rt)), "-w", str(dest)],
+                   f"building the wheels of runtime {rt.name} in {dest}")
     return dest
+
+
+def _lock_of(rt: Runtime) -> Path:
+    if rt.lock is None or not rt.lock.is_file():
+        raise BundleError(f"runtime {rt.name} has no lock file, and hosts without an index install runtimes from "
+                          f"their lock: run `python -m harness.runtime lock {rt.source}` and name it in lock =")
+    return rt.lock
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def locked_packages(rt: Runtime) -> list[tuple[str, str]]:
+    """The ``(name, version)`` pairs of a runtime's lock (``name==version`` lines; comments and markers dropped)."""
+    pins = []
+    for line in _lock_of(rt).read_text().splitlines():
+        m = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^]]*\])?\s*==\s*([^\s;#\\]+)", line)
+        if m:
+            pins.append((m.group(1), m.group(2)))
+    return pins
+
+
+def missing_runtime_wheels(wheelhouse: Path, rt: Runtime) -> list[str]:
+    """The ``name==version`` pins of the runtime's lock that have no wheel in ``wheelhouse``."""
+    have = set()
+    for wheel in wheelhouse.glob("*.whl"):
+        parts = wheel.name.split("-")
+        if len(parts) >= 2:
+            have.add((_normal(parts[0]), parts[1]))
+    return [f"{n}=={v}" for n, v in locked_packages(rt) if (_normal(n), v) not in have]

@@ -3,12 +3,20 @@
 Run over SSH inside the provisioned venv, always as an argv (the controller quotes every
 element), e.g.
 
-    <base>/venv/bin/python -m cluster.daemon start-master --state DIR --host 10.0.0.10 --port 7077 --webui-port 8080
-    <base>/venv/bin/python -m cluster.daemon start-worker --state DIR --name worker-1 --host 10.0.0.11 ...
+    <base>/venv/bin/python -m cluster.daemon prepare-runtime --runtime bigdl --runtimes <base>/runtimes
+    <base>/venv/bin/python -m cluster.daemon start-master --state DIR --host 10.0.0.10 --port 7077 --webui-port 8080 \
+        --runtime bigdl --runtimes <base>/runtimes
+    <base>/venv/bin/python -m cluster.daemon start-worker --state DIR --name worker-1 --host 10.0.0.11 ... --runtime bigdl
     <base>/venv/bin/python -m cluster.daemon stop --state DIR
-    <base>/venv/bin/python -m cluster.daemon run --local-ip 10.0.0.10 -- spark-submit ...
+    <base>/venv/bin/python -m cluster.daemon env --local-ip 10.0.0.10 --runtime bigdl --runtimes <base>/runtimes
+    <base>/venv/bin/python -m cluster.daemon run --local-ip 10.0.0.10 --runtime bigdl ... -- spark-submit ...
     <base>/venv/bin/python -m cluster.daemon sample-start --state DIR --key 1-1   # host sampler of one run
     <base>/venv/bin/python -m cluster.daemon sample-stop --state DIR --key 1-1    # its table, as JSON
+
+Runtimes: the venv holds the tool only; Spark, Java and the jobs' packages come from a runtime
+(:mod:`cluster.runtime`) prepared on the host under ``--runtimes`` (``<base>/runtimes``, so a
+host's runtimes are removed with its base dir). Every command that starts a Spark process takes
+``--runtime NAME|TOML``; the daemons of one state dir run one runtime, recorded in ``state.json``.
 
 Daemons are started in their own session (``setsid``) with their output in
 ``DIR/logs/<role>.log``; ``DIR/state.json`` records each pid with its kernel start time
@@ -36,17 +44,20 @@ import sys
 import tarfile
 import threading
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
+from importlib import metadata
 from pathlib import Path
 from typing import Iterator, Sequence
 
+from cluster import runtime as runtimes
 from cluster.bootstrap import facts
 from cluster.errors import ClusterError, PortInUse, StartupTimeout
 from cluster.errors import NotRunning
 from cluster.master import fetch_state
 from cluster.processes import (MASTER_CLASS, WORKER_CLASS, FoundProcess, Intent, ProcessRecord, end_process_group, free_port,
                                log_tail as _tail, port_free, reconcile, start_ticks)
-from cluster.sparkenv import discover
+from cluster.runtime import RuntimeProblem
+from cluster.sparkenv import SparkEnv
 from sparkdl.cli import run_cli
 from sparkdl.crash import crash_point
 from sparkdl.errors import EXIT_INPUT
@@ -56,6 +67,81 @@ class HostTooSmall(ClusterError):
     """The host has fewer CPUs or less memory than the inventory says a worker offers."""
 
     exit_code = EXIT_INPUT
+
+
+DISTRIBUTION = "sparkdl-lab"
+
+
+# ---------------------------------------------------------------- runtimes on this host
+
+
+def runtimes_root(given: Path | None) -> Path:
+    """Where this host's runtimes live: ``--runtimes`` (``<base>/runtimes``), else the user's cache."""
+    return given.absolute() if given is not None else runtimes.cache_root()
+
+
+def project_path() -> Path:
+    """The folder a job's Python imports ``jobs.*`` (and ``sparkdl.*``) from, and nothing else.
+
+    From a checkout it is the checkout. From the installed wheel it is not the tool's
+    site-packages, whose numpy and pandas would shadow the runtime's, but a folder of links to
+    the project's own packages (``<venv>/share/sparkdl/project``), made once.
+    """
+    root = runtimes.PROJECT_ROOT
+    if root.name != "site-packages":
+        return root
+    try:
+        top = (metadata.distribution(DISTRIBUTION).read_text("top_level.txt") or "").split()
+    except metadata.PackageNotFoundError:
+        top = []
+    if not top:
+        raise RuntimeProblem(f"{root} has no {DISTRIBUTION} metadata (top_level.txt): provision the host again")
+    folder = Path(sys.prefix) / "share" / "sparkdl" / "project"
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in top:
+        link = folder / name
+        if (root / name).is_dir() and not link.exists():
+            with contextlib.suppress(FileExistsError):  # another command made it meanwhile
+                link.symlink_to(root / name)
+    return folder
+
+
+def runtime_env(runtime: str, root: Path | None, local_ip: str) -> SparkEnv:
+    """The Spark environment of a runtime prepared on this host (say how to prepare it when it is not)."""
+    rt = runtimes.resolve(runtime)
+    where = runtimes_root(root)
+    if not runtimes.is_prepared(rt, where):
+        raise RuntimeProblem(f"runtime {rt.name} is not prepared on this host under {where}: run `fab provision "
+                             f"--runtime {runtime}` (a campaign prepares the runtimes its rows need itself)")
+    env = runtimes.spark_env(rt, runtimes.home(rt, where), local_ip=local_ip)
+    return replace(env, python_path=(project_path(),))
+
+
+def installer_settings(root: Path, wheelhouse: Path | None) -> dict[str, str]:
+    """What uv (and pip, its fallback) read: their cache under ``root``; with a wheelhouse, no network at all."""
+    settings = {"UV_CACHE_DIR": str(root / ".uv-cache"), "UV_PYTHON_DOWNLOADS": "never"}
+    if wheelhouse is not None:  # the shipped wheels only (uv has no variable for --no-index; offline is stricter)
+        settings.update({"UV_OFFLINE": "1", "UV_FIND_LINKS": str(wheelhouse),
+                         "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheelhouse)})
+    return settings
+
+
+def prepare_runtime(runtime: str, root: Path | None, wheelhouse: Path | None) -> dict:
+    """Build the runtime's environment under ``root`` unless it is there (one host at a time per root).
+
+    ``wheelhouse``: install from those wheels only (hosts without a package index).
+    """
+    rt = runtimes.resolve(runtime)
+    where = runtimes_root(root)
+    where.mkdir(parents=True, exist_ok=True)
+    os.environ.update(installer_settings(where, wheelhouse))
+    say = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
+    with open(where / ".prepare.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # hosts that share the base dir (NFS) build it once
+        was = runtimes.is_prepared(rt, where)
+        done = runtimes.prepare(rt, where, progress=say)
+    return {"changed": not was, "runtime": rt.name, "path": str(done.path), "seconds": round(done.seconds, 1),
+            "installer": done.installer}
 
 
 # ---------------------------------------------------------------- state
@@ -70,9 +156,11 @@ class HostState:
     any other is stopped, so a daemon whose start was cut short is never left unrecorded.
     """
 
-    def __init__(self, state_dir: Path, records: dict[str, ProcessRecord], pending: dict[str, Intent]) -> None:
+    def __init__(self, state_dir: Path, records: dict[str, ProcessRecord], pending: dict[str, Intent],
+                 runtime: str | None = None) -> None:
         self.state_dir = state_dir
         self.records, self.pending = records, pending
+        self.runtime = runtime  # the runtime whose Spark the recorded daemons run (None: nothing runs)
         self.spawned: list[ProcessRecord] = []
         self.strays: list[FoundProcess] = []  # stopped by the reconciliation
         self.notes: list[str] = []
@@ -86,24 +174,29 @@ class HostState:
         path = state_dir / "state.json"
         records: dict[str, ProcessRecord] = {}
         pending: dict[str, Intent] = {}
+        runtime = None
         if path.exists():
             try:
                 raw = json.loads(path.read_text())
                 if "records" in raw or "pending" in raw:
                     records = {k: ProcessRecord(**v) for k, v in raw.get("records", {}).items()}
                     pending = {k: Intent(**v) for k, v in raw.get("pending", {}).items()}
+                    runtime = raw.get("runtime")
                 else:  # the format before write-ahead intents: {role: record}
                     records = {k: ProcessRecord(**v) for k, v in raw.items()}
             except (ValueError, TypeError, AttributeError) as e:
                 raise ClusterError(f"{path} is corrupt ({e}); delete it and run `cluster.daemon stop` (it finds the "
                                    "daemons without it)") from e
-        return cls(state_dir, records, pending)
+        return cls(state_dir, records, pending, runtime if isinstance(runtime, str) else None)
 
     def save(self) -> None:
+        if not self.records and not self.pending:
+            self.runtime = None
         tmp = self.path.with_suffix(".tmp")
         with open(tmp, "w") as f:
             f.write(json.dumps({"records": {k: asdict(r) for k, r in self.records.items()},
-                                "pending": {k: asdict(i) for k, i in self.pending.items()}}, indent=2))
+                                "pending": {k: asdict(i) for k, i in self.pending.items()},
+                                "runtime": self.runtime}, indent=2))
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, self.path)
@@ -114,16 +207,31 @@ class HostState:
         self.pending = {}
         self.strays = found.stopped
 
-    def spawn(self, intent: Intent, argv: list[str], local_ip: str) -> ProcessRecord:
+    def claim(self, role: str, runtime: str) -> bool:
+        """Let ``role`` run ``runtime``; True when its recorded daemon runs another one (restart it).
+
+        The daemons of one state dir run one runtime: another role still running another
+        runtime is refused (the controller stops them all before it switches).
+        """
+        if self.runtime in (None, runtime):
+            return False
+        others = sorted(r for r in self.records if r != role)
+        if others:
+            raise ClusterError(f"{', '.join(others)} of this host run(s) runtime {self.runtime}, and {role} was asked "
+                               f"to run {runtime}: stop them first (fab stop), a cluster runs one runtime")
+        return role in self.records
+
+    def spawn(self, intent: Intent, argv: list[str], env: SparkEnv) -> ProcessRecord:
         """Start one daemon in its own session, cwd the state dir, output in its log (write-ahead)."""
-        env = discover(local_ip=local_ip).environ()
+        self.runtime = env.runtime or None
         self.pending[intent.role] = intent
         self.save()
         with open(intent.log, "ab") as out:
-            out.write(f"\n==== {time.strftime('%Y-%m-%d %H:%M:%S')} starting {intent.role}\n".encode())
+            out.write(f"\n==== {time.strftime('%Y-%m-%d %H:%M:%S')} starting {intent.role} "
+                      f"(runtime {env.runtime})\n".encode())
             out.flush()
-            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env,
-                                    cwd=self.state_dir, start_new_session=True, close_fds=True)
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                    env=env.environ(), cwd=self.state_dir, start_new_session=True, close_fds=True)
         crash_point(f"{'master' if intent.role == 'master' else 'worker'}-spawned")
         rec = self.records[intent.role] = intent.record(proc.pid, start_ticks(proc.pid))
         del self.pending[intent.role]
@@ -161,22 +269,25 @@ def _host_state(state_dir: Path) -> Iterator[HostState]:
 # ---------------------------------------------------------------- commands
 
 
-def start_master(state_dir: Path, host: str, port: int, webui_port: int, timeout: float) -> dict:
+def start_master(state_dir: Path, host: str, port: int, webui_port: int, timeout: float,
+                 runtime: str = runtimes.DEFAULT, root: Path | None = None) -> dict:
     webui = f"http://{host}:{webui_port}"
+    env = runtime_env(runtime, root, host)
     with _host_state(state_dir) as st:
         records = st.records
         rec = records.get("master")
-        if rec is not None and (rec.port, rec.webui_port) == (port, webui_port):
-            return {"changed": False, "role": "master", "pid": rec.pid, "log": rec.log, "notes": st.notes}
+        other_runtime = st.claim("master", env.runtime)
+        if rec is not None and (rec.port, rec.webui_port) == (port, webui_port) and not other_runtime:
+            return {"changed": False, "role": "master", "pid": rec.pid, "log": rec.log, "runtime": st.runtime,
+                    "notes": st.notes}
         if rec is not None:
             rec.terminate()
             del records["master"]
         for what, p in (("master.port", port), ("master.webui_port", webui_port)):
             if not port_free(host, p):
                 raise PortInUse(f"{what} {host}:{p} is taken by another process: stop it or change {what} in the inventory")
-        env = discover(local_ip=host)
         argv = [str(env.spark_class), MASTER_CLASS, "--host", host, "--port", str(port), "--webui-port", str(webui_port)]
-        rec = st.spawn(Intent("master", port, webui_port, str(state_dir / "logs" / "master.log")), argv, host)
+        rec = st.spawn(Intent("master", port, webui_port, str(state_dir / "logs" / "master.log")), argv, env)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if not rec.alive():
@@ -184,7 +295,8 @@ def start_master(state_dir: Path, host: str, port: int, webui_port: int, timeout
                 raise StartupTimeout(f"the Spark master exited at start: {_tail(rec.log)} (log {rec.log})")
             with contextlib.suppress(NotRunning):
                 if fetch_state(webui, timeout=2.0).status == "ALIVE":
-                    return {"changed": True, "role": "master", "pid": rec.pid, "log": rec.log, "notes": st.notes}
+                    return {"changed": True, "role": "master", "pid": rec.pid, "log": rec.log, "runtime": st.runtime,
+                            "notes": st.notes}
             time.sleep(0.5)
         rec.terminate()
         del records["master"]
@@ -205,22 +317,25 @@ def check_size(cores: int, memory_mb: int, oversubscribe: bool) -> None:
 
 
 def start_worker(state_dir: Path, name: str, host: str, master: str, master_webui: str, cores: int, memory_mb: int,
-                 webui_port: int, oversubscribe: bool, timeout: float) -> dict:
+                 webui_port: int, oversubscribe: bool, timeout: float, runtime: str = runtimes.DEFAULT,
+                 root: Path | None = None) -> dict:
     check_size(cores, memory_mb, oversubscribe)
+    env = runtime_env(runtime, root, host)
     with _host_state(state_dir) as st:
         records = st.records
         rec = records.get(name)
-        if rec is not None and (rec.cores, rec.memory_mb, rec.webui_port) == (cores, memory_mb, webui_port):
+        other_runtime = st.claim(name, env.runtime)
+        if (rec is not None and (rec.cores, rec.memory_mb, rec.webui_port) == (cores, memory_mb, webui_port)
+                and not other_runtime):
             if _registered(master_webui, host, rec.port):
                 return {"changed": False, "role": name, "pid": rec.pid, "port": rec.port, "log": rec.log,
-                        "notes": st.notes}
+                        "runtime": st.runtime, "notes": st.notes}
         if rec is not None:
             rec.terminate()
             del records[name]
         if not port_free(host, webui_port):
             raise PortInUse(f"{name}.webui_port {host}:{webui_port} is taken by another process: stop it or change "
                             "webui_port of this worker in the inventory")
-        env = discover(local_ip=host)
         work_dir = state_dir / "work" / name
         work_dir.mkdir(parents=True, exist_ok=True)
         port = free_port(host)
@@ -228,14 +343,15 @@ def start_worker(state_dir: Path, name: str, host: str, master: str, master_webu
                 "--webui-port", str(webui_port), "--cores", str(cores), "--memory", f"{memory_mb}m",
                 "--work-dir", str(work_dir)]
         rec = st.spawn(Intent(name, port, webui_port, str(state_dir / "logs" / f"{name}.log"), cores, memory_mb),
-                       argv, host)
+                       argv, env)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if not rec.alive():
                 del records[name]
                 raise StartupTimeout(f"{name} exited at start: {_tail(rec.log)} (log {rec.log})")
             if _registered(master_webui, host, port):
-                return {"changed": True, "role": name, "pid": rec.pid, "port": port, "log": rec.log, "notes": st.notes}
+                return {"changed": True, "role": name, "pid": rec.pid, "port": port, "log": rec.log,
+                        "runtime": st.runtime, "notes": st.notes}
             time.sleep(0.5)
         raise StartupTimeout(f"{name} did not register with {master} within {timeout:.0f} s: check that this host "
                              f"reaches the master (firewall?); see {rec.log}")
@@ -273,16 +389,30 @@ def status(state_dir: Path) -> dict:
     if not state_dir.exists():
         return {"running": {}}
     with _host_state(state_dir) as st:
-        return {"running": {k: asdict(r) for k, r in st.records.items()}, "notes": st.notes}
+        return {"running": {k: asdict(r) for k, r in st.records.items()}, "runtime": st.runtime, "notes": st.notes}
 
 
-def spark_env(local_ip: str) -> dict:
+def _path(p: Path | None) -> str | None:
+    return None if p is None else str(p)
+
+
+def env_fields(env: SparkEnv) -> dict:
+    """A runtime's Spark environment on this host as JSON (``cluster.remote.env_from_json`` reads it back)."""
+    return {"runtime": env.runtime, "python": str(env.python), "java_home": str(env.java_home),
+            "spark_home": str(env.spark_home), "class_path": [str(p) for p in env.class_path],
+            "local_ip": env.local_ip, "site_dir": _path(env.site_dir), "log_config": _path(env.log_config),
+            "python_path": [str(p) for p in env.python_path], "java_options": list(env.java_options),
+            "class_data_list": _path(env.class_data_list), "natives_jar": _path(env.natives_jar)}
+
+
+def spark_env(local_ip: str, runtime: str | None = None, root: Path | None = None) -> dict:
+    """The host's facts and its copy of jobs/train.py, and with ``runtime`` that runtime's Spark environment."""
     import jobs
 
-    env = discover(local_ip=local_ip)
-    return {"python": str(env.python), "java_home": str(env.java_home), "spark_home": str(env.spark_home),
-            "dllib_jar": str(env.dllib_jar), "core_jar": str(env.core_jar), "local_ip": local_ip,
-            "site_dir": str(env.site_dir), "job_script": str(Path(jobs.__file__).with_name("train.py")), **facts()}
+    out = {"local_ip": local_ip, "job_script": str(Path(jobs.__file__).with_name("train.py")), **facts()}
+    if runtime is not None:
+        out.update(env_fields(runtime_env(runtime, root, local_ip)))
+    return out
 
 
 def pack_logs(state_dir: Path, out: Path) -> dict:
@@ -355,14 +485,14 @@ def sample_stop(state_dir: Path, key: str, timeout: float = 15.0) -> dict:
     return {"csv": text, "sampler_cpu_s": cpu_s, "problem": problem}
 
 
-def run_foreground(argv: list[str], local_ip: str) -> int:
+def run_foreground(argv: list[str], local_ip: str, runtime: str = runtimes.DEFAULT, root: Path | None = None) -> int:
     """Run ``argv`` (spark-submit) with the Spark environment; its output is ours (the SSH channel).
 
     The child runs in its own session. When our stdin reaches EOF (the controller closed the
     channel: a timeout, Ctrl-C, a lost connection) or we get SIGTERM/SIGHUP, the child's
     whole group is ended, so no driver outlives the harness that started it.
     """
-    env = discover(local_ip=local_ip).environ()
+    env = runtime_env(runtime, root, local_ip).environ()
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, env=env, start_new_session=True)
 
     def end(*_: object) -> None:
@@ -384,15 +514,24 @@ def run_foreground(argv: list[str], local_ip: str) -> int:
 # ---------------------------------------------------------------- CLI
 
 
+def _runtime_args(p: argparse.ArgumentParser, default: str | None = runtimes.DEFAULT) -> None:
+    p.add_argument("--runtime", default=default, help="a built-in runtime's name or a runtime TOML on this host")
+    p.add_argument("--runtimes", type=Path, help="where this host's runtimes live (default: the user's cache)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m cluster.daemon", description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
+    pr = sub.add_parser("prepare-runtime")
+    _runtime_args(pr)
+    pr.add_argument("--wheelhouse", type=Path, help="install from these wheels only (no package index)")
     m = sub.add_parser("start-master")
     m.add_argument("--state", type=Path, required=True)
     m.add_argument("--host", required=True)
     m.add_argument("--port", type=int, required=True)
     m.add_argument("--webui-port", type=int, required=True)
     m.add_argument("--timeout", type=float, default=120.0)
+    _runtime_args(m)
     w = sub.add_parser("start-worker")
     w.add_argument("--state", type=Path, required=True)
     w.add_argument("--name", required=True)
@@ -404,6 +543,7 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--webui-port", type=int, required=True)
     w.add_argument("--oversubscribe", action="store_true")
     w.add_argument("--timeout", type=float, default=120.0)
+    _runtime_args(w)
     s = sub.add_parser("stop")
     s.add_argument("--state", type=Path, required=True)
     s.add_argument("--role", action="append", default=[])
@@ -413,6 +553,7 @@ def build_parser() -> argparse.ArgumentParser:
     ms.add_argument("--webui", required=True)
     e = sub.add_parser("env")
     e.add_argument("--local-ip", required=True)
+    _runtime_args(e, default=None)
     pk = sub.add_parser("pack-logs")
     pk.add_argument("--state", type=Path, required=True)
     pk.add_argument("--out", type=Path, required=True)
@@ -425,6 +566,7 @@ def build_parser() -> argparse.ArgumentParser:
     so.add_argument("--key", required=True)
     r = sub.add_parser("run")
     r.add_argument("--local-ip", required=True)
+    _runtime_args(r)
     r.add_argument("argv", nargs=argparse.REMAINDER)
     return p
 
@@ -436,15 +578,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         cmd = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
         if not cmd:
             raise ClusterError("run needs a command after --")
-        code = run_foreground(cmd, args.local_ip)
+        code = run_foreground(cmd, args.local_ip, args.runtime, args.runtimes)
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)  # not a normal exit: the stdin watcher thread may still be blocked in read()
-    if args.command == "start-master":
-        out = start_master(args.state, args.host, args.port, args.webui_port, args.timeout)
+    if args.command == "prepare-runtime":
+        out = prepare_runtime(args.runtime, args.runtimes, args.wheelhouse)
+    elif args.command == "start-master":
+        out = start_master(args.state, args.host, args.port, args.webui_port, args.timeout, args.runtime, args.runtimes)
     elif args.command == "start-worker":
         out = start_worker(args.state, args.name, args.host, args.master, args.master_webui, args.cores,
-                           args.memory_mb, args.webui_port, args.oversubscribe, args.timeout)
+                           args.memory_mb, args.webui_port, args.oversubscribe, args.timeout, args.runtime,
+                           args.runtimes)
     elif args.command == "stop":
         out = stop(args.state, args.role)
     elif args.command == "status":
@@ -458,7 +603,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except (OSError, ValueError) as e:
             raise NotRunning(f"no Spark master answers at {args.webui}/json/ ({e}): run `fab start-master`") from e
     elif args.command == "env":
-        out = spark_env(args.local_ip)
+        out = spark_env(args.local_ip, args.runtime, args.runtimes)
     elif args.command == "sample-start":
         out = sample_start(args.state, args.key, args.period)
     elif args.command == "sample-stop":

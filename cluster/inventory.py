@@ -10,7 +10,8 @@
     [remote]
     base_dir = "/opt/sparkdl"          # the same path on every host
     python = "python3.11"              # optional, default python3
-    wheelhouse = "wheelhouse"          # optional: local wheels to ship to hosts without an index
+    wheelhouse = "wheelhouse"          # optional: local wheels to ship to hosts without an index: the
+                                       # tool's and its runtimes' (fab wheelhouse --runtime bigdl,spark4)
 
     [master]
     host = "10.0.0.10"

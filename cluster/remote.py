@@ -1,7 +1,8 @@
 """A Spark standalone cluster on the inventory's hosts, driven over SSH: the Fabric tasks' logic.
 
     cluster = RemoteCluster(load_inventory("inventory.toml"))
-    cluster.provision()          # venv + pinned stack + this project on every host
+    cluster.provision(runtimes=["bigdl"])   # venv + this project, and the runtime, on every host
+    cluster.use("bigdl")         # the runtime the daemons and drivers run from now on
     cluster.start_master()
     cluster.start_workers(2)     # the first 2 workers of the inventory
     cluster.scale(1)             # exactly worker-1 runs
@@ -12,11 +13,17 @@
 Every operation is idempotent and returns a :class:`~cluster.group.GroupResult` with one
 result per host (or raises :class:`~cluster.group.GroupFailure`, which keeps them all).
 On the hosts everything happens through two shipped programs, never through shell
-strings built here: ``bootstrap.py`` (installs) and ``python -m cluster.daemon`` (starts,
-tracks and stops daemons, runs a driver). Remote layout under ``remote.base_dir``::
+strings built here: ``bootstrap.py`` (installs the tool) and ``python -m cluster.daemon``
+(prepares runtimes, starts, tracks and stops daemons, runs a driver). Remote layout under
+``remote.base_dir``::
 
-    dist/<digest>/   the wheel, constraints.txt, bootstrap.py     venv/       the environment
+    dist/<digest>/   the wheel, constraints.txt, bootstrap.py     venv/       the tool's environment
     wheelhouse/      shipped wheels (optional)                    hosts/<host>/{state.json,logs,work}
+    runtimes/        the runtimes' environments (cluster.runtime)  runtimes-src/<name>-<key>/  a user runtime's files
+
+A runtime (Spark, Java, the jobs' packages) is prepared on every host, built-in ones from the
+tool's wheel, a user-declared TOML from its copy in ``runtimes-src``; the cluster's daemons and
+drivers run the one chosen with :meth:`RemoteCluster.use`.
 
 State lives in a folder per host, so hosts that share a file system (NFS) never mix up
 each other's pids.
@@ -26,16 +33,20 @@ from __future__ import annotations
 
 import json
 import tarfile
+import threading
 import time
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO, Callable, Sequence
 
-from cluster.bundle import Bundle, build_bundle
+from cluster import runtime as runtimes
+from cluster.bundle import Bundle, build_bundle, missing_runtime_wheels
 from cluster.errors import ClusterError, NotRunning, StartupTimeout
 from cluster.group import GroupFailure, GroupResult, HostResult, on_hosts
 from cluster.inventory import Inventory, WorkerSpec
 from cluster.master import MasterState, parse_state
+from cluster.runtime import Runtime
 from cluster.sparkenv import SparkEnv
 from cluster.ssh import CommandResult, FabricTransport, RemoteCommandFailed, Transport
 
@@ -47,6 +58,17 @@ LIST_DIR = ("import json, os, sys; d = sys.argv[1]; "
 
 def _quiet(_: str) -> None:
     pass
+
+
+def serialized(progress: Progress) -> Progress:
+    """``progress`` for the hosts' threads: one message at a time (a print's text and newline are two writes)."""
+    lock = threading.Lock()
+
+    def say(message: str) -> None:
+        with lock:
+            progress(message)
+
+    return say
 
 
 # ---------------------------------------------------------------- commands (pure)
@@ -73,6 +95,25 @@ class Layout:
     def host_dir(self, host: str) -> str:
         return str(self.base / "hosts" / host)
 
+    @property
+    def runtimes(self) -> str:
+        return str(self.base / "runtimes")
+
+    def runtime_src(self, rt: Runtime) -> str:
+        """Where a user-declared runtime's files are copied (a folder per version of them)."""
+        return str(self.base / "runtimes-src" / f"{rt.name}-{rt.key()}")
+
+    def runtime_arg(self, rt: Runtime) -> str:
+        """How the hosts name a runtime: a built-in one by name, another by its copied TOML."""
+        return rt.name if rt.builtin else f"{self.runtime_src(rt)}/{rt.source.name}"
+
+    def runtime_args(self, rt: Runtime) -> list[str]:
+        return ["--runtime", self.runtime_arg(rt), "--runtimes", self.runtimes]
+
+    def prepare_runtime(self, rt: Runtime, wheelhouse: bool) -> list[str]:
+        argv = self.daemon("prepare-runtime", *self.runtime_args(rt))
+        return argv + (["--wheelhouse", self.wheelhouse] if wheelhouse else [])
+
     # -- argv lists; each element reaches the remote program unchanged
     def mkdir(self, *paths: str) -> list[str]:
         return ["mkdir", "-p", "--", *paths]
@@ -90,21 +131,39 @@ class Layout:
         return [self.python, "-m", "cluster.daemon", *args]
 
 
-def master_argv(inv: Inventory, layout: Layout, timeout: float) -> list[str]:
+def master_argv(inv: Inventory, layout: Layout, timeout: float, rt: Runtime) -> list[str]:
     m = inv.master
     return layout.daemon("start-master", "--state", layout.host_dir(m.host), "--host", m.spark_host,
-                         "--port", str(m.port), "--webui-port", str(m.webui_port), "--timeout", f"{timeout:g}")
+                         "--port", str(m.port), "--webui-port", str(m.webui_port), "--timeout", f"{timeout:g}",
+                         *layout.runtime_args(rt))
 
 
-def worker_argv(inv: Inventory, layout: Layout, w: WorkerSpec, timeout: float) -> list[str]:
+def worker_argv(inv: Inventory, layout: Layout, w: WorkerSpec, timeout: float, rt: Runtime) -> list[str]:
     argv = layout.daemon("start-worker", "--state", layout.host_dir(w.host), "--name", w.name, "--host", w.spark_host,
                          "--master", inv.master_url, "--master-webui", inv.webui_url, "--cores", str(w.cores),
-                         "--memory-mb", str(w.memory_mb), "--webui-port", str(w.webui_port), "--timeout", f"{timeout:g}")
+                         "--memory-mb", str(w.memory_mb), "--webui-port", str(w.webui_port), "--timeout", f"{timeout:g}",
+                         *layout.runtime_args(rt))
     return argv + (["--oversubscribe"] if inv.remote.oversubscribe else [])
 
 
-def driver_argv(inv: Inventory, layout: Layout, submit: list[str]) -> list[str]:
-    return layout.daemon("run", "--local-ip", inv.master.spark_host, "--", *submit)
+def driver_argv(inv: Inventory, layout: Layout, submit: list[str], rt: Runtime) -> list[str]:
+    return layout.daemon("run", "--local-ip", inv.master.spark_host, *layout.runtime_args(rt), "--", *submit)
+
+
+def env_from_json(out: dict) -> SparkEnv:
+    """A host's Spark environment from ``cluster.daemon env`` (tolerant of fields an older daemon lacks)."""
+    def path(key: str) -> Path | None:
+        return Path(out[key]) if out.get(key) else None
+
+    jars = out.get("class_path")
+    if jars is None:  # a daemon from before runtimes: BigDL's two jars
+        jars = [out[k] for k in ("dllib_jar", "core_jar") if out.get(k)]
+    return SparkEnv(python=Path(out["python"]), java_home=Path(out["java_home"]), spark_home=Path(out["spark_home"]),
+                    class_path=tuple(Path(j) for j in jars), local_ip=out.get("local_ip", "127.0.0.1"),
+                    runtime=out.get("runtime") or "", site_dir=path("site_dir"), log_config=path("log_config"),
+                    python_path=tuple(Path(p) for p in out.get("python_path") or ()),
+                    java_options=tuple(out.get("java_options") or ()), class_data_list=path("class_data_list"),
+                    natives_jar=path("natives_jar"))
 
 
 # ---------------------------------------------------------------- results
@@ -156,13 +215,19 @@ class RemoteCluster:
         self.inv = inventory
         self.transport = transport or FabricTransport(inventory)
         self.layout = Layout(inventory.remote.base_dir, inventory.remote.python)
-        self.progress = progress
+        self.progress = serialized(progress)  # hosts report from their own threads
         self.bundle_dir = bundle_dir
         self.start_timeout, self.install_timeout = start_timeout, install_timeout
+        self.runtime: Runtime = runtimes.resolve(runtimes.DEFAULT)  # what daemons and drivers run (use())
 
     @property
     def master_url(self) -> str:
         return self.inv.master_url
+
+    def use(self, runtime: str | Runtime) -> Runtime:
+        """Start daemons and drivers with ``runtime`` (a name or TOML) from now on; it must be prepared on the hosts."""
+        self.runtime = runtime if isinstance(runtime, Runtime) else runtimes.resolve(runtime)
+        return self.runtime
 
     def _call(self, host: str, argv: list[str], timeout: float | None = 120.0) -> dict:
         return _json(self.transport.run(host, argv, timeout))
@@ -179,16 +244,23 @@ class RemoteCluster:
                 sent += 1
         return sent
 
-    def provision(self, hosts: Sequence[str] | None = None, bundle: Bundle | None = None) -> GroupResult:
-        """Install the pinned stack and this project into ``<base>/venv`` on every host (idempotent).
-
-        ``hosts`` limits it to some of the inventory's hosts (default: all); ``bundle`` defaults
-        to one built from the current source tree.
-        """
+    def _hosts(self, hosts: Sequence[str] | None) -> tuple[str, ...]:
         unknown = [h for h in hosts or () if h not in self.inv.hosts]
         if unknown:
             raise ClusterError(f"hosts {', '.join(unknown)} are not in the inventory {self.inv.path}: use one of "
                                f"{', '.join(self.inv.hosts)}")
+        return tuple(hosts or self.inv.hosts)
+
+    def provision(self, hosts: Sequence[str] | None = None, bundle: Bundle | None = None,
+                  runtimes: Sequence[str | Runtime] = ()) -> GroupResult:
+        """Install this project into ``<base>/venv`` on every host, then prepare ``runtimes`` (idempotent).
+
+        ``hosts`` limits it to some of the inventory's hosts (default: all); ``bundle`` defaults
+        to one built from the current source tree; ``runtimes`` (names or TOMLs) are prepared
+        under ``<base>/runtimes`` on each host once the tool is there.
+        """
+        targets = self._hosts(hosts)
+        wanted = self._runtimes(runtimes)
         bundle = bundle or build_bundle(self.bundle_dir)
         self.progress(f"bundle {bundle.short}: {bundle.wheel.name}")
         wheelhouse = self.inv.remote.wheelhouse is not None
@@ -205,13 +277,71 @@ class RemoteCluster:
             problems = self._size_problems(host, int(env["cpus"]), int(env["memory_mb"]))
             if problems:
                 return HostResult(host, role, False, bool(out["changed"]), problems[0], data=env)
+            prepared = [self._prepare_on(host, rt) for rt in wanted]
             what = "installed" if out["changed"] else "up to date"
             detail = f"{what} ({bundle.short}), {env['cpus']} CPUs, {env['memory_mb']} MB"
             if sent:
                 detail += f", {sent} wheel(s) shipped"
-            return HostResult(host, role, True, bool(out["changed"]) or sent > 0, detail, data=env)
+            if prepared:
+                detail += "; runtime " + ", ".join(_prepared_text(p) for p in prepared)
+            changed = bool(out["changed"]) or sent > 0 or any(p["changed"] for p in prepared)
+            return HostResult(host, role, True, changed, detail, data={**env, "runtimes": prepared})
 
-        return on_hosts("provision", ((h, "host", None) for h in hosts or self.inv.hosts), step)
+        return on_hosts("provision", ((h, "host", None) for h in targets), step)
+
+    # -- runtimes
+    def _runtimes(self, names: Sequence[str | Runtime]) -> list[Runtime]:
+        """Resolve runtimes here; with a wheelhouse, refuse one whose locked wheels it lacks (before any SSH)."""
+        found = [n if isinstance(n, Runtime) else runtimes.resolve(n) for n in names]
+        for rt in found:
+            if not rt.builtin:
+                runtime_files(rt)  # every file it names is in its folder (what is copied)
+        local = self.inv.remote.wheelhouse
+        for rt in found if local is not None else ():
+            missing = missing_runtime_wheels(local, rt)
+            if missing:
+                raise ClusterError(
+                    f"remote.wheelhouse {local} lacks {len(missing)} wheel(s) of runtime {rt.name} (e.g. {missing[0]}), "
+                    f"and hosts without a package index install runtimes from it: run `fab wheelhouse --dest {local} "
+                    f"--runtime {rt.name if rt.builtin else rt.source}`, or remove remote.wheelhouse for hosts that "
+                    "reach the index")
+        return found
+
+    def _ship_runtime(self, host: str, rt: Runtime) -> None:
+        """Copy a user-declared runtime's TOML and the files it names into ``runtimes-src`` on the host."""
+        if rt.builtin:
+            return  # inside the tool's wheel
+        src = self.layout.runtime_src(rt)
+        _ok(self.transport.run(host, self.layout.mkdir(src), 60))
+        folder = rt.source.parent.resolve()
+        files = runtime_files(rt)
+        subdirs = sorted({f"{src}/{f.parent.relative_to(folder).as_posix()}" for f in files if f.parent != folder})
+        if subdirs:
+            _ok(self.transport.run(host, self.layout.mkdir(*subdirs), 60))
+        for f in files:
+            self.transport.put(host, f, f"{src}/{f.relative_to(folder).as_posix()}")
+
+    def _prepare_on(self, host: str, rt: Runtime) -> dict:
+        self._ship_runtime(host, rt)
+        self.progress(f"{host}: runtime {rt.name}: preparing under {self.layout.runtimes} (once; minutes when new)")
+        out = self._call(host, self.layout.prepare_runtime(rt, self.inv.remote.wheelhouse is not None),
+                         timeout=self.install_timeout)
+        self.progress(f"{host}: runtime {_prepared_text(out)}")
+        return out
+
+    def prepare_runtimes(self, names: Sequence[str | Runtime], hosts: Sequence[str] | None = None) -> GroupResult:
+        """Prepare runtimes on every host (the tool must be installed: ``provision``); idempotent."""
+        wanted, targets = self._runtimes(names), self._hosts(hosts)
+        wheelhouse = self.inv.remote.wheelhouse is not None
+
+        def step(host: str, role: str, _: None) -> HostResult:
+            sent = self._ship_wheelhouse(host) if wheelhouse else 0
+            prepared = [self._prepare_on(host, rt) for rt in wanted]
+            detail = ", ".join(_prepared_text(p) for p in prepared) + (f"; {sent} wheel(s) shipped" if sent else "")
+            return HostResult(host, role, True, sent > 0 or any(p["changed"] for p in prepared), detail,
+                              data={"runtimes": prepared})
+
+        return on_hosts("prepare-runtime", ((h, "host", None) for h in targets), step)
 
     def _size_problems(self, host: str, cpus: int, memory_mb: int) -> list[str]:
         if self.inv.remote.oversubscribe:
@@ -231,9 +361,11 @@ class RemoteCluster:
         m = self.inv.master
 
         def step(host: str, role: str, _: None) -> HostResult:
-            out = self._call(host, master_argv(self.inv, self.layout, self.start_timeout), self.start_timeout + 30)
+            out = self._call(host, master_argv(self.inv, self.layout, self.start_timeout, self.runtime),
+                             self.start_timeout + 30)
             return HostResult(host, role, True, bool(out["changed"]),
-                              f"{self.master_url} (pid {out['pid']}, log {out['log']})", data=out)
+                              f"{self.master_url} (pid {out['pid']}, runtime {self.runtime.name}, log {out['log']})",
+                              data=out)
 
         return on_hosts("start-master", [(m.host, "master", None)], step)
 
@@ -249,9 +381,11 @@ class RemoteCluster:
         workers = self._workers(count)
 
         def step(host: str, role: str, w: WorkerSpec) -> HostResult:
-            out = self._call(host, worker_argv(self.inv, self.layout, w, self.start_timeout), self.start_timeout + 30)
+            out = self._call(host, worker_argv(self.inv, self.layout, w, self.start_timeout, self.runtime),
+                             self.start_timeout + 30)
             return HostResult(host, role, True, bool(out["changed"]),
-                              f"{w.cores} cores, {w.memory_mb} MB, port {out['port']}", data=out)
+                              f"{w.cores} cores, {w.memory_mb} MB, port {out['port']}, runtime {self.runtime.name}",
+                              data=out)
 
         return on_hosts("start-workers", ((w.host, w.name, w) for w in workers), step)
 
@@ -342,7 +476,8 @@ class RemoteCluster:
         def step(host: str, role: str, _: None) -> HostResult:
             out = self._call(host, self.layout.daemon("status", "--state", self.layout.host_dir(host)), 60)
             running = sorted(out["running"])
-            return HostResult(host, role, True, False, f"running: {', '.join(running) or 'nothing'}", data=out)
+            on = f" (runtime {out['runtime']})" if running and out.get("runtime") else ""
+            return HostResult(host, role, True, False, f"running: {', '.join(running) or 'nothing'}{on}", data=out)
 
         hosts = on_hosts("status", ((h, "host", None) for h in self.inv.hosts), step)
         try:
@@ -371,21 +506,45 @@ class RemoteCluster:
         return on_hosts("collect-logs", ((h, "host", None) for h in self.inv.hosts), step)
 
     # -- driver
-    def spark_env(self) -> tuple[SparkEnv, str]:
-        """The master host's Spark environment (remote paths) and its jobs/train.py."""
+    def running_runtime(self) -> str | None:
+        """The runtime the master host's daemons run (its state), None when nothing runs there."""
         host = self.inv.master.host
-        out = self._call(host, self.layout.daemon("env", "--local-ip", self.inv.master.spark_host), 120)
-        env = SparkEnv(python=Path(out["python"]), java_home=Path(out["java_home"]), spark_home=Path(out["spark_home"]),
-                       dllib_jar=Path(out["dllib_jar"]), core_jar=Path(out["core_jar"]), local_ip=out["local_ip"],
-                       **({"site_dir": Path(out["site_dir"])} if "site_dir" in out else {}))
-        return env, str(out["job_script"])
+        out = self._call(host, self.layout.daemon("status", "--state", self.layout.host_dir(host)), 60)
+        return out.get("runtime") if out.get("running") else None
+
+    def spark_env(self) -> tuple[SparkEnv, str]:
+        """The master host's Spark environment of the current runtime (remote paths) and its jobs/train.py."""
+        host = self.inv.master.host
+        out = self._call(host, self.layout.daemon("env", "--local-ip", self.inv.master.spark_host,
+                                                  *self.layout.runtime_args(self.runtime)), 120)
+        return env_from_json(out), str(out["job_script"])
 
     def run_driver(self, submit: list[str], out: IO[str], err: IO[str], timeout: float | None) -> CommandResult:
-        """Run a spark-submit argv on the master host; its stdout/stderr stream into ``out``/``err``."""
-        return self.transport.run(self.inv.master.host, driver_argv(self.inv, self.layout, submit), timeout, out, err)
+        """Run a spark-submit argv on the master host with the current runtime; its output streams into ``out``/``err``."""
+        return self.transport.run(self.inv.master.host, driver_argv(self.inv, self.layout, submit, self.runtime),
+                                  timeout, out, err)
 
     def close(self) -> None:
         self.transport.close()
+
+
+def runtime_files(rt: Runtime) -> list[Path]:
+    """A user-declared runtime's TOML and the files it names (requirements, lock, class list), all in its folder."""
+    raw = tomllib.loads(rt.source.read_text()).get("runtime", {}).get("requirements")
+    named = [rt.source.parent / raw] if isinstance(raw, str) else []
+    files = [rt.source, *named, *(f for f in (rt.lock, rt.class_data_list) if f is not None and f.is_file())]
+    folder = rt.source.parent.resolve()
+    outside = [f for f in files if folder not in f.resolve().parents]
+    if outside:
+        raise ClusterError(f"runtime {rt.name}: {outside[0]} is not in the folder of {rt.source}, and only that folder "
+                           "is copied to the hosts: move it next to the runtime file")
+    return list(dict.fromkeys(f.resolve() for f in files))
+
+
+def _prepared_text(out: dict) -> str:
+    if not out.get("changed"):
+        return f"{out.get('runtime')} already prepared"
+    return f"{out.get('runtime')} prepared in {float(out.get('seconds') or 0):.0f} s"
 
 
 def _ok(result: CommandResult) -> CommandResult:
@@ -401,4 +560,5 @@ def _stopped(host: str, role: str, result: CommandResult) -> HostResult:
     return HostResult(host, role, True, bool(stopped), f"stopped: {', '.join(stopped) or 'nothing'}", data={"stopped": stopped})
 
 
-__all__ = ["RemoteCluster", "ClusterReport", "Layout", "GroupFailure", "master_argv", "worker_argv", "driver_argv"]
+__all__ = ["RemoteCluster", "ClusterReport", "Layout", "GroupFailure", "master_argv", "worker_argv", "driver_argv",
+           "env_from_json", "runtime_files"]

@@ -2,9 +2,15 @@
 
     backend = RemoteBackend(RemoteCluster(load_inventory("inventory.toml")), executor_memory_mb=700,
                             logs_dir=out / "cluster-logs")
-    backend.open(specs)                   # provision (idempotent), master, first run's workers
-    Campaign(settings, backend, backend.spark_env, backend.runner(), store).run(specs)
+    backend.open(specs, "bigdl")          # provision and prepare the runtime (idempotent), master, first workers
+    env = backend.environment_for("spark4", "stock")   # the cluster restarted on another runtime
     backend.close()                       # executor and daemon logs into logs_dir
+
+Runtimes: every host prepares the runtimes the runs need under ``<base>/runtimes`` (at ``open``
+for the first run's, on first use for the others). The master and workers run one runtime: a run
+of another restarts them on it (the campaign runs the rows of one runtime together, so a design
+that mixes two restarts the cluster once). The hosts' JVMs are the runtime's stock JVMs: the
+local backend's start-up tuning (``jvm = "tuned"``) is not applied there, only recorded.
 
 Where the driver runs: on the master host, through SSH (``python -m cluster.daemon run``),
 with spark-submit's stdout and stderr streamed back into the campaign's ``logs/`` files as
@@ -23,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
+from cluster import runtime as runtimes
 from cluster.errors import ClusterError, NotRunning
 from cluster.inventory import Inventory
 from cluster.master import AppInfo
@@ -30,7 +37,7 @@ from cluster.remote import RemoteCluster
 from cluster.sparkenv import SparkEnv
 from cluster.ssh import CommandTimeout, SSHError
 from harness.backends import _latest_app
-from harness.command import JOB_SCRIPT
+from harness.command import JOB_SCRIPT, METRICS_FLAG
 from harness.errors import CapacityError
 from harness.runner import Completed, OnStart
 from harness.runspec import RunSpec
@@ -55,16 +62,36 @@ def inventory_problems(spec: RunSpec, inventory: Inventory, executor_memory_mb: 
 
 
 class RemoteRunner:
-    """The campaign's :class:`~harness.runner.Runner`: spark-submit runs on the master host."""
+    """The campaign's :class:`~harness.runner.Runner`: spark-submit runs on the master host.
+
+    A ``json`` job writes its figures on the master host (``<base>/hosts/<master>/runs/<key>/``);
+    they are fetched into the campaign's run folder when the job succeeds.
+    """
 
     def __init__(self, cluster: RemoteCluster, job_script: str) -> None:
         self.cluster = cluster
         self.paths = {str(JOB_SCRIPT): job_script}
 
+    def remote_metrics(self, local: str) -> str:
+        """Where the master host's driver writes the figures meant for ``local`` (OUT/runs/<key>/metrics.json)."""
+        path = Path(local)
+        return f"{self.cluster.layout.host_dir(self.cluster.inv.master.host)}/runs/{path.parent.name}/{path.name}"
+
     def remote_argv(self, argv: list[str]) -> list[str]:
-        """This machine's job files (jobs/*.py of the built-in jobs) as the master host's copies."""
+        """This machine's job files (jobs/*.py of the built-in jobs) and figures file as the master host's."""
         local_dir, remote_dir = str(JOB_SCRIPT.parent) + "/", self.paths[str(JOB_SCRIPT)].rsplit("/", 1)[0] + "/"
-        return [self.paths.get(a, remote_dir + a[len(local_dir):] if a.startswith(local_dir) else a) for a in argv]
+        out = [self.paths.get(a, remote_dir + a[len(local_dir):] if a.startswith(local_dir) else a) for a in argv]
+        return [self.remote_metrics(a) if i and out[i - 1] == METRICS_FLAG else a for i, a in enumerate(out)]
+
+    def _metrics(self, argv: list[str]) -> str | None:
+        return argv[argv.index(METRICS_FLAG) + 1] if METRICS_FLAG in argv[:-1] else None
+
+    def _fetch_metrics(self, local: str) -> None:
+        """Bring the job's figures back; without them the campaign reports the run's missing figures."""
+        try:
+            self.cluster.transport.get(self.cluster.inv.master.host, self.remote_metrics(local), Path(local))
+        except SSHError:
+            pass
 
     def run(self, argv: list[str], env: Mapping[str, str], out: Path, err: Path, timeout: float | None,
             on_start: OnStart | None = None) -> Completed:
@@ -75,14 +102,20 @@ class RemoteRunner:
         """
         started = time.monotonic()
         code, timed_out = 255, False
+        metrics = self._metrics(argv)
         with open(out, "w", encoding="utf-8", errors="replace") as fout, \
                 open(err, "w", encoding="utf-8", errors="replace") as ferr:
             try:
+                if metrics is not None:  # figures an earlier attempt left there must not count for this one
+                    self.cluster.transport.run(self.cluster.inv.master.host,
+                                               ["rm", "-f", "--", self.remote_metrics(metrics)], 60)
                 code = self.cluster.run_driver(self.remote_argv(argv), fout, ferr, timeout).exit_code
             except CommandTimeout:
                 code, timed_out = -9, True
             except SSHError as e:
                 ferr.write(f"error: {e}\n")
+        if metrics is not None and code == 0:
+            self._fetch_metrics(metrics)
         return Completed(tuple(argv), code, time.monotonic() - started, timed_out)
 
 
@@ -99,7 +132,10 @@ class RemoteBackend:
         self.progress = progress
         self.started_here = False
         self.workers: int | None = None
-        self._env: tuple[SparkEnv, str] | None = None
+        self.runtime: str | None = None  # the runtime the cluster runs now
+        self._envs: dict[str, tuple[SparkEnv, str]] = {}  # per runtime: the master host's env, its jobs/train.py
+        self._prepared: set[str] = set()  # runtimes prepared on every host by this backend
+        self.jvm_requested: dict[str, list[str]] = {}  # per runtime: the JVM choices runs asked for (not applied)
 
     @property
     def master_url(self) -> str:
@@ -107,34 +143,84 @@ class RemoteBackend:
 
     @property
     def spark_env(self) -> SparkEnv:
-        """The master host's Spark environment; the campaign builds each argv from it."""
-        assert self._env is not None, "open() first"
-        return self._env[0]
+        """The master host's Spark environment of the current runtime; the campaign builds each argv from it."""
+        assert self.runtime is not None, "open() first"
+        return self._envs[self.runtime][0]
 
     def runner(self) -> RemoteRunner:
-        assert self._env is not None, "open() first"
-        return RemoteRunner(self.cluster, self._env[1])
+        assert self.runtime is not None, "open() first"
+        return RemoteRunner(self.cluster, self._envs[self.runtime][1])
 
     def environment(self) -> tuple[SparkEnv, RemoteRunner]:
         """Drivers run on the master host, with its paths and its spark-submit."""
         return self.spark_env, self.runner()
 
-    def open(self, specs: Sequence[RunSpec]) -> None:
+    def open(self, specs: Sequence[RunSpec], runtime: str = runtimes.DEFAULT) -> None:
+        """Provision the hosts and prepare ``runtime`` on them, start the master on it and the first run's workers."""
         try:
             if self.provision:
-                self.progress(f"provisioning {len(self.cluster.inv.hosts)} host(s) (idempotent)")
-                self.progress(self.cluster.provision().raise_on_failure().describe())
+                self.progress(f"provisioning {len(self.cluster.inv.hosts)} host(s) and runtime {runtime} (idempotent)")
+                self.progress(self.cluster.provision(runtimes=[runtime]).raise_on_failure().describe())
+                self._prepared.add(runtime)
             try:
                 self.cluster.master_state()
             except NotRunning:
                 self.started_here = True
-            self.progress(f"{'starting' if self.started_here else 'reusing'} the master {self.master_url}")
-            self.cluster.start_master().raise_on_failure()
-            self._env = self.cluster.spark_env()
+            if not self.started_here:
+                self._refuse_other_runtime(runtime)
+            self.progress(f"{'starting' if self.started_here else 'reusing'} the master {self.master_url} "
+                          f"(runtime {runtime})")
+            self._start(runtime)
             if specs:
                 self.prepare(specs[0])
         except ClusterError as e:
             raise CapacityError(f"cannot start the remote cluster: {e}") from e
+
+    def _refuse_other_runtime(self, runtime: str) -> None:
+        """A master someone else started is reused only when it runs the runtime the runs need."""
+        running = self.cluster.running_runtime()
+        wanted = runtimes.resolve(runtime).name
+        if running is not None and running != wanted:
+            raise ClusterError(f"the master {self.master_url} was already running, on runtime {running}, and the first "
+                               f"run needs {wanted}: stop it (fab stop) or run runtime {running}")
+
+    def _start(self, runtime: str) -> None:
+        """Start the master (idempotent) with ``runtime`` and learn its environment on the master host."""
+        self.cluster.use(runtime)
+        self.cluster.start_master().raise_on_failure()
+        if runtime not in self._envs:
+            self._envs[runtime] = self.cluster.spark_env()
+        self.runtime = runtime
+
+    def environment_for(self, runtime: str, jvm: str) -> SparkEnv:
+        """One run's environment: its runtime's on the master host; the cluster restarts on it when it runs another.
+
+        ``jvm`` is recorded only: the hosts' JVMs are the runtime's own (no start-up tuning remotely).
+        """
+        choices = self.jvm_requested.setdefault(runtimes.resolve(runtime).name, [])
+        if jvm not in choices:
+            choices.append(jvm)
+            if jvm != "stock":
+                self.progress(f"runtime {runtime}: jvm = {jvm} is not applied on remote hosts (their JVMs are stock)")
+        if runtime != self.runtime:
+            self._switch(runtime)
+        return self._envs[runtime][0]
+
+    def _switch(self, runtime: str) -> None:
+        """Stop the workers and the master, prepare ``runtime`` on every host (once), start them again on it."""
+        if not self.started_here:
+            raise ClusterError(f"a run needs runtime {runtime} but the master {self.master_url} runs {self.runtime} for "
+                               "someone else: stop it (fab stop), or run one runtime")
+        self.progress(f"restarting the remote cluster on runtime {runtime} (it ran {self.runtime})")
+        if runtime not in self._prepared:
+            self.progress(self.cluster.prepare_runtimes([runtime]).raise_on_failure().describe())
+            self._prepared.add(runtime)
+        self.cluster.stop().raise_on_failure()
+        workers, self.workers = self.workers, None
+        self._start(runtime)
+        if workers:  # the next prepare() sizes it for its run
+            self.cluster.scale(workers)
+            self.workers = workers
 
     def check(self, spec: RunSpec) -> list[str]:
         return inventory_problems(spec, self.cluster.inv, self.executor_memory_mb)
@@ -148,7 +234,8 @@ class RemoteBackend:
     def describe(self) -> dict[str, object]:
         inv = self.cluster.inv
         return {"backend": "remote", "inventory": str(inv.path), "master": self.master_url,
-                "master_host": inv.master.host, "base_dir": str(inv.remote.base_dir),
+                "master_host": inv.master.host, "base_dir": str(inv.remote.base_dir), "runtime": self.runtime,
+                "runtimes_dir": self.cluster.layout.runtimes, "jvm_requested": dict(self.jvm_requested),
                 "workers": [{"name": w.name, "host": w.host, "cores": w.cores, "memory_mb": w.memory_mb}
                             for w in inv.workers]}
 

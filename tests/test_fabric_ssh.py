@@ -2,20 +2,25 @@
 
 Fast: the one-line errors for a refused key, a closed port, an unknown host key, an
 encrypted key without its passphrase, and hostile values through a real remote shell.
-Slow: provision two hosts, start a master and two workers over SSH, run a two-row design
-through `python -m harness.submit --cluster` (RemoteBackend + Campaign), and find results and logs.
+Slow: provision two hosts and prepare a runtime on them, start a master and two workers over
+SSH, run a design with a row on each runtime (bigdl, spark4) through `python -m harness.submit
+--cluster` (RemoteBackend + Campaign: it prepares the second runtime on the hosts and restarts
+the cluster on it), and find results, the runtimes' own spark-submit and logs.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from cluster import runtime as runtimes
 from cluster.bundle import build_bundle, build_wheelhouse, project_root
 from cluster.group import GroupFailure
 from cluster.inventory import load_inventory
@@ -136,20 +141,37 @@ def test_an_encrypted_key_needs_its_passphrase_which_is_never_shown(hosts, tmp_p
 # ---------------------------------------------------------------- the whole path
 
 
+RUNTIMES = ("bigdl", "spark4")
+
+
 def wheelhouse() -> Path:
-    """The pinned stack as wheels, cached outside the repo: the namespaces reach no package index."""
-    constraints = (project_root() / "constraints.txt").read_bytes()
-    dest = Path.home() / ".cache" / "sparkdl-lab" / f"test-wheelhouse-{hashlib.sha256(constraints).hexdigest()[:12]}"
+    """The pinned stack and both runtimes' locks as wheels, cached outside the repo: the namespaces reach no index."""
+    h = hashlib.sha256((project_root() / "constraints.txt").read_bytes())
+    for name in RUNTIMES:
+        h.update(runtimes.resolve(name).lock_text().encode())
+    dest = Path.home() / ".cache" / "sparkdl-lab" / f"test-wheelhouse-{h.hexdigest()[:12]}"
     if not (dest / ".complete").exists():
-        build_wheelhouse(dest, build_bundle(dest.parent / "bundles"))
+        build_wheelhouse(dest, build_bundle(dest.parent / "bundles"), [runtimes.resolve(n) for n in RUNTIMES])
         (dest / ".complete").write_text("")
     return dest
 
 
-DESIGN = """run,model,nodes,executors,executor_cores,epochs,learning_rate,batch_size
-1,lenet,2,1,1,1,0.05,32
-2,lenet,1,1,1,1,0.1,32
+DESIGN = """run,model,runtime,nodes,executors,executor_cores,max_iter,step_size,block_size
+1,mlp,bigdl,2,1,1,3,0.03,64
+2,mlp,spark4,1,1,1,3,0.03,64
 """
+
+
+def host_state(base: Path, host: str) -> dict:
+    return json.loads((base / "hosts" / host / "state.json").read_text())
+
+
+def submitted_argv(out: Path) -> dict[int, list[str]]:
+    db = sqlite3.connect(out / "campaign.sqlite")
+    try:
+        return {run: json.loads(argv) for run, argv in db.execute("SELECT run, argv FROM attempts ORDER BY attempt")}
+    finally:
+        db.close()
 
 
 @pytest.mark.slow
@@ -159,18 +181,24 @@ def test_provision_start_and_run_a_design_on_two_hosts(hosts, tmp_path, monkeypa
     extra = dict(key=hosts.encrypted_key, extra_ssh='passphrase_env = "T8_SSH_PASS"',
                  extra_remote=f'wheelhouse = "{wheelhouse()}"')
     inv_path = inventory_file(hosts, tmp_path, **extra)
+    base = tmp_path / "remote"
+    bigdl, spark4 = runtimes.resolve("bigdl"), runtimes.resolve("spark4")
     said: list[str] = []
     cluster = RemoteCluster(load_inventory(inv_path), progress=said.append, bundle_dir=tmp_path / "bundles")
     try:
         # The hosts share this machine's disk, like hosts with an NFS home: one base dir, state per host.
-        # Host A is provisioned from scratch; host B then finds the same venv up to date (and both say so).
+        # Host A is provisioned from scratch and prepares the bigdl runtime under <base>/runtimes (from the
+        # shipped wheels: the namespaces reach no index); host B then finds the same venv and runtime there.
         # (One bundle for both calls: others may edit the source tree meanwhile, which changes the digest.)
         bundle = build_bundle(tmp_path / "bundles")
-        first = cluster.provision([a], bundle).raise_on_failure()
+        first = cluster.provision([a], bundle, runtimes=["bigdl"]).raise_on_failure()
         assert [(r.host, r.changed) for r in first.results] == [(a, True)]
-        again = cluster.provision(bundle=bundle).raise_on_failure()
+        assert "runtime bigdl prepared in" in first.results[0].detail
+        assert any(line.startswith(f"{a}: runtime bigdl prepared in") for line in said)
+        assert runtimes.is_prepared(bigdl, base / "runtimes") and not runtimes.is_prepared(spark4, base / "runtimes")
+        again = cluster.provision(bundle=bundle, runtimes=["bigdl"]).raise_on_failure()
         assert [(r.host, r.changed) for r in again.results] == [(a, False), (b, False)]
-        assert all("up to date" in r.detail for r in again.results)
+        assert all("up to date" in r.detail and "bigdl already prepared" in r.detail for r in again.results)
 
         # A worker that offers more cores than its host has: one line naming the host and the fix.
         too_big = RemoteCluster(load_inventory(inventory_file(hosts, tmp_path, "big.toml", workers=[(b, 64, "1g")],
@@ -185,26 +213,31 @@ def test_provision_start_and_run_a_design_on_two_hosts(hosts, tmp_path, monkeypa
         finally:
             too_big.close()
 
-        # Master and both workers over SSH, idempotently.
+        # Master and both workers over SSH on the bigdl runtime, idempotently; each host's state records it.
+        cluster.use("bigdl")
         assert cluster.start_master().raise_on_failure().changed
         assert cluster.start_workers(2).raise_on_failure().changed
         assert not cluster.start_master().raise_on_failure().changed
         assert not cluster.start_workers(2).raise_on_failure().changed
+        assert [host_state(base, h)["runtime"] for h in (a, b)] == ["bigdl", "bigdl"]
         report = cluster.status()
         assert report.master is not None and sorted(w.host for w in report.master.alive_workers) == [a, b]
         fab = subprocess.run([str(Path(sys.executable).with_name("fab")), "status", "--inventory", str(inv_path)],
                              cwd=project_root(), capture_output=True, text=True, timeout=120)
         assert fab.returncode == 0, fab.stderr
-        assert "2 worker(s) alive, 2 cores" in fab.stdout and f"{b} host: ok: running: worker-2" in fab.stdout
+        assert "2 worker(s) alive, 2 cores" in fab.stdout
+        assert f"{b} host: ok: running: worker-2 (runtime bigdl)" in fab.stdout
         cluster.stop().raise_on_failure()  # the backend starts it again (and stops what it started)
+        assert host_state(base, a)["runtime"] is None  # nothing runs, so no runtime
 
-        # A two-row design through `python -m harness.submit --cluster`: run 1 on both workers, run 2 on one.
+        # A row on each runtime through `python -m harness.submit --cluster`: run 1 on bigdl on both workers,
+        # then (spark4 prepared on the hosts, the cluster restarted on it) run 2 on spark4 on one worker.
         design = tmp_path / "design.csv"
         design.write_text(DESIGN)
         out = tmp_path / "campaign"
         proc = subprocess.run(
             [sys.executable, "-m", "harness.submit", str(design), "--cluster", str(inv_path), "--out", str(out),
-             "--driver-memory", "1g", "--train-samples", "256", "--test-samples", "128", "--timeout", "900",
+             "--driver-memory", "1g", "--train-samples", "300", "--test-samples", "100", "--timeout", "900",
              "--retries", "0"],
             cwd=project_root(), capture_output=True, text=True, timeout=1800)
         said.extend(proc.stdout.splitlines() + proc.stderr.splitlines())
@@ -217,24 +250,48 @@ def test_provision_start_and_run_a_design_on_two_hosts(hosts, tmp_path, monkeypa
         cluster.close()
 
     assert meta["cluster"]["backend"] == "remote" and meta["cluster"]["master_host"] == a
+    assert meta["cluster"]["runtimes_dir"] == str(base / "runtimes")
     results = {r.run: r for r in summary_results}
     assert set(results) == {1, 2}
     for r in results.values():
         assert r.status == "ok", r.reason
-        assert 0 < r.wall_clock_s < r.elapsed_s and 0 <= r.accuracy <= 1 and r.outcome.app_id.startswith("app-")
+        assert 0 < r.wall_clock_s < r.elapsed_s and 0 <= r.accuracy <= 1
+    # Spark's own log names each application: on stdout with the bigdl runtime's log configuration, on
+    # stderr with Spark 4's (the job renames its application, so the master cannot be asked by name)
+    logged = {run: "".join((out / "logs" / f"{run}-1.{ext}").read_text() for ext in ("out", "err")) for run in (1, 2)}
+    app_ids = {run: re.search(r"with app ID (app-[0-9-]+)", text).group(1) for run, text in logged.items()}
+    assert results[1].outcome.app_id == app_ids[1]
+    # spark4 was prepared on the hosts by the campaign (host A built it, host B found it), then the cluster moved
+    # (the two hosts prepare side by side; one builds it under <base>/runtimes while the other waits for it)
+    built = sorted(line.split(":")[0] for line in said if re.match(r"\S+: runtime spark4 prepared in", line))
+    found = sorted(line.split(":")[0] for line in said if re.match(r"\S+: runtime spark4 already prepared", line))
+    assert len(built) == 1 and sorted(built + found) == sorted([a, b]), [line for line in said if "spark4" in line]
+    assert "restarting the remote cluster on runtime spark4 (it ran bigdl)" in said
     assert "scaling the remote cluster to 1 worker(s)" in said
+    # each row was submitted with its runtime's own spark-submit, prepared on the hosts under <base>/runtimes
+    argv = submitted_argv(out)
+    for run, rt in ((1, bigdl), (2, spark4)):
+        assert argv[run][0] == str(runtimes.home(rt, base / "runtimes") / "lib" / "python3.11" / "site-packages"
+                                   / "pyspark" / "bin" / "spark-submit")
+        assert f"spark.pyspark.python={runtimes.home(rt, base / 'runtimes')}/bin/python" in argv[run]
+    # the figures were written on the master host and fetched back
     for key in ("1-1", "2-1"):
-        assert "Top1Accuracy" in (out / "logs" / f"{key}.out").read_text()
+        assert (base / "hosts" / a / "runs" / key / "metrics.json").is_file()
+        assert "accuracy" in json.loads((out / "runs" / key / "metrics.json").read_text())
     # the master's and both workers' logs, and the executors' stderr from host B (run 1 used it)
     logs = out / "cluster-logs"
-    assert "Master" in (logs / a / "logs" / "master.log").read_text()
-    assert (logs / a / "logs" / "worker-1.log").stat().st_size > 0
-    assert "Successfully registered with master" in (logs / b / "logs" / "worker-2.log").read_text()
-    (executor_stderr,) = (logs / b / "work" / "worker-2").glob(f"{results[1].outcome.app_id}/*/stderr")
+    master_log = (logs / a / "logs" / "master.log").read_text()
+    assert "Master" in master_log and "starting master (runtime bigdl)" in master_log
+    assert "starting master (runtime spark4)" in master_log
+    assert "starting worker-1 (runtime spark4)" in (logs / a / "logs" / "worker-1.log").read_text()
+    worker_2 = (logs / b / "logs" / "worker-2.log").read_text()
+    assert "Successfully registered with master" in worker_2 and "starting worker-2 (runtime bigdl)" in worker_2
+    (executor_stderr,) = (logs / b / "work" / "worker-2").glob(f"{app_ids[1]}/*/stderr")
     # its JVM read the log configuration installed on host B with the project's wheel (not this checkout)
     config = Path(re.search(r'"-Dlog4j2\.configurationFile=([^"]+)"', executor_stderr.read_text()).group(1))
     assert config.name == "log4j2.xml" and config.is_file() and project_root() not in config.parents
-    assert not list((logs / b / "work" / "worker-2").glob(f"{results[2].outcome.app_id}/*/stderr"))  # run 2: worker-1 only
+    assert list((logs / a / "work" / "worker-1").glob(f"{app_ids[2]}/*/stderr"))
+    assert not list((logs / b / "work" / "worker-2").glob(f"{app_ids[2]}/*/stderr"))  # run 2: worker-1 only
     assert (out / "results.csv").exists()
 
     # the backend started the cluster, so it stopped it; nothing of ours runs on either host

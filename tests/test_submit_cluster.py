@@ -78,7 +78,9 @@ def test_campaign_on_a_real_cluster(local_cluster, tmp_path):
 
     meta = ResultStore(out).meta()
     assert meta["design_sha256"] == hashlib.sha256(design.read_bytes()).hexdigest()
-    assert meta["pyspark"] == "3.1.3" and meta["bigdl"] == "2.4.0" and meta["python"].startswith("3.11")
+    bigdl = meta["runtimes"]["bigdl"]  # every row ran on the lenet job's runtime, with its start-up tuning
+    assert bigdl["spark_version"] == "3.1.3" and bigdl["java"] == [11] and meta["python"].startswith("3.11")
+    assert bigdl["runs_by_jvm"] == {"tuned": ["1-1", "2-1", "3-1"]} and len(bigdl["lock_sha"]) == 12
     assert meta["cluster"]["backend"] == "local" and meta["cluster"]["worker_cores"] == 2
     assert meta["tool_revision"] is None or len(meta["tool_revision"]) == 40
 
