@@ -45,7 +45,6 @@ import tarfile
 import threading
 import time
 from dataclasses import asdict, replace
-from importlib import metadata
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -69,7 +68,6 @@ class HostTooSmall(ClusterError):
     exit_code = EXIT_INPUT
 
 
-DISTRIBUTION = "sparkdl-lab"
 
 
 # ---------------------------------------------------------------- runtimes on this host
@@ -81,29 +79,8 @@ def runtimes_root(given: Path | None) -> Path:
 
 
 def project_path() -> Path:
-    """The folder a job's Python imports ``jobs.*`` (and ``sparkdl.*``) from, and nothing else.
-
-    From a checkout it is the checkout. From the installed wheel it is not the tool's
-    site-packages, whose numpy and pandas would shadow the runtime's, but a folder of links to
-    the project's own packages (``<venv>/share/sparkdl/project``), made once.
-    """
-    root = runtimes.PROJECT_ROOT
-    if root.name != "site-packages":
-        return root
-    try:
-        top = (metadata.distribution(DISTRIBUTION).read_text("top_level.txt") or "").split()
-    except metadata.PackageNotFoundError:
-        top = []
-    if not top:
-        raise RuntimeProblem(f"{root} has no {DISTRIBUTION} metadata (top_level.txt): provision the host again")
-    folder = Path(sys.prefix) / "share" / "sparkdl" / "project"
-    folder.mkdir(parents=True, exist_ok=True)
-    for name in top:
-        link = folder / name
-        if (root / name).is_dir() and not link.exists():
-            with contextlib.suppress(FileExistsError):  # another command made it meanwhile
-                link.symlink_to(root / name)
-    return folder
+    """The folder a job's Python imports ``jobs.*`` from (see :func:`cluster.runtime.project_path`)."""
+    return runtimes.project_path()
 
 
 def runtime_env(runtime: str, root: Path | None, local_ip: str) -> SparkEnv:

@@ -49,8 +49,9 @@ from cluster.sparkenv import SITE_DIR, SparkEnv
 from sparkdl.errors import EXIT_INPUT
 
 BUILTIN_DIR = Path(__file__).resolve().with_name("runtimes")
-#: The project's root: built-in jobs import ``jobs.*`` from it (on the jobs' PYTHONPATH).
+#: The folder holding the project's packages: a checkout, or (installed from the wheel) site-packages.
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+DISTRIBUTION = "sparkdl-lab"
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,63}", re.ASCII)
 #: The runtime of a job that names none, and of every command that needs one without a job.
 DEFAULT = "spark4"
@@ -312,6 +313,8 @@ def _run(argv: Sequence[str], what: str, timeout: float = INSTALL_TIMEOUT_S) -> 
 def _find_links(runtime: Runtime) -> list[str]:
     """``--find-links DIR`` for each folder of wheels the runtime names (each must exist: say so if not)."""
     missing = [f for f in runtime.find_links if not Path(f).is_dir()]
+    if missing and os.environ.get("UV_FIND_LINKS"):  # a wheelhouse brings the wheels (a Fabric host)
+        return [a for f in runtime.find_links if f not in missing for a in ("--find-links", f)]
     if missing:
         raise RuntimeProblem(f"runtime {runtime.name} installs wheels from {', '.join(missing)}, which this machine "
                              "does not have: put the wheels there, or change find_links in "
@@ -446,6 +449,36 @@ def find_java(runtime: Runtime, env_dir: Path | None) -> Path:
 # ---------------------------------------------------------------- the runtime as Spark processes see it
 
 
+def project_path() -> Path:
+    """The folder a job's Python imports ``jobs.*`` (and ``sparkdl.*``) from, and nothing else.
+
+    From a checkout it is the checkout. Installed from the wheel (a Fabric host) it is not the tool's
+    site-packages, whose numpy and pandas would shadow the runtime's, but a folder of links to the
+    project's own packages (``<venv>/share/sparkdl/project``), made once.
+    """
+    root = PROJECT_ROOT
+    if root.name != "site-packages":
+        return root
+    from importlib import metadata
+
+    try:
+        top = (metadata.distribution(DISTRIBUTION).read_text("top_level.txt") or "").split()
+    except metadata.PackageNotFoundError:
+        top = []
+    if not top:
+        raise RuntimeProblem(f"{root} has no {DISTRIBUTION} metadata (top_level.txt): install the project again")
+    folder = Path(sys.prefix) / "share" / "sparkdl" / "project"
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in top:
+        link = folder / name
+        if (root / name).is_dir() and not link.exists():
+            try:
+                link.symlink_to(root / name)
+            except FileExistsError:  # another command made it meanwhile
+                pass
+    return folder
+
+
 def spark_env(runtime: Runtime, env_dir: Path | None = None, local_ip: str = "127.0.0.1") -> SparkEnv:
     """The :class:`SparkEnv` of a prepared runtime; says how to prepare it when it is not."""
     env_dir = env_dir or home(runtime)
@@ -465,7 +498,7 @@ def spark_env(runtime: Runtime, env_dir: Path | None = None, local_ip: str = "12
         python=python_of(env_dir), java_home=find_java(runtime, env_dir), spark_home=site / "pyspark",
         class_path=tuple(jars), local_ip=local_ip, runtime=runtime.name,
         site_dir=SITE_DIR if runtime.sitecustomize else None, log_config=runtime.log_config,
-        python_path=(PROJECT_ROOT,), java_options=runtime.java_options,
+        python_path=(project_path(),), java_options=runtime.java_options,
         class_data_list=runtime.class_data_list, natives_jar=natives[-1] if natives else None)
 
 
@@ -482,7 +515,7 @@ def planned_env(runtime: Runtime, local_ip: str = "127.0.0.1") -> SparkEnv:
         python=python_of(home(runtime)), java_home=java, spark_home=site / "pyspark",
         class_path=tuple(site / p for p in runtime.class_path), local_ip=local_ip, runtime=runtime.name,
         site_dir=SITE_DIR if runtime.sitecustomize else None, log_config=runtime.log_config,
-        python_path=(PROJECT_ROOT,), java_options=runtime.java_options, class_data_list=runtime.class_data_list,
+        python_path=(project_path(),), java_options=runtime.java_options, class_data_list=runtime.class_data_list,
         natives_jar=site / runtime.natives_jar if runtime.natives_jar else None)
 
 

@@ -33,6 +33,7 @@ class Backend(Protocol):
     """
 
     master_url: str
+    drivers_here: bool  # spark-submit runs on this machine: the runs' runtimes are prepared here
 
     def open(self, specs: Sequence[RunSpec], runtime: str = ...) -> None: ...
     def environment(self) -> tuple[SparkEnv, Runner]: ...
@@ -80,6 +81,8 @@ def capacity_problems(spec: RunSpec, state: MasterState, executor_memory_mb: int
 
 class FixedBackend:
     """An existing standalone cluster that the harness does not rescale."""
+
+    drivers_here = True
 
     def __init__(self, master_url: str, webui_url: str, executor_memory_mb: int) -> None:
         self.master_url, self.webui_url = master_url, webui_url
@@ -147,6 +150,7 @@ class LocalBackend:
     time (recorded in its state), and a run of another runtime restarts it with that runtime's Spark.
     """
 
+    drivers_here = True
     #: Tuned JVMs: the parallel collector, Java 8's default, which Spark 3.1 was built for.
     #: JDK 11 picks G1 on any machine of 2 cores; G1's start-up and concurrent threads cost each
     #: executor's first tasks CPU that the others need (on 2 cores, a run of 4 executors spent

@@ -394,8 +394,9 @@ def open_campaign(folder: CampaignDir, plan: CampaignPlan, backend: Backend, *, 
             store.check_design(plan.design_id, resume)
             try:
                 env_for = None
-                for name in plan_runtimes(plan):  # every runtime the runs need, built before the first run
-                    runtimes.prepare(runtimes.resolve(name), progress=progress)
+                if getattr(backend, "drivers_here", True):  # drivers run here: their runtimes, before the first run
+                    for name in plan_runtimes(plan):
+                        runtimes.prepare(runtimes.resolve(name), progress=progress)
                 backend.open(list(plan.shapes), plan_runtimes(plan)[0])
                 if env is None:
                     env_for = backend.environment_for

@@ -122,6 +122,9 @@ class RemoteRunner:
 class RemoteBackend:
     """The inventory's cluster, rescaled to each run's ``nodes``; logs collected on close."""
 
+    #: Drivers run on the master host, with its runtimes: nothing is prepared on this machine.
+    drivers_here = False
+
     def __init__(self, cluster: RemoteCluster, executor_memory_mb: int, logs_dir: Path | None = None,
                  keep_running: bool = False, provision: bool = True, progress: Progress = lambda _: None) -> None:
         self.cluster = cluster

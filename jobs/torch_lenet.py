@@ -194,8 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     from pyspark.ml.torch.distributor import TorchDistributor
     from pyspark.sql import SparkSession
 
-    spark = SparkSession.builder.appName(f"torch-lenet lr={args.learning_rate!r} batch={args.batch_size} "
-                                         f"epochs={args.epochs}").getOrCreate()
+    spark = SparkSession.builder.getOrCreate()  # spark-submit's --name: the harness finds the app by it
     conf = spark.sparkContext.getConf()
     processes = args.num_processes or int(conf.get("spark.cores.max", str(spark.sparkContext.defaultParallelism)))
     if args.batch_size % processes:

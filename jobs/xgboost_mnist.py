@@ -69,8 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     from pyspark.sql import SparkSession
     from xgboost.spark import SparkXGBClassifier
 
-    spark = SparkSession.builder.appName(f"xgboost rounds={args.rounds} depth={args.max_depth} "
-                                         f"eta={args.learning_rate!r}").getOrCreate()
+    spark = SparkSession.builder.getOrCreate()  # spark-submit's --name: the harness finds the app by it
     try:
         conf = spark.sparkContext.getConf()
         workers = args.num_workers or int(conf.get("spark.cores.max", str(spark.sparkContext.defaultParallelism)))

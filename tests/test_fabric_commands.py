@@ -553,7 +553,9 @@ def test_jobs_on_an_installed_host_import_the_project_and_nothing_else_of_the_to
             return "jobs\nsparkdl\n" if name == "top_level.txt" else None
 
     monkeypatch.setattr(daemon.runtimes, "PROJECT_ROOT", site)
-    monkeypatch.setattr(daemon.metadata, "distribution", lambda name: Dist())
+    import importlib.metadata
+
+    monkeypatch.setattr(importlib.metadata, "distribution", lambda name: Dist())
     monkeypatch.setattr(daemon.sys, "prefix", str(tmp_path / "venv"))
     folder = daemon.project_path()
     assert folder == tmp_path / "venv" / "share" / "sparkdl" / "project"
