@@ -147,7 +147,7 @@ def test_bigdl_and_torch_lenet_in_one_design_each_on_its_runtime(tmp_path, local
     from optimize.harvest import harvest
     import pandas as pd
 
-    points = harvest(pd.read_csv(out / "results.csv"), out).table
+    points = harvest(pd.read_csv(out / "results.csv"), out).table()
     assert sorted(points.groupby("run")["epoch"].count().to_dict().items()) == [(1, 2), (2, 2), (3, 2)]
     anova = cli("models.anova", str(out), "--terms", "model", "--response", "wall_clock_s", "--format", "json")
     assert anova.returncode == 0, anova.stderr
