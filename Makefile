@@ -52,7 +52,7 @@ sysdeps:
 	fi
 
 test: venv sysdeps
-	$(PY) -m harness.runtime prepare spark4
+	$(PY) -m harness.runtime prepare spark4 torch
 	$(PY) -m pytest -q
 
 test-fast: venv
