@@ -1,8 +1,13 @@
-"""Benchmark the prediction models on a campaign: R^2 and MAPE of every model on the random 80/20 and
-the extrapolation split, and the differential-evolution fit time of the generic model (vectorized
-population vs one candidate at a time).
+"""Benchmark the prediction models on a campaign: R^2 (also as a share of the noise ceiling, the R^2 of
+the cell means of replicated design points), MAPE and the empirical coverage of the 90 % CV+
+prediction intervals of every model on the random 80/20 and the extrapolation split, with the
+warnings; seed 002's generic model with free exponents fitted by differential evolution beside its
+Extra-P normal form; and the differential-evolution fit time (vectorized population vs one candidate
+at a time).
 
-    .venv/bin/python bench/predict.py CAMPAIGN_DIR [--target wall_clock_s] [--seed 0] [--measured [--splits 5]]
+    .venv/bin/python bench/predict.py CAMPAIGN_DIR [--target wall_clock_s] [--seed 0] [--level 0.9]
+                                      [--measured [--splits 5]]
+    .venv/bin/python bench/predict.py examples/marinos2021/table2.csv --target cost   # seed 001's Table II
     .venv/bin/python bench/predict.py --make-synthetic /tmp/synthetic_campaign   # demo table, not data
 
 --measured adds which measured columns help (issue 14): the random forest's R^2 on ``--splits``
@@ -32,7 +37,7 @@ import pandas as pd
 from models.errors import ModelError
 from models.predict import PowerLawModel, compare, make_splits, read_results
 from models.predict.cli import to_text
-from models.predict.splits import random_split
+from models.predict.splits import Split, random_split
 from models.predict.table import measured_columns
 from models.predict.trees import RandomForestModel
 
@@ -59,12 +64,31 @@ def synthetic_campaign(directory: Path, seed: int = 0) -> Path:
     return path
 
 
+def search_comparison(splits: list[Split], target: str, seed: int) -> list[str]:
+    """Seed 002's generic model with free exponents in [-5, 5] (differential evolution) beside the
+    Extra-P normal form (exponents from a fixed set, chosen by cross-validation), on every split."""
+    lines = ["generic model: free exponents (DE, seed 002) vs normal form (Extra-P)",
+             f"  {'split':<12} {'search':<12} {'R^2':>10} {'MAPE':>12}  degenerate because"]
+    for split in splits:
+        for search in ("de", "normal-form"):
+            try:
+                model = PowerLawModel(target, seed=seed, search=search).fit(split.train)
+                ev = model.evaluate(split.test)
+            except ModelError as exc:
+                lines.append(f"  {split.kind:<12} {search:<12} failed: {exc}")
+                continue
+            assert model.fit_ is not None
+            why = "; ".join(model.fit_.problems) or "-"
+            lines.append(f"  {split.kind:<12} {search:<12} {ev.r2:>10.4g} {100 * ev.mape:>11.1f}%  {why}")
+    return lines
+
+
 def de_timing(table: pd.DataFrame, target: str, seed: int) -> list[str]:
     """Fit the generic model on the whole table, vectorized and not; report time and generations."""
     lines = []
     for vectorized in (True, False):
         start = time.perf_counter()
-        fit = PowerLawModel(target, seed=seed, vectorized=vectorized).fit(table).fit_
+        fit = PowerLawModel(target, seed=seed, vectorized=vectorized, search="de").fit(table).fit_
         elapsed = time.perf_counter() - start
         assert fit is not None
         lines.append(
@@ -113,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("campaign", nargs="?", type=Path, help="campaign directory or results CSV")
     parser.add_argument("--target", default="wall_clock_s")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--level", type=float, default=0.9, help="nominal level of the prediction intervals")
     parser.add_argument("--measured", action="store_true", help="also rank the measured columns (spark_*, host_*)")
     parser.add_argument("--splits", type=int, default=5, help="--measured: random splits per figure (default 5)")
     parser.add_argument("--make-synthetic", type=Path, metavar="DIR", help="write a synthetic demo campaign to DIR")
@@ -126,13 +151,17 @@ def main(argv: list[str] | None = None) -> int:
         table = read_results(args.campaign)
         table = table[table[args.target].notna()].reset_index(drop=True) if args.target in table else table
         splits = make_splits(table, ["random", "extrapolate"], args.seed)
-        result = compare(splits, args.target, ["linear", "rf", "gb", "generic", "ernest"], args.seed)
+        result = compare(splits, args.target, ["linear", "rf", "gb", "generic", "ernest"], args.seed,
+                         level=args.level)
+        searches = search_comparison(splits, args.target, args.seed)
         timing = de_timing(table, args.target, args.seed)
         ablation = measured_ablation(table, args.target, args.splits) if args.measured else []
     except ModelError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(to_text(result, len(table)))
+    print()
+    print("\n".join(searches))
     print()
     print("\n".join(timing))
     if ablation:

@@ -8,6 +8,10 @@ or a CSV with those columns).
     python -m optimize.batch --slo 300 --cpus 4 --njobs 2 --network lenet --campaign runs/courier
     python -m optimize.batch --campaign runs/courier --evaluate 200      # Courier vs a uniformly random batch
 
+Each predicted time and accuracy of a single choice comes with a CV+ prediction interval at
+``--level`` (90 % by default; :mod:`models.predict.intervals`: 5 more forest fits per target); the
+choice itself is Courier's rule on the point predictions (``--margin`` guards it).
+
 ``--evaluate`` follows seed 004 section 5 on held-out rows of the campaign (not fresh jobs): the
 table's (cpus, njobs, network) configurations are split into train and test groups; for each test
 configuration an SLO is drawn from N(300, 100) (truncated at 1 s); Courier chooses with forests
@@ -19,7 +23,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -27,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from models.predict import RandomForestModel
+from models.predict.intervals import ConformalPredictor, Intervals
 from models.results import resolve_path
 from optimize.concurrent import COURIER_COLUMNS, courier_table
 from optimize.errors import CampaignDataError, SearchOptionError
@@ -44,6 +49,9 @@ class Candidate:
     time: float
     accuracy: float
     meets_slo: bool
+    #: Prediction intervals (None when the model was fitted without them).
+    time_interval: tuple[float, float] | None = None
+    accuracy_interval: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -82,29 +90,54 @@ def choose(batches: Sequence[int], times: Sequence[float], accuracies: Sequence[
 
 
 class Courier:
-    """Random forests for time and accuracy over batch, cpus, njobs, network (+ processes = cpus x njobs)."""
+    """Random forests for time and accuracy over batch, cpus, njobs, network (+ processes = cpus x njobs);
+    with ``level`` each prediction also gets a CV+ interval (``interval_folds`` more fits per target)."""
 
     def __init__(self, seed: int = 0, cv_folds: int = 5, n_estimators: int = 100,
-                 grid: dict[str, list[object]] | None = None) -> None:
+                 grid: dict[str, list[object]] | None = None, level: float | None = None,
+                 interval_folds: int = 5) -> None:
         kw = dict(features=["batch", "cpus", "njobs", "network", "processes"], seed=seed, cv_folds=cv_folds,
                   n_estimators=n_estimators, grid=grid)
         self.time_model = RandomForestModel(target="time", **kw)  # type: ignore[arg-type]
         self.accuracy_model = RandomForestModel(target="accuracy", **kw)  # type: ignore[arg-type]
+        self._kw, self.seed, self.level, self.interval_folds = kw, seed, level, interval_folds
+        self.conformal_: dict[str, ConformalPredictor] = {}
 
     def fit(self, table: pd.DataFrame) -> "Courier":
         check_table(table)
         self.time_model.fit(table)
         self.accuracy_model.fit(table)
+        self.conformal_ = {}
+        if self.level is not None:
+            for target, model in (("time", self.time_model), ("accuracy", self.accuracy_model)):
+                make = lambda target=target: RandomForestModel(target=target, **self._kw)  # type: ignore[arg-type]
+                self.conformal_[target] = ConformalPredictor(make, self.level, self.interval_folds,
+                                                             self.seed).fit(table, model)
         return self
 
+    def _configs(self, job: dict[str, object], batches: Sequence[int]) -> pd.DataFrame:
+        return pd.DataFrame([{**job, "batch": b} for b in batches])
+
     def predict(self, job: dict[str, object], batches: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-        configs = pd.DataFrame([{**job, "batch": b} for b in batches])
+        configs = self._configs(job, batches)
         return self.time_model.predict(configs), self.accuracy_model.predict(configs)
+
+    def intervals(self, job: dict[str, object], batches: Sequence[int]) -> dict[str, Intervals]:
+        """CV+ intervals of the time and the accuracy per batch (empty when fitted without a level)."""
+        configs = self._configs(job, batches)
+        return {target: c.interval(configs) for target, c in self.conformal_.items()}
 
     def choose(self, job: dict[str, object], slo: float, batches: Sequence[int] = CANDIDATES,
                margin: float = 0.0) -> BatchChoice:
         times, accs = self.predict(job, batches)
-        return choose(batches, times, accs, slo, margin)
+        choice = choose(batches, times, accs, slo, margin)
+        found = self.intervals(job, batches)
+        if not found:
+            return choice
+        ends = {t: list(zip(i.low.tolist(), i.high.tolist())) for t, i in found.items()}
+        cands = tuple(replace(c, time_interval=ends["time"][k], accuracy_interval=ends["accuracy"][k])
+                      for k, c in enumerate(choice.candidates))
+        return replace(choice, candidates=cands)
 
 
 def check_table(table: pd.DataFrame) -> None:
@@ -219,6 +252,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--evaluate", type=int, metavar="TRIALS", help="Courier vs random batch on held-out rows")
     p.add_argument("--margin", type=float, default=0.0,
                    help="require predicted time x (1 + margin) <= SLO (default 0: Courier's rule)")
+    p.add_argument("--level", type=float, default=0.9,
+                   help="nominal level of the prediction intervals of a single choice (default 0.9)")
     p.add_argument("--slo-mean", type=float, default=300.0)
     p.add_argument("--slo-sd", type=float, default=100.0)
     return p
@@ -233,11 +268,21 @@ def print_evaluation(ev: Evaluation, args: argparse.Namespace) -> None:
     print(f"  accuracy where both meet the SLO ({both[2]} trials): Courier {both[0]:.4f}  random {both[1]:.4f}")
 
 
-def print_choice(choice: BatchChoice, slo: float) -> None:
-    print(f"{'batch':>6}  {'pred. time (s)':>14}  {'pred. accuracy':>14}  SLO {slo:g} s")
+def _ends(interval: tuple[float, float] | None, digits: int) -> str:
+    return "" if interval is None else f"[{interval[0]:.{digits}f}, {interval[1]:.{digits}f}]"
+
+
+def print_choice(choice: BatchChoice, slo: float, level: float | None = None) -> None:
+    pi = f"{level:.0%} PI" if level is not None else ""
+    print(f"{'batch':>6}  {'pred. time (s)':>14} {pi:>18}  {'pred. accuracy':>14} {pi:>18}  SLO {slo:g} s")
     for c in choice.candidates:
         mark = " <- chosen" if c.batch == choice.batch else ""
-        print(f"{c.batch:>6}  {c.time:>14.1f}  {c.accuracy:>14.4f}  {'met' if c.meets_slo else 'missed'}{mark}")
+        print(f"{c.batch:>6}  {c.time:>14.1f} {_ends(c.time_interval, 1):>18}  {c.accuracy:>14.4f} "
+              f"{_ends(c.accuracy_interval, 4):>18}  {'met' if c.meets_slo else 'missed'}{mark}")
+    chosen = choice.chosen
+    if choice.meets_slo and chosen.time_interval is not None and chosen.time_interval[1] > slo:
+        print(f"note: the {level:.0%} interval of batch {choice.batch}'s time reaches {chosen.time_interval[1]:.1f} s, "
+              f"above the SLO: it may be missed (raise --margin to guard against it)")
     if choice.meets_slo:
         print(f"batch {choice.batch}: highest predicted accuracy within the SLO")
     else:
@@ -255,9 +300,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.slo is None or args.cpus is None or args.njobs is None or args.network is None:
         raise SearchOptionError("give --slo, --cpus, --njobs and --network (or --evaluate TRIALS)")
+    courier.level = args.level
     choice = courier.fit(table).choose({"cpus": args.cpus, "njobs": args.njobs, "network": args.network}, args.slo,
                                        args.batches, args.margin)
-    print_choice(choice, args.slo)
+    print_choice(choice, args.slo, args.level)
     return 0
 
 

@@ -1,22 +1,27 @@
 """Performance prediction: one interface (fit / predict / evaluate) over five models.
 
 ``linear`` (ANOVA-linear, seed 004), ``rf`` (Courier's random forest), ``gb`` (gradient boosting
-baseline), ``generic`` (seed 002's power law fitted by differential evolution) and ``ernest``
-(NNLS on 1, s/m, log m, m). Run ``python -m models.predict RESULTS`` for the comparison table.
+baseline), ``generic`` (seed 002's power law, its exponents from Extra-P's normal form chosen by
+cross-validation, or free and fitted by differential evolution) and ``ernest`` (NNLS on 1, s/m,
+log m, m). Every model gets CV+ prediction intervals (``intervals``), the table's noise ceiling
+(``ceiling``) bounds its R^2, and ``flags`` names what makes a result untrustworthy. Run
+``python -m models.predict RESULTS`` for the comparison table.
 """
 
 from models.predict._base import Evaluation, Predictor, evaluation
+from models.predict.ceiling import NoiseCeiling, noise_ceiling
 from models.predict.compare import Comparison, ComparisonRow, compare, make_splits
 from models.predict.ernest import ErnestModel, ernest_design
 from models.predict.generic import PowerLawFit, PowerLawModel, describe_exponent
+from models.predict.intervals import ConformalPredictor, Intervals
 from models.predict.linear import LinearModel
 from models.predict.splits import Split, extrapolation_split, random_split
 from models.predict.table import read_results, with_derived
 from models.predict.trees import GradientBoostingModel, RandomForestModel
 
 __all__ = [
-    "Comparison", "ComparisonRow", "ErnestModel", "Evaluation", "GradientBoostingModel", "LinearModel",
-    "PowerLawFit", "PowerLawModel", "Predictor", "RandomForestModel", "Split", "compare", "describe_exponent",
-    "ernest_design", "evaluation", "extrapolation_split", "make_splits", "random_split", "read_results",
-    "with_derived",
+    "Comparison", "ComparisonRow", "ConformalPredictor", "ErnestModel", "Evaluation", "GradientBoostingModel",
+    "Intervals", "LinearModel", "NoiseCeiling", "PowerLawFit", "PowerLawModel", "Predictor", "RandomForestModel",
+    "Split", "compare", "describe_exponent", "ernest_design", "evaluation", "extrapolation_split", "make_splits",
+    "noise_ceiling", "random_split", "read_results", "with_derived",
 ]

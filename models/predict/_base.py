@@ -77,6 +77,8 @@ class Predictor(ABC):
         self.features = None if features is None else list(features)
         self.measured: list[str] = []  # added to the default features when takes_measured
         self.features_: list[str] = []
+        #: Inputs the model would use that were constant in the training rows (left out of features_).
+        self.constant_inputs_: list[str] = []
         self._levels: dict[str, set[object]] = {}
         self._fitted = False
 
@@ -97,6 +99,7 @@ class Predictor(ABC):
                 f"{self.name} needs at least {self.min_rows} training rows, got {len(table)}; run more configurations"
             )
         self.features_ = varying(table, candidates)
+        self.constant_inputs_ = [c for c in candidates if c not in self.features_]
         self._levels = {c: set(table[c].unique()) for c in candidates if is_categorical(table[c])}
         self._fit(table.reset_index(drop=True), y)
         self._fitted = True

@@ -1,4 +1,9 @@
-"""Fit every model on every split and collect the comparison (used by the CLI and bench/predict.py)."""
+"""Fit every model on every split and collect the comparison (used by the CLI and bench/predict.py).
+
+Each row carries the model's R^2 as a share of the table's noise ceiling (models.predict.ceiling),
+the empirical coverage of its CV+ prediction intervals on the held-out rows (models.predict.intervals)
+and a ``warning`` (models.predict.flags): R^2 < 0, parameters on their bounds, one-level inputs,
+test rows or predictions outside the training ranges."""
 
 from __future__ import annotations
 
@@ -9,12 +14,15 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from models.errors import InvalidTableError, ModelError
+from models.predict import flags
 from models.predict._base import Predictor
+from models.predict.ceiling import NoiseCeiling, noise_ceiling
 from models.predict.ernest import ErnestModel
 from models.predict.generic import PowerLawFit, PowerLawModel
+from models.predict.intervals import DEFAULT_FOLDS, DEFAULT_LEVEL, ConformalPredictor
 from models.predict.linear import LinearModel
 from models.predict.splits import Split, extrapolation_split, random_split
-from models.predict.table import with_derived
+from models.predict.table import factor_columns, with_derived
 from models.predict.trees import GradientBoostingModel, RandomForestModel
 
 #: Model name -> factory(target, seed).
@@ -41,16 +49,29 @@ class ComparisonRow:
     mse: float
     fit_seconds: float
     error: str | None = None
+    #: R^2 / noise_ceiling_r2 (NaN when no ceiling is known).
+    r2_share_of_ceiling: float = float("nan")
+    #: Share of the test rows inside their CV+ interval at ``interval_level`` (NaN: no intervals).
+    coverage: float = float("nan")
+    interval_level: float = float("nan")
+    mean_interval_width: float = float("nan")
+    warning: str | None = None
 
 
 @dataclass(frozen=True)
 class Comparison:
-    """All rows, each split's description, and the generic model's fit per split."""
+    """All rows, each split's description, the generic model's fit per split, and the noise ceiling."""
 
     target: str
     rows: tuple[ComparisonRow, ...]
     splits: dict[str, str]
     generic_fits: dict[str, PowerLawFit] = field(default_factory=dict)
+    ceiling: NoiseCeiling | None = None
+
+    @property
+    def warnings(self) -> list[str]:
+        """'model on the split split: warning' for every flagged row."""
+        return [f"{r.model} on the {r.split} split: {r.warning}" for r in self.rows if r.warning]
 
 
 def parse_models(spec: str) -> list[str]:
@@ -89,15 +110,29 @@ def make_splits(
 
 
 def compare(table_splits: Sequence[Split], target: str, models: Sequence[str], seed: int = 0,
-            measured: Sequence[str] = ()) -> Comparison:
+            measured: Sequence[str] = (), factors: Sequence[str] | None = None,
+            level: float | None = DEFAULT_LEVEL, interval_folds: int = DEFAULT_FOLDS) -> Comparison:
     """Fit each model on each split's train table and evaluate it on the test table; ``measured``
-    columns are inputs beside the factors for the models that take them (the tree models)."""
+    columns are inputs beside the factors for the models that take them (the tree models).
+
+    The noise ceiling is computed on the whole table (train + test of the first split) with design
+    points given by ``factors`` (default: the table's factor columns); ``level`` None skips the
+    intervals (each costs ``interval_folds`` more fits per model and split)."""
     rows: list[ComparisonRow] = []
     fits: dict[str, PowerLawFit] = {}
+    ceiling = None
+    if table_splits:
+        whole = pd.concat([table_splits[0].train, table_splits[0].test], ignore_index=True)
+        chosen = list(factors) if factors is not None else factor_columns(whole, target)
+        ceiling = noise_ceiling(whole, target, [c for c in chosen if c in whole.columns])
     for split in table_splits:
         for name in models:
-            model = MODELS[name](target, seed)
-            model.measured = list(measured)
+            def make(name: str = name) -> Predictor:
+                model = MODELS[name](target, seed)
+                model.measured = list(measured)
+                return model
+
+            model = make()
             start = time.perf_counter()
             try:
                 model.fit(split.train)
@@ -108,8 +143,25 @@ def compare(table_splits: Sequence[Split], target: str, models: Sequence[str], s
                 rows.append(ComparisonRow(name, split.kind, len(split.train), len(split.test), nan, nan, nan,
                                           time.perf_counter() - start, str(exc)))
                 continue
-            rows.append(ComparisonRow(name, split.kind, len(split.train), len(split.test),
-                                      result.r2, result.mape, result.mse, elapsed))
+            messages = flags.negative_r2(result.r2)
             if isinstance(model, PowerLawModel) and model.fit_ is not None:
                 fits[split.kind] = model.fit_
-    return Comparison(target, tuple(rows), {s.kind: s.description for s in table_splits}, fits)
+                messages += [f"degenerate fit: {p}" for p in model.fit_.problems]
+            messages += flags.one_level_inputs(model)
+            messages += flags.outside_ranges(model, split.train, split.test)
+            messages += flags.predictions_outside(model._target_values(split.train), model.predict(split.test),
+                                                  target)
+            coverage = width = float("nan")
+            if level is not None:
+                try:
+                    conformal = ConformalPredictor(make, level, interval_folds, seed).fit(split.train, model)
+                    intervals = conformal.interval(split.test)
+                    coverage = intervals.coverage(model._target_values(split.test))
+                    width = intervals.mean_width()
+                except ModelError as exc:
+                    messages.append(f"no interval: {exc}")
+            share = ceiling.share(result.r2) if ceiling is not None else float("nan")
+            rows.append(ComparisonRow(name, split.kind, len(split.train), len(split.test),
+                                      result.r2, result.mape, result.mse, elapsed, None, share, coverage,
+                                      float("nan") if level is None else level, width, flags.join(messages)))
+    return Comparison(target, tuple(rows), {s.kind: s.description for s in table_splits}, fits, ceiling)
