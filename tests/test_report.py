@@ -547,3 +547,23 @@ def test_the_manifest_declares_what_the_report_analyses(tmp_path: Path) -> None:
     # without the manifest the harness's design columns are the factors: executors is one
     (d / "manifest.json").unlink()
     assert "executors" in build_report(d, plots=False).analysis.anova.factors
+
+
+def test_the_anova_section_states_the_noise_ceiling_of_the_replicated_design_points():
+    """The ceiling is the R^2 of the cell means (checked by hand here); a saturated model reaches all of it."""
+    import numpy as np
+    import pandas as pd
+
+    from harness.report.build import _ceiling, _ceiling_line
+
+    rng = np.random.default_rng(7)
+    frame = pd.DataFrame({"a": [1, 1, 1, 2, 2, 2, 3, 3], "b": ["x", "x", "y", "y", "x", "x", "y", "y"]})
+    frame["t"] = frame["a"] * 2.0 + (frame["b"] == "y") + rng.normal(0, 0.3, len(frame))
+    cells = frame.groupby(["a", "b"])["t"].transform("mean")
+    expected = 1 - ((frame["t"] - cells) ** 2).sum() / ((frame["t"] - frame["t"].mean()) ** 2).sum()
+    ceiling = _ceiling(frame, "t", ["a", "b"])
+    assert ceiling is not None and abs(ceiling.r2 - expected) < 1e-12
+    line = _ceiling_line(ceiling, expected)
+    assert f"= {expected:.4g}" in line and "100.00 % of it" in line and "3 replicated design point(s)" in line
+    unreplicated = _ceiling(frame.drop_duplicates(["a", "b"]), "t", ["a", "b"])
+    assert _ceiling_line(unreplicated, 0.5).startswith("noise ceiling: not known")

@@ -29,6 +29,7 @@ from harness.report.timing import time_section
 from models.anova import RESIDUAL
 from models.anova.analysis import Analysis
 from models.errors import ModelError
+from models.predict.ceiling import NoiseCeiling, noise_ceiling
 from models.results import ok_mask
 
 MAX_JOB_ROWS = 200
@@ -206,7 +207,26 @@ def _results(c: CampaignData, d: RecoveredDesign, summary: pd.DataFrame) -> str:
     return "\n".join(parts)
 
 
-def _anova(a: Analysis) -> str:
+def _ceiling(frame: pd.DataFrame, response: str, factors: Sequence[str]) -> NoiseCeiling | None:
+    """The response's noise ceiling over the design points (None when it cannot be computed)."""
+    try:
+        return noise_ceiling(frame, response, [f for f in factors if f in frame.columns])
+    except ModelError:
+        return None
+
+
+def _ceiling_line(ceiling: NoiseCeiling | None, r_squared: float) -> str | None:
+    if ceiling is None:
+        return None
+    if not ceiling.known:
+        return "noise ceiling: not known (no design point was replicated): replicate some to learn how much is noise"
+    share = ceiling.share(r_squared)
+    return (f"noise ceiling: R^2 of the cell means = {h.num(ceiling.r2)} over {ceiling.n_replicated_cells} replicated "
+            f"design point(s) (no model of these factors fits better); this model's R^2 is "
+            f"{h.pct(100 * share) + ' %' if math.isfinite(share) else '-'} of it; replicate CV {h.pct(100 * ceiling.replicate_cv)} %")
+
+
+def _anova(a: Analysis, ceiling: NoiseCeiling | None = None) -> str:
     if a.anova is None:
         return h.notice(a.unavailable or "No ANOVA was fitted.")
     r, s = a.anova, a.anova.summary
@@ -231,6 +251,7 @@ def _anova(a: Analysis) -> str:
         f"model df = {h.num(s.df_model)}, residual df = {h.num(s.df_resid)}",
         f"R^2 = {h.num(s.r_squared)}; adjusted R^2 = {h.num(s.adj_r_squared)}; predicted R^2 = "
         f"{h.num(s.pred_r_squared)} (PRESS = {h.num(s.press)}); root MSE = {h.num(s.root_mse)}",
+        *([line] if (line := _ceiling_line(ceiling, s.r_squared)) else []),
         f"coding: {s.coding}",
     ]
     for al in s.aliased:
@@ -420,7 +441,8 @@ def build_report(path: str | Path, response: str = "cost", cost: str | None = No
         ("findings", "What the data say", h.bullets(sentences, "findings")),
         ("design", "Design and aliasing", _design(design, campaign)),
         ("status", "Run status", _status(campaign)),
-        ("anova", "ANOVA", _anova(analysis)),
+        ("anova", "ANOVA", _anova(analysis, _ceiling(_finite_response(frame, response), response, design.names)
+                                  if response in frame.columns and len(frame) else None)),
         ("checks", "Assumption checks", _checks(analysis)),
         ("plots", "Effect plots", _plots(analysis)),
         ("queueing", "Queueing", _queueing(queue, queue_problem)),
