@@ -54,6 +54,10 @@ def design_text(job: str, shape: str, epochs: int, max_iter: int) -> str:
             f"1,{job},{shape},{epochs},0.1,64\n")
 
 
+def nan_if_none(value: object) -> float:
+    return float("nan") if value is None else float(value)  # type: ignore[arg-type]
+
+
 def training_s(row: dict) -> float:
     """BigDL's training phase (from its log), or a JSON job's own train_time_s."""
     value = row.get("phase_training_s")
@@ -120,8 +124,8 @@ def main(argv: list[str] | None = None) -> int:
         def med(f) -> float:
             return statistics.median(f(r) for r in ok)
 
-        print(f"  {v:<10}{med(lambda r: r['elapsed_s'] - training_s(r) - r.get('phase_validation_s', 0.0)):9.2f}"
-              f"{med(lambda r: r.get('phase_prepare_s', float('nan'))):9.2f}{med(training_s):10.2f}"
+        print(f"  {v:<10}{med(lambda r: r['elapsed_s'] - training_s(r) - (r.get('phase_validation_s') or 0.0)):9.2f}"
+              f"{med(lambda r: nan_if_none(r.get('phase_prepare_s'))):9.2f}{med(training_s):10.2f}"
               f"{med(lambda r: r['elapsed_s']):9.2f}{med(lambda r: r['cpu']['total']):7.1f}  {len(ok)}")
     return 0
 
