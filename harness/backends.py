@@ -158,9 +158,9 @@ class LocalBackend:
     GC = ("-XX:+UseParallelGC",)
     #: Tuned JVMs compile with C1 only. The driver and the executors share this machine's
     #: few cores, and C2's compiler threads took CPU the tasks needed on short BigDL runs (bench/jit.py):
-    #: on 2 cores a LeNet run of 4 executors took 12.7 s instead of 21.3 s. On long runs C2's faster code
-    #: wins: a pyspark.ml random forest trained 48 % slower with C1 (49.97 s against 33.84 s). So a job
-    #: gets it only when it asks (``jvm = "tuned"``), never by default.
+    #: on 2 cores a LeNet run of 4 executors took 19.5 s tuned instead of 48.3 s stock. On long runs C2's
+    #: faster code wins: MLlib's perceptron trained 400 iterations in 622 s with C1 against 72 s (bench/jit.py),
+    #: a pyspark.ml random forest 48 % slower. So a job gets it only when it asks (``jvm = "tuned"``).
     JIT = ("-XX:TieredStopAtLevel=1",)
 
     def __init__(self, cluster: LocalCluster, executor_memory_mb: int, keep_running: bool = False,
