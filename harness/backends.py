@@ -187,7 +187,8 @@ class LocalBackend:
         self.size = WorkerSize.for_design(specs, self.executor_memory_mb)
         status = self.cluster.status()
         adopted = status.running and self.owner is not None and status.owner == self.owner
-        self.started_here = not status.running or adopted
+        # opened again (a bench's campaigns share one backend): the cluster this backend started stays its own
+        self.started_here = self.started_here or not status.running or adopted
         if status.running and status.runtime != runtime and not self.started_here:
             raise ClusterError(f"the local cluster at {self.cluster.master_url} runs runtime {status.runtime} for "
                                f"someone else, and the first run needs {runtime}: stop it (python -m cluster.local "
