@@ -399,11 +399,6 @@ def installed_spark(env_dir: Path) -> str | None:
     return None
 
 
-def ensure(runtime: Runtime, progress: Progress = lambda _: None) -> Prepared:
-    """Alias of :func:`prepare` for callers that only need it to exist."""
-    return prepare(runtime, progress=progress)
-
-
 # ---------------------------------------------------------------- Java
 
 
