@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from cluster import runtime as runtimes
 from logparse import FailureKind, ProcessFacts, Status
 from logparse.epochlines import parse_line, read_epochs
 from logparse.judgement import judge_json_run
@@ -133,7 +134,7 @@ def test_bigdl_and_torch_lenet_in_one_design_each_on_its_runtime(tmp_path, local
     argvs = attempts(out)
     for run, runtime in (("1", "torch"), ("2", "bigdl"), ("3", "bigdl")):
         argv = argvs[f"{run}-1"]
-        assert f"/runtimes/{runtime}-" in argv[0]
+        assert argv[0].startswith(f"{runtimes.home(runtimes.resolve(runtime))}/")
     for run in ("1",):
         argv = argvs[f"{run}-1"]
         assert argv[argv.index("--num-processes") + 1] == "2"  # nodes x executors x executor_cores

@@ -269,7 +269,7 @@ def test_a_stock_pyspark_ml_script_runs_on_spark_4_with_nothing_of_bigdls(tmp_pa
     assert len(argvs) == 2
     for argv in argvs:  # what was submitted: the runtime's spark-submit, no BigDL jar, no JVM tuning
         text = " ".join(argv)
-        assert argv[0].endswith("/bin/spark-submit") and "spark4-" in argv[0]
+        assert argv[0] == f"{runtimes.home(runtimes.resolve('spark4'))}/lib/python3.11/site-packages/pyspark/bin/spark-submit"
         assert "bigdl" not in text.lower() and "--jars" not in argv and "extraJavaOptions" not in text
         assert "TieredStopAtLevel" not in text and "UseParallelGC" not in text
     manifest = json.loads((out / "manifest.json").read_text())
@@ -302,7 +302,8 @@ def test_a_runtime_column_runs_the_mllib_job_on_both_and_anova_takes_it_as_a_fac
         argvs = {(r, rep): json.loads(a) for r, rep, a in db.execute("SELECT run, replicate, argv FROM attempts")}
     for row in rows:
         argv = " ".join(argvs[(int(row["run"]), int(row["replicate"]))])
-        assert f"/runtimes/{row['runtime']}-" in argv  # each row ran with its runtime's spark-submit
+        home = runtimes.home(runtimes.resolve(row["runtime"]))
+        assert argv.startswith(f"{home}/")  # each row ran with its runtime's spark-submit
         assert ("bigdl-dllib" in argv) == (row["runtime"] == "bigdl")  # the BigDL runtime's class path only there
         assert "TieredStopAtLevel" not in argv  # mlp asks for no tuning on either
     anova = cli("models.anova", str(out), "--terms", "runtime", "--response", "wall_clock_s", "--format", "json")
