@@ -18,20 +18,17 @@ rate 0.05, batch 64; XGBoost depth 4, eta 0.3.
 from __future__ import annotations
 
 import argparse
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path[:1] = [str(Path(__file__).resolve().parent.parent), str(Path(__file__).resolve().parent)]
 
-from campaign import EMPTY_APP, CpuMeter, run_campaign  # noqa: E402  (bench/campaign.py)
+from campaign import CpuMeter, floor_s, run_campaign  # noqa: E402  (bench/campaign.py)
 
 from cluster.local import LocalCluster, free_port, parse_memory_mb  # noqa: E402
 from harness.backends import LocalBackend  # noqa: E402
-from harness.command import SubmitOptions, submit_argv  # noqa: E402
+from harness.command import SubmitOptions  # noqa: E402
 from harness.designfile import read_design  # noqa: E402
 from harness.job import JobChoice, builtin  # noqa: E402
 from optimize.harvest import epoch_figures  # noqa: E402
@@ -45,20 +42,6 @@ def design_text(job: str, shapes: list[str], epochs: int, rounds: int) -> str:
                 + "".join(f"{i},{s},{rounds},4,0.3\n" for i, s in enumerate(shapes, start=1)))
     return ("run,nodes,executors,executor_cores,epochs,learning_rate,batch_size\n"
             + "".join(f"{i},{s},{epochs},0.05,64\n" for i, s in enumerate(shapes, start=1)))
-
-
-def floor_s(argv: list[str], app: str, env, repeats: int, log: Path) -> float:
-    """Median elapsed seconds of the empty application submitted with a run's own options."""
-    argv = [*argv[:argv.index(app)], str(EMPTY_APP)]
-    times = []
-    for _ in range(repeats):
-        started = time.monotonic()
-        with open(log, "wb") as f:
-            code = subprocess.run(argv, env=env.environ(), stdout=f, stderr=subprocess.STDOUT).returncode
-        if code != 0:
-            raise SystemExit(f"error: the empty application exited {code}; see {log}")
-        times.append(time.monotonic() - started)
-    return statistics.median(times)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -92,13 +75,12 @@ def main(argv: list[str] | None = None) -> int:
                                     train_samples=args.train_samples, test_samples=args.test_samples, jobs=choice,
                                     out=work / name)
             floors = {}
-            for spec in specs:
-                backend.prepare(spec)
-                floors[spec.key] = floor_s(submit_argv(spec, options, env), str(job.application), env, args.repeats,
-                                           work / f"{name}-floor.log")
-                print(f"  [{name}] floor {spec.nodes},{spec.executors},{spec.executor_cores}: "
-                      f"{floors[spec.key]:.1f} s", flush=True)
             with CpuMeter() as meter:
+                for spec in specs:  # bench/campaign.py's floor: the empty application with the run's own options
+                    floors[spec.key], _ = floor_s(spec, options, env, backend, work / f"{name}-floor.log",
+                                                  args.repeats, meter, name)
+                    print(f"  [{name}] floor {spec.nodes},{spec.executors},{spec.executor_cores}: "
+                          f"{floors[spec.key]:.1f} s", flush=True)
                 rows, _ = run_campaign(name, specs, options, backend, work / name, cache=True, env=env, meter=meter)
             for row, spec in zip(sorted(rows, key=lambda r: r["key"]), sorted(specs, key=lambda s: s.key)):
                 curve = epoch_figures(work / name / "logs" / f"{spec.key}.out")

@@ -192,7 +192,8 @@ def test_a_search_prunes_a_torch_run_after_its_first_epoch(tmp_path, local_clust
     (row,) = list(csv.DictReader(open(out / "results.csv")))
     assert row["status"] == "pruned" and row["reason"].startswith("pruned: epoch "), row["reason"]
     lines = read_epochs(out / row["log"])
-    assert 1 <= len(lines) < 6  # stopped before its last epoch
+    pruned_at = int(row["reason"].split()[2])  # "pruned: epoch N of 6: ..."
+    assert pruned_at < 6 and [e.epoch for e in lines] == list(range(1, pruned_at + 1))  # stopped at the epoch named
     assert (out / row["log"]).read_text().rstrip().splitlines()[-1].startswith("sparkdl: pruned: epoch")
 
 
