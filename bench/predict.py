@@ -6,9 +6,13 @@ Extra-P normal form; and the differential-evolution fit time (vectorized populat
 at a time).
 
     .venv/bin/python bench/predict.py CAMPAIGN_DIR [--target wall_clock_s] [--seed 0] [--level 0.9]
-                                      [--measured [--splits 5]]
+                                      [--repeats 20] [--measured [--splits 5]]
     .venv/bin/python bench/predict.py examples/marinos2021/table2.csv --target cost   # seed 001's Table II
     .venv/bin/python bench/predict.py --make-synthetic /tmp/synthetic_campaign   # demo table, not data
+
+--repeats N adds every model's mean, min and max R^2 over N random 80/20 splits, as a share of the
+noise ceiling and of its adjusted value (the R^2 the true cell means would score on new rows): one
+split of 64 rows moves R^2 by several points.
 
 --measured adds which measured columns help (issue 14): the random forest's R^2 on ``--splits``
 random 80/20 splits, with the factors only, with the factors and each spark_*/host_* column, and with
@@ -36,6 +40,7 @@ import pandas as pd
 
 from models.errors import ModelError
 from models.predict import PowerLawModel, compare, make_splits, read_results
+from models.predict.compare import MODELS
 from models.predict.cli import to_text
 from models.predict.splits import Split, random_split
 from models.predict.table import measured_columns
@@ -132,6 +137,24 @@ def measured_ablation(table: pd.DataFrame, target: str, n_splits: int) -> list[s
     return lines
 
 
+def repeated_random(table: pd.DataFrame, target: str, repeats: int) -> list[str]:
+    """Each model's R^2 over ``repeats`` random 80/20 splits (seeds 0..repeats-1) as a share of the
+    noise ceiling: one split of 64 rows moves R^2 by several points, the mean does not."""
+    splits = [random_split(table, seed=seed) for seed in range(repeats)]
+    result = compare(splits, target, list(MODELS), 0, level=None)
+    lines = [f"R^2 over {repeats} random 80/20 splits (seeds 0..{repeats - 1}); "
+             f"noise ceiling {result.ceiling.r2:.3f}, adjusted {result.ceiling.adjusted_r2:.3f}",
+             f"  {'model':<9} {'mean':>7} {'min':>7} {'max':>7} {'mean/ceiling':>13} {'mean/adjusted':>14}"]
+    for name in MODELS:
+        r2 = np.array([r.r2 for r in result.rows if r.model == name and r.error is None])
+        if r2.size == 0:
+            lines.append(f"  {name:<9} failed")
+            continue
+        lines.append(f"  {name:<9} {r2.mean():>7.3f} {r2.min():>7.3f} {r2.max():>7.3f} "
+                     f"{100 * r2.mean() / result.ceiling.r2:>12.0f}% {100 * r2.mean() / result.ceiling.adjusted_r2:>13.0f}%")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("campaign", nargs="?", type=Path, help="campaign directory or results CSV")
@@ -140,6 +163,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--level", type=float, default=0.9, help="nominal level of the prediction intervals")
     parser.add_argument("--measured", action="store_true", help="also rank the measured columns (spark_*, host_*)")
     parser.add_argument("--splits", type=int, default=5, help="--measured: random splits per figure (default 5)")
+    parser.add_argument("--repeats", type=int, default=20,
+                        help="random splits for the mean R^2 of every model (default 20; 0 skips)")
     parser.add_argument("--make-synthetic", type=Path, metavar="DIR", help="write a synthetic demo campaign to DIR")
     args = parser.parse_args(argv)
     if args.make_synthetic:
@@ -151,16 +176,20 @@ def main(argv: list[str] | None = None) -> int:
         table = read_results(args.campaign)
         table = table[table[args.target].notna()].reset_index(drop=True) if args.target in table else table
         splits = make_splits(table, ["random", "extrapolate"], args.seed)
-        result = compare(splits, args.target, ["linear", "rf", "gb", "generic", "ernest"], args.seed,
+        result = compare(splits, args.target, list(MODELS), args.seed,
                          level=args.level)
         searches = search_comparison(splits, args.target, args.seed)
         timing = de_timing(table, args.target, args.seed)
         ablation = measured_ablation(table, args.target, args.splits) if args.measured else []
+        repeated = repeated_random(table, args.target, args.repeats) if args.repeats > 0 else []
     except ModelError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(to_text(result, len(table)))
     print()
+    if repeated:
+        print("\n".join(repeated))
+        print()
     print("\n".join(searches))
     print()
     print("\n".join(timing))

@@ -1,6 +1,7 @@
-"""Performance prediction: one interface (fit / predict / evaluate) over five models.
+"""Performance prediction: one interface (fit / predict / evaluate) over six models.
 
-``linear`` (ANOVA-linear, seed 004), ``rf`` (Courier's random forest), ``gb`` (gradient boosting
+``linear`` (ANOVA-linear, seed 004), ``loglinear`` (the log target on the log factors and their
+two-factor interactions: times are products, their noise a ratio), ``rf`` (Courier's random forest), ``gb`` (gradient boosting
 baseline), ``generic`` (seed 002's power law, its exponents from Extra-P's normal form chosen by
 cross-validation, or free and fitted by differential evolution) and ``ernest`` (NNLS on 1, s/m,
 log m, m). Every model gets CV+ prediction intervals (``intervals``), the table's noise ceiling
@@ -15,13 +16,14 @@ from models.predict.ernest import ErnestModel, ernest_design
 from models.predict.generic import PowerLawFit, PowerLawModel, describe_exponent
 from models.predict.intervals import ConformalPredictor, Intervals
 from models.predict.linear import LinearModel
+from models.predict.loglinear import LogLinearModel
 from models.predict.splits import Split, extrapolation_split, random_split
 from models.predict.table import read_results, with_derived
 from models.predict.trees import GradientBoostingModel, RandomForestModel
 
 __all__ = [
     "Comparison", "ComparisonRow", "ConformalPredictor", "ErnestModel", "Evaluation", "GradientBoostingModel",
-    "Intervals", "LinearModel", "NoiseCeiling", "PowerLawFit", "PowerLawModel", "Predictor", "RandomForestModel",
+    "Intervals", "LinearModel", "LogLinearModel", "NoiseCeiling", "PowerLawFit", "PowerLawModel", "Predictor", "RandomForestModel",
     "Split", "compare", "describe_exponent", "ernest_design", "evaluation", "extrapolation_split", "make_splits",
     "noise_ceiling", "random_split", "read_results", "with_derived",
 ]

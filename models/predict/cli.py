@@ -35,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Compare performance-prediction models on a campaign's results table.",
     )
     parser.add_argument("--target", default="wall_clock_s", help="column to predict (default: wall_clock_s)")
-    parser.add_argument("--models", default="all", help="all, or a comma list of linear,rf,gb,generic,ernest")
+    parser.add_argument("--models", default="all", help="all, or a comma list of linear,loglinear,rf,gb,generic,ernest")
     parser.add_argument("--split", choices=(*SPLITS, "both"), default="both", help="evaluation split (default: both)")
     parser.add_argument("--extrapolate-by", default=None,
                         help="size column of the extrapolation split (default: parallelism m)")
@@ -100,7 +100,7 @@ def readings(result: Comparison) -> dict[str, list[str]]:
 
 
 def _row_text(r: ComparisonRow) -> str:
-    head = f"{r.model:<8} {r.split:<12} {r.n_train:>7} {r.n_test:>6}"
+    head = f"{r.model:<9} {r.split:<12} {r.n_train:>7} {r.n_test:>6}"
     if r.error:
         return f"{head}  failed: {r.error}"
     if not math.isfinite(r.r2_share_of_ceiling):
@@ -121,7 +121,7 @@ def to_text(result: Comparison, n_rows: int) -> str:
         lines.append(f"  {result.ceiling.describe()}")
     levels = {r.interval_level for r in result.rows if math.isfinite(r.interval_level)}
     cover = f"cov@{100 * levels.pop():.0f}%" if len(levels) == 1 else "coverage"
-    header = (f"{'model':<8} {'split':<12} {'n_train':>7} {'n_test':>6} {'R^2':>8} {'%ceil':>7} {'MAPE':>8} "
+    header = (f"{'model':<9} {'split':<12} {'n_train':>7} {'n_test':>6} {'R^2':>8} {'%ceil':>7} {'MAPE':>8} "
               f"{'MSE':>11} {cover:>8} {'fit_s':>7}")
     lines += ["", header, "-" * len(header)]
     lines += [_row_text(r) for r in result.rows]

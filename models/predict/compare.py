@@ -21,6 +21,7 @@ from models.predict.ernest import ErnestModel
 from models.predict.generic import PowerLawFit, PowerLawModel
 from models.predict.intervals import DEFAULT_FOLDS, DEFAULT_LEVEL, ConformalPredictor
 from models.predict.linear import LinearModel
+from models.predict.loglinear import LogLinearModel
 from models.predict.splits import Split, extrapolation_split, random_split
 from models.predict.table import factor_columns, with_derived
 from models.predict.trees import GradientBoostingModel, RandomForestModel
@@ -28,6 +29,7 @@ from models.predict.trees import GradientBoostingModel, RandomForestModel
 #: Model name -> factory(target, seed).
 MODELS: dict[str, Callable[[str, int], Predictor]] = {
     "linear": lambda target, seed: LinearModel(target),
+    "loglinear": lambda target, seed: LogLinearModel(target),
     "rf": lambda target, seed: RandomForestModel(target, seed=seed),
     "gb": lambda target, seed: GradientBoostingModel(target, seed=seed),
     "generic": lambda target, seed: PowerLawModel(target, seed=seed),
