@@ -311,15 +311,20 @@ def _run(argv: Sequence[str], what: str, timeout: float = INSTALL_TIMEOUT_S) -> 
 
 
 def _find_links(runtime: Runtime) -> list[str]:
-    """``--find-links DIR`` for each folder of wheels the runtime names (each must exist: say so if not)."""
+    """``--find-links DIR`` for each folder of wheels the runtime names (each must exist: say so if not).
+
+    On a host without an index, the shipped wheelhouse (``UV_FIND_LINKS``, see cluster.daemon) comes
+    first: a ``--find-links`` on the command line replaces uv's and pip's variable rather than adding to
+    it, so a runtime with its own folders (torch's CPU wheel) would otherwise lose the wheelhouse.
+    """
+    shipped = os.environ.get("UV_FIND_LINKS")
     missing = [f for f in runtime.find_links if not Path(f).is_dir()]
-    if missing and os.environ.get("UV_FIND_LINKS"):  # a wheelhouse brings the wheels (a Fabric host)
-        return [a for f in runtime.find_links if f not in missing for a in ("--find-links", f)]
-    if missing:
+    if missing and not shipped:
         raise RuntimeProblem(f"runtime {runtime.name} installs wheels from {', '.join(missing)}, which this machine "
                              "does not have: put the wheels there, or change find_links in "
                              f"{runtime.source}")
-    return [a for f in runtime.find_links for a in ("--find-links", f)]
+    folders = ([shipped] if shipped and runtime.find_links else []) + [f for f in runtime.find_links if f not in missing]
+    return [a for f in folders for a in ("--find-links", f)]
 
 
 def lock(runtime: Runtime, out: Path, progress: Progress = lambda _: None) -> Path:

@@ -95,6 +95,22 @@ def test_the_environment_folder_follows_the_lock(tmp_path):
     assert runtimes.home(again, tmp_path) == runtimes.home(rt, tmp_path)  # the same lock, shared
 
 
+def test_a_shipped_wheelhouse_stays_beside_the_runtimes_own_wheel_folders(tmp_path, monkeypatch):
+    """uv and pip drop UV_FIND_LINKS / PIP_FIND_LINKS when --find-links is given on the command line, so a
+    runtime with its own folder (torch's CPU wheel) must name the host's wheelhouse too (found on Fabric hosts:
+    'cloudpickle was not found in the cache')."""
+    own = tmp_path / "wheels"
+    own.mkdir()
+    rt = runtimes.load_runtime(write(tmp_path, GOOD + f'find_links = ["{own}", "{tmp_path / "gone"}"]\n'))
+    monkeypatch.delenv("UV_FIND_LINKS", raising=False)
+    with pytest.raises(RuntimeProblem, match="gone"):
+        runtimes._find_links(rt)  # here, a folder it names must exist
+    monkeypatch.setenv("UV_FIND_LINKS", "/srv/wheelhouse")
+    assert runtimes._find_links(rt) == ["--find-links", "/srv/wheelhouse", "--find-links", str(own)]
+    plain = runtimes.load_runtime(write(tmp_path, GOOD, "plain.toml"))
+    assert runtimes._find_links(plain) == []  # nothing on the command line: the variable stands
+
+
 def fake_java(root: Path, name: str, version: str) -> Path:
     home = root / name
     (home / "bin").mkdir(parents=True)
