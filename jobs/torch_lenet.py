@@ -93,6 +93,34 @@ def send(address: tuple[str, int] | None, figures: dict) -> None:
         pass
 
 
+def interface_towards(address: str) -> str | None:
+    """The name of this host's network interface that reaches ``address`` (None if none is found).
+
+    gloo binds each process to the address its host name resolves to, and falls back to loopback when
+    that is not a local address: on hosts whose name does not resolve to the cluster network (containers,
+    network namespaces, a laptop's /etc/hosts) rank 0 then tells its peers to reach it at 127.0.0.1 and
+    the mesh never forms ("Connection refused, remote=[127.0.0.1]"). The interface that routes to the
+    rendezvous host (MASTER_ADDR) is the one the peers can reach.
+    """
+    import fcntl
+    import struct
+
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect((address, 9))  # UDP: picks the route, sends nothing
+            local = probe.getsockname()[0]
+            for _, name in socket.if_nameindex():
+                try:  # SIOCGIFADDR: the interface's IPv4 address
+                    raw = fcntl.ioctl(probe.fileno(), 0x8915, struct.pack("256s", name.encode()[:15]))
+                except OSError:
+                    continue
+                if socket.inet_ntoa(raw[20:24]) == local:
+                    return name
+    except OSError:
+        return None
+    return None
+
+
 def train(config: dict) -> dict:
     """One training process of ``num_processes``: its shard of every global batch, validation on its shard."""
     import numpy as np
@@ -104,6 +132,12 @@ def train(config: dict) -> dict:
 
     from datetime import timedelta
 
+    import os
+
+    if "GLOO_SOCKET_IFNAME" not in os.environ and os.environ.get("MASTER_ADDR"):
+        interface = interface_towards(os.environ["MASTER_ADDR"])
+        if interface:
+            os.environ["GLOO_SOCKET_IFNAME"] = interface
     dist.init_process_group("gloo", timeout=timedelta(seconds=config["gloo_timeout_s"]))
     rank, world = dist.get_rank(), dist.get_world_size()
     torch.set_num_threads(1)  # one core per process, as one Spark task per core

@@ -117,6 +117,22 @@ def attempts(out: Path) -> dict[str, list[str]]:
         return {f"{r}-{rep}": json.loads(a) for r, rep, a in db.execute("SELECT run, replicate, argv FROM attempts")}
 
 
+def test_gloo_binds_to_the_interface_that_reaches_the_rendezvous_host():
+    """On hosts whose name resolves to no cluster address (namespaces, containers) gloo falls back to
+    loopback and peers on other hosts are refused; the job picks the interface routing to MASTER_ADDR."""
+    import socket
+
+    from jobs.torch_lenet import interface_towards
+
+    assert interface_towards("127.0.0.1") == "lo"
+    names = {name for _, name in socket.if_nameindex()}
+    routed = subprocess.run(["ip", "-o", "route", "get", "192.0.2.123"], capture_output=True, text=True)
+    if routed.returncode == 0:  # the machine has a route off-host: ip(8) names its device independently
+        device = routed.stdout.split(" dev ")[1].split()[0]
+        assert interface_towards("192.0.2.123") == device and device in names
+    assert interface_towards("0.0.0.0") in names | {None}
+
+
 @pytest.mark.slow
 @pytest.mark.cluster
 def test_bigdl_and_torch_lenet_in_one_design_each_on_its_runtime(tmp_path, local_cluster):
