@@ -227,11 +227,18 @@ class Manifest:
     job: str | None = None
     design: str | None = None
     runtimes: tuple[str, ...] = ()  # the runtimes the runs use (their facts: the campaign's provenance)
+    #: where the runs' figures come from: "bigdl" (BigDL's log), "json" (the job's own file), "mixed", or
+    #: "" (not recorded: a manifest of an older version). ``python -m logparse`` reads it (logparse.campaign).
+    results: str = ""
+    source: str | None = None  # how the folder was made when not by a design (e.g. "ingest": harness.ingest)
 
     def to_json(self) -> str:
-        return json.dumps({"version": 1, "factors": list(self.factors), "responses": list(self.responses),
-                           "identifiers": list(IDENTIFIERS), "job": self.job, "design": self.design,
-                           "runtimes": list(self.runtimes)}, indent=2)
+        data = {"version": 1, "factors": list(self.factors), "responses": list(self.responses),
+                "identifiers": list(IDENTIFIERS), "job": self.job, "design": self.design,
+                "runtimes": list(self.runtimes), "results": self.results}
+        if self.source is not None:
+            data["source"] = self.source
+        return json.dumps(data, indent=2)
 
     @classmethod
     def from_json(cls, text: str, source: str = "manifest.json") -> "Manifest":
@@ -243,7 +250,8 @@ class Manifest:
         except (ValueError, KeyError, TypeError) as e:
             raise CampaignError(f"{source} is not a campaign manifest ({e}): delete it and rerun with --resume, "
                                 "or pass the factors explicitly") from None
-        return cls(factors, responses, data.get("job"), data.get("design"), runtimes)
+        return cls(factors, responses, data.get("job"), data.get("design"), runtimes, str(data.get("results") or ""),
+                   data.get("source"))
 
     @classmethod
     def for_design(cls, specs: Sequence[RunSpec], job: str | None = None, design: str | None = None) -> "Manifest":

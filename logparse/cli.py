@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from io import TextIOBase
 from types import SimpleNamespace
 
-from logparse.errors import LogParseError, OptionError
+from logparse.errors import LogNotFoundError, LogParseError, OptionError
 from logparse.parser import collect_logs, parse
 from logparse.records import SUMMARY_FIELDS, JobLog, Status
 from sparkdl.errors import EXIT_INPUT, EXIT_OK, EXIT_RUNS_FAILED
@@ -162,19 +162,36 @@ def run(args: SimpleNamespace, out: TextIOBase, err: TextIOBase) -> int:
     full = args.epochs or args.full
     found = collect_logs(args.paths)
     paths, problems = found.paths, found.problems
+    if not paths and not problems:
+        raise LogNotFoundError(f"no log in {', '.join(args.paths)} (*.out or *.out.gz, searched recursively): "
+                               "pass the folder that holds the jobs' .out files")
     logs: list[JobLog] = []
     rows: list[dict[str, object]] = []
     bad = len(problems)
     for message in problems:
         err.write(f"error: {message}\n")
+    if not paths:
+        return EXIT_INPUT  # nothing readable: the lines above say why, and no empty table follows
+    campaigns = None
     for p in paths:
         try:
-            log = _judged(parse(p, full=full, expected_epochs=args.expected_epochs), args.losses)
+            log = parse(p, full=full, expected_epochs=args.expected_epochs)
         except LogParseError as e:
             bad += 1
             err.write(f"error: {e}\n")
             rows.append(error_row(str(p), str(e)))
             continue
+        if log.iterations_completed is None and log.epochs_validated is None and not log.epochs_completed:
+            from logparse import campaign  # no BigDL line: a json job of a campaign has its record
+
+            campaigns = campaigns or campaign.Campaigns()
+            row = campaigns.record(p)
+            if row is not None:
+                log = campaign.recorded_log(p, row)
+                logs.append(log)
+                rows.extend(campaign.epoch_rows(p) if args.epochs else [log.summary()])
+                continue
+        log = _judged(log, args.losses)
         logs.append(log)
         if args.epochs:
             from dataclasses import asdict

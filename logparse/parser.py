@@ -63,7 +63,7 @@ def parse(path: str | os.PathLike[str], *, full: bool = False, expected_epochs: 
             planned = _planned(main.head)
     other_region = other.region if other is not None else b""
     evaluated = evaluated_results(main.region) + (evaluated_results(other_region) if other is not None else ())
-    verdict = decide(main, other_region, planned, evaluated)
+    verdict = decide(main, other_region, planned, evaluated, program=main is out)
     return _joblog(p, main, verdict, planned, err_p, evaluated)
 
 
