@@ -124,13 +124,17 @@ def make_log(settings: dict[str, str], rng: random.Random, size: int, ending: st
 
 
 def make_study(where: Path, points: int = 24, replicates: int = 3, min_mb: float = 0.2, max_mb: float = 3.0,
-               seed: int = 25, failed_share: float = 0.1, print_share: float = 0.8) -> list[StudyLog]:
-    """Write the study under ``where`` (see the module docstring); the logs written, with their truth."""
+               seed: int = 25, failed_share: float = 0.1, print_share: float = 0.8,
+               limit: int | None = None) -> list[StudyLog]:
+    """Write the study under ``where`` (see the module docstring); the logs written, with their truth.
+    ``limit``: stop after that many logs (a study whose last point was not replicated as often)."""
     rng = random.Random(seed)
     grid = [dict(zip(GRID, values)) for values in itertools.product(*GRID.values())]
     chosen = rng.sample(grid, min(points, len(grid)))
-    logs = []
-    for i, (settings, rep) in enumerate(itertools.product(chosen, range(1, replicates + 1))):
+    logs: list[StudyLog] = []
+    for i, (rep, settings) in enumerate(itertools.product(range(1, replicates + 1), chosen)):
+        if limit is not None and i >= limit:
+            break
         roll = rng.random()
         ending = "disk-full" if roll < failed_share else "print" if roll < failed_share + print_share else "original"
         size = int(rng.uniform(min_mb, max_mb) * 1e6)
