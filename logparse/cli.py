@@ -127,9 +127,10 @@ def _write(rows: list[dict[str, object]], fmt: str, out: TextIOBase) -> None:
     columns: dict[str, None] = {}
     for row in rows:
         columns.update(dict.fromkeys(row))
-    w = csv.DictWriter(out, fieldnames=list(columns), lineterminator="\n")
-    w.writeheader()
-    w.writerows({k: "" if v is None else v for k, v in row.items()} for row in rows)
+    names = list(columns)
+    w = csv.writer(out, lineterminator="\n")  # csv writes None as "" (what DictWriter's rows did by hand)
+    w.writerow(names)
+    w.writerows([row.get(k) for k in names] for row in rows)
 
 
 def error_row(path: str, message: str) -> dict[str, object]:

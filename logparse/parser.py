@@ -39,6 +39,8 @@ def parse(path: str | os.PathLike[str], *, full: bool = False, expected_epochs: 
         if verdict.status == Status.OK:  # the .err could add notes only: not even looked for
             return _joblog(p, out, verdict, planned, None, evaluated)
     err_p = err_path_for(p)
+    if err_p is None and out.has_events:  # nothing else to read: the verdict above stands
+        return _joblog(p, out, verdict, planned, None, evaluated)
     err: Evidence | None = None
     if err_p is not None:
         try:
