@@ -1,9 +1,10 @@
 """python -m logparse PATH... : one row per log (CSV or JSON), or one per epoch with --epochs.
 
 Exit codes: 0 every log ok; 3 some logs not ok (failed or incomplete); 2 bad input (a path that
-does not exist, a file that cannot be read, an option out of range). A file that cannot be read
-gets its own row (status ``failed``, the reason saying why) and one ``error:`` line on stderr; the
-other logs are still read and printed.
+does not exist, a file that cannot be read, an option out of range, a folder with no log: one line and
+no table). A file that cannot be read gets its own row (status ``failed``, the reason saying why) and
+one ``error:`` line on stderr; the other logs are still read and printed. The log of a campaign's job
+that reports JSON is reported as the campaign recorded it (:mod:`logparse.campaign`).
 """
 
 from __future__ import annotations
