@@ -105,3 +105,19 @@ def test_csv_output_of_a_json_campaign_keeps_one_row_per_log(tmp_path):
     rows = list(csv.DictReader(io.StringIO(out.getvalue())))
     assert code == 3 and [Path(r["path"]).name for r in rows] == ["1-1.out", "2-1.out"]
     assert rows[0]["status"] == "failed" and rows[1]["status"] == "ok"
+
+
+def test_the_manifest_says_where_a_plans_runs_get_their_figures():
+    """harness.campaign.plan_results: what open_campaign writes as the manifest's ``results``."""
+    from harness.campaign import CampaignPlan, CampaignSettings, plan_results
+    from harness.command import SubmitOptions
+
+    def plan(models: list[str]) -> CampaignPlan:
+        shapes = tuple(RunSpec(i, 1, 1, 1, 1, params=(("model", m), ("epochs", 1))) for i, m in enumerate(models, 1))
+        return CampaignPlan("x", shapes, CampaignSettings(SubmitOptions("spark://127.0.0.1:7077")), Manifest(("model",)), {})
+
+    assert plan_results(plan(["lenet", "birnn"])) == "bigdl"
+    assert plan_results(plan(["torch-lenet"])) == "json"
+    assert plan_results(plan(["lenet", "torch-lenet"])) == "mixed"
+    assert Manifest.from_json(Manifest(("a",), results="json").to_json()).results == "json"
+    assert Manifest.from_json('{"factors": ["a"]}').results == ""  # written before the field
