@@ -340,6 +340,13 @@ def plan_runtimes(plan: CampaignPlan) -> list[str]:
     return list(dict.fromkeys(runtime_of(jobs.for_spec(s), s) for s in plan.shapes)) or [runtimes.DEFAULT]
 
 
+def plan_results(plan: CampaignPlan) -> str:
+    """Where the plan's runs get their figures: "bigdl", "json" or "mixed" (the manifest's ``results``)."""
+    jobs = plan.settings.options.jobs
+    kinds = {jobs.for_spec(s).results for s in plan.shapes}
+    return "mixed" if len(kinds) > 1 else next(iter(kinds), "bigdl")
+
+
 def runtime_provenance(plan: CampaignPlan) -> dict[str, dict[str, object]]:
     """Each runtime the plan uses: Spark, Java, its lock's digest, its environment, and its runs by JVM choice."""
     jobs = plan.settings.options.jobs
@@ -408,7 +415,7 @@ def open_campaign(folder: CampaignDir, plan: CampaignPlan, backend: Backend, *, 
                     raise CapacityError("\n".join([f"{len(problems)} run(s) cannot run on this cluster; "
                                                    "nothing was submitted", *problems]))
                 names = tuple(runtimes.resolve(n).name for n in plan_runtimes(plan))
-                folder.write_manifest(replace(plan.manifest, runtimes=names))
+                folder.write_manifest(replace(plan.manifest, runtimes=names, results=plan_results(plan)))
                 meta = provenance(plan, env, backend)
                 meta["created"] = store.meta().get("created", meta["updated"])
                 store.set_meta(meta)

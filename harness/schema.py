@@ -19,6 +19,7 @@ The status is :class:`logparse.Status`, decided by logparse; nothing here re-dec
     <campaign>/logs/<key>.out     the job's stdout (BigDL's log) and .err
     <campaign>/runs/<key>/        per-run artifacts (event log, host samples, metrics)
     <campaign>/study.sqlite       an optimize.search study (Optuna), beside the store
+    <campaign>/epochs.csv         one row per epoch of each ingested log (harness.ingest --epochs)
 """
 
 from __future__ import annotations
@@ -227,11 +228,18 @@ class Manifest:
     job: str | None = None
     design: str | None = None
     runtimes: tuple[str, ...] = ()  # the runtimes the runs use (their facts: the campaign's provenance)
+    #: where the runs' figures come from: "bigdl" (BigDL's log), "json" (the job's own file), "mixed", or
+    #: "" (not recorded: a manifest of an older version). ``python -m logparse`` reads it (logparse.campaign).
+    results: str = ""
+    source: str | None = None  # how the folder was made when not by a design (e.g. "ingest": harness.ingest)
 
     def to_json(self) -> str:
-        return json.dumps({"version": 1, "factors": list(self.factors), "responses": list(self.responses),
-                           "identifiers": list(IDENTIFIERS), "job": self.job, "design": self.design,
-                           "runtimes": list(self.runtimes)}, indent=2)
+        data = {"version": 1, "factors": list(self.factors), "responses": list(self.responses),
+                "identifiers": list(IDENTIFIERS), "job": self.job, "design": self.design,
+                "runtimes": list(self.runtimes), "results": self.results}
+        if self.source is not None:
+            data["source"] = self.source
+        return json.dumps(data, indent=2)
 
     @classmethod
     def from_json(cls, text: str, source: str = "manifest.json") -> "Manifest":
@@ -243,7 +251,8 @@ class Manifest:
         except (ValueError, KeyError, TypeError) as e:
             raise CampaignError(f"{source} is not a campaign manifest ({e}): delete it and rerun with --resume, "
                                 "or pass the factors explicitly") from None
-        return cls(factors, responses, data.get("job"), data.get("design"), runtimes)
+        return cls(factors, responses, data.get("job"), data.get("design"), runtimes, str(data.get("results") or ""),
+                   data.get("source"))
 
     @classmethod
     def for_design(cls, specs: Sequence[RunSpec], job: str | None = None, design: str | None = None) -> "Manifest":
@@ -281,6 +290,7 @@ class CampaignDir:
     LOGS = "logs"
     RUNS = "runs"
     STUDY = "study.sqlite"
+    EPOCHS = "epochs.csv"  # one row per epoch of each log (harness.ingest --epochs)
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -354,14 +364,22 @@ class CampaignDir:
     def write_manifest(self, manifest: Manifest) -> None:
         _atomic_write(self.manifest_path, manifest.to_json() + "\n")
 
+    @property
+    def epochs_csv(self) -> Path:
+        return self.path / self.EPOCHS
+
     # -- results.csv
     def write_results(self, records: Sequence[RunRecord]) -> Path:
         """Write results.csv atomically: design columns, outcome, execution, then every metric seen."""
-        rows = [r.row() for r in records]
+        return self.write_rows([r.row() for r in records])
+
+    def write_rows(self, rows: Sequence[Mapping[str, Value]], path: Path | None = None) -> Path:
+        """Write rows as a CSV atomically (results.csv unless ``path``): every column seen, in order of appearance."""
+        target = self.results_csv if path is None else path
         columns: list[str] = []
         for row in rows:
             columns += [c for c in row if c not in columns]
-        tmp = self.results_csv.with_name(f".{self.RESULTS}.{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         with open(tmp, "w", newline="") as f:
             w = csv.writer(f)
             w.writerow(columns)
@@ -369,8 +387,8 @@ class CampaignDir:
                 w.writerow([_cell(row.get(c)) for c in columns])
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, self.results_csv)
-        return self.results_csv
+        os.replace(tmp, target)
+        return target
 
     # -- one owner
     def lock(self) -> "CampaignDir":

@@ -29,6 +29,9 @@ def _schema() -> str:
         run INTEGER NOT NULL, replicate INTEGER NOT NULL, attempt INTEGER NOT NULL,
         state TEXT NOT NULL, started TEXT NOT NULL, ended TEXT, status TEXT, reason TEXT, failure_kind TEXT,
         argv TEXT NOT NULL, pid INTEGER, pid_ticks INTEGER, PRIMARY KEY (run, replicate, attempt));
+    CREATE TABLE IF NOT EXISTS ingested (
+        source TEXT PRIMARY KEY, run INTEGER NOT NULL, replicate INTEGER NOT NULL, size INTEGER NOT NULL,
+        mtime_ns INTEGER NOT NULL, record TEXT NOT NULL, UNIQUE (run, replicate));
     """
 
 
@@ -110,6 +113,21 @@ class ResultStore:
                                   "reason='the harness stopped while this run was in flight' WHERE state='running'",
                                   (ended,))
         return cur.rowcount
+
+    # -- logs ingested from elsewhere (harness.ingest)
+    def ingested(self) -> list[tuple[str, int, int, int, int, dict[str, object]]]:
+        """(source, run, replicate, size, mtime_ns, record) of every log ingested, in run order."""
+        cur = self.db.execute("SELECT source, run, replicate, size, mtime_ns, record FROM ingested "
+                              "ORDER BY run, replicate")
+        return [(src, run, rep, size, mtime, json.loads(rec)) for src, run, rep, size, mtime, rec in cur]
+
+    def record_ingested(self, rows: list[tuple[str, int, int, int, int, dict[str, object]]]) -> None:
+        """Store (or replace) ingested logs, all in one transaction."""
+        with self.db:
+            self.db.execute("BEGIN IMMEDIATE")
+            self.db.executemany("INSERT OR REPLACE INTO ingested VALUES (?, ?, ?, ?, ?, ?)",
+                                [(src, run, rep, size, mtime, json.dumps(rec, default=str))
+                                 for src, run, rep, size, mtime, rec in rows])
 
     # -- results
     def record(self, record: RunRecord) -> None:

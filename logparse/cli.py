@@ -1,9 +1,10 @@
 """python -m logparse PATH... : one row per log (CSV or JSON), or one per epoch with --epochs.
 
 Exit codes: 0 every log ok; 3 some logs not ok (failed or incomplete); 2 bad input (a path that
-does not exist, a file that cannot be read, an option out of range). A file that cannot be read
-gets its own row (status ``failed``, the reason saying why) and one ``error:`` line on stderr; the
-other logs are still read and printed.
+does not exist, a file that cannot be read, an option out of range, a folder with no log: one line and
+no table). A file that cannot be read gets its own row (status ``failed``, the reason saying why) and
+one ``error:`` line on stderr; the other logs are still read and printed. The log of a campaign's job
+that reports JSON is reported as the campaign recorded it (:mod:`logparse.campaign`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Sequence
 from io import TextIOBase
 from types import SimpleNamespace
 
-from logparse.errors import LogParseError, OptionError
+from logparse.errors import LogNotFoundError, LogParseError, OptionError
 from logparse.parser import collect_logs, parse
 from logparse.records import SUMMARY_FIELDS, JobLog, Status
 from sparkdl.errors import EXIT_INPUT, EXIT_OK, EXIT_RUNS_FAILED
@@ -127,9 +128,10 @@ def _write(rows: list[dict[str, object]], fmt: str, out: TextIOBase) -> None:
     columns: dict[str, None] = {}
     for row in rows:
         columns.update(dict.fromkeys(row))
-    w = csv.DictWriter(out, fieldnames=list(columns), lineterminator="\n")
-    w.writeheader()
-    w.writerows({k: "" if v is None else v for k, v in row.items()} for row in rows)
+    names = list(columns)
+    w = csv.writer(out, lineterminator="\n")  # csv writes None as "" (what DictWriter's rows did by hand)
+    w.writerow(names)
+    w.writerows([row.get(k) for k in names] for row in rows)
 
 
 def error_row(path: str, message: str) -> dict[str, object]:
@@ -162,19 +164,36 @@ def run(args: SimpleNamespace, out: TextIOBase, err: TextIOBase) -> int:
     full = args.epochs or args.full
     found = collect_logs(args.paths)
     paths, problems = found.paths, found.problems
+    if not paths and not problems:
+        raise LogNotFoundError(f"no log in {', '.join(args.paths)} (*.out or *.out.gz, searched recursively): "
+                               "pass the folder that holds the jobs' .out files")
     logs: list[JobLog] = []
     rows: list[dict[str, object]] = []
     bad = len(problems)
     for message in problems:
         err.write(f"error: {message}\n")
+    if not paths:
+        return EXIT_INPUT  # nothing readable: the lines above say why, and no empty table follows
+    campaigns = None
     for p in paths:
         try:
-            log = _judged(parse(p, full=full, expected_epochs=args.expected_epochs), args.losses)
+            log = parse(p, full=full, expected_epochs=args.expected_epochs)
         except LogParseError as e:
             bad += 1
             err.write(f"error: {e}\n")
             rows.append(error_row(str(p), str(e)))
             continue
+        if log.iterations_completed is None and log.epochs_validated is None and not log.epochs_completed:
+            from logparse import campaign  # no BigDL line: a json job of a campaign has its record
+
+            campaigns = campaigns or campaign.Campaigns()
+            row = campaigns.record(p)
+            if row is not None:
+                log = campaign.recorded_log(p, row)
+                logs.append(log)
+                rows.extend(campaign.epoch_rows(p) if args.epochs else [log.summary()])
+                continue
+        log = _judged(log, args.losses)
         logs.append(log)
         if args.epochs:
             from dataclasses import asdict

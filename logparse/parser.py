@@ -39,6 +39,8 @@ def parse(path: str | os.PathLike[str], *, full: bool = False, expected_epochs: 
         if verdict.status == Status.OK:  # the .err could add notes only: not even looked for
             return _joblog(p, out, verdict, planned, None, evaluated)
     err_p = err_path_for(p)
+    if err_p is None and out.has_events:  # nothing else to read: the verdict above stands
+        return _joblog(p, out, verdict, planned, None, evaluated)
     err: Evidence | None = None
     if err_p is not None:
         try:
@@ -63,7 +65,7 @@ def parse(path: str | os.PathLike[str], *, full: bool = False, expected_epochs: 
             planned = _planned(main.head)
     other_region = other.region if other is not None else b""
     evaluated = evaluated_results(main.region) + (evaluated_results(other_region) if other is not None else ())
-    verdict = decide(main, other_region, planned, evaluated)
+    verdict = decide(main, other_region, planned, evaluated, program=main is out)
     return _joblog(p, main, verdict, planned, err_p, evaluated)
 
 

@@ -66,6 +66,25 @@ PRUNED = b"sparkdl: pruned: "
 DATE = rb"\d\d(?:\d\d)?[-/]\d\d[-/]\d\d"
 _LAZY["LOG_PREFIX"] = (rb"^" + DATE + rb" \d\d:\d\d:\d\d(?:[.,]\d+)? (?:\[[^\]\r\n]*\] )?", 0)
 
+# Lines of the driver's stdout that are not its program's own output (issue 25; ``status.program_output``),
+# matched at a line's start. A logger's line: a log4j layout with a date (bracketed or ISO too), or a level
+# first (Python logging's "WARNING:root:...", the JVM's "WARNING: ..."). Part of an error: a traceback and its
+# chaining lines, "Caused by:", "Exception in thread", an exception's own line ("java.io.IOException: ...",
+# "KeyError: 'x'", "MemoryError"), BigDL's "****Usage Error****" banners, py4j's ": java..." line, a JVM crash
+# report's "#" lines, "OpenJDK ... VM warning: ...". A Python warning ("x.py:12: UserWarning: ..."). BigDL's
+# println of cached block ids during training ("[rdd_22_0, test_0weights0, test_0gradients0]").
+_BLOCK_ID = rb"(?:rdd_\d+_\d+|\w*(?:weights|gradients|weightBytes)\d+)"
+LOG_LINE_START = rb"\[?" + DATE + rb"[ T]\d\d:\d\d:\d\d|(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|SEVERE|FATAL|CRITICAL)\b"
+_LAZY["LOG_LINE"] = (rb"(?:" + LOG_LINE_START + rb")", 0)
+_LAZY["NOT_PROGRAM"] = (
+    rb"(?:" + LOG_LINE_START
+    + rb"|Traceback \(most recent call last\)|During handling of the above exception|The above exception was"
+    + rb"|Caused by: |Suppressed: |Exception in thread |\*{4,}|#|: "
+    + rb"|(?:[A-Za-z_$][\w$]*\.)*[A-Za-z_$][\w$]*(?:Exception|Error|Throwable|Interrupt|Exit)(?::|\s*$)"
+    + rb"|(?:OpenJDK|Java HotSpot)[^\n]{0,60}VM warning"
+    + rb"|[^\s:]+\.py:\d+: \w*Warning: "
+    + rb"|\[" + _BLOCK_ID + rb"(?:, " + _BLOCK_ID + rb")*\]\s*$)", 0)
+
 
 class Marker:
     """One kind of error evidence: literal needles to find it fast, a regex to confirm it on its line.

@@ -263,8 +263,10 @@ def _first_iteration(data: bytes, at: int) -> Iteration | None:
     return c.iterations[0] if c.iterations else None
 
 
-def _evidence(src: Source, head: Head, c: _Collector, region: bytes) -> Evidence:
-    last = src.read(src.size - 1, 1) if src.size else b""
+def _evidence(src: Source, head: Head, c: _Collector, region: bytes, last: bytes | None = None) -> Evidence:
+    """``last``: the log's last byte when the caller holds it (else read)."""
+    if last is None:
+        last = src.read(src.size - 1, 1) if src.size else b""
     return Evidence(
         size=src.size, cut=bool(last) and last != b"\n", damage=src.damage, head=head,
         last_iteration=c.last_iteration, last_iteration_at=c.last_iteration_at,
@@ -292,7 +294,7 @@ def scan_final(src: Source, head: bool = True, head_limit: int | None = None) ->
                 break
         length *= GROW
     region = data[c.last_end - start:] if c.last_end >= 0 else data
-    return _evidence(src, read_head(src, head_limit) if head else NO_HEAD, c, region)
+    return _evidence(src, read_head(src, head_limit) if head else NO_HEAD, c, region, data[-1:])
 
 
 def scan_full(src: Source) -> Evidence:

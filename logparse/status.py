@@ -15,7 +15,9 @@ Terms (all from the log's own text; ``Evidence`` in ``logparse.scan``):
   error marker (one that can stop a job, rule 2): Spark stopping the context ("Successfully
   stopped SparkContext", "Shutdown hook called", "Stopped Spark web UI"), the Python side
   writing again ("creating: ..." lines, "Evaluated result: ..."), "Train finished", this
-  project's "jobs.train: ..." line;
+  project's "jobs.train: ..." line; and, in the driver's stdout once training stopped at an epoch
+  end, any line of the program's own output (:func:`program_output`: a line that is neither a
+  logger's line nor part of an error; a plain ``print`` after optimize() returned);
 * *planned* epochs come from the caller (the harness's run spec, ``--expected-epochs``),
   "epochs=N" in the Spark application name, or ``--epochs N`` among the application
   arguments ``spark-submit --verbose`` echoes.
@@ -36,9 +38,12 @@ Rules, in order:
    stopped mid-way, an epoch not validated, fewer epochs than planned, or no sign that
    training ended (a log cut right after a validation, with no plan to compare with).
 
-Then figures BigDL cannot print make an ok run ``failed`` (kind ``job``): an accuracy outside
-[0, 1], an Accuracy whose correct exceeds its count or whose accuracy is not correct/count,
-a negative or non-finite wall clock.
+Then figures BigDL cannot print make an ok or incomplete log ``failed`` (kind ``job``): an accuracy
+outside [0, 1], an Accuracy whose correct exceeds its count or whose accuracy is not correct/count,
+a wall clock that is negative, not finite or beyond ``MAX_WALL_CLOCK_S`` (the last validation's, the
+first and last iteration's, the last epoch end's), a negative or NaN throughput, a learning rate that
+is not finite. Only records that both scans read are checked, so the status is the same with and
+without ``full``.
 
 failure_kind is the marker's (``job`` or ``infrastructure``); an incomplete log is ``job``
 when Spark stopped normally (the program ended early on its own) and ``infrastructure``
@@ -150,11 +155,53 @@ def markers(region: bytes, hard_only: bool = False) -> list[Found]:
     return [hits[k] for k in sorted(hits)]
 
 
-def end_evidence(region: bytes, before: int) -> bool:
-    """A sign that optimize() returned, found in ``region[:before]``."""
+def end_evidence(region: bytes, before: int, program: bool = False) -> bool:
+    """A sign that optimize() returned, found in ``region[:before]``; with ``program`` (the region is the
+    driver's stdout after its last training line) any line of the program's own output counts too."""
     if region.startswith((b"creating: ", b"jobs.train: ", b"Train finished"), 0, before):
         return True
-    return any(region.find(n, 0, before) >= 0 for n in P.END_NEEDLES)
+    if any(region.find(n, 0, before) >= 0 for n in P.END_NEEDLES):
+        return True
+    return program and program_output(region, before)
+
+
+_OPEN, _CLOSE = (b"(", b"[", b"{"), (b")", b"]", b"}")
+
+
+def _balance(line: bytes) -> int:
+    """Brackets a line leaves open (negative: it closes more than it opens)."""
+    return sum(line.count(c) for c in _OPEN) - sum(line.count(c) for c in _CLOSE)
+
+
+def program_output(region: bytes, before: int) -> bool:
+    """A whole line of the driver program's own output in ``region[:before]`` (``region`` starts inside the
+    last training line, whose rest is skipped).
+
+    Every line counts except: blank lines; a logger's line and the lines of its message that continue it
+    (indented, or inside a bracket the log line left open: BigDL's optimizer settings ``{ ... }``, Spark's
+    ``FetchFailed(...)``); part of an error or a warning (``patterns.NOT_PROGRAM``: a traceback, an exception
+    and its ``at ...`` lines, ``Caused by:``...); BigDL's block-id lists; the last line when the log stops
+    inside it (no newline: a process killed mid-write). Only the program itself writes anything else to its
+    stdout, and it writes only once training returned (it was blocked in optimize() until then)."""
+    first = region.find(b"\n")
+    last = region.rfind(b"\n", 0, before)
+    if first < 0 or last <= first:
+        return False
+    log_line, not_program = P.LOG_LINE.match, P.NOT_PROGRAM.match
+    depth = max(0, _balance(region[:first]))  # the rest of the last training line
+    for line in region[first + 1:last].split(b"\n"):
+        if not line.strip():
+            continue
+        if log_line(line):
+            depth = max(0, _balance(line))
+            continue
+        if depth > 0:  # the message of the log line above goes on
+            depth = max(0, depth + _balance(line))
+            continue
+        if line[:1] in b" \t" or not_program(line):
+            continue
+        return True
+    return False
 
 
 def _pick(found: list[Found]) -> Found:
@@ -168,11 +215,20 @@ def _pick(found: list[Found]) -> Found:
     return found[0]
 
 
+#: No training run lasts longer (115 days): a longer wall clock is a damaged or forged figure.
+MAX_WALL_CLOCK_S = 1e7
+
+
+def _bad_clock(seconds: float) -> bool:
+    return not (math.isfinite(seconds) and 0 <= seconds <= MAX_WALL_CLOCK_S)
+
+
 def impossible(metrics: tuple[Metric, ...], wall_clock_s: float | None,
                evaluated: tuple[tuple[str, float, int], ...] = ()) -> str:
     """Why the final figures cannot come from BigDL (its arithmetic forbids them), else ""."""
-    if wall_clock_s is not None and not (math.isfinite(wall_clock_s) and wall_clock_s >= 0):
-        return f"impossible wall clock {wall_clock_s!r} s (BigDL's clock is finite and >= 0)"
+    if wall_clock_s is not None and _bad_clock(wall_clock_s):
+        return (f"impossible wall clock {wall_clock_s!r} s (BigDL's clock is finite, >= 0 and no run lasts "
+                f"beyond {MAX_WALL_CLOCK_S:.0e} s)")
     for m in metrics:
         if m.kind != "Accuracy":
             continue
@@ -192,6 +248,25 @@ def impossible(metrics: tuple[Metric, ...], wall_clock_s: float | None,
     return ""
 
 
+def impossible_training(out: Evidence) -> str:
+    """Why the training lines every mode reads (the first and last iteration, the last epoch end) cannot
+    come from BigDL, else "": a negative or NaN throughput, a wall clock beyond any run, a learning rate
+    that is not a finite number."""
+    for what, it in (("first", out.head.first_iteration), ("last", out.last_iteration)):
+        if it is None:
+            continue
+        if not it.throughput >= 0:  # NaN fails too
+            return f"impossible throughput {it.throughput!r} records/second in the {what} iteration (epoch {it.epoch})"
+        if _bad_clock(it.wall_clock_s):
+            return f"impossible wall clock {it.wall_clock_s!r} s in the {what} iteration (epoch {it.epoch})"
+        if it.learning_rate is not None and not math.isfinite(it.learning_rate):
+            return f"impossible learning rate {it.learning_rate!r} in the {what} iteration (epoch {it.epoch})"
+    e = out.last_epoch
+    if e is not None and (_bad_clock(e.wall_clock_s) or _bad_clock(e.epoch_wall_clock_ms / 1e3)):
+        return (f"impossible epoch {e.epoch} wall clock ({e.wall_clock_s!r} s, epoch time {e.epoch_wall_clock_ms!r} ms)")
+    return ""
+
+
 def stopped_at_epoch_end(out: Evidence) -> bool:
     """No iteration after the last complete epoch, which is validated when the log validates at all."""
     if out.last_complete is None or out.last_iteration_at > out.last_complete_at:
@@ -204,8 +279,11 @@ def stopped_at_epoch_end(out: Evidence) -> bool:
 
 
 def decide(out: Evidence, err_region: bytes, planned: int | None,
-           evaluated: tuple[tuple[str, float, int], ...] = ()) -> Verdict:
+           evaluated: tuple[tuple[str, float, int], ...] = (), program: bool = True) -> Verdict:
     """Apply the rules above to the .out's evidence and the region of the .err ("" when none).
+
+    ``program``: ``out`` is the driver's stdout, where the program's own output after training is
+    evidence (False when log4j wrote the training lines to stderr: the .err is then ``out``).
 
     A log that stopped at an epoch end needs only the *hard* markers (what could have stopped it,
     and the notes); the soft ones (lost executor, ERROR line...) are searched only to explain a log
@@ -220,14 +298,15 @@ def decide(out: Evidence, err_region: bytes, planned: int | None,
     if at_end and reached:
         hard_out = markers(out.region, hard_only=True)
         hard_err = markers(err_region, hard_only=True)
-        evidence = _evidence_before(out.region, hard_out) or _evidence_before(err_region, hard_err)
+        evidence = _evidence_before(out.region, hard_out, program) or _evidence_before(err_region, hard_err)
         if planned is not None or evidence:
             notes = tuple(f"after training: {f.reason}" for f in (hard_out + hard_err)[:3]) + damage
             if not evidence:
                 notes += (f"all {planned} planned epochs done; the log ends without a sign that the program went on"
                           + (" (last line cut)" if out.cut else ""),)
             v = out.last_validation
-            bad = impossible(() if v is None else v.metrics, None if v is None else v.wall_clock_s, evaluated)
+            bad = (impossible(() if v is None else v.metrics, None if v is None else v.wall_clock_s, evaluated)
+                   or impossible_training(out))
             if bad:
                 return Verdict(Status.FAILED, bad, FailureKind.JOB, notes)
             return Verdict(Status.OK, "", None, notes)
@@ -236,15 +315,21 @@ def decide(out: Evidence, err_region: bytes, planned: int | None,
     if found:
         pick = _pick(found)
         return Verdict(Status.FAILED, pick.reason, FailureKind(pick.marker.kind), damage)
-    evidence = end_evidence(out.region, len(out.region)) or end_evidence(err_region, len(err_region))
+    evidence = (end_evidence(out.region, len(out.region), program and at_end)
+                or end_evidence(err_region, len(err_region)))
     stopped = any(n in out.region or n in err_region for n in SPARK_STOPPED)
     kind = FailureKind.JOB if stopped and not out.damage and not out.cut else FailureKind.INFRASTRUCTURE
+    v = out.last_validation
+    bad = (impossible(() if v is None else v.metrics, None if v is None else v.wall_clock_s, evaluated)
+           or impossible_training(out)) if out.has_events else ""
+    if bad:  # the figures so far are not BigDL's: more than a log that stopped early
+        return Verdict(Status.FAILED, bad, FailureKind.JOB, damage)
     return Verdict(Status.INCOMPLETE, _missing(out, at_end, planned, evidence), kind)
 
 
-def _evidence_before(region: bytes, found: list[Found]) -> bool:
+def _evidence_before(region: bytes, found: list[Found], program: bool = False) -> bool:
     """End evidence in ``region`` before its first marker."""
-    return bool(region) and end_evidence(region, min((f.at for f in found), default=len(region)))
+    return bool(region) and end_evidence(region, min((f.at for f in found), default=len(region)), program)
 
 
 def _missing(out: Evidence, at_end: bool, planned: int | None, evidence: bool) -> str:

@@ -157,6 +157,11 @@ class ParetoFront:
     reference: tuple[float, ...]  # in the objectives' own units
     hypervolume: float
     excluded: int  # rows not ok (failed, incomplete, pruned)
+    factors: tuple[str, ...] = ()  # the design's columns shown beside each point (default FACTOR_COLUMNS)
+
+    @property
+    def factor_columns(self) -> tuple[str, ...]:
+        return self.factors or FACTOR_COLUMNS
 
     @property
     def front(self) -> pd.DataFrame:
@@ -166,7 +171,7 @@ class ParetoFront:
 
     def as_json(self) -> dict[str, object]:
         columns = [c for c in (*KEY_COLUMNS, *(o.column for o in self.objectives)) if c in self.runs.columns]
-        extra = [c for c in self.runs.columns if c not in columns and c in POINT_COLUMNS + FACTOR_COLUMNS]
+        extra = [c for c in self.runs.columns if c not in columns and c in POINT_COLUMNS + self.factor_columns]
         return {"objectives": [str(o) for o in self.objectives],
                 "reference": {o.column: r for o, r in zip(self.objectives, self.reference)},
                 "hypervolume": self.hypervolume, "ok_runs": int(len(self.runs)),
@@ -239,6 +244,20 @@ def read_campaign(path: Path) -> pd.DataFrame:
     return pd.read_csv(csv)
 
 
+def manifest_factors(path: Path) -> tuple[str, ...]:
+    """The factors a campaign folder's manifest declares (e.g. an ingested study's), else () for the defaults."""
+    from harness.errors import CampaignError
+    from harness.schema import CampaignDir
+
+    if not path.is_dir():
+        return ()
+    try:
+        manifest = CampaignDir(path).read_manifest()
+    except CampaignError:
+        return ()
+    return () if manifest is None else tuple(manifest.factors)
+
+
 def parse_reference(text: str, objectives: Sequence[ObjectiveSpec]) -> list[float]:
     """``wall_clock_s=120,accuracy=0`` -> one value per objective, in their order."""
     given: dict[str, float] = {}
@@ -258,7 +277,7 @@ def parse_reference(text: str, objectives: Sequence[ObjectiveSpec]) -> list[floa
 def front_table(front: ParetoFront) -> str:
     """The front as aligned text: run key, each objective, then the factors that vary."""
     rows = front.front
-    factors = [c for c in FACTOR_COLUMNS if c in rows.columns and front.runs[c].nunique() > 1]
+    factors = [c for c in front.factor_columns if c in rows.columns and front.runs[c].nunique() > 1]
     head = ["run", *(str(o) for o in front.objectives), *factors]
     body = [[point_label(r), *(f"{r[o.column]:.6g}" for o in front.objectives),
              *(str(r[c]) for c in factors)] for _, r in rows.iterrows()]
@@ -311,6 +330,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         front, harvest = per_epoch_front(args.campaign, objectives, reference, args.cost)
     else:
         front = pareto_front(read_campaign(args.campaign), objectives, reference, args.cost)
+    front = replace(front, factors=manifest_factors(args.campaign))
     what = "ok runs" if harvest is None else "validated epochs"
     figure_path = None
     if not args.no_plot:

@@ -151,6 +151,15 @@ def test_json_jobs_without_usable_figures_fail_with_the_reason(tmp_path, local_c
     assert rows["none"]["status"] == "failed" and "wrote no metrics" in rows["none"]["reason"]
     assert rows["impossible"]["status"] == "failed" and "accuracy 2.0" in rows["impossible"]["reason"]
     assert all(rows[m]["score"] == "" for m in ("broken", "none", "impossible"))
+    # python -m logparse on the folder: each json job's recorded status and reason, not "no BigDL training line"
+    assert json.loads((out / "manifest.json").read_text())["results"] == "json"
+    parsed = cli("logparse", str(out), "--format", "json")
+    assert parsed.returncode == 3, parsed.stderr
+    by_log = {Path(r["path"]).name: r for r in json.loads(parsed.stdout)}
+    for row in rows.values():
+        got = by_log[Path(row["log"]).name]
+        assert (got["status"], got["reason"], got["accuracy"]) == (
+            row["status"], row["reason"], float(row["accuracy"]) if row["accuracy"] else None)
 
 
 PROPERTY_SCRIPT = '''

@@ -53,11 +53,56 @@ def test_impossible_accuracy_fails_with_that_reason(tmp_path, edit, reason):
     assert repr(parse(tmp_path / "x.out", full=True).summary()) == repr(log.summary())  # repr: NaN == NaN
 
 
-@pytest.mark.parametrize("wall", ["-8.65", "NaN", "Infinity", "-Infinity"])
+@pytest.mark.parametrize("wall", ["-8.65", "NaN", "Infinity", "-Infinity", "2.0E7", "10000000.5"])
 def test_impossible_wall_clock_fails(tmp_path, wall):
     text = OK_TEXT.replace(LAST_WALL, f"[Wall Clock {wall}s] Top1Accuracy")
     log = parse(write_log(tmp_path, "w", text))
     assert log.status == Status.FAILED and log.reason.startswith("impossible wall clock"), log.reason
+
+
+FIRST_THROUGHPUT = "Throughput is 42.1387 records/second"
+LAST_THROUGHPUT = "Throughput is 151.47607 records/second"
+
+
+@pytest.mark.parametrize("old, new, reason", [
+    (FIRST_THROUGHPUT, "Throughput is -42.1387 records/second",
+     "impossible throughput -42.1387 records/second in the first iteration (epoch 1)"),
+    (LAST_THROUGHPUT, "Throughput is NaN records/second", "impossible throughput nan records/second in the last"),
+    ("Current learning rate is 2.5.", "Current learning rate is NaN.", "impossible learning rate nan in the first"),
+    ("8.653981682s]", "12000000.0s]", "impossible wall clock 12000000.0 s"),
+    ("Wall clock time is 9004.518097 ms", "Wall clock time is -1.0 ms", "impossible epoch 3 wall clock"),
+])
+def test_impossible_training_figures_fail_the_log_in_every_mode(tmp_path, old, new, reason):
+    """Issue 25: figures BigDL's arithmetic cannot print fail the log, whichever way it is read."""
+    text = OK_TEXT.replace(old, new)
+    assert text != OK_TEXT
+    p = write_log(tmp_path, "x", text)
+    log = parse(p)
+    assert (log.status, log.failure_kind) == (Status.FAILED, FailureKind.JOB) and log.reason.startswith(reason), \
+        log.reason
+    assert repr(parse(p, full=True).summary()) == repr(log.summary())
+    for mode in ([], ["--epochs"], ["--full"], ["--losses"], ["--format", "json"]):
+        code, out, err = run(*mode, str(p))
+        assert code == 3 and err == "", (mode, err)
+
+
+def test_an_impossible_figure_in_a_log_that_stopped_early_fails_it(tmp_path):
+    import re
+
+    text = fixture_text("lenet-killed")
+    assert parse(write_log(tmp_path, "k0", text)).status == Status.INCOMPLETE
+    edited = re.sub(r"Throughput is ([0-9.]+) records", r"Throughput is -\1 records", text, count=1)
+    log = parse(write_log(tmp_path, "k", edited))
+    assert (log.status, log.failure_kind) == (Status.FAILED, FailureKind.JOB)
+    assert log.reason.startswith("impossible throughput -") and "in the first iteration (epoch 1)" in log.reason
+
+
+def test_a_folder_without_a_log_is_one_line_and_exit_2(tmp_path):
+    (tmp_path / "notes.txt").write_text("no logs here\n")
+    code, out, err = run(str(tmp_path))
+    assert (code, out) == (2, "") and err.count("\n") == 1 and err.startswith(f"error: no log in {tmp_path}")
+    code, out, err = run(str(tmp_path / "missing"))
+    assert (code, out) == (2, "") and err == f"error: {tmp_path / 'missing'}: no such file or directory\n"
 
 
 def test_big_plain_file_without_training_lines_does_not_crash_and_keeps_the_folder(tmp_path):

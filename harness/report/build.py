@@ -157,9 +157,10 @@ def _status(c: CampaignData) -> str:
         for _, row in bad.head(MAX_FAILED_LOGS).iterrows():
             if "run" not in row or "replicate" not in row:
                 break
-            tail = c.log_tail(row["run"], row["replicate"])
+            tail = c.log_tail(row["run"], row["replicate"], log=row.get("log"))
             if tail:
-                tails.append(f"<details{opened}><summary>run {h.esc(_key(row))}: last lines of logs/{h.esc(tail[0])}"
+                where = tail[0] if "/" in tail[0] else f"logs/{tail[0]}"
+                tails.append(f"<details{opened}><summary>run {h.esc(_key(row))}: last lines of {h.esc(where)}"
                              f"</summary>{h.pre(tail[1])}</details>")
         if tails:
             parts.append("<h3>Logs of failed runs</h3>" + "".join(tails))

@@ -59,16 +59,24 @@ class CampaignData:
     def is_campaign(self) -> bool:
         return self.source.is_dir()
 
-    def log_tail(self, run: object, replicate: object, lines: int = LOG_TAIL_LINES) -> tuple[str, str] | None:
-        """The last lines of a run's stderr (else stdout) log and its name, if the file exists."""
-        if self.log_dir is None:
+    def log_tail(self, run: object, replicate: object, lines: int = LOG_TAIL_LINES,
+                 log: object = None) -> tuple[str, str] | None:
+        """The last lines of a run's stderr (else stdout) log and its name, if the file exists: the row's
+        ``log`` column when it has one (relative to the campaign, or absolute: logs ingested where they are),
+        else ``logs/<run>-<replicate>``. A .gz log has no tail here."""
+        if isinstance(log, str) and log.strip() and self.is_campaign:
+            out = self.source / log
+            stem = out.name[:-4] if out.name.endswith(".out") else None
+            candidates = [out.with_name(stem + ".err"), out] if stem else []
+        elif self.log_dir is not None:
+            candidates = [self.log_dir / f"{run}-{replicate}{suffix}" for suffix in (".err", ".out")]
+        else:
             return None
-        for suffix in (".err", ".out"):
-            p = self.log_dir / f"{run}-{replicate}{suffix}"
+        for p in candidates:
             if p.is_file():
                 text = _tail(p, lines)
                 if text.strip():
-                    return p.name, text
+                    return str(p) if p.is_absolute() and not p.is_relative_to(self.source) else p.name, text
         return None
 
 

@@ -1,0 +1,476 @@
+"""A campaign folder from logs you already have: another team's finished study, named by its settings.
+
+    python -m harness.ingest study/ --out runs/study \\
+        --fields 'experiment(?P<replicate>\\d+)_(?P<learning_rate>[^_/]+)_(?P<batch_size>\\d+)_(?P<epochs>\\d+)_(?P<nodes>\\d+)_(?P<regularisation>[^_/]+)/'
+    python -m models.anova runs/study          # then every analysis reads it as a campaign
+    python -m harness.report runs/study
+
+Every ``*.out`` / ``*.out.gz`` under the PATHs (searched recursively, as ``python -m logparse``) is one
+row of ``OUT/results.csv``: logparse's status, reason and figures (``logparse.judge``: the log's own
+status, then a lost executor fails an ok run, as the harness decides for its own runs), plus one column
+per named group of ``--fields``, searched (``re.search``) in the log's path as found. A column is typed
+from all its values: integers when every value is one, else numbers when every value is one, else text.
+Those columns are the campaign's factors in ``manifest.json`` (``--factors a,b`` to choose), except:
+
+* a group named ``replicate`` (or ``run``) numbers the log within its design point (or the point) instead
+  of being a factor; without one, the logs of a point (same factor values) are numbered in path order;
+* a group named ``epochs`` is also the plan: a log that trained fewer epochs is incomplete, and one that
+  reached them needs no other sign that training ended (``--expected-epochs N`` gives one plan to all).
+
+A log whose path does not match is one ``error:`` line naming it and nothing is written (exit 2), or, with
+``--skip-unmatched``, one ``skipped`` line and the others are ingested. Logs stay where they are (the
+``log`` column holds the absolute path) unless ``--copy`` copies each (and its ``.err``) to
+``OUT/logs/<run>-<replicate>.out[.gz]``. ``--epochs`` also writes ``OUT/epochs.csv``, one row per epoch of
+each log with its run, replicate and factors. Provenance (where the logs came from, the regex, when, which
+tool revision) is kept in ``OUT/campaign.sqlite`` with each log's record; re-running on the same folder
+reads only new logs (and logs whose size or modification time changed) and keeps every run number.
+
+Exit 0 every log ok, 3 some not ok (counted by status), 2 bad input (an unmatched log, an unreadable log:
+its row says why, the folder is still written), as every command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import math
+import os
+import platform
+import re
+import shutil
+import socket
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+import logparse
+from harness.errors import CampaignError, HarnessError
+from harness.schema import IDENTIFIERS, CampaignDir, Manifest, now
+from harness.store import ResultStore
+from logparse.judgement import Planned, ProcessFacts, judge, unreadable
+from logparse.losses import resource_losses
+from logparse.parser import collect_logs
+from logparse.source import err_path_for
+from sparkdl.cli import run_cli
+from sparkdl.errors import EXIT_INPUT, EXIT_OK, EXIT_RUNS_FAILED
+
+Value = int | float | str | None
+
+#: The outcome columns of each row, in order (the harness's names: models and the report read them).
+OUTCOME = ("status", "reason", "failure_kind", "wall_clock_s", "accuracy", "app_id", "epochs_completed",
+           "learning_rate_used", "batch_size_used", "epoch_wall_clock_ms", "final_loss", "planned_epochs",
+           "notes", "log")
+RESPONSES = ("wall_clock_s", "accuracy")
+SOURCE = "ingest"
+PLAN_FIELD = "epochs"
+
+
+class IngestError(HarnessError):
+    """The options or the logs cannot make a campaign folder (one line says which and how to fix it)."""
+
+
+# ---------------------------------------------------------------- values
+
+
+_INT = re.compile(r"[+-]?[0-9]+", re.ASCII)
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
+
+
+def kind_of(values: Sequence[str | None]) -> str:
+    """``int`` when every value given is an integer, ``float`` when every one is a finite number, else ``str``."""
+    given = [v for v in values if v is not None and v != ""]
+    if given and all(_INT.fullmatch(v) for v in given):
+        return "int"
+    if given and all(_NUMBER.fullmatch(v) and math.isfinite(float(v)) for v in given):
+        return "float"
+    return "str"
+
+
+def typed(value: str | None, kind: str) -> Value:
+    """One field's text as its column's kind (missing stays None)."""
+    if value is None or value == "":
+        return None
+    return int(value) if kind == "int" else float(value) if kind == "float" else value
+
+
+def level(value: str | None) -> Value:
+    """A field's value as a design level, alone: ``0.010`` and ``0.01`` are one level, ``10`` and ``10.0`` too."""
+    return typed(value, kind_of([value]))
+
+
+# ---------------------------------------------------------------- options
+
+
+@dataclass(frozen=True)
+class IngestOptions:
+    """What ``python -m harness.ingest`` was asked (see the module docstring)."""
+
+    paths: tuple[str, ...]
+    fields: str
+    out: Path
+    factors: tuple[str, ...] | None = None
+    copy: bool = False
+    skip_unmatched: bool = False
+    epochs: bool = False
+    expected_epochs: int | None = None
+
+    def pattern(self) -> re.Pattern[str]:
+        try:
+            rx = re.compile(self.fields)
+        except re.error as e:
+            raise IngestError(f"--fields {self.fields!r} is not a regular expression ({e}); e.g. "
+                              "--fields 'exp(?P<replicate>\\d+)_(?P<learning_rate>[^_/]+)/'") from None
+        if not rx.groupindex:
+            raise IngestError(f"--fields {self.fields!r} names no group: name each setting, e.g. "
+                              "(?P<learning_rate>[^_/]+)")
+        clash = [n for n in rx.groupindex if n in OUTCOME or n in ("key",)]
+        if clash:
+            raise IngestError(f"--fields group(s) {', '.join(clash)} have the names of result columns: rename them "
+                              "(e.g. (?P<planned_status>...))")
+        return rx
+
+    def factor_names(self, rx: re.Pattern[str]) -> tuple[str, ...]:
+        names = tuple(n for n in rx.groupindex if n not in IDENTIFIERS)
+        if self.factors is None:
+            if not names:
+                raise IngestError("--fields names only run/replicate: name at least one setting as a factor")
+            return names
+        unknown = [f for f in self.factors if f not in names]
+        if unknown:
+            raise IngestError(f"--factors {', '.join(unknown)}: not a group of --fields (its groups are "
+                              f"{', '.join(names) or 'none'}); name one of those")
+        return self.factors
+
+
+# ---------------------------------------------------------------- one log
+
+
+@dataclass
+class Ingested:
+    """One log in the folder: where it is, its place in the design, its fields and what logparse read in it."""
+
+    source: str                       # the log's real absolute path (its identity across re-runs)
+    run: int
+    replicate: int
+    size: int
+    mtime_ns: int
+    path: str                         # as found under the PATH given
+    fields: dict[str, str | None]     # every named group, as text
+    outcome: dict[str, Value]         # OUTCOME columns but "log"
+    log: str                          # the results.csv "log" column: the absolute path, or logs/<key>.out[.gz]
+    epochs: list[dict[str, Value]] | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.run}-{self.replicate}"
+
+    def record(self) -> dict[str, object]:
+        return {"path": self.path, "fields": self.fields, "outcome": self.outcome, "log": self.log,
+                "epochs": self.epochs}
+
+    @classmethod
+    def stored(cls, source: str, run: int, replicate: int, size: int, mtime_ns: int,
+               record: Mapping[str, object]) -> "Ingested":
+        return cls(source, run, replicate, size, mtime_ns, str(record["path"]), dict(record["fields"]),  # type: ignore[arg-type]
+                   dict(record["outcome"]), str(record["log"]), record.get("epochs"))  # type: ignore[arg-type]
+
+
+def read_log(path: str, planned: int | None, epochs: bool) -> tuple[dict[str, Value], list[dict[str, Value]] | None, str]:
+    """logparse's judgement of one log (status, figures), its epoch rows if asked, and the error it raised ("")."""
+    try:
+        log = logparse.parse(path, full=epochs, expected_epochs=planned)
+        losses = resource_losses(path) if log.status == logparse.Status.OK else ()
+        error = ""
+    except logparse.LogParseError as e:
+        log, losses, error = unreadable(path, str(e)), (), str(e)
+    j = judge(log, Planned(epochs=planned), ProcessFacts(), losses)
+    outcome: dict[str, Value] = {
+        "status": str(j.status), "reason": j.reason, "failure_kind": None if j.failure_kind is None else str(j.failure_kind),
+        "wall_clock_s": log.wall_clock_s, "accuracy": log.accuracy, "app_id": log.app_id,
+        "epochs_completed": log.epochs_completed, "learning_rate_used": log.learning_rate,
+        "batch_size_used": log.batch_size, "epoch_wall_clock_ms": log.epoch_wall_clock_ms,
+        "final_loss": log.final_loss, "planned_epochs": log.planned_epochs, "notes": "; ".join(j.notes)}
+    rows = None
+    if epochs:
+        from logparse.epochs import epoch_summaries
+
+        rows = [{k: v for k, v in asdict(e).items() if k != "path"} for e in epoch_summaries(log)]
+    return outcome, rows, error
+
+
+# ---------------------------------------------------------------- the folder
+
+
+@dataclass
+class IngestResult:
+    """What one ingest did: the folder's logs, and how many were new, read again, kept, skipped or unreadable."""
+
+    folder: CampaignDir
+    logs: list[Ingested]
+    factors: tuple[str, ...]
+    new: int = 0
+    reread: int = 0
+    kept: int = 0
+    skipped: list[str] = field(default_factory=list)
+    unreadable: list[str] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for x in self.logs:
+            status = str(x.outcome["status"])
+            out[status] = out.get(status, 0) + 1
+        return out
+
+
+def find(options: IngestOptions, rx: re.Pattern[str], say) -> tuple[list[tuple[str, dict[str, str | None]]], list[str]]:
+    """The logs under the PATHs with their fields, and the paths that did not match (reported by ``say``)."""
+    found = collect_logs(options.paths)
+    if found.problems:
+        raise IngestError(found.problems[0])
+    out = os.path.realpath(options.out)
+    logs = [p for p in found.paths if not os.path.realpath(p).startswith(out + os.sep)]  # never its own copies
+    if not logs:
+        raise IngestError(f"no log in {', '.join(options.paths)} (*.out or *.out.gz, searched recursively): "
+                          "pass the folder that holds the jobs' .out files")
+    matched, unmatched = [], []
+    for p in logs:
+        m = rx.search(p)
+        if m is None:
+            unmatched.append(p)
+            continue
+        matched.append((p, {name: m.group(name) for name in rx.groupindex}))
+    for p in unmatched:
+        say(f"{'skipped' if options.skip_unmatched else 'error:'} {p}: its path does not match --fields")
+    if unmatched and not options.skip_unmatched:
+        raise IngestError(f"{len(unmatched)} of {len(logs)} log(s) do not match --fields {options.fields!r} (named "
+                          "above): fix the regex, or pass --skip-unmatched to leave them out")
+    if not matched:
+        raise IngestError(f"none of the {len(logs)} log(s) matches --fields {options.fields!r}: fix the regex")
+    return matched, unmatched
+
+
+def _identifier(name: str, fields: Mapping[str, str | None], path: str) -> int | None:
+    text = fields.get(name)
+    if text is None:
+        return None
+    if not _INT.fullmatch(text) or int(text) < 1:
+        raise IngestError(f"{path}: {name} {text!r} (from --fields) is not a whole number >= 1; capture digits "
+                          f"only, e.g. (?P<{name}>\\d+)")
+    return int(text)
+
+
+def place(logs: list[Ingested], new: list[tuple[str, str, dict[str, str | None]]],
+          factors: Sequence[str]) -> list[tuple[str, str, dict[str, str | None], int, int]]:
+    """(source, path, fields, run, replicate) for new logs: a known design point keeps its run number, a new
+    one takes the next; the replicate is the group's when given, else the next free one of its point."""
+    runs: dict[tuple[Value, ...], int] = {}
+    taken: dict[int, set[int]] = {}
+    for x in logs:
+        runs.setdefault(tuple(level(x.fields.get(f)) for f in factors), x.run)
+        taken.setdefault(x.run, set()).add(x.replicate)
+    owner = {(x.run, x.replicate): x.path for x in logs}
+    placed = []
+    for source, path, fields in new:
+        point = tuple(level(fields.get(f)) for f in factors)
+        run = _identifier("run", fields, path)
+        if run is None:
+            run = runs.get(point) or max([*runs.values(), *taken, 0]) + 1
+        runs.setdefault(point, run)
+        rep = _identifier("replicate", fields, path)
+        if rep is None:
+            rep = max(taken.get(run, {0})) + 1
+        if (run, rep) in owner:
+            raise IngestError(f"{path} and {owner[run, rep]} are both run {run} replicate {rep}: their --fields give "
+                              "the same settings and replicate; capture what tells them apart (e.g. the file name) "
+                              "as (?P<replicate>...), or leave replicate out to number them in path order")
+        owner[run, rep] = path
+        taken.setdefault(run, set()).add(rep)
+        placed.append((source, path, fields, run, rep))
+    return placed
+
+
+def _copy(folder: CampaignDir, x: Ingested) -> str:
+    """Copy a log (and its .err) to logs/<run>-<replicate>.out[.gz], atomically; the new ``log`` column."""
+    suffix = ".out.gz" if x.path.endswith(".gz") else ".out"
+    target = folder.logs / f"{x.key}{suffix}"
+    pairs = [(x.source, target)]
+    err = err_path_for(x.source)
+    if err is not None:
+        pairs.append((err, folder.logs / f"{x.key}{'.err.gz' if err.endswith('.gz') else '.err'}"))
+    folder.logs.mkdir(parents=True, exist_ok=True)
+    for src, dst in pairs:
+        tmp = dst.with_name(f".{dst.name}.{os.getpid()}.tmp")
+        shutil.copy2(src, tmp)
+        os.replace(tmp, dst)
+    return str(target.relative_to(folder.path))
+
+
+def rows_of(logs: Sequence[Ingested], names: Sequence[str]) -> list[dict[str, Value]]:
+    """results.csv: run, replicate, each field typed by its column, then the outcome and the log."""
+    kinds = {n: kind_of([x.fields.get(n) for x in logs]) for n in names}
+    rows = []
+    for x in sorted(logs, key=lambda x: (x.run, x.replicate)):
+        row: dict[str, Value] = {"run": x.run, "replicate": x.replicate}
+        row.update({n: typed(x.fields.get(n), kinds[n]) for n in names if n not in IDENTIFIERS})
+        row.update(x.outcome)
+        row["log"] = x.log
+        rows.append(row)
+    return rows
+
+
+def epoch_rows(logs: Sequence[Ingested], names: Sequence[str]) -> list[dict[str, Value]]:
+    """epochs.csv: one row per epoch of each log, with its run, replicate, fields and its log's status."""
+    kinds = {n: kind_of([x.fields.get(n) for x in logs]) for n in names}
+    rows = []
+    for x in sorted(logs, key=lambda x: (x.run, x.replicate)):
+        for e in x.epochs or ():
+            row: dict[str, Value] = {"run": x.run, "replicate": x.replicate}
+            row.update({n: typed(x.fields.get(n), kinds[n]) for n in names if n not in IDENTIFIERS})
+            row.update(e)
+            row.update(run_status=x.outcome["status"], log=x.log)
+            rows.append(row)
+    return rows
+
+
+def _git_revision() -> str | None:
+    from harness.campaign import _git_revision as revision  # one place asks git
+
+    return revision()
+
+
+def ingest(options: IngestOptions, say=lambda _: None) -> IngestResult:
+    """Make (or bring up to date) the campaign folder ``options.out`` from the logs (see the module docstring)."""
+    if options.expected_epochs is not None and options.expected_epochs < 1:
+        raise IngestError(f"--expected-epochs must be >= 1, got {options.expected_epochs}")
+    rx = options.pattern()
+    factors = options.factor_names(rx)
+    names = tuple(rx.groupindex)
+    matched, unmatched = find(options, rx, say)
+    folder = CampaignDir(options.out)
+    with folder.locked():
+        store = ResultStore(folder)
+        try:
+            meta = store.meta()
+            design = meta.get("design_sha256")
+            if design is not None and meta.get("source") != SOURCE:
+                raise CampaignError(f"{folder.path} holds a campaign run by this tool, not ingested logs: choose "
+                                    "another --out")
+            if meta.get("ingest_fields") not in (None, options.fields):
+                raise CampaignError(f"{folder.path} was ingested with --fields {meta['ingest_fields']!r}: give the "
+                                    "same --fields to add logs, or choose another --out")
+            logs = {x[0]: Ingested.stored(*x) for x in store.ingested()}
+            result = IngestResult(folder, [], factors, skipped=unmatched)
+            todo: list[tuple[str, str, dict[str, str | None]]] = []
+            changed: list[Ingested] = []
+            for path, fields in matched:
+                source = os.path.realpath(path)
+                known = logs.get(source)
+                st = os.stat(source)
+                if known is not None and (known.size, known.mtime_ns) == (st.st_size, st.st_mtime_ns) and (
+                        not options.epochs or known.epochs is not None):
+                    result.kept += 1
+                    continue
+                if known is not None:
+                    changed.append(replace(known, path=path, fields=fields))
+                else:
+                    todo.append((source, path, fields))
+            placed = [(x.source, x.path, x.fields, x.run, x.replicate) for x in changed]
+            placed += place(list(logs.values()), todo, factors)
+            fresh: list[Ingested] = []
+            for i, (source, path, fields, run, rep) in enumerate(placed, start=1):
+                planned = options.expected_epochs
+                if planned is None and fields.get(PLAN_FIELD) is not None and _INT.fullmatch(fields[PLAN_FIELD] or ""):
+                    planned = int(fields[PLAN_FIELD]) or None  # type: ignore[arg-type]
+                outcome, epochs, error = read_log(path, planned, options.epochs)
+                if error:
+                    say(f"error: {error}")
+                    result.unreadable.append(path)
+                st = os.stat(source)
+                prior = logs.get(source)
+                x = Ingested(source, run, rep, st.st_size, st.st_mtime_ns, path, fields, outcome,
+                             prior.log if prior is not None else source, epochs)
+                if options.copy:
+                    x.log = _copy(folder, x)
+                fresh.append(x)
+                logs[source] = x
+                if i % 100 == 0:
+                    say(f"read {i} of {len(placed)} log(s)")
+            result.new, result.reread = len(todo), len(changed)
+            if options.copy:  # logs ingested before without --copy are copied now
+                done = {x.source for x in fresh}
+                for x in logs.values():
+                    if x.source not in done and not x.log.startswith(CampaignDir.LOGS + "/"):
+                        x.log = _copy(folder, x)
+                        fresh.append(x)
+            store.record_ingested([(x.source, x.run, x.replicate, x.size, x.mtime_ns, x.record()) for x in fresh])
+            result.logs = sorted(logs.values(), key=lambda x: (x.run, x.replicate))
+            folder.write_rows(rows_of(result.logs, names))
+            if any(x.epochs for x in result.logs):
+                folder.write_rows(epoch_rows(result.logs, names), folder.epochs_csv)
+            folder.write_manifest(Manifest(factors, RESPONSES, job=None, design=None, results="bigdl", source=SOURCE))
+            sources = list(dict.fromkeys([*meta.get("ingest_paths", []),  # type: ignore[misc]
+                                          *(os.path.realpath(p) for p in options.paths)]))
+            store.set_meta({
+                "source": SOURCE, "design_sha256": "ingest:" + hashlib.sha256(options.fields.encode()).hexdigest(),
+                "ingest_fields": options.fields, "ingest_paths": sources, "ingest_copy": options.copy,
+                "ingest_logs": len(result.logs), "factors": list(factors), "tool_revision": _git_revision(),
+                "python": platform.python_version(), "host": socket.gethostname(),
+                "created": meta.get("created", now()), "updated": now()})
+        finally:
+            store.close()
+    return result
+
+
+# ---------------------------------------------------------------- CLI
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m harness.ingest", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter,
+                                epilog="Then: python -m models.anova OUT; python -m harness.report OUT; "
+                                       "python -m optimize.pareto OUT")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="log files, or folders searched for *.out[.gz]")
+    p.add_argument("--fields", required=True, metavar="REGEX",
+                   help="regex searched in each log's path; each named group (?P<name>...) is a column and a factor "
+                        "(replicate/run number the logs; epochs is also the plan)")
+    p.add_argument("--out", required=True, type=Path, help="the campaign folder to make or bring up to date")
+    p.add_argument("--factors", help="comma-separated groups to declare as the factors (default: every group "
+                                     "but run/replicate)")
+    p.add_argument("--copy", action="store_true", help="copy each log (and its .err) to OUT/logs/<run>-<replicate>.out")
+    p.add_argument("--skip-unmatched", action="store_true", help="leave out logs whose path does not match --fields")
+    p.add_argument("--epochs", action="store_true", help="also write OUT/epochs.csv, one row per epoch of each log")
+    p.add_argument("--expected-epochs", type=int, metavar="N", help="epochs every job was asked for (default: the "
+                                                                    "epochs group, if any)")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    factors = None
+    if args.factors is not None:
+        factors = tuple(f.strip() for f in args.factors.split(",") if f.strip())
+        if not factors:
+            raise IngestError(f"--factors {args.factors!r} names no group; give e.g. --factors learning_rate,batch_size")
+    options = IngestOptions(tuple(args.paths), args.fields, args.out, factors, args.copy, args.skip_unmatched,
+                            args.epochs, args.expected_epochs)
+    result = ingest(options, say=lambda line: print(line, file=sys.stderr, flush=True))
+    counts = ", ".join(f"{n} {s}" for s, n in sorted(result.counts().items()))
+    print(f"{len(result.logs)} log(s) in {result.folder.path}: {counts}; this time {result.new} new, "
+          f"{result.reread} read again (changed), {result.kept} unchanged"
+          + (f", {len(result.skipped)} skipped (unmatched)" if result.skipped else ""))
+    print(f"factors (manifest.json): {', '.join(result.factors)}")
+    reasons: dict[str, int] = {}
+    for x in result.logs:
+        if x.outcome["status"] != "ok":
+            reasons[str(x.outcome["reason"])] = reasons.get(str(x.outcome["reason"]), 0) + 1
+    for reason, n in sorted(reasons.items(), key=lambda kv: -kv[1])[:10]:
+        print(f"  {n} log(s) not ok: {reason}")
+    print(f"results: {result.folder.results_csv}; next: python -m models.anova {result.folder.path}")
+    if result.unreadable:
+        return EXIT_INPUT
+    return EXIT_OK if all(x.outcome["status"] == "ok" for x in result.logs) else EXIT_RUNS_FAILED
+
+
+if __name__ == "__main__":
+    sys.exit(run_cli(main))
