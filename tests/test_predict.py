@@ -341,6 +341,15 @@ def test_extrapolation_split_tests_on_the_largest_configurations():
     assert len(split.test) >= 0.2 * len(df) and len(split.train) + len(split.test) == len(df)
 
 
+def test_a_table_with_nodes_only_extrapolates_on_nodes_and_one_without_resources_says_how_to_choose():
+    """An ingested study may record nodes but not executors or cores: no parallelism can be derived."""
+    df = harness_table().drop(columns=["executors", "executor_cores"])
+    (split,) = make_splits(df, ["extrapolate"])
+    assert split.train["nodes"].max() < split.test["nodes"].min()
+    with pytest.raises(InvalidTableError, match="--extrapolate-by COLUMN, or --split random"):
+        make_splits(df.drop(columns=["nodes"]), ["extrapolate"])
+
+
 def test_extrapolation_split_needs_two_levels():
     df = harness_table()
     with pytest.raises(TooFewRowsError, match="learning_rate"):

@@ -88,12 +88,14 @@ def parse_models(spec: str) -> list[str]:
 
 
 def default_size_column(table: pd.DataFrame) -> str:
-    """Column the extrapolation split sorts by: parallelism m, else seed 004's processes."""
+    """Column the extrapolation split sorts by: parallelism m, else seed 004's processes, else the first
+    resource column there is (an ingested study may record its nodes only)."""
     derived = with_derived(table)
-    for column in ("parallelism", "processes"):
+    for column in ("parallelism", "processes", "nodes", "executors", "executor_cores", "cpus"):
         if column in derived.columns:
             return column
-    raise InvalidTableError("no parallelism column to extrapolate on: pass --extrapolate-by COLUMN")
+    raise InvalidTableError("no parallelism or resource column (nodes, executors, executor_cores) to extrapolate "
+                            "on: pass --extrapolate-by COLUMN, or --split random")
 
 
 def make_splits(
