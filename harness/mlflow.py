@@ -39,9 +39,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from harness.mlflow_export import MlflowExportError, MlflowExporter, TrackerUnreachableError, read_campaign
+    from harness.mlflow_export import (MlflowExportError, MlflowExporter, TrackerUnreachableError, read_campaign,
+                                       require_mlflow)
     from harness.schema import CampaignDir
 
+    require_mlflow()  # first: without MLflow, say how to install it
     uri = args.tracking_uri or os.environ.get("MLFLOW_TRACKING_URI", "")
     if not uri.strip():
         raise TrackingOptionError("no tracking URI: pass --tracking-uri http://HOST:5000 or set MLFLOW_TRACKING_URI")
