@@ -1,0 +1,282 @@
+"""Campaigns in a real MLflow: a tracking server with a SQLite store on loopback, read back through MLflow's client.
+
+A real LeNet campaign on the local cluster runs with ``--mlflow`` while the tracker is down (a
+loopback forwarder the test switches on after the first run), catches up, equals results.csv in
+MLflow; ``harness.mlflow`` re-exports without duplicates; the UI lists the runs in Debian's
+chromium (screenshots in the test's folder). A scripted search with a pruned trial is exported
+after the fact from its results table alone.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from cluster.processes import end_process_group, free_port
+from optimize.harvest import epoch_figures
+from tests.test_mlflow_export import DESIGN_COLUMNS, _is_number, scripted_campaign
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = Path("/usr/bin/chromium")
+#: No background job runner and no usage reports from the server or the clients the tests start.
+QUIET_ENV = {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false", "MLFLOW_DISABLE_TELEMETRY": "true"}
+
+
+@pytest.fixture(scope="module")
+def mlflow_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``mlflow server`` on a free loopback port, SQLite store and artifacts in a temporary folder; its URI."""
+    root = tmp_path_factory.mktemp("mlflow-server")
+    port = free_port()
+    argv = [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", f"sqlite:///{root / 'mlflow.db'}",
+            "--artifacts-destination", str(root / "artifacts"), "--host", "127.0.0.1", "--port", str(port),
+            "--workers", "1"]
+    log = root / "server.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(argv, cwd=root, env={**os.environ, **QUIET_ENV}, stdin=subprocess.DEVNULL,
+                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    uri = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 300  # ~15 s when idle; a loaded 2-core machine took 50 s
+        while True:
+            assert proc.poll() is None, f"mlflow server exited {proc.returncode}: {log.read_text()[-2000:]}"
+            assert time.monotonic() < deadline, f"mlflow server not up after 300 s: {log.read_text()[-2000:]}"
+            try:
+                with urllib.request.urlopen(f"{uri}/health", timeout=5) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                time.sleep(1)
+        yield uri
+    finally:
+        end_process_group(proc, grace=10)
+
+
+class Switch:
+    """A loopback TCP forwarder to the tracker, off until :meth:`on`: before that the tracker is down
+    (connection refused), as a tracker that is stopped or not started yet is."""
+
+    def __init__(self, target_port: int) -> None:
+        self.target, self.port = target_port, free_port()
+        self.listener: socket.socket | None = None
+
+    @property
+    def uri(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def on(self) -> None:
+        self.listener = socket.create_server(("127.0.0.1", self.port))
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        assert self.listener is not None
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(("127.0.0.1", self.target))
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (src, dst):
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def off(self) -> None:
+        if self.listener is not None:
+            self.listener.close()
+
+
+def cli(module: str, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True, timeout=timeout,
+                          cwd=ROOT, env={**os.environ, **QUIET_ENV})
+
+
+def client(uri: str):  # noqa: ANN201 - mlflow's type, imported here only
+    from mlflow import MlflowClient
+
+    return MlflowClient(tracking_uri=uri)
+
+
+def runs_by_key(c, experiment_id: str, deleted: bool = False) -> dict[str, list]:  # noqa: ANN001
+    from mlflow.entities import ViewType
+
+    found: dict[str, list] = {}
+    view = ViewType.ALL if deleted else ViewType.ACTIVE_ONLY
+    for run in c.search_runs([experiment_id], run_view_type=view, max_results=1000):
+        key = run.data.tags.get("sparkdl.run_key") or run.data.tags.get("sparkdl.kind", "?")
+        found.setdefault(key, []).append(run)
+    return found
+
+
+def check_equals_results(c, experiment_id: str, folder: Path) -> None:  # noqa: ANN001
+    """Every results.csv row is exactly one MLflow run with its params, latest metrics, tags and accuracy history."""
+    with open(folder / "results.csv", newline="") as f:
+        table = {f"{r['run']}-{r['replicate']}": r for r in csv.DictReader(f)}
+    runs = runs_by_key(c, experiment_id)
+    assert set(runs) == set(table) | {"campaign"} and all(len(v) == 1 for v in runs.values()), runs.keys()
+    for key, row in table.items():
+        run = runs[key][0]
+        assert run.info.run_name == f"run {key}"
+        assert {k: run.data.params[k] for k in DESIGN_COLUMNS} == {k: row[k] for k in DESIGN_COLUMNS}
+        for tag in ("status", "reason", "failure_kind", "app_id", "replicate"):
+            assert run.data.tags[tag] == row[tag], (key, tag)
+        numbers = {k: float(v) for k, v in row.items()
+                   if v and k not in (*DESIGN_COLUMNS, "run", "replicate") and _is_number(v)}
+        assert {k: run.data.metrics[k] for k in numbers} == numbers, key
+        assert run.info.status == {"ok": "FINISHED", "pruned": "KILLED"}.get(row["status"], "FAILED")
+        history = c.get_metric_history(run.info.run_id, "accuracy")
+        expected = epoch_figures(folder / row["log"])  # the log's validated epochs, read by optimize.harvest
+        assert sorted((m.step, m.value) for m in history) == [(e, acc) for e, _, acc in expected], key
+        if row["status"] == "ok":
+            assert expected[-1][2] == float(row["accuracy"])
+
+
+@pytest.mark.cluster
+def test_a_campaign_in_mlflow_live_through_an_outage_then_after_the_fact(tmp_path: Path, local_cluster,  # noqa: ANN001
+                                                                        mlflow_server: str) -> None:
+    design = tmp_path / "design.csv"
+    design.write_text("run,model,nodes,executors,executor_cores,epochs,learning_rate,batch_size\n"
+                      "1,lenet,1,1,1,2,0.05,32\n2,lenet,1,1,1,1,0.1,32\n")
+    out = tmp_path / "lenet-mlflow"
+    switch = Switch(int(mlflow_server.rsplit(":", 1)[1]))
+    argv = [sys.executable, "-m", "harness.submit", str(design), "--out", str(out), "--train-samples", "256",
+            "--test-samples", "128", "--executor-memory", "600m", "--state-dir", str(local_cluster.state_dir),
+            "--port", str(local_cluster.port), "--webui-port", str(local_cluster.webui_port), "--keep-cluster",
+            "--mlflow", switch.uri]
+    proc = subprocess.Popen(argv, cwd=ROOT, env={**os.environ, **QUIET_ENV}, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    watchdog = threading.Timer(900, proc.kill)
+    watchdog.start()
+    lines: list[str] = []
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line.rstrip("\n"))
+            if line.startswith("[1/2] run 1-1 ") and ":" in line and switch.listener is None:
+                switch.on()  # the tracker comes back after the first run was stored (and its export failed)
+        rc = proc.wait()
+    finally:
+        watchdog.cancel()
+        switch.off()
+    text = "\n".join(lines)
+    assert rc == 0, text[-4000:]
+    notes = [line for line in lines if line.startswith("note: MLflow export paused")]
+    assert len(notes) == 1 and "does not answer" in notes[0] and "python -m harness.mlflow" in notes[0], text
+    back = [line for line in lines if line.startswith(f"MLflow at {switch.uri} answers again")]
+    assert len(back) == 1 and "2 run(s) added" in back[0], text  # run 1 (missed) and run 2 together
+    assert lines.index(notes[0]) < lines.index(next(x for x in lines if x.startswith("[1/2] run 1-1 ok")))
+    assert any(x.startswith("MLflow: 2 run(s) in experiment 'lenet-mlflow'") for x in lines), text
+
+    c = client(mlflow_server)
+    experiment = c.get_experiment_by_name("lenet-mlflow")
+    assert experiment is not None and experiment.tags["mlflow.experimentKind"] == "custom_model_development"
+    from harness.store import ResultStore
+
+    store = ResultStore(out)
+    assert experiment.tags["sparkdl.design_sha256"] == store.meta()["design_sha256"]
+    store.close()
+    eid = experiment.experiment_id
+    check_equals_results(c, eid, out)
+    run1 = runs_by_key(c, eid)["1-1"][0]
+    assert run1.data.params["runtime"] == "bigdl" and run1.data.params["job"] == "lenet"
+    logs = {a.path for a in c.list_artifacts(run1.info.run_id, "logs")}
+    assert logs == {"logs/1-1.out", "logs/1-1.err"}
+    files = {a.path for a in c.list_artifacts(run1.info.run_id, "run")}
+    assert any(p.startswith("run/app-") for p in files) and "run/host_samples.csv" in files  # the event log
+    local = c.download_artifacts(run1.info.run_id, "logs/1-1.out", str(tmp_path / "dl"))
+    assert Path(local).read_bytes() == (out / "logs" / "1-1.out").read_bytes()
+
+    # after the fact: the report joins the campaign run; a second export adds nothing at all
+    report = cli("harness.report", str(out), "-o", str(out / "report.html"))
+    assert report.returncode == 0, report.stderr
+    first = cli("harness.mlflow", str(out), "--tracking-uri", mlflow_server)
+    assert first.returncode == 0, first.stderr
+    assert "0 run(s) added, 0 updated, 2 unchanged; campaign files updated: report.html" in first.stdout, first.stdout
+    second = cli("harness.mlflow", str(out), "--tracking-uri", mlflow_server)
+    assert second.returncode == 0 and "0 run(s) added, 0 updated, 2 unchanged" in second.stdout, second.stdout
+    assert "campaign files updated" not in second.stdout
+    every = runs_by_key(c, eid, deleted=True)
+    assert {k: len(v) for k, v in every.items()} == {"1-1": 1, "2-1": 1, "campaign": 1}  # nothing deleted or doubled
+    (campaign_run,) = every["campaign"]
+    names = {a.path for a in c.list_artifacts(campaign_run.info.run_id)}
+    assert {"results.csv", "manifest.json", "provenance.json", "report.html"} <= names
+    got = c.download_artifacts(campaign_run.info.run_id, "report.html", str(tmp_path / "dl"))
+    assert Path(got).read_bytes() == (out / "report.html").read_bytes()
+
+    # what changed is brought up to date: a run missing in MLflow, a run exported from another record
+    c.delete_run(runs_by_key(c, eid)["2-1"][0].info.run_id)
+    c.set_tag(run1.info.run_id, "sparkdl.fingerprint", "an older export")
+    third = cli("harness.mlflow", str(out), "--tracking-uri", mlflow_server)
+    assert third.returncode == 0 and "1 run(s) added, 1 updated, 0 unchanged" in third.stdout, third.stdout
+    check_equals_results(c, eid, out)
+
+    # the UI lists the runs, and charts the per-epoch accuracy (screenshots kept in the test's folder)
+    assert CHROMIUM.exists(), "Debian's chromium is needed: apt-get install -y chromium"
+    url = f"{mlflow_server}/#/experiments/{eid}/runs?workflowType=machine_learning"
+    dom = browse(url, tmp_path / "mlflow-runs.png", tmp_path)
+    assert "run 1-1" in dom and "run 2-1" in dom and "lenet-mlflow" in dom and "3 matching runs" in dom
+    charts = browse(url + "&compareRunsMode=CHART", tmp_path / "mlflow-charts.png", tmp_path)
+    assert "accuracy" in charts and "Step" in charts
+
+
+def browse(url: str, shot: Path, tmp_path: Path) -> str:
+    """Load ``url`` in headless chromium with its scripts run; save a screenshot; return the rendered DOM."""
+    from PIL import Image
+
+    cmd = [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+           "--disable-background-networking", "--disable-component-update", "--disable-sync",
+           f"--user-data-dir={tmp_path / 'chromium-profile'}", "--window-size=1400,1000",
+           "--virtual-time-budget=20000", f"--screenshot={shot}", "--dump-dom", url]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    assert shot.is_file(), f"chromium wrote no screenshot (exit {done.returncode}): {done.stderr[-500:]}"
+    with Image.open(shot) as im:
+        colours = len(set(im.convert("RGB").getdata()))
+    assert colours > 50, f"{shot} is nearly blank ({colours} colours)"
+    return done.stdout
+
+
+def test_an_ingested_search_with_a_pruned_trial_exports_after_the_fact(tmp_path: Path, mlflow_server: str) -> None:
+    folder = scripted_campaign(tmp_path / "a" / "search")
+    for path in folder.path.glob("campaign.sqlite*"):
+        path.unlink()  # results.csv and the logs only, as a campaign copied from elsewhere
+    done = cli("harness.mlflow", str(folder.path), "--tracking-uri", mlflow_server)
+    assert done.returncode == 0, done.stderr
+    assert "'search'" in done.stdout and "4 run(s) added" in done.stdout
+    c = client(mlflow_server)
+    eid = c.get_experiment_by_name("search").experiment_id
+    check_equals_results(c, eid, folder.path)
+    pruned = runs_by_key(c, eid)["4-1"][0]
+    assert pruned.info.status == "KILLED" and pruned.data.tags["status"] == "pruned"
+    assert pruned.data.tags["reason"] == "pruned at epoch 2: below the median"
+    # another campaign of the same folder name gets an experiment of its own; the first is left alone
+    other = scripted_campaign(tmp_path / "b" / "search")
+    again = cli("harness.mlflow", str(other.path), "--tracking-uri", mlflow_server)
+    assert again.returncode == 0, again.stderr
+    assert "'search-" in again.stdout and "4 run(s) added" in again.stdout
+    assert {k: len(v) for k, v in runs_by_key(c, eid).items()} == {"1-1": 1, "2-1": 1, "3-1": 1, "4-1": 1,
+                                                                   "campaign": 1}
+    down = cli("harness.mlflow", str(folder.path), "--tracking-uri", f"http://127.0.0.1:{free_port()}")
+    assert down.returncode == 4 and "does not answer" in down.stderr and "Traceback" not in down.stderr
