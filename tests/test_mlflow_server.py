@@ -10,7 +10,9 @@ after the fact from its results table alone.
 from __future__ import annotations
 
 import csv
+import html
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -114,6 +116,17 @@ def cli(module: str, *args: str, timeout: float = 600) -> subprocess.CompletedPr
                           cwd=ROOT, env={**os.environ, **QUIET_ENV})
 
 
+def export(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """``python -m harness.mlflow ARGS`` in this process (MLflow is imported once, not per export)."""
+    from harness.mlflow import main
+    from sparkdl.cli import run_cli
+
+    capsys.readouterr()
+    rc = run_cli(main, list(args))
+    got = capsys.readouterr()
+    return rc, got.out, got.err
+
+
 def client(uri: str):  # noqa: ANN201 - mlflow's type, imported here only
     from mlflow import MlflowClient
 
@@ -156,7 +169,8 @@ def check_equals_results(c, experiment_id: str, folder: Path) -> None:  # noqa: 
 
 @pytest.mark.cluster
 def test_a_campaign_in_mlflow_live_through_an_outage_then_after_the_fact(tmp_path: Path, local_cluster,  # noqa: ANN001
-                                                                        mlflow_server: str) -> None:
+                                                                        mlflow_server: str,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
     design = tmp_path / "design.csv"
     design.write_text("run,model,nodes,executors,executor_cores,epochs,learning_rate,batch_size\n"
                       "1,lenet,1,1,1,2,0.05,32\n2,lenet,1,1,1,1,0.1,32\n")
@@ -212,12 +226,12 @@ def test_a_campaign_in_mlflow_live_through_an_outage_then_after_the_fact(tmp_pat
     # after the fact: the report joins the campaign run; a second export adds nothing at all
     report = cli("harness.report", str(out), "-o", str(out / "report.html"))
     assert report.returncode == 0, report.stderr
-    first = cli("harness.mlflow", str(out), "--tracking-uri", mlflow_server)
-    assert first.returncode == 0, first.stderr
-    assert "0 run(s) added, 0 updated, 2 unchanged; campaign files updated: report.html" in first.stdout, first.stdout
-    second = cli("harness.mlflow", str(out), "--tracking-uri", mlflow_server)
-    assert second.returncode == 0 and "0 run(s) added, 0 updated, 2 unchanged" in second.stdout, second.stdout
-    assert "campaign files updated" not in second.stdout
+    rc, first, err = export(capsys, str(out), "--tracking-uri", mlflow_server)
+    assert rc == 0, err
+    assert "0 run(s) added, 0 updated, 2 unchanged; campaign files updated: report.html" in first, first
+    rc, second, err = export(capsys, str(out), "--tracking-uri", mlflow_server)
+    assert rc == 0 and "0 run(s) added, 0 updated, 2 unchanged" in second, second + err
+    assert "campaign files updated" not in second
     every = runs_by_key(c, eid, deleted=True)
     assert {k: len(v) for k, v in every.items()} == {"1-1": 1, "2-1": 1, "campaign": 1}  # nothing deleted or doubled
     (campaign_run,) = every["campaign"]
@@ -229,21 +243,22 @@ def test_a_campaign_in_mlflow_live_through_an_outage_then_after_the_fact(tmp_pat
     # what changed is brought up to date: a run missing in MLflow, a run exported from another record
     c.delete_run(runs_by_key(c, eid)["2-1"][0].info.run_id)
     c.set_tag(run1.info.run_id, "sparkdl.fingerprint", "an older export")
-    third = cli("harness.mlflow", str(out), "--tracking-uri", mlflow_server)
-    assert third.returncode == 0 and "1 run(s) added, 1 updated, 0 unchanged" in third.stdout, third.stdout
+    rc, third, err = export(capsys, str(out), "--tracking-uri", mlflow_server)
+    assert rc == 0 and "1 run(s) added, 1 updated, 0 unchanged" in third, third + err
     check_equals_results(c, eid, out)
 
     # the UI lists the runs, and charts the per-epoch accuracy (screenshots kept in the test's folder)
     assert CHROMIUM.exists(), "Debian's chromium is needed: apt-get install -y chromium"
     url = f"{mlflow_server}/#/experiments/{eid}/runs?workflowType=machine_learning"
-    dom = browse(url, tmp_path / "mlflow-runs.png", tmp_path)
-    assert "run 1-1" in dom and "run 2-1" in dom and "lenet-mlflow" in dom and "3 matching runs" in dom
+    page = browse(url, tmp_path / "mlflow-runs.png", tmp_path)
+    for text in ("lenet-mlflow", "run 1-1", "run 2-1", "campaign", "3 matching runs"):
+        assert text in page, f"{text!r} not on the experiment's page: {page[:3000]}"
     charts = browse(url + "&compareRunsMode=CHART", tmp_path / "mlflow-charts.png", tmp_path)
-    assert "accuracy" in charts and "Step" in charts
+    assert "accuracy" in charts and "Step" in charts, charts[:3000]
 
 
 def browse(url: str, shot: Path, tmp_path: Path) -> str:
-    """Load ``url`` in headless chromium with its scripts run; save a screenshot; return the rendered DOM."""
+    """Load ``url`` in headless chromium with its scripts run; save a screenshot; return the rendered page's text."""
     from PIL import Image
 
     cmd = [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -253,18 +268,19 @@ def browse(url: str, shot: Path, tmp_path: Path) -> str:
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
     assert shot.is_file(), f"chromium wrote no screenshot (exit {done.returncode}): {done.stderr[-500:]}"
     with Image.open(shot) as im:
-        colours = len(set(im.convert("RGB").getdata()))
+        colours = len(im.convert("RGB").getcolors(maxcolors=1 << 24) or ())
     assert colours > 50, f"{shot} is nearly blank ({colours} colours)"
-    return done.stdout
+    return " ".join(html.unescape(re.sub(r"<[^>]*>", "", done.stdout)).split())  # React splits text with comments
 
 
-def test_an_ingested_search_with_a_pruned_trial_exports_after_the_fact(tmp_path: Path, mlflow_server: str) -> None:
+def test_an_ingested_search_with_a_pruned_trial_exports_after_the_fact(tmp_path: Path, mlflow_server: str,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
     folder = scripted_campaign(tmp_path / "a" / "search")
     for path in folder.path.glob("campaign.sqlite*"):
         path.unlink()  # results.csv and the logs only, as a campaign copied from elsewhere
-    done = cli("harness.mlflow", str(folder.path), "--tracking-uri", mlflow_server)
-    assert done.returncode == 0, done.stderr
-    assert "'search'" in done.stdout and "4 run(s) added" in done.stdout
+    rc, done, err = export(capsys, str(folder.path), "--tracking-uri", mlflow_server)
+    assert rc == 0, err
+    assert "'search'" in done and "4 run(s) added" in done
     c = client(mlflow_server)
     eid = c.get_experiment_by_name("search").experiment_id
     check_equals_results(c, eid, folder.path)
@@ -273,10 +289,10 @@ def test_an_ingested_search_with_a_pruned_trial_exports_after_the_fact(tmp_path:
     assert pruned.data.tags["reason"] == "pruned at epoch 2: below the median"
     # another campaign of the same folder name gets an experiment of its own; the first is left alone
     other = scripted_campaign(tmp_path / "b" / "search")
-    again = cli("harness.mlflow", str(other.path), "--tracking-uri", mlflow_server)
-    assert again.returncode == 0, again.stderr
-    assert "'search-" in again.stdout and "4 run(s) added" in again.stdout
+    rc, again, err = export(capsys, str(other.path), "--tracking-uri", mlflow_server)
+    assert rc == 0, err
+    assert "'search-" in again and "4 run(s) added" in again
     assert {k: len(v) for k, v in runs_by_key(c, eid).items()} == {"1-1": 1, "2-1": 1, "3-1": 1, "4-1": 1,
                                                                    "campaign": 1}
-    down = cli("harness.mlflow", str(folder.path), "--tracking-uri", f"http://127.0.0.1:{free_port()}")
-    assert down.returncode == 4 and "does not answer" in down.stderr and "Traceback" not in down.stderr
+    rc, _, err = export(capsys, str(folder.path), "--tracking-uri", f"http://127.0.0.1:{free_port()}")
+    assert rc == 4 and "does not answer" in err and len(err.strip().splitlines()) == 1
