@@ -281,9 +281,30 @@ def _text(value: object) -> str:
     return "" if value is None else str(value)
 
 
+@dataclass(frozen=True)
+class RunSource:
+    """What a run's export is made from, cheap to read: its files and the fingerprint of record, files and settings."""
+
+    artifacts: tuple[Artifact, ...]
+    skipped: tuple[str, ...]  # files over the cap, "name (size MB)"
+    fingerprint: str
+
+
+def run_source(record: RunRecord, folder: CampaignDir, facts: CampaignFacts,
+               cap_bytes: int = int(DEFAULT_MAX_ARTIFACT_MB * 1e6)) -> RunSource:
+    """The run's files and fingerprint (stat calls only: a sync compares it before it reads any log)."""
+    artifacts, skipped = run_files(folder, record.key, cap_bytes)
+    source = json.dumps({"version": EXPORT_VERSION, "record": record.to_json(), "job": facts.job,
+                         "runtime": facts.runtime_of.get(record.key), "cluster": facts.cluster, "cost": facts.cost,
+                         "cap": cap_bytes, "files": [(a.dest, a.path.name, a.size) for a in artifacts],
+                         "skipped": skipped}, sort_keys=True)
+    return RunSource(tuple(artifacts), tuple(skipped), hashlib.sha256(source.encode()).hexdigest())
+
+
 def run_payload(record: RunRecord, folder: CampaignDir, facts: CampaignFacts,
-                cap_bytes: int = int(DEFAULT_MAX_ARTIFACT_MB * 1e6)) -> RunPayload:
+                cap_bytes: int = int(DEFAULT_MAX_ARTIFACT_MB * 1e6), source: RunSource | None = None) -> RunPayload:
     """What the run of ``record`` becomes in MLflow (the module doc); reads its log and files, uploads nothing."""
+    source = source or run_source(record, folder, facts, cap_bytes)
     row = record.row()
     spec = record.spec
     start = epoch_ms(record.execution.start, 0)
@@ -291,15 +312,16 @@ def run_payload(record: RunRecord, folder: CampaignDir, facts: CampaignFacts,
     params = {name: _text(value) for name, value in spec.as_row().items()
               if name not in ("run", "replicate") and value is not None}
     runtime, jvm = facts.runtime_of.get(record.key, ("", ""))
-    job = facts.job or spec.get("model")
-    for name, value in (("job", job), ("runtime", runtime), ("jvm", jvm), ("total_cores", spec.total_cores),
-                        ("cluster", facts.cluster)):
+    for name, value in (("job", facts.job or spec.get("model")), ("runtime", runtime), ("jvm", jvm),
+                        ("total_cores", spec.total_cores), ("cluster", facts.cluster)):
         if value not in (None, "") and name not in params:
             params[name] = str(value)
     tags = {KIND: "run", KEY: record.key, "run": str(record.run), "replicate": str(record.replicate),
             "attempt": str(record.execution.attempts), "status": str(record.status), "reason": record.reason,
             "failure_kind": record.outcome.failure_kind or "", "app_id": record.outcome.app_id or "",
-            "log": record.execution.log, CAMPAIGN_ID: facts.campaign_id}
+            "log": record.execution.log, CAMPAIGN_ID: facts.campaign_id, FINGERPRINT: source.fingerprint}
+    if source.skipped:
+        tags["sparkdl.artifacts_skipped"] = f"over the {cap_bytes / 1e6:g} MB cap: " + ", ".join(source.skipped)
     figures: dict[str, float] = {}
     for name, value in row.items():
         if name in spec.as_row() or name in ("status", "reason", "failure_kind", "app_id", "start", "end", "log"):
@@ -324,16 +346,8 @@ def run_payload(record: RunRecord, folder: CampaignDir, facts: CampaignFacts,
         step = history[-1].step if history else 0
         at = max(end, history[-1].timestamp_ms + 1) if history else end
         points.append(MetricPoint(name, value, step, at))  # the latest point: the record's figure
-    artifacts, skipped = run_files(folder, record.key, cap_bytes)
-    if skipped:
-        tags["sparkdl.artifacts_skipped"] = f"over the {cap_bytes / 1e6:g} MB cap: " + ", ".join(skipped)
-    source = json.dumps({"version": EXPORT_VERSION, "record": record.to_json(), "job": job, "runtime": [runtime, jvm],
-                         "cluster": facts.cluster, "cost": facts.cost, "cap": cap_bytes,
-                         "files": [(a.dest, a.path.name, a.size) for a in artifacts], "skipped": skipped},
-                        sort_keys=True)
-    tags[FINGERPRINT] = hashlib.sha256(source.encode()).hexdigest()
     return RunPayload(record.key, f"run {record.key}", MLFLOW_STATUS.get(str(record.status), "FAILED"), start, end,
-                      params, tuple(points), tags, tuple(artifacts), tags[FINGERPRINT])
+                      params, tuple(points), tags, source.artifacts, source.fingerprint)
 
 
 def experiment_tags(facts: CampaignFacts, folder: CampaignDir, records: Sequence[RunRecord]) -> dict[str, str]:
@@ -568,9 +582,9 @@ class MlflowExporter:
                 by_key.setdefault(run.data.tags[KEY], []).append(run)
         summary = ExportSummary(experiment_id, name, ui_url(self.uri, experiment_id))
         for record in sorted(records, key=lambda r: r.cell):
-            payload = run_payload(record, self.folder, facts, self.cap_bytes)
+            source = run_source(record, self.folder, facts, self.cap_bytes)
             known = by_key.pop(record.key, [])
-            keep = [r for r in known if r.data.tags.get(FINGERPRINT) == payload.fingerprint
+            keep = [r for r in known if r.data.tags.get(FINGERPRINT) == source.fingerprint
                     and r.data.tags.get(COMPLETE) == "complete"][:1]
             for run in known:
                 if run not in keep:
@@ -578,7 +592,7 @@ class MlflowExporter:
             if keep:
                 summary.unchanged += 1
                 continue
-            self._create(experiment_id, payload)
+            self._create(experiment_id, run_payload(record, self.folder, facts, self.cap_bytes, source))
             (summary.replaced if known else summary.created).append(record.key)
         summary.campaign_files = self._campaign_run(experiment_id, existing, facts, records)
         return summary

@@ -284,6 +284,11 @@ def test_an_ingested_search_with_a_pruned_trial_exports_after_the_fact(tmp_path:
     c = client(mlflow_server)
     eid = c.get_experiment_by_name("search").experiment_id
     check_equals_results(c, eid, folder.path)
+    # an export cut short (the tracker went away between its calls) is replaced; nothing is doubled
+    c.create_run(eid, run_name="run 1-1", tags={"sparkdl.kind": "run", "sparkdl.run_key": "1-1"})
+    rc, again, err = export(capsys, str(folder.path), "--tracking-uri", mlflow_server)
+    assert rc == 0 and "0 run(s) added, 0 updated, 4 unchanged" in again, again + err
+    assert len(runs_by_key(c, eid)["1-1"]) == 1 and runs_by_key(c, eid)["1-1"][0].data.tags["sparkdl.export"]
     pruned = runs_by_key(c, eid)["4-1"][0]
     assert pruned.info.status == "KILLED" and pruned.data.tags["status"] == "pruned"
     assert pruned.data.tags["reason"] == "pruned at epoch 2: below the median"
