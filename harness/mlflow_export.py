@@ -67,7 +67,7 @@ BATCH_METRICS, BATCH_PARAMS_TAGS = 1000, 100
 #: minutes (MLflow's default is 7 retries with backoff) for a tracker that went away mid-way.
 QUIET = {"MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT": "true"}
 LIVE_HTTP = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2", "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
-             "MLFLOW_HTTP_REQUEST_TIMEOUT": "30"}
+             "MLFLOW_HTTP_REQUEST_TIMEOUT": "60"}
 
 Progress = Callable[[str], None]
 
