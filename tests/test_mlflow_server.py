@@ -264,25 +264,34 @@ def test_a_campaign_in_mlflow_live_through_an_outage_then_after_the_fact(tmp_pat
     # the UI lists the runs beside their charts, per-epoch accuracy among them (screenshot kept in the test's folder)
     assert CHROMIUM.exists(), "Debian's chromium is needed: apt-get install -y chromium"
     url = f"{mlflow_server}/#/experiments/{eid}/runs?workflowType=machine_learning&compareRunsMode=CHART"
-    page = browse(url, tmp_path / "mlflow-experiment.png", tmp_path)
-    for text in ("lenet-mlflow", "run 1-1", "run 2-1", "campaign", "3 matching runs", "accuracy", "Step"):
-        assert text in page, f"{text!r} not on the experiment's page: {page[:3000]}"
+    browse(url, tmp_path / "mlflow-experiment.png", tmp_path,
+           ("lenet-mlflow", "run 1-1", "run 2-1", "campaign", "3 matching runs", "accuracy", "Step"))
 
 
-def browse(url: str, shot: Path, tmp_path: Path) -> str:
-    """Load ``url`` in headless chromium with its scripts run; save a screenshot; return the rendered page's text."""
+def browse(url: str, shot: Path, tmp_path: Path, want: tuple[str, ...], tries: int = 3) -> str:
+    """Load ``url`` in headless chromium with its scripts run, save a screenshot, return the page's text once it
+    shows every text of ``want``: the charts draw lazily, and on a loaded machine a visit can end before they did,
+    so up to ``tries`` visits (later ones with the scripts cached)."""
     from PIL import Image
 
     cmd = [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
            "--disable-background-networking", "--disable-component-update", "--disable-sync",
            f"--user-data-dir={tmp_path / 'chromium-profile'}", "--window-size=1400,1000",
-           "--virtual-time-budget=20000", f"--screenshot={shot}", "--dump-dom", url]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
-    assert shot.is_file(), f"chromium wrote no screenshot (exit {done.returncode}): {done.stderr[-500:]}"
+           "--virtual-time-budget=30000", f"--screenshot={shot}", "--dump-dom", url]
+    missing: list[str] = []
+    page = ""
+    for _ in range(tries):
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+        assert shot.is_file(), f"chromium wrote no screenshot (exit {done.returncode}): {done.stderr[-500:]}"
+        page = " ".join(html.unescape(re.sub(r"<[^>]*>", "", done.stdout)).split())  # React splits text with comments
+        missing = [text for text in want if text not in page]
+        if not missing:
+            break
+    assert not missing, f"{missing} not on the page after {tries} visits ({shot}): {page[:3000]}"
     with Image.open(shot) as im:
         colours = len(im.convert("RGB").getcolors(maxcolors=1 << 24) or ())
     assert colours > 50, f"{shot} is nearly blank ({colours} colours)"
-    return " ".join(html.unescape(re.sub(r"<[^>]*>", "", done.stdout)).split())  # React splits text with comments
+    return page
 
 
 def test_an_ingested_search_with_a_pruned_trial_exports_after_the_fact(tmp_path: Path, mlflow_tracker: Tracker,
