@@ -323,3 +323,32 @@ def test_an_ingested_search_with_a_pruned_trial_exports_after_the_fact(tmp_path:
                                                                    "campaign": 1}
     rc, _, err = export(capsys, str(folder.path), "--tracking-uri", f"http://127.0.0.1:{free_port()}")
     assert rc == 4 and "does not answer" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_search_exports_its_trials_live_pruned_ones_as_killed(tmp_path: Path, mlflow_tracker: Tracker) -> None:
+    """optimize.search's session (fake Spark: tests/test_optimize_fakes.py) with ``--mlflow``: every trial live."""
+    from harness.command import SubmitOptions
+    from optimize.pareto import parse_objectives
+    from optimize.search.pruning import make_rules
+    from optimize.search.space import load_space
+    from optimize.search.study import MultiObjectiveSearch, SearchConfig, open_study
+    from optimize.session import ClusterOptions, JobConfig, open_session
+    from tests.test_optimize_fakes import FakeBackend, WatchingFakeRunner, fake_env
+    from tests.test_optimize_search import SPACE, curve, write
+
+    uri = mlflow_tracker.wait()
+    out = tmp_path / "search-live"
+    config = SearchConfig(load_space(write(tmp_path, SPACE)), JobConfig(model="lenet", epochs=3),
+                          parse_objectives("wall_clock_s:min,accuracy:max"), seed=3, startup_trials=3)
+    notes: list[str] = []
+    with open_session(out, {"test": "mlflow"}, SubmitOptions("spark://x:1"), ClusterOptions(mlflow=uri),
+                      [config.job.spec(1, 1)], False, notes.append, backend=FakeBackend(),
+                      runner=WatchingFakeRunner(curve), env=fake_env()) as session:
+        MultiObjectiveSearch(session, open_study(out, config), config, make_rules("median", None)).run(300)
+    assert not [n for n in notes if n.startswith("note:")], notes
+    c = client(uri)
+    experiment = c.get_experiment_by_name("search-live")
+    check_equals_results(c, experiment.experiment_id, out)
+    statuses = {r.data.tags["status"]: r.info.status for r in c.search_runs([experiment.experiment_id])
+                if r.data.tags.get("sparkdl.kind") == "run"}
+    assert statuses == {"ok": "FINISHED", "pruned": "KILLED"}, statuses
