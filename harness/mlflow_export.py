@@ -467,15 +467,21 @@ class MlflowExporter:
 
     # -- the experiment
     def experiment_id(self, facts: CampaignFacts) -> tuple[str, str]:
-        """(id, name) of the campaign's experiment, found by name and campaign id, else created."""
+        """(id, name) of the campaign's experiment, found by name and campaign id, else created.
+
+        The folder's name, else ``<name>-<campaign id>`` when an experiment of that name holds something
+        else (another campaign, the user's own runs) or is deleted. An experiment named with ``experiment``
+        may be one the user made; never one of another campaign (their run keys would collide).
+        """
         if self._experiment_id is not None:
             return self._experiment_id, self._experiment_name
         names = [self.experiment] if self.experiment else [facts.name, f"{facts.name}-{facts.campaign_id[:8]}"]
+        accepted = (None, facts.campaign_id) if self.experiment else (facts.campaign_id,)
         for name in names:
             found = self.client.get_experiment_by_name(name)
             if found is None:
                 eid = self.client.create_experiment(name, tags={CAMPAIGN_ID: facts.campaign_id})
-            elif found.lifecycle_stage == "active" and found.tags.get(CAMPAIGN_ID) in (None, facts.campaign_id):
+            elif found.lifecycle_stage == "active" and found.tags.get(CAMPAIGN_ID) in accepted:
                 eid = found.experiment_id
             else:
                 continue
@@ -484,6 +490,10 @@ class MlflowExporter:
         taken = names[-1]
         raise MlflowExportError(f"MLflow experiment {taken!r} belongs to another campaign or is deleted: choose "
                                 "another name with --experiment, or restore/remove it in MLflow (mlflow gc)")
+
+    def forget(self) -> None:
+        """Look the experiment up again at the next sync (after a failure: it may have been deleted meanwhile)."""
+        self._experiment_id = None
 
     def _existing_runs(self, experiment_id: str) -> list[Any]:
         from mlflow.entities import ViewType
@@ -637,6 +647,7 @@ class LiveExport:
             try:
                 summary = self.exporter.sync(records, meta)
             except (HarnessError, MlflowException, RequestException, OSError) as e:
+                self.exporter.forget()
                 if not self.down:
                     self.progress(f"note: MLflow export paused: {str(e).splitlines()[0][:300]}; the campaign goes on "
                                   f"and the next export catches up (or: {self.catch_up_command()})")
