@@ -209,3 +209,21 @@ def test_a_tracker_that_does_not_answer_is_a_note_and_the_next_sync_tries_again(
     live.finish(records, meta)
     assert notes[-1].startswith("MLflow: the experiment is behind") and str(scripted.path) in notes[-1]
     assert isinstance(live.exporter, MlflowExporter)
+
+
+def test_a_json_jobs_epoch_lines_and_lists_become_histories(tmp_path: Path) -> None:
+    from harness.mlflow_export import epoch_histories
+
+    log = tmp_path / "1-1.out"
+    log.write_text("starting\n"
+                   'INFO x sparkdl-epoch {"epoch": 1, "wall_clock_s": 2.5, "accuracy": 0.5, "loss": 1.25}\n'
+                   'sparkdl-epoch {"epoch": 2, "wall_clock_s": 4.0, "accuracy": 0.75, "loss": 0.5}\n'
+                   'sparkdl-epoch {"epoch": 2, "wall_clock_s": 4.5, "accuracy": 0.8, "loss": 0.4}\n'  # the last counts
+                   "sparkdl-epoch {not json}\n")
+    got = epoch_histories(log, {"loss_history": (3.0, 2.0, 1.5), "loss": (9.0,)}, start_ms=1_000_000, end_ms=1_010_000)
+    assert [(m.step, m.value, m.timestamp_ms) for m in got["accuracy"]] == [(1, 0.5, 1_002_500), (2, 0.8, 1_004_500)]
+    assert [(m.step, m.value) for m in got["loss"]] == [(1, 1.25), (2, 0.4)]  # the log's, not metrics.json's
+    assert [(m.step, m.value) for m in got["epoch_wall_clock_s"]] == [(1, 2.5), (2, 4.5)]
+    assert [(m.step, m.value, m.timestamp_ms) for m in got["loss_history"]] == [(1, 3.0, 1_010_000), (2, 2.0, 1_010_000),
+                                                                                 (3, 1.5, 1_010_000)]
+    assert epoch_histories(tmp_path / "missing.out", {}, 0, 1) == {}
