@@ -23,7 +23,7 @@ import subprocess
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 import logparse
 from cluster import runtime as runtimes
@@ -44,6 +44,9 @@ from harness.store import ResultStore
 from sparkdl.options import DEFAULT_MASTER_PORT, DEFAULT_STATE_DIR, DEFAULT_WEBUI_PORT
 from sparkdl.crash import crash_later, crash_point
 
+if TYPE_CHECKING:
+    from harness.mlflow_export import LiveExport
+
 Progress = Callable[[str], None]
 EnvFor = Callable[[str, str], SparkEnv]
 
@@ -57,6 +60,7 @@ class CampaignSettings:
     retries: int = 1  # extra attempts for infrastructure failures only
     observe: bool = True  # event log, host samples and phases per run (harness.observer)
     data_cache: bool = True  # decode the data once per campaign (harness.datacache)
+    mlflow: str | None = None  # a tracking URI: each stored run is exported to MLflow (harness.mlflow_export)
 
 
 @dataclass(frozen=True)
@@ -115,6 +119,7 @@ class Campaign:
         self.runner, self.store, self.progress = runner, store, progress
         self.options = replace(settings.options, master_url=backend.master_url, out=folder.path)
         self.observer = observer
+        self.tracker: "LiveExport | None" = None  # --mlflow: set by open_campaign
 
     def _app_id(self, name: str) -> str | None:
         """The application id by name from the master, when the log did not show it."""
@@ -131,8 +136,10 @@ class Campaign:
 
     def sibling(self) -> "Campaign":
         """The same campaign with its own store connection, for another thread (sqlite3 wants one per thread)."""
-        return Campaign(self.folder, self.settings, self.backend, self.env, self.runner, ResultStore(self.folder),
-                        self.progress, self.observer, self.env_for)
+        sibling = Campaign(self.folder, self.settings, self.backend, self.env, self.runner, ResultStore(self.folder),
+                           self.progress, self.observer, self.env_for)
+        sibling.tracker = self.tracker
+        return sibling
 
     def close(self) -> None:
         self.store.close()
@@ -190,6 +197,8 @@ class Campaign:
     def record(self, record: RunRecord) -> None:
         crash_point("store")
         self.store.record(record)
+        if self.tracker is not None:  # a tracker that is down is a note; the next run's export catches up
+            self.tracker.sync(self.store.results(), self.store.meta())
 
     def run_one(self, spec: RunSpec) -> RunRecord:
         """The stored record of this cell if it finished before (that is how a search resumes), else run it."""
@@ -394,7 +403,14 @@ def open_campaign(folder: CampaignDir, plan: CampaignPlan, backend: Backend, *, 
     """A ready campaign (see the module docstring); everything it opened is closed on the way out.
 
     ``runner`` and ``env`` default to the backend's (:meth:`Backend.environment`); tests pass their own.
+    With ``settings.mlflow`` (a tracking URI) every stored run is exported to MLflow as it ends
+    (:class:`harness.mlflow_export.LiveExport`): MLflow must be installed, the tracker need not be up.
     """
+    tracker = None
+    if plan.settings.mlflow:  # before anything starts: without MLflow, say how to install it
+        from harness.mlflow_export import LiveExport
+
+        tracker = LiveExport(plan.settings.mlflow, folder, progress)
     with folder.locked():
         store = ResultStore(folder)
         try:
@@ -425,7 +441,12 @@ def open_campaign(folder: CampaignDir, plan: CampaignPlan, backend: Backend, *, 
                 observer = observer_for(backend) if settings.observe else None
                 campaign = Campaign(folder, settings, backend, env, runner, store, progress, observer, env_for)
                 campaign.recover_interrupted()
+                if tracker is not None:  # a resumed campaign's earlier runs first
+                    campaign.tracker = tracker
+                    tracker.sync(store.results(), store.meta())
                 yield campaign
+                if tracker is not None:
+                    tracker.finish(store.results(), store.meta())
             finally:
                 backend.close()
         finally:

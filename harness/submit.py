@@ -2,6 +2,7 @@
 
     python -m harness.submit examples/demo.csv --local --out runs/demo
     python -m harness.submit design.csv --master spark://host:7077 --out runs/NAME
+    python -m harness.submit design.csv --out runs/NAME --mlflow http://127.0.0.1:5000   # runs in MLflow too
 
 Each run writes ``OUT/logs/<run>-<replicate>.out`` (BigDL's log) and ``.err``, and one
 row in ``OUT/campaign.sqlite`` (exported to ``OUT/results.csv`` after every run).
@@ -29,7 +30,7 @@ from harness.job import JobChoice, jvm_of, resolve_job, runtime_of
 from harness.runspec import RunSpec, format_value
 from harness.schema import CampaignDir, Manifest, RunRecord
 from sparkdl.cli import on_interrupt, run_cli
-from sparkdl.options import cluster_options
+from sparkdl.options import cluster_options, mlflow_uri
 from sparkdl.errors import EXIT_OK, EXIT_RUNS_FAILED
 
 Progress = Callable[[str], None]
@@ -169,7 +170,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     folder = CampaignDir(args.out)
     plan = CampaignPlan(
         design_id=hashlib.sha256(args.design.read_bytes()).hexdigest(), shapes=tuple(specs),
-        settings=CampaignSettings(options=options, timeout=args.timeout, retries=args.retries),
+        settings=CampaignSettings(options=options, timeout=args.timeout, retries=args.retries,
+                                  mlflow=mlflow_uri(args.mlflow)),
         manifest=Manifest.for_design(specs, job=choice.job.name if choice.job else None, design=str(args.design)),
         provenance={"design_path": str(args.design)})
     on_interrupt(f"finished runs are kept in {args.out}; continue with --resume")

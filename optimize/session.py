@@ -28,7 +28,8 @@ from harness.runner import Runner
 from harness.runspec import RunSpec, batch_problem
 from harness.schema import CampaignDir, Manifest, RunRecord
 from optimize.errors import SearchOptionError
-from sparkdl.options import DEFAULT_DRIVER_MEMORY, DEFAULT_EXECUTOR_MEMORY, DEFAULT_RETRIES, DEFAULT_TIMEOUT_S
+from sparkdl.options import (DEFAULT_DRIVER_MEMORY, DEFAULT_EXECUTOR_MEMORY, DEFAULT_RETRIES, DEFAULT_TIMEOUT_S,
+                             mlflow_uri)
 
 Progress = Callable[[str], None]
 
@@ -62,12 +63,14 @@ class ClusterOptions(ClusterChoice):
     driver_memory: str = DEFAULT_DRIVER_MEMORY
     timeout: float = DEFAULT_TIMEOUT_S
     retries: int = DEFAULT_RETRIES
+    mlflow: str | None = None  # a tracking URI: every stored run is exported to MLflow (--mlflow)
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> "ClusterOptions":
         """From the parsed options of :func:`sparkdl.options.cluster_options`."""
         return cls(**vars(ClusterChoice.from_args(args)), executor_memory=args.executor_memory,
-                   driver_memory=args.driver_memory, timeout=args.timeout, retries=args.retries)
+                   driver_memory=args.driver_memory, timeout=args.timeout, retries=args.retries,
+                   mlflow=mlflow_uri(getattr(args, "mlflow", None)))
 
 
 def settings_digest(settings: dict[str, object]) -> str:
@@ -123,7 +126,8 @@ def open_session(out: Path, settings: dict[str, object], options: SubmitOptions,
     """
     folder = CampaignDir(out)
     plan = CampaignPlan(design_id=settings_digest(settings), shapes=tuple(shapes),
-                        settings=CampaignSettings(options=options, timeout=cluster.timeout, retries=cluster.retries),
+                        settings=CampaignSettings(options=options, timeout=cluster.timeout, retries=cluster.retries,
+                                                  mlflow=cluster.mlflow),
                         manifest=Manifest.for_design(list(shapes)), provenance={"search": settings})
     if backend is None:
         backend = make_backend(cluster, folder, parse_memory_mb(cluster.executor_memory), progress)

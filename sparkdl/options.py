@@ -4,7 +4,11 @@ resources and limits), with one set of defaults for all of them."""
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
+from collections.abc import Mapping
+
+from sparkdl.errors import ToolError
 
 DEFAULT_EXECUTOR_MEMORY = "700m"
 DEFAULT_DRIVER_MEMORY = "2g"
@@ -47,4 +51,22 @@ def cluster_options() -> argparse.ArgumentParser:
                    help=f"seconds before a run is stopped (default {DEFAULT_TIMEOUT_S:.0f})")
     g.add_argument("--retries", type=int, default=DEFAULT_RETRIES,
                    help=f"extra attempts after an infrastructure failure (default {DEFAULT_RETRIES})")
+    t = p.add_argument_group("tracking")
+    t.add_argument("--mlflow", nargs="?", const="", metavar="URI",
+                   help="export every stored run to MLflow at this tracking URI as the campaign goes (alone: "
+                        "$MLFLOW_TRACKING_URI); needs the mlflow extra; a tracker that is down only delays the export")
     return p
+
+
+class TrackingOptionError(ToolError):
+    """--mlflow was given without a URI and MLFLOW_TRACKING_URI is not set."""
+
+
+def mlflow_uri(value: str | None, environ: Mapping[str, str] = os.environ) -> str | None:
+    """The tracking URI of ``--mlflow``: its value, else (``--mlflow`` alone) $MLFLOW_TRACKING_URI; None without it."""
+    if value is None:
+        return None
+    uri = value.strip() or environ.get("MLFLOW_TRACKING_URI", "").strip()
+    if not uri:
+        raise TrackingOptionError("--mlflow needs a tracking URI: --mlflow http://HOST:5000, or set MLFLOW_TRACKING_URI")
+    return uri

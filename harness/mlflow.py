@@ -1,0 +1,70 @@
+"""Export a campaign folder to MLflow: one experiment, one run per design run, the report as an artifact.
+
+    python -m harness.mlflow runs/NAME --tracking-uri http://127.0.0.1:5000
+    python -m harness.mlflow runs/NAME                 # the tracker of $MLFLOW_TRACKING_URI
+
+Running it again adds nothing: it adds the runs MLflow does not have yet (a resumed campaign's),
+replaces those whose record or files changed, and refreshes results.csv, the manifest, the
+provenance and the report in the experiment's run named "campaign". What goes where:
+:mod:`harness.mlflow_export`, the same code ``--mlflow`` runs after every stored run.
+Exit 2 without MLflow installed (it says how to install it) or without a campaign in the folder,
+4 when the tracker does not answer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from sparkdl.cli import run_cli
+from sparkdl.errors import EXIT_OK
+from sparkdl.options import TrackingOptionError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from harness.mlflow_export import DEFAULT_MAX_ARTIFACT_MB
+
+    p = argparse.ArgumentParser(prog="python -m harness.mlflow", description=__doc__.split("\n")[0])
+    p.add_argument("campaign", type=Path, help="campaign folder (campaign.sqlite, or an ingested results.csv)")
+    p.add_argument("--tracking-uri", help="MLflow tracking URI, e.g. http://127.0.0.1:5000 (default $MLFLOW_TRACKING_URI)")
+    p.add_argument("--experiment", help="experiment name (default: the campaign folder's name)")
+    p.add_argument("--cost", help="formula of the cost metric (models.cost; default the report's)")
+    p.add_argument("--max-artifact-mb", type=float, default=DEFAULT_MAX_ARTIFACT_MB,
+                   help=f"leave out files larger than this (default {DEFAULT_MAX_ARTIFACT_MB:g}; event logs of long runs)")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from harness.mlflow_export import (MlflowExportError, MlflowExporter, TrackerUnreachableError, read_campaign,
+                                       require_mlflow)
+    from harness.schema import CampaignDir
+
+    require_mlflow()  # first: without MLflow, say how to install it
+    uri = args.tracking_uri or os.environ.get("MLFLOW_TRACKING_URI", "")
+    if not uri.strip():
+        raise TrackingOptionError("no tracking URI: pass --tracking-uri http://HOST:5000 or set MLFLOW_TRACKING_URI")
+    if not args.campaign.is_dir():
+        raise MlflowExportError(f"{args.campaign}: no such campaign folder")
+    if args.max_artifact_mb <= 0:
+        raise MlflowExportError(f"--max-artifact-mb {args.max_artifact_mb:g}: give a positive size in MB")
+    folder = CampaignDir(args.campaign)
+    records, meta = read_campaign(folder)
+    exporter = MlflowExporter(uri.strip(), folder, experiment=args.experiment, cost=args.cost,
+                              max_artifact_mb=args.max_artifact_mb)
+    from mlflow.exceptions import MlflowException
+
+    try:
+        summary = exporter.sync(records, meta)
+    except MlflowException as e:
+        raise TrackerUnreachableError(f"MLflow at {uri} refused the export ({str(e).splitlines()[0][:300]}); "
+                                      "what was exported stays, run this again to finish") from None
+    print(summary.describe())
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(run_cli(main))

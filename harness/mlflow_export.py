@@ -1,0 +1,669 @@
+"""A campaign in MLflow: the one mapping from a campaign folder to an MLflow experiment.
+
+    python -m harness.mlflow runs/NAME --tracking-uri http://127.0.0.1:5000   # after the fact (harness.mlflow)
+    python -m harness.submit design.csv --mlflow http://127.0.0.1:5000        # live: after every stored run
+
+Both paths call :meth:`MlflowExporter.sync`, which brings the experiment up to date with the folder:
+
+* **one experiment per campaign**, named after the folder (``<name>-<campaign id>`` when another
+  campaign already has that name), tagged with the design's sha256, the job, the factors and the
+  responses (``sparkdl.*`` tags) and shown in the UI's "Model training" view;
+* **one MLflow run per design run** (the attempt that counts: the one results.csv holds), named
+  ``run <run>-<replicate>``: params = the design row (as results.csv writes it), the job, its
+  runtime and JVM choice, the cluster shape; metrics = every number of the record (accuracy,
+  wall_clock_s, elapsed_s, cost, the spark_*/host_*/phase_* figures, a job's own) with per-epoch
+  figures as metric histories (step = epoch: ``accuracy``, ``loss``, ``throughput``,
+  ``epoch_wall_clock_s``, a json job's per-epoch lists); tags = status, reason, failure_kind,
+  app_id, run, replicate, attempt (text figures too); artifacts = the run's .out/.err (earlier
+  attempts' too) and its ``runs/<key>/`` folder (metrics.json, the event log, the observer's
+  tables), each file over the size cap left out and named in a tag. The MLflow status is FINISHED
+  for ok, KILLED for pruned (a search's stopped trial; tag status=pruned), FAILED otherwise;
+* **one run named "campaign"** (tag ``sparkdl.kind=campaign``) holds what belongs to the whole
+  campaign, MLflow having no experiment-level files: results.csv, manifest.json, the provenance,
+  the report (``report*.html``) and a search's ``pareto.png``/``search.json``.
+
+Idempotent: each run carries ``sparkdl.run_key`` and a fingerprint of what it was made from (the
+record, its files' names and sizes, the export's settings). A sync creates the runs that are
+missing, replaces (deletes and recreates) a run whose fingerprint changed or whose export was cut
+short, and leaves the rest alone, so exporting twice adds nothing and a resumed campaign's new runs
+are added. ``mlflow`` is imported only here, and only when an export is asked for.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import threading
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from harness.errors import HarnessError
+from harness.schema import CampaignDir, RunRecord, status_counts
+from sparkdl.errors import EXIT_CLUSTER, EXIT_INPUT
+
+#: The pinned MLflow of the ``mlflow`` extra (constraints.txt).
+MLFLOW_REQUIREMENT = "mlflow==3.17.2"
+INSTALL_HINT = ("install the tool's mlflow extra: pip install 'sparkdl-lab[mlflow]' (in a checkout: "
+                f"pip install -c constraints.txt -e '.[mlflow]', or {MLFLOW_REQUIREMENT}; make venv installs it)")
+#: Bump when the mapping changes: every run's fingerprint changes with it, so a sync re-exports.
+EXPORT_VERSION = "1"
+#: Files larger than this are not uploaded (event logs of long runs); their names go into a tag.
+DEFAULT_MAX_ARTIFACT_MB = 20.0
+#: Files of the campaign folder that belong to the campaign run.
+CAMPAIGN_FILES = ("results.csv", "manifest.json", "pareto.png", "search.json", "concurrency.csv")
+KIND, KEY, FINGERPRINT, COMPLETE = "sparkdl.kind", "sparkdl.run_key", "sparkdl.fingerprint", "sparkdl.export"
+CAMPAIGN_ID = "sparkdl.campaign_id"
+MLFLOW_STATUS = {"ok": "FINISHED", "pruned": "KILLED"}  # anything else: FAILED
+#: MLflow's limits on one log_batch call.
+BATCH_METRICS, BATCH_PARAMS_TAGS = 1000, 100
+#: What the MLflow client may print or retry: our own lines name the experiment; a live export must not wait
+#: minutes (MLflow's default is 7 retries with backoff) for a tracker that went away mid-way.
+QUIET = {"MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT": "true"}
+LIVE_HTTP = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2", "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
+             "MLFLOW_HTTP_REQUEST_TIMEOUT": "60"}
+
+Progress = Callable[[str], None]
+
+
+class MlflowExportError(HarnessError):
+    """A campaign cannot be exported as asked (no campaign in the folder, an experiment name taken)."""
+
+    exit_code = EXIT_INPUT
+
+
+class MlflowMissingError(MlflowExportError):
+    """``--mlflow`` was asked but MLflow is not installed."""
+
+
+class TrackerUnreachableError(MlflowExportError):
+    """The tracking server does not answer (or refused a request): nothing finished is lost; export again later."""
+
+    exit_code = EXIT_CLUSTER
+
+
+def require_mlflow() -> ModuleType:
+    """MLflow, imported (seconds: done only when an export is asked), else :class:`MlflowMissingError`."""
+    try:
+        import mlflow
+    except ImportError as e:
+        raise MlflowMissingError(f"MLflow is not installed ({e}): {INSTALL_HINT}") from None
+    return mlflow
+
+
+# ---------------------------------------------------------------- what a run becomes (no MLflow here)
+
+
+@dataclass(frozen=True)
+class MetricPoint:
+    name: str
+    value: float
+    step: int
+    timestamp_ms: int
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """A file or folder of the campaign uploaded under ``dest`` (an artifact folder of the run)."""
+
+    path: Path
+    dest: str
+    size: int
+
+
+@dataclass(frozen=True)
+class CampaignFacts:
+    """What the exporter knows of the campaign beside the records: manifest, provenance, settings."""
+
+    name: str
+    campaign_id: str
+    design_sha256: str
+    job: str | None
+    factors: tuple[str, ...]
+    responses: tuple[str, ...]
+    runtime_of: Mapping[str, tuple[str, str]]  # run key -> (runtime, jvm choice)
+    cluster: str  # the backend kind (local, master, inventory...)
+    provenance: Mapping[str, object]
+    cost: str
+
+    @classmethod
+    def read(cls, folder: CampaignDir, meta: Mapping[str, object], cost: str) -> "CampaignFacts":
+        manifest = folder.read_manifest()
+        runtime_of: dict[str, tuple[str, str]] = {}
+        runtimes = meta.get("runtimes")
+        if isinstance(runtimes, dict):
+            for name, facts in runtimes.items():
+                by_jvm = facts.get("runs_by_jvm", {}) if isinstance(facts, dict) else {}
+                for jvm, keys in (by_jvm.items() if isinstance(by_jvm, dict) else ()):
+                    for key in keys if isinstance(keys, list) else ():
+                        runtime_of[str(key)] = (str(name), str(jvm))
+        cluster = meta.get("cluster")
+        backend = str(cluster.get("backend", "")) if isinstance(cluster, dict) else ""
+        design = str(meta.get("design_sha256") or "")
+        created = str(meta.get("created") or "")
+        identity = f"{design}|{created}" if design else str(folder.path.resolve())
+        return cls(name=folder.path.resolve().name, campaign_id=hashlib.sha256(identity.encode()).hexdigest()[:12],
+                   design_sha256=design, job=manifest.job if manifest else None,
+                   factors=manifest.factors if manifest else (), responses=manifest.responses if manifest else (),
+                   runtime_of=runtime_of, cluster=backend, provenance=dict(meta), cost=cost)
+
+
+@dataclass(frozen=True)
+class RunPayload:
+    """Everything one MLflow run gets (see the module doc); ``fingerprint`` says what it was made from."""
+
+    key: str
+    name: str
+    status: str  # MLflow's: FINISHED, KILLED, FAILED
+    start_ms: int
+    end_ms: int
+    params: Mapping[str, str]
+    metrics: tuple[MetricPoint, ...]
+    tags: Mapping[str, str]
+    artifacts: tuple[Artifact, ...]
+    fingerprint: str
+
+
+def epoch_ms(iso: str, default: int) -> int:
+    """Milliseconds since the epoch of an ISO 8601 time (the campaign's timestamps), else ``default``."""
+    try:
+        t = datetime.fromisoformat(iso)
+    except (TypeError, ValueError):
+        return default
+    return int((t if t.tzinfo else t.replace(tzinfo=timezone.utc)).timestamp() * 1000)
+
+
+def _finite(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) else None
+
+
+def run_files(folder: CampaignDir, key: str, cap_bytes: int) -> tuple[list[Artifact], list[str]]:
+    """The run's logs (every attempt's) and its ``runs/<key>/`` entries; those over ``cap_bytes`` named apart."""
+    found: list[Artifact] = []
+    skipped: list[str] = []
+
+    def add(path: Path, dest: str) -> None:
+        size = (sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.is_dir()
+                else path.stat().st_size)
+        if size > cap_bytes:
+            skipped.append(f"{path.name} ({size / 1e6:.1f} MB)")
+        else:
+            found.append(Artifact(path, dest, size))
+
+    for log in sorted(folder.logs.glob(f"{key}.*")) if folder.logs.is_dir() else ():
+        if log.is_file() and (log.name in (f"{key}.out", f"{key}.err") or log.name.startswith(f"{key}.attempt")):
+            add(log, "logs")
+    run_dir = folder.path / CampaignDir.RUNS / key
+    for entry in sorted(run_dir.iterdir()) if run_dir.is_dir() else ():
+        add(entry, "run")
+    return found, skipped
+
+
+def epoch_histories(out_log: Path, series: Mapping[str, Sequence[float]], start_ms: int, end_ms: int
+                    ) -> dict[str, list[MetricPoint]]:
+    """Per-epoch figures of a run (step = epoch): its log's validated epochs, and a json job's lists.
+
+    A BigDL log gives ``accuracy`` (Top1 at each validation), ``loss`` and ``throughput`` (means over the
+    epoch's iterations) and ``epoch_wall_clock_s``; a job's ``sparkdl-epoch`` lines give ``accuracy``,
+    ``epoch_wall_clock_s`` and their other numbers; metrics.json's lists are steps 1..n of their name.
+    Each point's time is the run's start plus the epoch's wall clock (never after the run's end).
+    """
+    import logparse
+    from logparse import epochlines
+    from logparse.epochs import epoch_summaries
+    from logparse.errors import LogParseError
+
+    out: dict[str, list[MetricPoint]] = {}
+
+    def add(name: str, step: int, value: object, wall_s: float | None) -> None:
+        number = _finite(value)
+        if number is None:
+            return
+        at = start_ms + int(1000 * wall_s) if wall_s is not None and math.isfinite(wall_s) else end_ms
+        out.setdefault(name, []).append(MetricPoint(name, number, step, min(max(at, start_ms), end_ms)))
+
+    if out_log.is_file():
+        lines = epochlines.read_epochs(out_log)
+        if lines:
+            for e in lines:
+                add("accuracy", e.epoch, e.accuracy, e.wall_clock_s)
+                add("epoch_wall_clock_s", e.epoch, e.wall_clock_s, e.wall_clock_s)
+                for name, value in e.extra.items():
+                    if name not in ("accuracy", "epoch_wall_clock_s"):
+                        add(name, e.epoch, value, e.wall_clock_s)
+        else:
+            try:
+                summaries = epoch_summaries(logparse.parse(out_log, full=True))
+            except LogParseError:
+                summaries = []
+            for s in summaries:
+                wall = s.validation_wall_clock_s if s.validation_wall_clock_s is not None else s.wall_clock_s
+                add("accuracy", s.epoch, s.accuracy, wall)
+                add("loss", s.epoch, s.mean_loss, wall)
+                add("throughput", s.epoch, s.mean_throughput, wall)
+                add("epoch_wall_clock_s", s.epoch, wall, wall)
+    for name, values in series.items():
+        if name not in out:
+            for i, value in enumerate(values, start=1):
+                add(name, i, value, None)
+    return out
+
+
+def _series(folder: CampaignDir, record: RunRecord) -> dict[str, tuple[float, ...]]:
+    """The lists of a json job's metrics.json (one number per epoch or iteration), if it wrote one."""
+    from harness.command import METRICS_FILE
+    from harness.metrics import read_metrics, reserved_names
+
+    path = folder.path / CampaignDir.RUNS / record.key / METRICS_FILE
+    return dict(read_metrics(path, reserved_names(record.spec)).series) if path.is_file() else {}
+
+
+def _cost(record: RunRecord, formula: str) -> float | None:
+    t, a = _finite(record.wall_clock_s), _finite(record.accuracy)
+    if t is None or a is None:
+        return None
+    from models.cost import parse_cost
+
+    return _finite(float(parse_cost(formula)(t, a)))
+
+
+def _text(value: object) -> str:
+    """A value as results.csv writes it."""
+    return "" if value is None else str(value)
+
+
+@dataclass(frozen=True)
+class RunSource:
+    """What a run's export is made from, cheap to read: its files and the fingerprint of record, files and settings."""
+
+    artifacts: tuple[Artifact, ...]
+    skipped: tuple[str, ...]  # files over the cap, "name (size MB)"
+    fingerprint: str
+
+
+def run_source(record: RunRecord, folder: CampaignDir, facts: CampaignFacts,
+               cap_bytes: int = int(DEFAULT_MAX_ARTIFACT_MB * 1e6)) -> RunSource:
+    """The run's files and fingerprint (stat calls only: a sync compares it before it reads any log)."""
+    artifacts, skipped = run_files(folder, record.key, cap_bytes)
+    source = json.dumps({"version": EXPORT_VERSION, "record": record.to_json(), "job": facts.job,
+                         "runtime": facts.runtime_of.get(record.key), "cluster": facts.cluster, "cost": facts.cost,
+                         "cap": cap_bytes, "files": [(a.dest, a.path.name, a.size) for a in artifacts],
+                         "skipped": skipped}, sort_keys=True)
+    return RunSource(tuple(artifacts), tuple(skipped), hashlib.sha256(source.encode()).hexdigest())
+
+
+def run_payload(record: RunRecord, folder: CampaignDir, facts: CampaignFacts,
+                cap_bytes: int = int(DEFAULT_MAX_ARTIFACT_MB * 1e6), source: RunSource | None = None) -> RunPayload:
+    """What the run of ``record`` becomes in MLflow (the module doc); reads its log and files, uploads nothing."""
+    source = source or run_source(record, folder, facts, cap_bytes)
+    row = record.row()
+    spec = record.spec
+    start = epoch_ms(record.execution.start, 0)
+    end = max(epoch_ms(record.execution.end, start), start)
+    params = {name: _text(value) for name, value in spec.as_row().items()
+              if name not in ("run", "replicate") and value is not None}
+    runtime, jvm = facts.runtime_of.get(record.key, ("", ""))
+    for name, value in (("job", facts.job or spec.get("model")), ("runtime", runtime), ("jvm", jvm),
+                        ("total_cores", spec.total_cores), ("cluster", facts.cluster)):
+        if value not in (None, "") and name not in params:
+            params[name] = str(value)
+    tags = {KIND: "run", KEY: record.key, "run": str(record.run), "replicate": str(record.replicate),
+            "attempt": str(record.execution.attempts), "status": str(record.status), "reason": record.reason,
+            "failure_kind": record.outcome.failure_kind or "", "app_id": record.outcome.app_id or "",
+            "log": record.execution.log, CAMPAIGN_ID: facts.campaign_id, FINGERPRINT: source.fingerprint}
+    if source.skipped:
+        tags["sparkdl.artifacts_skipped"] = f"over the {cap_bytes / 1e6:g} MB cap: " + ", ".join(source.skipped)
+    figures: dict[str, float] = {}
+    for name, value in row.items():
+        if name in spec.as_row() or name in ("status", "reason", "failure_kind", "app_id", "start", "end", "log"):
+            continue
+        number = _finite(value)
+        if number is not None:
+            figures[name] = number
+        elif isinstance(value, str) and value and name not in tags:
+            tags[name] = value[:5000]  # a json job's text figure
+    if "cost" not in figures:
+        cost = _cost(record, facts.cost)
+        if cost is not None:
+            figures["cost"] = cost
+            tags["sparkdl.cost_formula"] = facts.cost
+    out_log = folder.path / record.execution.log if record.execution.log else folder.logs / f"{record.key}.out"
+    histories = epoch_histories(out_log, _series(folder, record), start, end)
+    points = [p for history in histories.values() for p in history]
+    for name, value in figures.items():
+        history = histories.get(name)
+        if history and history[-1].value == value:
+            continue  # the history's last point is the record's figure
+        step = history[-1].step if history else 0
+        at = max(end, history[-1].timestamp_ms + 1) if history else end
+        points.append(MetricPoint(name, value, step, at))  # the latest point: the record's figure
+    return RunPayload(record.key, f"run {record.key}", MLFLOW_STATUS.get(str(record.status), "FAILED"), start, end,
+                      params, tuple(points), tags, source.artifacts, source.fingerprint)
+
+
+def experiment_tags(facts: CampaignFacts, folder: CampaignDir, records: Sequence[RunRecord]) -> dict[str, str]:
+    counts = ", ".join(f"{n} {s}" for s, n in sorted(status_counts(records).items())) or "no runs yet"
+    note = (f"Campaign `{folder.path.resolve()}`: {len(records)} run(s) ({counts}). Job {facts.job or 'from the design'}; "
+            f"factors {', '.join(facts.factors) or '?'}. One MLflow run per design run (tag `sparkdl.run_key`), "
+            "per-epoch figures as metric histories; the run named *campaign* holds results.csv, the manifest, "
+            "the provenance and the report. Exported by sparkdl-lab (python -m harness.mlflow).")
+    return {CAMPAIGN_ID: facts.campaign_id, "sparkdl.design_sha256": facts.design_sha256,
+            "sparkdl.campaign": str(folder.path.resolve()), "sparkdl.job": facts.job or "",
+            "sparkdl.factors": ",".join(facts.factors), "sparkdl.responses": ",".join(facts.responses)[:5000],
+            "sparkdl.cost_formula": facts.cost, "mlflow.experimentKind": "custom_model_development",
+            "mlflow.note.content": note}
+
+
+def campaign_files(folder: CampaignDir) -> list[Path]:
+    """The files of the campaign run: results.csv, manifest.json, the report(s), a search's front and summary."""
+    names = [*CAMPAIGN_FILES, *sorted(p.name for p in folder.path.glob("report*.html"))]
+    return [folder.path / n for n in names if (folder.path / n).is_file()]
+
+
+def read_campaign(folder: CampaignDir) -> tuple[list[RunRecord], dict[str, object]]:
+    """The records and provenance of a campaign folder: its store, else (an ingested campaign) its results.csv."""
+    if folder.store_path.is_file():
+        from harness.store import ResultStore
+
+        store = ResultStore(folder)
+        try:
+            return store.results(), store.meta()
+        finally:
+            store.close()
+    if folder.results_csv.is_file():
+        import csv
+
+        from harness.runspec import CLUSTER
+
+        manifest = folder.read_manifest()
+        params = [f for f in manifest.factors if f not in CLUSTER] if manifest else None
+        with open(folder.results_csv, newline="") as f:
+            rows = list(csv.DictReader(f))
+        try:
+            return [RunRecord.from_row(row, params) for row in rows], {}
+        except (KeyError, ValueError) as e:
+            raise MlflowExportError(f"{folder.results_csv}: not a campaign's results table ({e}): "
+                                    "give the folder harness.submit or an optimizer wrote") from None
+    raise MlflowExportError(f"{folder.path}: no campaign here (no {CampaignDir.STORE} or {CampaignDir.RESULTS}): "
+                            "give a campaign folder (the --out of harness.submit or an optimizer)")
+
+
+# ---------------------------------------------------------------- talking to MLflow
+
+
+@dataclass
+class ExportSummary:
+    experiment_id: str
+    experiment_name: str
+    url: str
+    created: list[str] = field(default_factory=list)
+    replaced: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    campaign_files: list[str] = field(default_factory=list)
+
+    def describe(self) -> str:
+        return (f"MLflow experiment {self.experiment_name!r} ({self.url}): {len(self.created)} run(s) added, "
+                f"{len(self.replaced)} updated, {self.unchanged} unchanged"
+                + (f"; campaign files updated: {', '.join(self.campaign_files)}" if self.campaign_files else ""))
+
+
+def check_reachable(uri: str, timeout: float = 5.0) -> None:
+    """An HTTP tracker must answer its /health within ``timeout`` (MLflow's own client would retry for minutes)."""
+    if not uri.startswith(("http://", "https://")):
+        return
+    try:
+        with urllib.request.urlopen(f"{uri.rstrip('/')}/health", timeout=timeout) as r:  # noqa: S310 - the user's URI
+            r.read(64)
+    except (urllib.error.URLError, OSError, ValueError) as e:
+        reason = getattr(e, "reason", e)
+        raise TrackerUnreachableError(f"MLflow at {uri} does not answer ({reason}): start it or check the URI; "
+                                      "nothing finished is lost, export again with python -m harness.mlflow") from None
+
+
+def ui_url(uri: str, experiment_id: str) -> str:
+    """The experiment's run list in MLflow's UI (its "Model training" view), for an HTTP tracker."""
+    if uri.startswith(("http://", "https://")):
+        return f"{uri.rstrip('/')}/#/experiments/{experiment_id}/runs?workflowType=machine_learning"
+    return f"{uri} (experiment {experiment_id})"
+
+
+def _chunks(items: Sequence[Any], n: int) -> Iterable[Sequence[Any]]:
+    for i in range(0, len(items), n):
+        yield items[i:i + n]
+
+
+class MlflowExporter:
+    """Brings one MLflow experiment up to date with one campaign folder (see the module doc).
+
+    ``experiment`` names the experiment (default: the folder's name); ``cost`` is the cost formula of
+    the ``cost`` metric (models.cost); files over ``max_artifact_mb`` are not uploaded.
+    """
+
+    def __init__(self, uri: str, folder: CampaignDir, *, experiment: str | None = None, cost: str | None = None,
+                 max_artifact_mb: float = DEFAULT_MAX_ARTIFACT_MB, client: Any = None) -> None:
+        from models.cost import DEFAULT_COST, parse_cost
+
+        self.uri, self.folder, self.experiment = uri, folder, experiment
+        self.cost = cost or DEFAULT_COST
+        parse_cost(self.cost)  # a formula models.cost cannot read is an error before anything is sent
+        self.cap_bytes = int(max_artifact_mb * 1e6)
+        for name, value in QUIET.items():
+            os.environ.setdefault(name, value)
+        if client is None:
+            mlflow = require_mlflow()
+            client = mlflow.MlflowClient(tracking_uri=uri)
+        self.client = client
+        self._experiment_id: str | None = None
+        self._experiment_name = ""
+
+    # -- the experiment
+    def experiment_id(self, facts: CampaignFacts) -> tuple[str, str]:
+        """(id, name) of the campaign's experiment, found by name and campaign id, else created.
+
+        The folder's name, else ``<name>-<campaign id>`` when an experiment of that name holds something
+        else (another campaign, the user's own runs) or is deleted. An experiment named with ``experiment``
+        may be one the user made; never one of another campaign (their run keys would collide).
+        """
+        if self._experiment_id is not None:
+            return self._experiment_id, self._experiment_name
+        names = [self.experiment] if self.experiment else [facts.name, f"{facts.name}-{facts.campaign_id[:8]}"]
+        accepted = (None, facts.campaign_id) if self.experiment else (facts.campaign_id,)
+        for name in names:
+            found = self.client.get_experiment_by_name(name)
+            if found is None:
+                eid = self.client.create_experiment(name, tags={CAMPAIGN_ID: facts.campaign_id})
+            elif found.lifecycle_stage == "active" and found.tags.get(CAMPAIGN_ID) in accepted:
+                eid = found.experiment_id
+            else:
+                continue
+            self._experiment_id, self._experiment_name = str(eid), name
+            return self._experiment_id, name
+        taken = names[-1]
+        raise MlflowExportError(f"MLflow experiment {taken!r} belongs to another campaign or is deleted: choose "
+                                "another name with --experiment, or restore/remove it in MLflow (mlflow gc)")
+
+    def forget(self) -> None:
+        """Look the experiment up again at the next sync (after a failure: it may have been deleted meanwhile)."""
+        self._experiment_id = None
+
+    def _existing_runs(self, experiment_id: str) -> list[Any]:
+        from mlflow.entities import ViewType
+
+        runs: list[Any] = []
+        token = None
+        while True:
+            page = self.client.search_runs([experiment_id], run_view_type=ViewType.ACTIVE_ONLY, max_results=1000,
+                                           page_token=token)
+            runs.extend(page)
+            token = page.token
+            if not token:
+                return runs
+
+    # -- one run
+    def _log(self, run_id: str, params: Mapping[str, str], points: Sequence[MetricPoint],
+             tags: Mapping[str, str]) -> None:
+        from mlflow.entities import Metric, Param, RunTag
+
+        for chunk in _chunks([Param(k, v) for k, v in params.items()], BATCH_PARAMS_TAGS):
+            self.client.log_batch(run_id, params=list(chunk))
+        for chunk in _chunks([RunTag(k, v) for k, v in tags.items()], BATCH_PARAMS_TAGS):
+            self.client.log_batch(run_id, tags=list(chunk))
+        for chunk in _chunks([Metric(p.name, p.value, p.timestamp_ms, p.step) for p in points], BATCH_METRICS):
+            self.client.log_batch(run_id, metrics=list(chunk))
+
+    def _upload(self, run_id: str, artifact: Artifact) -> None:
+        if artifact.path.is_dir():
+            self.client.log_artifacts(run_id, str(artifact.path), f"{artifact.dest}/{artifact.path.name}")
+        else:
+            self.client.log_artifact(run_id, str(artifact.path), artifact.dest)
+
+    def _create(self, experiment_id: str, payload: RunPayload) -> str:
+        tags = {k: v for k, v in payload.tags.items() if k != FINGERPRINT}
+        run = self.client.create_run(experiment_id, start_time=payload.start_ms, run_name=payload.name,
+                                     tags={KIND: "run", KEY: payload.key})
+        run_id = run.info.run_id
+        self._log(run_id, payload.params, payload.metrics, tags)
+        for artifact in payload.artifacts:
+            self._upload(run_id, artifact)
+        self.client.set_terminated(run_id, payload.status, end_time=payload.end_ms)
+        # last: a run without these was cut short (tracker down mid-way) and is replaced by the next sync
+        self.client.log_batch(run_id, tags=_tags({FINGERPRINT: payload.fingerprint, COMPLETE: "complete"}))
+        return run_id
+
+    # -- the campaign run
+    def _campaign_run(self, experiment_id: str, existing: Sequence[Any], facts: CampaignFacts,
+                      records: Sequence[RunRecord]) -> list[str]:
+        mine = [r for r in existing if r.data.tags.get(KIND) == "campaign"]
+        if mine:
+            run = mine[0]
+            for extra in mine[1:]:
+                self.client.delete_run(extra.info.run_id)
+        else:
+            run = self.client.create_run(experiment_id, run_name="campaign", tags={KIND: "campaign"})
+        run_id, tags = run.info.run_id, run.data.tags
+        changed = []
+        provenance = json.dumps(facts.provenance, indent=2, sort_keys=True, default=str)
+        uploads: list[tuple[str, bytes | Path]] = [("provenance.json", provenance.encode())]
+        uploads += [(p.name, p) for p in campaign_files(self.folder)]
+        for name, content in uploads:
+            data = content if isinstance(content, bytes) else content.read_bytes()
+            digest = hashlib.sha256(data).hexdigest()
+            if tags.get(f"sparkdl.sha.{name}") == digest:
+                continue
+            if isinstance(content, bytes):
+                self.client.log_text(run_id, content.decode(), name)
+            else:
+                self.client.log_artifact(run_id, str(content))
+            self.client.set_tag(run_id, f"sparkdl.sha.{name}", digest)
+            changed.append(name)
+        counts = {f"runs_{s}": str(n) for s, n in status_counts(records).items()}
+        summary = {"runs": str(len(records)), **counts, CAMPAIGN_ID: facts.campaign_id}
+        stale = {k: v for k, v in summary.items() if tags.get(k) != v}
+        if stale:
+            self.client.log_batch(run_id, tags=_tags(stale))
+        if run.info.status != "FINISHED":
+            self.client.set_terminated(run_id, "FINISHED")
+        return changed
+
+    # -- the whole campaign
+    def sync(self, records: Sequence[RunRecord], meta: Mapping[str, object]) -> ExportSummary:
+        """Create the missing runs, replace the changed ones, refresh the experiment and the campaign run."""
+        check_reachable(self.uri)
+        facts = CampaignFacts.read(self.folder, meta, self.cost)
+        experiment_id, name = self.experiment_id(facts)
+        wanted = experiment_tags(facts, self.folder, records)
+        current = self.client.get_experiment(experiment_id).tags
+        for key, value in wanted.items():
+            if current.get(key) != value:
+                self.client.set_experiment_tag(experiment_id, key, value)
+        existing = self._existing_runs(experiment_id)
+        by_key: dict[str, list[Any]] = {}
+        for run in existing:
+            if run.data.tags.get(KIND) == "run" and KEY in run.data.tags:
+                by_key.setdefault(run.data.tags[KEY], []).append(run)
+        summary = ExportSummary(experiment_id, name, ui_url(self.uri, experiment_id))
+        for record in sorted(records, key=lambda r: r.cell):
+            source = run_source(record, self.folder, facts, self.cap_bytes)
+            known = by_key.pop(record.key, [])
+            keep = [r for r in known if r.data.tags.get(FINGERPRINT) == source.fingerprint
+                    and r.data.tags.get(COMPLETE) == "complete"][:1]
+            for run in known:
+                if run not in keep:
+                    self.client.delete_run(run.info.run_id)
+            if keep:
+                summary.unchanged += 1
+                continue
+            self._create(experiment_id, run_payload(record, self.folder, facts, self.cap_bytes, source))
+            (summary.replaced if known else summary.created).append(record.key)
+        summary.campaign_files = self._campaign_run(experiment_id, existing, facts, records)
+        return summary
+
+
+def _tags(values: Mapping[str, str]) -> list[Any]:
+    from mlflow.entities import RunTag
+
+    return [RunTag(k, v) for k, v in values.items()]
+
+
+# ---------------------------------------------------------------- the live path
+
+
+class LiveExport:
+    """``--mlflow`` during a campaign: :meth:`MlflowExporter.sync` after every stored run.
+
+    The tracker being down (or refusing a request) never stops the campaign: one note when it goes
+    away, one when it is back and the runs it missed are exported; :meth:`finish` says what is still
+    missing and the command that catches up. Thread-safe (optimize.concurrent records from threads).
+    """
+
+    def __init__(self, uri: str, folder: CampaignDir, progress: Progress = lambda _: None,
+                 exporter: MlflowExporter | None = None) -> None:
+        for name, value in LIVE_HTTP.items():
+            os.environ.setdefault(name, value)
+        self.uri, self.folder, self.progress = uri, folder, progress
+        self.exporter = exporter or MlflowExporter(uri, folder)
+        self.down = False
+        self.last: ExportSummary | None = None
+        self._lock = threading.Lock()
+
+    def catch_up_command(self) -> str:
+        return f"python -m harness.mlflow {self.folder.path} --tracking-uri {self.uri}"
+
+    def sync(self, records: Sequence[RunRecord], meta: Mapping[str, object]) -> bool:
+        """Export what is new; True when the experiment is up to date, False (after a note) when it could not be."""
+        from mlflow.exceptions import MlflowException
+        from requests.exceptions import RequestException
+
+        with self._lock:
+            try:
+                summary = self.exporter.sync(records, meta)
+            except (HarnessError, MlflowException, RequestException, OSError) as e:
+                self.exporter.forget()
+                if not self.down:
+                    self.progress(f"note: MLflow export paused: {str(e).splitlines()[0][:300]}; the campaign goes on "
+                                  f"and the next export catches up (or: {self.catch_up_command()})")
+                self.down = True
+                return False
+            if self.down:
+                self.progress(f"MLflow at {self.uri} answers again: {summary.describe()}")
+            elif self.last is None:
+                self.progress(f"MLflow: runs go to {summary.url}")
+            self.down, self.last = False, summary
+            return True
+
+    def finish(self, records: Sequence[RunRecord], meta: Mapping[str, object]) -> None:
+        """A last sync; the experiment's link, or what is missing and how to export it later."""
+        if self.sync(records, meta) and self.last is not None:
+            self.progress(f"MLflow: {len(records)} run(s) in experiment {self.last.experiment_name!r}: {self.last.url}")
+        else:
+            self.progress(f"MLflow: the experiment is behind this campaign; export it later with "
+                          f"{self.catch_up_command()}")
