@@ -3,9 +3,10 @@
 Fast: the one-line errors for a refused key, a closed port, an unknown host key, an
 encrypted key without its passphrase, and hostile values through a real remote shell.
 Slow: provision two hosts and prepare a runtime on them, start a master and two workers over
-SSH, run a design with a row on each runtime (bigdl, spark4) through `python -m harness.submit
---cluster` (RemoteBackend + Campaign: it prepares the second runtime on the hosts and restarts
-the cluster on it), and find results, the runtimes' own spark-submit and logs.
+SSH, run a design with a BigDL row (runtime bigdl) and a PyTorch row (TorchDistributor, gloo
+between the two hosts; runtime torch) through `python -m harness.submit --cluster` (RemoteBackend +
+Campaign: it prepares the second runtime on the hosts from the shipped wheels and restarts the
+cluster on it), and find results, the runtimes' own spark-submit and logs.
 """
 
 from __future__ import annotations
@@ -141,11 +142,12 @@ def test_an_encrypted_key_needs_its_passphrase_which_is_never_shown(hosts, tmp_p
 # ---------------------------------------------------------------- the whole path
 
 
-RUNTIMES = ("bigdl", "spark4")
+RUNTIMES = ("bigdl", "torch")
 
 
 def wheelhouse() -> Path:
-    """The pinned stack and both runtimes' locks as wheels, cached outside the repo: the namespaces reach no index."""
+    """The pinned stack and both runtimes' locks as wheels (torch's CPU wheel from its runtime's find_links), cached
+    outside the repo: the namespaces reach no index."""
     h = hashlib.sha256((project_root() / "constraints.txt").read_bytes())
     for name in RUNTIMES:
         h.update(runtimes.resolve(name).lock_text().encode())
@@ -156,9 +158,9 @@ def wheelhouse() -> Path:
     return dest
 
 
-DESIGN = """run,model,runtime,nodes,executors,executor_cores,max_iter,step_size,block_size
-1,mlp,bigdl,2,1,1,3,0.03,64
-2,mlp,spark4,1,1,1,3,0.03,64
+DESIGN = """run,model,nodes,executors,executor_cores,epochs,learning_rate,batch_size
+1,lenet,2,1,1,1,0.05,64
+2,torch-lenet,2,1,1,1,0.05,64
 """
 
 
@@ -182,7 +184,7 @@ def test_provision_start_and_run_a_design_on_two_hosts(hosts, tmp_path, monkeypa
                  extra_remote=f'wheelhouse = "{wheelhouse()}"')
     inv_path = inventory_file(hosts, tmp_path, **extra)
     base = tmp_path / "remote"
-    bigdl, spark4 = runtimes.resolve("bigdl"), runtimes.resolve("spark4")
+    bigdl, torch = runtimes.resolve("bigdl"), runtimes.resolve("torch")
     said: list[str] = []
     cluster = RemoteCluster(load_inventory(inv_path), progress=said.append, bundle_dir=tmp_path / "bundles")
     try:
@@ -195,7 +197,7 @@ def test_provision_start_and_run_a_design_on_two_hosts(hosts, tmp_path, monkeypa
         assert [(r.host, r.changed) for r in first.results] == [(a, True)]
         assert "runtime bigdl prepared in" in first.results[0].detail
         assert any(line.startswith(f"{a}: runtime bigdl prepared in") for line in said)
-        assert runtimes.is_prepared(bigdl, base / "runtimes") and not runtimes.is_prepared(spark4, base / "runtimes")
+        assert runtimes.is_prepared(bigdl, base / "runtimes") and not runtimes.is_prepared(torch, base / "runtimes")
         again = cluster.provision(bundle=bundle, runtimes=["bigdl"]).raise_on_failure()
         assert [(r.host, r.changed) for r in again.results] == [(a, False), (b, False)]
         assert all("up to date" in r.detail and "bigdl already prepared" in r.detail for r in again.results)
@@ -230,8 +232,10 @@ def test_provision_start_and_run_a_design_on_two_hosts(hosts, tmp_path, monkeypa
         cluster.stop().raise_on_failure()  # the backend starts it again (and stops what it started)
         assert host_state(base, a)["runtime"] is None  # nothing runs, so no runtime
 
-        # A row on each runtime through `python -m harness.submit --cluster`: run 1 on bigdl on both workers,
-        # then (spark4 prepared on the hosts, the cluster restarted on it) run 2 on spark4 on one worker.
+        # A row on each runtime through `python -m harness.submit --cluster`: run 1 (BigDL LeNet) on bigdl on both
+        # workers, then (torch prepared on the hosts, the cluster restarted on it) run 2, LeNet in PyTorch with one
+        # gloo process on each host (their names resolve to no address of the namespaces' network: the job binds
+        # gloo to the interface that reaches the rendezvous host, or rank 0 is told to reach its peer at loopback).
         design = tmp_path / "design.csv"
         design.write_text(DESIGN)
         out = tmp_path / "campaign"
@@ -261,37 +265,39 @@ def test_provision_start_and_run_a_design_on_two_hosts(hosts, tmp_path, monkeypa
     logged = {run: "".join((out / "logs" / f"{run}-1.{ext}").read_text() for ext in ("out", "err")) for run in (1, 2)}
     app_ids = {run: re.search(r"with app ID (app-[0-9-]+)", text).group(1) for run, text in logged.items()}
     assert results[1].outcome.app_id == app_ids[1]
-    # spark4 was prepared on the hosts by the campaign (host A built it, host B found it), then the cluster moved
+    # torch was prepared on the hosts by the campaign (host A built it, host B found it), then the cluster moved
     # (the two hosts prepare side by side; one builds it under <base>/runtimes while the other waits for it)
-    built = sorted(line.split(":")[0] for line in said if re.match(r"\S+: runtime spark4 prepared in", line))
-    found = sorted(line.split(":")[0] for line in said if re.match(r"\S+: runtime spark4 already prepared", line))
-    assert len(built) == 1 and sorted(built + found) == sorted([a, b]), [line for line in said if "spark4" in line]
-    assert "restarting the remote cluster on runtime spark4 (it ran bigdl)" in said
-    assert "scaling the remote cluster to 1 worker(s)" in said
+    built = sorted(line.split(":")[0] for line in said if re.match(r"\S+: runtime torch prepared in", line))
+    found = sorted(line.split(":")[0] for line in said if re.match(r"\S+: runtime torch already prepared", line))
+    assert len(built) == 1 and sorted(built + found) == sorted([a, b]), [line for line in said if "torch" in line]
+    assert "restarting the remote cluster on runtime torch (it ran bigdl)" in said
+    # the PyTorch run trained with one process on each host, and validated after its epoch
+    figures = json.loads((out / "runs" / "2-1" / "metrics.json").read_text())
+    assert figures["processes"] == 2 and figures["epochs_trained"] == 1 and len(figures["accuracy_history"]) == 1
     # each row was submitted with its runtime's own spark-submit, prepared on the hosts under <base>/runtimes
     argv = submitted_argv(out)
-    for run, rt in ((1, bigdl), (2, spark4)):
+    for run, rt in ((1, bigdl), (2, torch)):
         assert argv[run][0] == str(runtimes.home(rt, base / "runtimes") / "lib" / "python3.11" / "site-packages"
                                    / "pyspark" / "bin" / "spark-submit")
         assert f"spark.pyspark.python={runtimes.home(rt, base / 'runtimes')}/bin/python" in argv[run]
-    # the figures were written on the master host and fetched back
-    for key in ("1-1", "2-1"):
-        assert (base / "hosts" / a / "runs" / key / "metrics.json").is_file()
-        assert "accuracy" in json.loads((out / "runs" / key / "metrics.json").read_text())
+    # the torch job's figures were written on the master host and fetched back (BigDL's come from its log)
+    assert (base / "hosts" / a / "runs" / "2-1" / "metrics.json").is_file()
+    assert "accuracy" in json.loads((out / "runs" / "2-1" / "metrics.json").read_text())
+    assert "Top1Accuracy is Accuracy(" in logged[1]
     # the master's and both workers' logs, and the executors' stderr from host B (run 1 used it)
     logs = out / "cluster-logs"
     master_log = (logs / a / "logs" / "master.log").read_text()
     assert "Master" in master_log and "starting master (runtime bigdl)" in master_log
-    assert "starting master (runtime spark4)" in master_log
-    assert "starting worker-1 (runtime spark4)" in (logs / a / "logs" / "worker-1.log").read_text()
+    assert "starting master (runtime torch)" in master_log
+    assert "starting worker-1 (runtime torch)" in (logs / a / "logs" / "worker-1.log").read_text()
     worker_2 = (logs / b / "logs" / "worker-2.log").read_text()
     assert "Successfully registered with master" in worker_2 and "starting worker-2 (runtime bigdl)" in worker_2
     (executor_stderr,) = (logs / b / "work" / "worker-2").glob(f"{app_ids[1]}/*/stderr")
     # its JVM read the log configuration installed on host B with the project's wheel (not this checkout)
     config = Path(re.search(r'"-Dlog4j2\.configurationFile=([^"]+)"', executor_stderr.read_text()).group(1))
     assert config.name == "log4j2.xml" and config.is_file() and project_root() not in config.parents
-    assert list((logs / a / "work" / "worker-1").glob(f"{app_ids[2]}/*/stderr"))
-    assert not list((logs / b / "work" / "worker-2").glob(f"{app_ids[2]}/*/stderr"))  # run 2: worker-1 only
+    for host, worker in ((a, "worker-1"), (b, "worker-2")):  # run 2: an executor, so a gloo process, on each host
+        assert list((logs / host / "work" / worker).glob(f"{app_ids[2]}/*/stderr")), host
     assert (out / "results.csv").exists()
 
     # the backend started the cluster, so it stopped it; nothing of ours runs on either host
