@@ -156,7 +156,7 @@ def parse_toml(text: str, path: object, what: str, error: ErrorClass = InputFile
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        raise _fail(error, path, f"bad TOML in the {what}: {e}: fix that line") from None
+        raise _fail(error, path, f"the {what} is not valid TOML: {e}: fix that line") from None
     except RecursionError:
         raise _fail(error, path, f"the {what} nests arrays or tables too deep (at most {MAX_DEPTH}): "
                                  "is this the right file?") from None

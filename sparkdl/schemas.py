@@ -54,3 +54,48 @@ class ParamTable(msgspec.Struct, forbid_unknown_fields=True):
                 raise ValueError(f"choice {c!r} is a text but type = \"{self.type}\": write a number")
             if self.type == "int" and isinstance(c, float):
                 raise ValueError(f"choice {c!r} is not a whole number (type = \"int\")")
+
+
+#: The range each search-space factor may take (optimize.search.space): the harness's own limits on a
+#: design row (harness.runspec.CLUSTER_RULES) and on the built-in jobs' parameters (jobs/birnn.toml).
+SPACE_LIMITS: dict[str, tuple[float, float]] = {
+    "nodes": (1, 10_000), "executors": (1, 512), "executor_cores": (1, 1_024), "epochs": (1, 1_000),
+    "batch_size": (1, 1_048_576), "learning_rate": (1e-9, 1e4),
+}
+#: A ``model`` choice: a built-in job's name.
+MODEL_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"
+
+
+class SpaceTable(msgspec.Struct, forbid_unknown_fields=True):
+    """One ``[factor]`` table of a search space (optimize.search.space): a range or a list of choices.
+
+    Which factor it is decides the rest (:func:`check_space_factor`): whole numbers for the integer
+    factors, every value inside :data:`SPACE_LIMITS`, text choices only for ``model``.
+    """
+
+    low: Optional[Union[int, float]] = None
+    high: Optional[Union[int, float]] = None
+    log: bool = False
+    step: Annotated[int, msgspec.Meta(ge=1, le=1_000_000)] = 1
+    choices: Optional[Annotated[list[Choice], msgspec.Meta(min_length=1, max_length=MAX_CHOICES)]] = None
+
+
+def check_space_factor(name: str, table: SpaceTable, integer: bool) -> None:
+    """Raise ValueError naming what is wrong with ``table`` as factor ``name`` (see :class:`SpaceTable`)."""
+    import re
+
+    values = list(table.choices) if table.choices is not None else [v for v in (table.low, table.high)
+                                                                     if v is not None]
+    if name == "model":
+        bad = [c for c in values if not isinstance(c, str) or not re.fullmatch(MODEL_NAME, c)]
+        if bad:
+            raise ValueError(f"choice {bad[0]!r} is not a job's name: write e.g. \"lenet\"")
+        return
+    lo, hi = SPACE_LIMITS[name]
+    for v in values:
+        if isinstance(v, str):
+            raise ValueError(f"{v!r} is a text: {name} takes numbers")
+        if integer and not isinstance(v, int):
+            raise ValueError(f"{v!r} is not a whole number: {name} takes whole numbers")
+        if not (isinstance(v, (int, float)) and math.isfinite(v) and lo <= v <= hi):
+            raise ValueError(f"{v!r} is outside {lo:g}..{hi:g}, the range {name} may take")

@@ -147,7 +147,7 @@ def search_check_main(argv: Sequence[str] | None) -> int:
 
     args = build_parser().parse_args(argv)
     config = search_config(args)
-    config.space.check_size()
+    config.space.shapes()
     return 0
 
 
@@ -302,7 +302,11 @@ def _space_huge(d: Path) -> list[Case]:
     space = write(d / "space.toml", "[epochs]\nlow = 1\nhigh = 1000000000\n")
     job = "lenet"
     return [Case("space-int-range-1e9", search_check_main,
-                 ["--job", job, "--space", str(space), "--budget", "1h", "--out", str(d / "out")], expect="level")]
+                 ["--job", job, "--space", str(space), "--budget", "1h", "--out", str(d / "out")], expect="epochs"),
+            Case("space-grid-huge", search_check_main,
+                 ["--job", job, "--space", str(write(d / "grid.toml", "[batch_size]\nlow = 1\nhigh = 1000000\n"
+                                                                     "[epochs]\nlow = 1\nhigh = 1000\n")),
+                  "--budget", "1h", "--out", str(d / "out"), "--sampler", "grid"], expect="grid")]
 
 
 @seed("03-design-replications")

@@ -151,6 +151,8 @@ def search_config(args: argparse.Namespace) -> SearchConfig:
         harvesting.check_objectives(objectives)
         space, epochs = at_largest_epochs(space, job.epochs)
         job = replace(job, epochs=epochs)
+    if args.sampler == "grid":
+        space.check_grid(args.grid_points)
     return SearchConfig(space, job, objectives, sampler=args.sampler, seed=args.seed, startup_trials=args.startup_trials,
                         population=args.population, grid_points=args.grid_points, cost=args.cost, start=args.start)
 
@@ -175,7 +177,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.sampler == "tpe" and args.start == "lhs":  # a tpe search started before it resumes with --start random
         settings["start"] = "lhs"
         settings["startup_trials"] = args.startup_trials
-    shapes = [job.spec(1, 1, **combo) for combo in space.grid(1)]
+    shapes = [job.spec(1, 1, **combo) for combo in space.shapes()]
     on_interrupt(f"finished runs and the study are kept in {args.out}; continue with --resume")
     args.out.mkdir(parents=True, exist_ok=True)
     with open_session(args.out, settings, options, cluster, shapes, args.resume, say) as session:
