@@ -23,12 +23,15 @@ loads it.
 
 from __future__ import annotations
 
+import csv
 import errno
+import io
 import json
 import math
 import os
 import stat
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -40,6 +43,8 @@ MAX_CONFIG_BYTES = 1 << 20
 MAX_DEPTH = 16
 #: The longest path accepted (Linux's PATH_MAX).
 MAX_PATH_CHARS = 4096
+#: The largest table read (a design, a results table).
+MAX_TABLE_BYTES = 64 << 20
 
 T = TypeVar("T")
 
@@ -78,7 +83,7 @@ def read_bytes(path: str | os.PathLike[str], what: str, limit: int = MAX_CONFIG_
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
-        raise _fail(error, path, f"no such {what}: check the path") from None
+        raise _fail(error, path, f"cannot read the {what}: no such file: check the path") from None
     except OSError as e:
         if e.errno == errno.ELOOP:
             raise _fail(error, path, f"the {what} is a symbolic link loop: give a file") from None
@@ -88,7 +93,7 @@ def read_bytes(path: str | os.PathLike[str], what: str, limit: int = MAX_CONFIG_
     try:
         st = os.fstat(fd)
         if stat.S_ISDIR(st.st_mode):
-            raise _fail(error, path, f"the {what} is a folder: give a file")
+            raise _fail(error, path, f"the {what} is not a regular file (a folder): give a file")
         if not stat.S_ISREG(st.st_mode):
             raise _fail(error, path, f"the {what} is not a regular file (a FIFO, socket or device): give a file")
         if st.st_size > limit:
@@ -220,3 +225,66 @@ def finite(value: float, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise ValueError(f"{name} must be a finite number, not {value!r}")
     return value
+
+
+@dataclass(frozen=True)
+class Table:
+    """A CSV file read exactly: its text, its header and its data rows (``line`` is where each row starts)."""
+
+    text: str
+    header: tuple[str, ...]
+    rows: tuple[tuple[int, tuple[str, ...]], ...]
+
+
+def read_table(path: str | os.PathLike[str], what: str, error: ErrorClass = InputFileError,
+               limit: int = MAX_TABLE_BYTES, max_field: int = 1 << 20, max_columns: int = 10_000,
+               max_rows: int = 1_000_000) -> Table:
+    """The one table reader: a regular UTF-8 file parsed by the csv module as it is (strict quoting).
+
+    Refused, each as one ``error``: what :func:`read_text` refuses, malformed CSV (an unclosed quote),
+    a field over ``max_field`` characters, more than ``max_columns`` columns or ``max_rows`` rows, no
+    header, a header column without a name or named twice (never renamed in silence). Blank lines
+    are skipped. Rows are as written (their length is the caller's to check).
+    """
+    text = read_text(path, what, limit, error)
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    rows: list[tuple[int, tuple[str, ...]]] = []
+    header: tuple[str, ...] | None = None
+    try:
+        while True:
+            line = reader.line_num + 1
+            try:
+                record = next(reader)
+            except StopIteration:
+                break
+            if not record or all(not c.strip(" \t") for c in record) and len(record) == 1:
+                continue  # a blank line
+            long = [c for c in record if len(c) > max_field]
+            if long:
+                raise _fail(error, path, f"line {line}: a field of {len(long[0])} characters: at most {max_field} "
+                                         "are allowed (is a quote left open?)")
+            if header is None:
+                header = tuple(c.strip(" \t") for c in record)
+                continue
+            if len(rows) >= max_rows:
+                raise _fail(error, path, f"more than {max_rows} rows: split the {what}")
+            rows.append((line, tuple(record)))
+    except csv.Error as e:
+        message = str(e)
+        if "field larger than field limit" in message:
+            message = f"a field longer than {csv.field_size_limit()} characters (is a quote left open?)"
+        elif "unexpected end of data" in message or "EOF" in message:
+            message = "a quote is left open: close it"
+        raise _fail(error, path, f"line {reader.line_num}: not valid CSV: {message}") from None
+    if header is None:
+        raise _fail(error, path, f"the {what} is empty: write a header line naming the columns, then one row a line")
+    if len(header) > max_columns:
+        raise _fail(error, path, f"{len(header)} columns: at most {max_columns} are allowed")
+    empty = [i + 1 for i, name in enumerate(header) if not name]
+    if empty:
+        raise _fail(error, path, f"column {empty[0]} of the header has no name: name every column "
+                                 "(or remove a trailing comma)")
+    twice = sorted({name for name in header if header.count(name) > 1})
+    if twice:
+        raise _fail(error, path, f"column(s) {', '.join(twice)} appear more than once in the header: keep one of each")
+    return Table(text, header, tuple(rows))

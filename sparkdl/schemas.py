@@ -99,3 +99,27 @@ def check_space_factor(name: str, table: SpaceTable, integer: bool) -> None:
             raise ValueError(f"{v!r} is not a whole number: {name} takes whole numbers")
         if not (isinstance(v, (int, float)) and math.isfinite(v) and lo <= v <= hi):
             raise ValueError(f"{v!r} is outside {lo:g}..{hi:g}, the range {name} may take")
+
+
+Names = Annotated[list[Name], msgspec.Meta(max_length=10_000)]
+
+
+def _distinct(key: str, names: list[str]) -> None:
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ValueError(f"{key} lists {', '.join(twice)} more than once")
+
+
+class ManifestDoc(msgspec.Struct):
+    """A campaign's ``manifest.json`` (harness.schema.Manifest): its factors and responses, each named once."""
+
+    factors: Names
+    responses: Names = []
+    runtimes: Annotated[list[Text], msgspec.Meta(max_length=1_000)] = []
+    job: Optional[Text] = None
+    design: Optional[Annotated[str, msgspec.Meta(max_length=4_096)]] = None
+    version: int = 1
+
+    def __post_init__(self) -> None:
+        _distinct("factors", self.factors)
+        _distinct("responses", self.responses)
