@@ -240,7 +240,8 @@ class Manifest:
         from sparkdl.schemas import ManifestDoc
 
         def error(message: str) -> CampaignError:
-            return CampaignError(f"{message} (not a campaign manifest): delete it and rerun with --resume, "
+            problem = message.removeprefix(f"{source}: ")
+            return CampaignError(f"{source} is not a campaign manifest ({problem}): delete it and rerun with --resume, "
                                  "or pass the factors explicitly")
 
         doc = config.parse_json(text, source, "manifest", error)
