@@ -17,7 +17,7 @@ from cluster import runtime as runtimes
 from cluster.errors import EnvironmentProblem
 from harness.errors import DesignFileError
 from harness.job import JVM_CHOICES, Job, JobChoice, JobFileError, builtin, column_problems
-from harness.runspec import CELL, CLUSTER, CLUSTER_RULES, RunSpec, Value, batch_problem, parse_value
+from harness.runspec import CELL, CLUSTER, CLUSTER_RULES, RunSpec, Value, batch_problem, parse_value, shape_problem
 from sparkdl import config
 
 MAX_DESIGN_BYTES = 8 << 20
@@ -148,6 +148,10 @@ def check_design(path: Path, choice: JobChoice = JobChoice(), check_batch: bool 
         result = parse_row(table.header, record, choice, default_run=number)
         if isinstance(result, list):
             problems.extend(f"row {number}: {p}" for p in result)
+            continue
+        shape = shape_problem(result)
+        if shape:
+            problems.append(f"row {number}: {shape}")
             continue
         batch = batch_problem(result) if check_batch and choice.for_spec(result).results == "bigdl" else None
         if batch:

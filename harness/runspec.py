@@ -296,6 +296,18 @@ def _from_text(value: object) -> Value:
     return value
 
 
+#: The most cores one node of a row may use (executors x executor_cores): beyond any machine.
+MAX_CORES_PER_NODE = 1_024
+
+
+def shape_problem(spec: RunSpec) -> str | None:
+    """A row asking more cores of one node than any machine has (None: fine)."""
+    if spec.cores_per_node > MAX_CORES_PER_NODE:
+        return (f"executors x executor_cores = {spec.executors} x {spec.executor_cores} = {spec.cores_per_node} cores "
+                f"on each node, more than the {MAX_CORES_PER_NODE} allowed: use fewer executors or cores per executor")
+    return None
+
+
 def batch_problem(spec: RunSpec) -> str | None:
     """BigDL needs the batch size to be a multiple of the job's total cores (None: fine or no batch_size)."""
     batch = spec.get("batch_size")

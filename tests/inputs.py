@@ -44,7 +44,7 @@ class Outcome:
 
     @property
     def input_error(self) -> bool:
-        lines = [line for line in self.err.splitlines() if line.startswith("error:")]
+        lines = [line for line in self.err.splitlines() if line.startswith("error:") or ": error: " in line]
         return self.code == 2 and bool(lines) and not self.traceback
 
 

@@ -41,7 +41,7 @@ from optimize.search.study import (SAMPLERS, MultiObjectiveSearch, SearchConfig,
 from optimize.figures import save
 from optimize.session import ClusterOptions, JobConfig, open_session, submit_options
 from sparkdl.cli import on_interrupt, run_cli
-from sparkdl.options import cluster_options
+from sparkdl.options import SAMPLES, cluster_options
 
 BUDGET = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smh]?)\s*$")
 
@@ -98,8 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--per-epoch", action="store_true",
                    help="run every trial at the space's largest epochs, search the other factors, and put every "
                         "validated epoch of the ok and pruned runs on the front (optimize.harvest)")
-    p.add_argument("--train-samples", type=int, help="train on the first N digits only")
-    p.add_argument("--test-samples", type=int, help="validate on the first N digits only")
+    p.add_argument("--train-samples", type=SAMPLES, help="train on the first N digits only")
+    p.add_argument("--test-samples", type=SAMPLES, help="validate on the first N digits only")
     return p
 
 
