@@ -17,13 +17,13 @@ from cluster import runtime as runtimes
 from cluster.errors import EnvironmentProblem
 from harness.errors import DesignFileError
 from harness.job import JVM_CHOICES, Job, JobChoice, JobFileError, builtin, column_problems
-from harness.runspec import CELL, CLUSTER, CLUSTER_RULES, RunSpec, Value, batch_problem, parse_value, shape_problem
+from harness.runspec import CELL, CLUSTER, CLUSTER_RULES, MAX_DESIGN_ROWS, RunSpec, Value, batch_problem, parse_value, shape_problem
 from sparkdl import config
 
 MAX_DESIGN_BYTES = 8 << 20
 MAX_FIELD_CHARS = 1_000
 MAX_COLUMNS = 200
-MAX_ROWS = 100_000
+MAX_ROWS = MAX_DESIGN_ROWS
 
 
 @dataclass(frozen=True)

@@ -296,6 +296,8 @@ def _from_text(value: object) -> Value:
     return value
 
 
+#: The most rows (jobs) a design may have: harness.design writes no more, harness.submit reads no more.
+MAX_DESIGN_ROWS = 100_000
 #: The most cores one node of a row may use (executors x executor_cores): beyond any machine.
 MAX_CORES_PER_NODE = 1_024
 
