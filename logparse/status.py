@@ -168,11 +168,46 @@ def _pick(found: list[Found]) -> Found:
     return found[0]
 
 
+#: The longest wall clock a training log may report (a year): beyond it the figure is not a measured time.
+MAX_WALL_CLOCK_S = 366 * 86400.0
+
+
+def _bad_time(seconds: float) -> bool:
+    return not (math.isfinite(seconds) and 0 <= seconds <= MAX_WALL_CLOCK_S)
+
+
+def impossible_events(events: tuple[object, ...]) -> str:
+    """Why iteration or epoch lines cannot come from BigDL (a negative throughput, a NaN learning rate, a
+    clock beyond a year), else "": such a log is corrupt or not BigDL's, and its figures are not kept."""
+    for e in events:
+        if e is None:
+            continue
+        where = f"epoch {getattr(e, 'epoch', '?')} iteration {getattr(e, 'iteration', '?')}"
+        if _bad_time(getattr(e, "wall_clock_s", 0.0)):
+            return f"impossible wall clock {e.wall_clock_s!r} s at {where} (BigDL's clock is >= 0 and under a year)"
+        throughput = getattr(e, "throughput", None)
+        if throughput is not None and not throughput >= 0:  # NaN or negative; Java prints Infinity for 0 s
+            return f"impossible throughput {throughput!r} records/s at {where}"
+        seconds = getattr(e, "seconds", None)
+        if seconds is not None and _bad_time(seconds):
+            return f"impossible iteration time {seconds!r} s at {where}"
+        rate = getattr(e, "learning_rate", None)
+        if rate is not None and not (math.isfinite(rate) and rate >= 0):
+            return f"impossible learning rate {rate!r} at {where} (the job ran another configuration)"
+        epoch_ms = getattr(e, "epoch_wall_clock_ms", None)
+        if epoch_ms is not None and _bad_time(epoch_ms / 1000):
+            return f"impossible epoch time {epoch_ms!r} ms at {where}"
+    return ""
+
+
 def impossible(metrics: tuple[Metric, ...], wall_clock_s: float | None,
-               evaluated: tuple[tuple[str, float, int], ...] = ()) -> str:
+               evaluated: tuple[tuple[str, float, int], ...] = (), events: tuple[object, ...] = ()) -> str:
     """Why the final figures cannot come from BigDL (its arithmetic forbids them), else ""."""
-    if wall_clock_s is not None and not (math.isfinite(wall_clock_s) and wall_clock_s >= 0):
-        return f"impossible wall clock {wall_clock_s!r} s (BigDL's clock is finite and >= 0)"
+    if wall_clock_s is not None and _bad_time(wall_clock_s):
+        return f"impossible wall clock {wall_clock_s!r} s (BigDL's clock is finite, >= 0 and under a year)"
+    bad = impossible_events(events)
+    if bad:
+        return bad
     for m in metrics:
         if m.kind != "Accuracy":
             continue
@@ -227,7 +262,9 @@ def decide(out: Evidence, err_region: bytes, planned: int | None,
                 notes += (f"all {planned} planned epochs done; the log ends without a sign that the program went on"
                           + (" (last line cut)" if out.cut else ""),)
             v = out.last_validation
-            bad = impossible(() if v is None else v.metrics, None if v is None else v.wall_clock_s, evaluated)
+            bad = impossible(() if v is None else v.metrics, None if v is None else v.wall_clock_s, evaluated,
+                             (out.head.first_iteration, out.last_iteration, out.last_epoch, *out.iterations,
+                              *out.epochs))
             if bad:
                 return Verdict(Status.FAILED, bad, FailureKind.JOB, notes)
             return Verdict(Status.OK, "", None, notes)
