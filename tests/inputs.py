@@ -16,7 +16,10 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import math
 import os
+import random
+import re
 import signal
 import struct
 from dataclasses import dataclass
@@ -612,3 +615,309 @@ def cases(root: Path) -> list[Case]:
         folder.mkdir(parents=True, exist_ok=True)
         out += build(folder)
     return out
+
+
+# ---------------------------------------------------------------- generated inputs (the hypothesis suite, bench/fuzz.py)
+
+#: Values the 20 classes were made of, spliced into every kind of file by :func:`mutate`.
+NASTY = ("nan", "inf", "-inf", "-1", "0", "1e309", "1e-320", "1.00000000000000001", "99999999999999999999999",
+         "1000000000", '"a"', "true", "[]", "{}", "\x00", "\u00e9", "javascript:alert(1)", "seed", "key", "params",
+         "total_cores", "data_dir", "a b", "=", "\n", '"', ",", "spark.executor.memory=8g", "NaN", "-0.5", "1.5",
+         "1x", "\u0661", "1_000", "", "[" * 50, "]")
+TOKEN = re.compile(r"[A-Za-z0-9_.+-]+")
+
+
+def mutate(rng: random.Random, text: str) -> bytes:
+    """``text`` with one to three damages: a token replaced by a :data:`NASTY` value, a line repeated or
+    dropped, a value nested deep, random bytes, a cut, or the whole re-encoded as UTF-16."""
+    for _ in range(rng.randint(1, 3)):
+        op = rng.randrange(9)
+        lines = text.split("\n")
+        if op <= 2:
+            tokens = list(TOKEN.finditer(text))
+            if tokens:
+                t = rng.choice(tokens)
+                text = text[:t.start()] + rng.choice(NASTY) + text[t.end():]
+        elif op == 3 and lines:
+            i = rng.randrange(len(lines))
+            lines.insert(i, lines[i])
+            text = "\n".join(lines)
+        elif op == 4 and len(lines) > 1:
+            del lines[rng.randrange(len(lines))]
+            text = "\n".join(lines)
+        elif op == 5:
+            tokens = list(TOKEN.finditer(text))
+            if tokens:
+                t, k = rng.choice(tokens), rng.choice((2, 20, 2000))
+                text = text[:t.start()] + "[" * k + t.group() + "]" * k + text[t.end():]
+        elif op == 6:
+            i = rng.randrange(len(text) + 1)
+            text = text[:i] + rng.choice(("\x00", "\ufffd", "\r", "\t", "\"", "'", "\\")) + text[i:]
+        elif op == 7:
+            text = text[:rng.randrange(len(text) + 1)]
+        else:
+            return text.encode(rng.choice(("utf-16", "latin-1")), errors="replace")
+    return text.encode("utf-8", errors="surrogatepass")
+
+
+@dataclass
+class Kind:
+    """One kind of file: a good example, and how a command is run on a file of that kind."""
+
+    name: str
+    good: Callable[[], str]
+    case: Callable[[Path, Path], Case]  # (folder, written file) -> the command on it
+    filename: str = "input"
+
+
+def _space_good() -> str:
+    return "[learning_rate]\nlow = 0.01\nhigh = 0.5\nlog = true\n[batch_size]\nchoices = [32, 64]\n[epochs]\nlow = 1\nhigh = 2\n"
+
+
+def _results_good() -> str:
+    import tempfile
+    with tempfile.TemporaryDirectory() as t:
+        return (results_table(Path(t)) / "results.csv").read_text()
+
+
+def _bigdl_good() -> str:
+    import gzip
+    return gzip.decompress((ROOT / "tests" / "fixtures" / "logs" / "birnn-small-1ep.out.gz").read_bytes()).decode()
+
+
+EVENTS = "\n".join(json.dumps(e) for e in (
+    {"Event": "SparkListenerApplicationStart", "App ID": "local-1", "App Name": "x", "Timestamp": 1000},
+    {"Event": "SparkListenerExecutorAdded", "Timestamp": 1100, "Executor ID": "0",
+     "Executor Info": {"Host": "h", "Total Cores": 2}},
+    {"Event": "SparkListenerJobStart", "Submission Time": 1200},
+    {"Event": "SparkListenerStageSubmitted", "Stage Info": {"Stage ID": 0, "Stage Attempt ID": 0,
+                                                            "Stage Name": "s", "Number of Tasks": 1,
+                                                            "Submission Time": 1200}},
+    {"Event": "SparkListenerTaskStart", "Task Info": {"Launch Time": 1250}},
+    {"Event": "SparkListenerTaskEnd", "Stage ID": 0, "Stage Attempt ID": 0, "Task End Reason": {"Reason": "Success"},
+     "Task Info": {"Launch Time": 1250, "Finish Time": 1400},
+     "Task Metrics": {"Executor Run Time": 100, "JVM GC Time": 5, "Result Size": 10}},
+    {"Event": "SparkListenerStageCompleted", "Stage Info": {"Stage ID": 0, "Stage Attempt ID": 0,
+                                                            "Completion Time": 1450}},
+    {"Event": "SparkListenerJobEnd", "Completion Time": 1500, "Job Result": {"Result": "JobSucceeded"}},
+    {"Event": "SparkListenerApplicationEnd", "Timestamp": 2000},
+)) + "\n"
+
+
+def _job_case(d: Path, f: Path) -> Case:
+    return Case("job", submit_main, [str(design(d, *GOOD_DESIGN)), "--job", str(f), "--dry-run"],
+                check=_argv_keeps_design(d / "design.csv"))
+
+
+def _design_case(d: Path, f: Path) -> Case:
+    job = job_file(d, "[params.max_iter]\ntype = \"int\"\nmin = 1\nmax = 1000\n")
+    return Case("design", submit_main, [str(f), "--job", str(job), "--dry-run"], check=_argv_keeps_design(f))
+
+
+def _argv_keeps_design(design_path: Path) -> Callable[[Outcome], str | None]:
+    """Right when the command refuses the input, or every max_iter and reg_param cell reaches the argv as written."""
+    def check(o: Outcome) -> str | None:
+        if o.input_error:
+            return None
+        if o.code != 0:
+            return f"exit {o.code}: {o.err.strip()[-300:]!r}"
+        import csv
+        from decimal import Decimal, InvalidOperation
+        rows = list(csv.DictReader(io.StringIO(design_path.read_text(encoding="utf-8-sig"))))
+        argvs = [line for line in o.out.splitlines() if "spark-submit" in line]
+        if len(argvs) != len(rows):
+            return f"{len(rows)} rows but {len(argvs)} argvs"
+        for row, argv in zip(rows, argvs):
+            tokens = argv.split()
+            for col, flag in (("max_iter", "--max-iter"), ("reg_param", "--reg-param")):
+                if col not in row or flag not in tokens:
+                    continue
+                given, passed = (row[col] or "").strip(" \t"), tokens[tokens.index(flag) + 1].strip("'")
+                try:
+                    same = given == passed or Decimal(given) == Decimal(passed)
+                except InvalidOperation:
+                    same = False
+                if not same:
+                    return f"{col}={given!r} reached the argv as {passed!r}"
+        return None
+    return check
+
+
+def _space_case(d: Path, f: Path) -> Case:
+    def check(o: Outcome) -> str | None:
+        if o.input_error:
+            return None
+        if o.code != 0:
+            return f"exit {o.code}: {o.err.strip()[-300:]!r}"
+        import tomllib
+        from sparkdl.schemas import SPACE_LIMITS
+        for name, table in tomllib.loads(f.read_text()).items():
+            values = table.get("choices", [table.get("low"), table.get("high")])
+            for v in values:
+                if name in SPACE_LIMITS and not (isinstance(v, (int, float)) and not isinstance(v, bool)
+                                                 and SPACE_LIMITS[name][0] <= v <= SPACE_LIMITS[name][1]):
+                    return f"space.toml [{name}] value {v!r} accepted"
+        return None
+    return Case("space", search_check_main, ["--job", "lenet", "--space", str(f), "--budget", "1h",
+                                             "--out", str(d / "out")], check=check)
+
+
+def _results_check(f: Path) -> Callable[[Outcome], str | None]:
+    """Right when refused, or when the table it accepted has no ok run with an accuracy outside [0, 1]."""
+    def check(o: Outcome) -> str | None:
+        if o.input_error:
+            return None
+        if o.code not in (0, 3):
+            return f"exit {o.code}: {o.err.strip()[-300:]!r}"
+        import csv
+        try:
+            rows = list(csv.DictReader(io.StringIO(f.read_text(encoding="utf-8"))))
+        except (UnicodeDecodeError, csv.Error):
+            return "an unreadable table was accepted"
+        for r in rows:
+            try:
+                acc = float(r.get("accuracy") or "nan")
+            except ValueError:
+                continue
+            if (r.get("status") or "").strip().lower() == "ok" and math.isfinite(acc) and not 0 <= acc <= 1:
+                return f"accuracy {acc} in an ok run accepted"
+        return None
+    return check
+
+
+def _results_case(d: Path, f: Path) -> Case:
+    folder = f.parent
+    write(folder / "manifest.json", json.dumps({"version": 1, "factors": ["a", "b"]}))
+    commands = ((anova_main, [str(folder), "--response", "wall_clock_s"]),
+                (rsm_main, [str(folder), "--response", "wall_clock_s", "--factors", "a,b"]),
+                (pareto_main, [str(folder), "--no-plot"]))
+    main, argv = commands[sum(map(ord, f.read_bytes()[:64].decode("latin-1"))) % len(commands)]
+    return Case("results", main, argv, check=_results_check(f))
+
+
+def _manifest_case(d: Path, f: Path) -> Case:
+    results_table(d, manifest=False)
+    (d / "campaign" / "manifest.json").write_bytes(f.read_bytes())
+    return Case("manifest", anova_main, [str(d / "campaign"), "--response", "wall_clock_s"],
+                check=_results_check(d / "campaign" / "results.csv"))
+
+
+def _metrics_case(d: Path, f: Path) -> Case:
+    def main(argv: Sequence[str] | None) -> int:
+        from harness.metrics import read_metrics
+        from harness.runspec import RunSpec
+        spec = RunSpec(1, 1, 1, 1, 1, params={"trees": 40})
+        m = read_metrics(f, {"status", "run"}, spec.as_row())
+        if m.problem is None:
+            bad = [k for k, v in m.figures.items() if isinstance(v, float) and not math.isfinite(v)]
+            acc = m.figures.get("accuracy")
+            if bad or (isinstance(acc, float) and not 0 <= acc <= 1) or m.figures.get("trees", 40) != 40:
+                print(f"accepted {m.figures}")
+                return 9
+        return 0
+    return Case("metrics", main, [], check=lambda o: None if o.code == 0 else f"exit {o.code}: {o.out[:200]}")
+
+
+def _bigdl_case(d: Path, f: Path) -> Case:
+    log = f.rename(f.with_name("1-1.out"))
+
+    def check(o: Outcome) -> str | None:
+        if o.traceback or o.code not in (0, 2, 3):
+            return f"exit {o.code}: {o.err.strip()[-300:]!r}"
+        try:
+            rows = json.loads(o.out or "[]")
+        except ValueError:
+            return None if o.input_error else f"not JSON: {o.out[:200]!r}"
+        for row in rows:
+            if row.get("status") != "ok":
+                continue
+            for key in ("learning_rate", "wall_clock_s", "epoch_wall_clock_ms", "accuracy"):
+                v = row.get(key)
+                if isinstance(v, (int, float)) and not (v == v and 0 <= v < 1e12):
+                    return f"logparse passed {key} {v!r} in an ok row"
+            acc = row.get("accuracy")
+            if isinstance(acc, (int, float)) and not 0 <= acc <= 1:
+                return f"logparse passed accuracy {acc!r} in an ok row"
+        return None
+    return Case("bigdl-log", logparse_main, [str(log), "--format", "json"], check=check)
+
+
+def _eventlog_case(d: Path, f: Path) -> Case:
+    f.rename(f.with_name("local-1"))
+    return Case("eventlog", eventlog_main, [str(d / "log")], check=_ok_with(""))
+
+
+def _runtime_case(d: Path, f: Path) -> Case:
+    return Case("runtime", runtime_list_main, [str(f)], check=lambda o: None if o.code in (0, 2) and not o.traceback
+                else f"exit {o.code}: {o.err.strip()[-300:]!r}")
+
+
+def _inventory_case(d: Path, f: Path) -> Case:
+    write(d / "id_key", "not a real key: the inventory only checks that the file is there\n")
+    return Case("inventory", submit_main, [str(design(d, *GOOD_DESIGN)), "--job", str(job_file(d)), "--dry-run",
+                                           "--cluster", str(f)], check=_argv_keeps_design(d / "design.csv"))
+
+
+def _factors_case(d: Path, f: Path) -> Case:
+    return Case("factors", design_main, ["--factors", str(f), "--kind", "full", "--seed", "1", "--out",
+                                         str(d / "design.csv")],
+                check=lambda o: None if (o.code == 0 or o.input_error) else f"exit {o.code}: {o.err.strip()[-300:]!r}")
+
+
+def _options_case(d: Path, f: Path) -> Case:
+    words = f.read_text(encoding="utf-8", errors="replace").split("\n")
+    argv = [str(design(d, *GOOD_DESIGN)), "--job", str(job_file(d)), "--dry-run", *[w for w in words if w]]
+
+    def check(o: Outcome) -> str | None:
+        if o.input_error or o.code == 0 and all(w.lstrip("-").replace(".", "", 1).isdigit() or not w[:1].isdigit()
+                                                 for w in words if w):
+            return None
+        if o.code == 0:
+            for flag in ("--timeout", "--retries", "--train-samples", "--test-samples", "--seed", "--port"):
+                if flag in words and words.index(flag) + 1 < len(words):
+                    value = words[words.index(flag) + 1]
+                    try:
+                        number = float(value)
+                    except ValueError:
+                        return f"{flag} {value!r} accepted"
+                    if not math.isfinite(number) or number < 0 or (number == 0 and flag != "--retries"
+                                                                    and flag != "--seed"):
+                        return f"{flag} {value!r} accepted"
+            return None
+        return f"exit {o.code}: {o.err.strip()[-300:]!r}"
+    return Case("options", submit_main, argv, check=check)
+
+
+KINDS: tuple[Kind, ...] = (
+    Kind("job", lambda: JOB.format(app=str(OWN_JOB / "logreg.py")) + "[params.max_iter]\ntype = \"int\"\nmin = 1\n"
+                                                                     "max = 1000\n[spark]\n\"spark.x.y\" = \"4\"\n",
+         _job_case, "job.toml"),
+    Kind("design", lambda: "\n".join(GOOD_DESIGN) + "\n", _design_case, "d.csv"),
+    Kind("space", _space_good, _space_case, "space.toml"),
+    Kind("results", _results_good, _results_case, "campaign/results.csv"),
+    Kind("manifest", lambda: json.dumps({"version": 1, "factors": ["a", "b"], "responses": ["wall_clock_s"]}),
+         _manifest_case, "manifest.json"),
+    Kind("metrics", lambda: json.dumps({"accuracy": 0.9, "wall_clock_s": 12.5, "trees": 40, "loss": [2.3, 1.1]}),
+         _metrics_case, "metrics.json"),
+    Kind("bigdl-log", _bigdl_good, _bigdl_case, "log/x.out"),
+    Kind("eventlog", lambda: EVENTS, _eventlog_case, "log/x"),
+    Kind("runtime", lambda: (ROOT / "cluster" / "runtimes" / "spark4.toml").read_text().replace(
+        'requirements = "spark4.requirements.txt"\nlock = "spark4.lock"',
+        'requirements = ["pyspark==4.3.0", "numpy==2.4.6"]\n[jvm]\njava_options = ["-Xss4m"]'), _runtime_case,
+         "rt.toml"),
+    Kind("inventory", lambda: (ROOT / "examples" / "inventory.toml").read_text().replace(
+        "~/.ssh/id_ed25519", "id_key"), _inventory_case, "inv.toml"),
+    Kind("factors", lambda: (ROOT / "examples" / "local48" / "factors.toml").read_text(), _factors_case, "f.toml"),
+    Kind("options", lambda: "\n".join(["--timeout", "30", "--retries", "1", "--executor-memory", "700m",
+                                       "--train-samples", "256", "--seed", "7"]), _options_case, "argv.txt"),
+)
+
+
+def generated_case(kind: Kind, folder: Path, rng: random.Random) -> Case:
+    """One generated input of ``kind`` in ``folder``: its good example damaged by :func:`mutate` (or kept whole)."""
+    text = kind.good()
+    data = text.encode() if rng.random() < 0.05 else mutate(rng, text)
+    path = write(folder / kind.filename, data)
+    case = kind.case(folder, path)
+    case.name = f"{kind.name}"
+    return case
