@@ -20,13 +20,13 @@ import json
 import math
 import os
 import re
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
 from harness.runspec import RunSpec
 from harness.schema import EXECUTION_COLUMNS, OUTCOME_COLUMNS
+from sparkdl import config
 
 MAX_METRICS_BYTES = 1 << 20
 MAX_FIGURES = 100
@@ -61,6 +61,10 @@ class Metrics:
     def extra(self, taken: frozenset[str] | set[str] = frozenset()) -> dict[str, Figure]:
         """The figures that are not ``accuracy``/``wall_clock_s`` nor a name in ``taken`` (e.g. design columns)."""
         return {k: v for k, v in self.figures.items() if k not in FILLED and k not in taken}
+
+
+class _Unusable(Exception):
+    """Why the metrics file cannot be read (it becomes the run's failure reason, not an error)."""
 
 
 def _failed(problem: str) -> Metrics:
@@ -153,14 +157,12 @@ def read_metrics(path: Path, reserved: frozenset[str] | set[str] = frozenset(),
         return _failed(f"the job wrote no metrics to {path} (a json job must write its figures to --metrics-out)")
     except OSError as e:
         return _failed(f"cannot read the job's metrics {path} ({e.strerror})")
-    if not stat.S_ISREG(st.st_mode):
-        return _failed(f"the job's metrics {path} is not a regular file")
     if st.st_size > MAX_METRICS_BYTES:
         return _failed(f"the job's metrics file has {st.st_size} bytes: at most {MAX_METRICS_BYTES}")
-    try:
-        text = Path(path).read_bytes()[:MAX_METRICS_BYTES].decode("utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        return _failed(f"cannot read the job's metrics {path} ({e})")
+    try:  # the one reader: a regular file (a FIFO never blocks), the size cap, UTF-8 with the line of a bad byte
+        text = config.read_text(path, "job's metrics file", MAX_METRICS_BYTES, _Unusable)
+    except _Unusable as e:
+        return _failed(str(e))
     return parse_metrics(text, reserved, design)
 
 
