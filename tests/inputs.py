@@ -150,7 +150,8 @@ def search_check_main(argv: Sequence[str] | None) -> int:
 
     args = build_parser().parse_args(argv)
     config = search_config(args)
-    config.space.shapes()
+    space = config.space
+    getattr(space, "shapes", lambda: space.grid(1))()  # what main sizes the workers from (before: the whole grid)
     return 0
 
 
