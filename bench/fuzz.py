@@ -46,6 +46,19 @@ def classify(problem: str | None) -> str:
     return "silent"
 
 
+def keep_files(folder: Path, keep: Path, limit: int = 16 << 20) -> None:
+    """Copy the regular files of ``folder`` (no FIFO, no link, none over ``limit`` bytes) under ``keep``."""
+    for path in folder.rglob("*"):
+        try:
+            if path.is_symlink() or not path.is_file() or path.stat().st_size > limit:
+                continue
+            target = keep / path.relative_to(folder)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
+        except OSError:
+            continue
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--inputs", type=int, default=3000, help="generated inputs (default 3000), besides the seeds")
@@ -75,8 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         counts[kind]["input error" if outcome.input_error else "accepted"] += verdict == "right"
         if verdict != "right":
             keep = args.keep.resolve() / f"{kind}-{sum(counts[kind].values())}"
-            shutil.copytree(folder, keep, dirs_exist_ok=True, ignore_dangling_symlinks=True,
-                            ignore=shutil.ignore_patterns("*fifo*"))
+            keep_files(folder, keep)
             if len(examples) < 30:
                 examples.append(f"{verdict} [{kind}] {case.name} {' '.join(case.argv)[:200]}: "
                                 f"{case.judge(outcome)[:300]} (kept in {keep})")
