@@ -276,9 +276,14 @@ def load_job(path: Path) -> Job:
     params = doc.get("params", {})
     if not isinstance(params, dict):
         raise _fail(path, "[params] must hold one table per design column, e.g. [params.epochs]")
-    return Job(name=name, source=path.resolve(), args=_template(path, job.get("args", [])), results=str(results),
-               app=app, py_files=py_files or (), jar=jar, main_class=main_class, spark=tuple(confs),
-               params={k: _rule(path, k, v) for k, v in params.items()}, runtime=runtime, jvm=str(jvm))
+    rules = {k: _rule(path, k, v) for k, v in params.items()}
+    parsed = Job(name=name, source=path.resolve(), args=_template(path, job.get("args", [])), results=str(results),
+                 app=app, py_files=py_files or (), jar=jar, main_class=main_class, spark=tuple(confs),
+                 params=rules, runtime=runtime, jvm=str(jvm))
+    from sparkdl.schemas import JobDoc  # the declared schema: what the checks above do not name (sizes, lengths)
+
+    config.convert(doc, JobDoc, path, "job file", JobFileError)
+    return parsed
 
 
 def _runtime(path: Path, raw: object) -> str:

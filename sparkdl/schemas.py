@@ -123,3 +123,35 @@ class ManifestDoc(msgspec.Struct):
     def __post_init__(self) -> None:
         _distinct("factors", self.factors)
         _distinct("responses", self.responses)
+
+
+#: A template element of a job's ``args`` (a ``{field}`` or literal text), or an optional group of them.
+ArgText = Annotated[str, msgspec.Meta(max_length=10_000)]
+ArgGroup = Annotated[list[ArgText], msgspec.Meta(min_length=1, max_length=100)]
+FileName = Annotated[str, msgspec.Meta(min_length=1, max_length=4_096)]
+SparkValue = Union[Annotated[str, msgspec.Meta(max_length=MAX_TEXT)], int, float, bool]
+
+
+class JobTable(msgspec.Struct, forbid_unknown_fields=True):
+    """``[job]`` of a job description (harness.job): the application, its argument template and how it reports."""
+
+    name: Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
+    args: Annotated[list[Union[ArgText, ArgGroup]], msgspec.Meta(max_length=1_000)] = []
+    results: Literal["bigdl", "json"] = "bigdl"
+    app: Optional[FileName] = None
+    py_files: Annotated[list[FileName], msgspec.Meta(max_length=100)] = []
+    jar: Optional[FileName] = None
+    main_class: Optional[Annotated[str, msgspec.Meta(max_length=1_000)]] = None
+    description: Text = ""
+    runtime: Optional[FileName] = None
+    jvm: Literal["stock", "tuned"] = "stock"
+
+
+class JobDoc(msgspec.Struct, forbid_unknown_fields=True):
+    """A whole job description: ``[job]``, ``[spark]`` settings and one ``[params.NAME]`` per design column."""
+
+    job: JobTable
+    spark: Annotated[dict[Annotated[str, msgspec.Meta(max_length=200)], SparkValue],
+                     msgspec.Meta(max_length=1_000)] = {}
+    params: Annotated[dict[Annotated[str, msgspec.Meta(max_length=200)], ParamTable],
+                      msgspec.Meta(max_length=200)] = {}
