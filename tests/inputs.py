@@ -791,8 +791,10 @@ def _results_case(d: Path, f: Path) -> Case:
     write(folder / "manifest.json", json.dumps({"version": 1, "factors": ["a", "b"]}))
     commands = ((anova_main, [str(folder), "--response", "wall_clock_s"]),
                 (rsm_main, [str(folder), "--response", "wall_clock_s", "--factors", "a,b"]),
-                (pareto_main, [str(folder), "--no-plot"]))
-    main, argv = commands[sum(map(ord, f.read_bytes()[:64].decode("latin-1"))) % len(commands)]
+                (pareto_main, [str(folder), "--no-plot"]),
+                (desirability_main, [str(folder), "--factors", "a,b", "--response", "accuracy:max"])) * 3 + (
+                (report_main, [str(folder), "--no-plots", "-o", str(d / "report.html")]),)  # 2 s a report: 1 in 13
+    main, argv = commands[sum(f.read_bytes()) % len(commands)]
     return Case("results", main, argv, check=_results_check(f))
 
 
