@@ -8,10 +8,12 @@ the nesting depth (a RecursionError is an input error, never a crash). Every fai
 input error (exit 2) that names the file and the fix, raised as the caller's own error class so
 each stage keeps its exceptions.
 
-Each kind of file is then checked against one declared schema (:func:`convert`): a
-``msgspec.Struct`` per file kind (job descriptions in :mod:`harness.job`, search spaces in
-:mod:`optimize.search.space`, campaign manifests in :mod:`harness.schema`), holding its types,
-ranges, choices and limits in one place.
+Each kind of file is then checked against its declared schema (:func:`convert`), a
+``msgspec.Struct`` in :mod:`sparkdl.schemas` holding its types, ranges, choices and limits in one
+place: job descriptions (``JobDoc``, ``ParamTable``), search spaces (``SpaceTable``), campaign
+manifests (``ManifestDoc``). Runtimes, inventories and factors files are read here too and keep
+their table-by-table checks (each table's allowed keys are declared in their modules). Tables
+(designs, results tables) go through :func:`read_table`, the one CSV reader.
 
 Why msgspec (0.22.0) and not pydantic v2: both validate declared types with ranges and give the
 location of a bad value, but msgspec is one small C extension with no dependencies that imports in a
