@@ -259,8 +259,9 @@ def read_table(path: str | os.PathLike[str], what: str, error: ErrorClass = Inpu
                 record = next(reader)
             except StopIteration:
                 break
-            if not record or all(not c.strip(" \t") for c in record) and len(record) == 1:
-                continue  # a blank line
+            if not record or (len(record) == 1 and not record[0].strip(" \t")
+                              and (header is None or len(header) > 1)):
+                continue  # a blank line (in a one-column table, a field left empty is a value)
             long = [c for c in record if len(c) > max_field]
             if long:
                 raise _fail(error, path, f"line {line}: a field of {len(long[0])} characters: at most {max_field} "
