@@ -291,6 +291,23 @@ def _check_accuracy(values: pd.Series) -> None:
         )
 
 
+#: Columns the harness writes as whole numbers >= 1 (the cell and the cluster factors).
+WHOLE_COLUMNS = ("run", "replicate", "nodes", "executors", "executor_cores")
+
+
+def _check_whole_columns(df: pd.DataFrame) -> None:
+    """The cell and cluster columns hold whole numbers >= 1 (a blank cell is left to the other rules)."""
+    for c in WHOLE_COLUMNS:
+        if c not in df.columns or pd.api.types.is_integer_dtype(df[c]):
+            continue
+        values = df[c][df[c].notna()]
+        numbers = pd.to_numeric(values, errors="coerce")
+        bad = values[numbers.isna() | (numbers < 1) | (numbers % 1 != 0)]
+        if len(bad):
+            raise InvalidTableError(f"column {c!r} holds {str(bad.iloc[0])[:40]!r}: {c} is a whole number >= 1 "
+                                    "in every run: fix that value")
+
+
 def _check_factor_values(df: pd.DataFrame, factors: Sequence[str]) -> None:
     """A factor's levels are finite numbers, or all text: ``inf`` or a word among numbers is refused, never turned
     into a category or a failed fit."""
@@ -428,6 +445,7 @@ def build_table(
     df = _drop_implausible_times(df, dropped)
     if ACCURACY_COLUMN in df.columns:
         _check_accuracy(df[ACCURACY_COLUMN])
+    _check_whole_columns(df)
     _check_factor_values(df, choice.factors)
     df, cost_name = _with_cost(df, cost) if compute_cost else (df, "not computed")
     for column in dict.fromkeys([COST_COLUMN if compute_cost else None, response]):
@@ -450,7 +468,7 @@ def read_csv(path: str | Path) -> tuple[Path, pd.DataFrame]:
     from sparkdl import config
 
     p = resolve_path(path)
-    table = config.read_table(p, "results table", InvalidTableError)
+    table = config.read_table(p, "results table", InvalidTableError, same_width=True)
     try:
         return p, pd.read_csv(io.StringIO(table.text))
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as exc:

@@ -240,13 +240,14 @@ class Table:
 
 def read_table(path: str | os.PathLike[str], what: str, error: ErrorClass = InputFileError,
                limit: int = MAX_TABLE_BYTES, max_field: int = 1 << 20, max_columns: int = 10_000,
-               max_rows: int = 1_000_000) -> Table:
+               max_rows: int = 1_000_000, same_width: bool = False) -> Table:
     """The one table reader: a regular UTF-8 file parsed by the csv module as it is (strict quoting).
 
     Refused, each as one ``error``: what :func:`read_text` refuses, malformed CSV (an unclosed quote),
     a field over ``max_field`` characters, more than ``max_columns`` columns or ``max_rows`` rows, no
     header, a header column without a name or named twice (never renamed in silence). Blank lines
-    are skipped. Rows are as written (their length is the caller's to check).
+    are skipped. Rows are as written; ``same_width`` refuses a row with more or fewer fields than the
+    header (else their length is the caller's to check, e.g. a design's row by row).
     """
     text = read_text(path, what, limit, error)
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
@@ -271,6 +272,9 @@ def read_table(path: str | os.PathLike[str], what: str, error: ErrorClass = Inpu
                 continue
             if len(rows) >= max_rows:
                 raise _fail(error, path, f"more than {max_rows} rows: split the {what}")
+            if same_width and len(record) != len(header):
+                raise _fail(error, path, f"line {line}: {len(record)} fields for {len(header)} columns: check the "
+                                         "commas and line breaks (quote a value holding one)")
             rows.append((line, tuple(record)))
     except csv.Error as e:
         message = str(e)
