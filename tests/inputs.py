@@ -20,6 +20,7 @@ import math
 import os
 import random
 import re
+import shlex
 import signal
 import struct
 from dataclasses import dataclass
@@ -729,11 +730,11 @@ def _argv_keeps_design(design_path: Path) -> Callable[[Outcome], str | None]:
         if len(argvs) != len(rows):
             return f"{len(rows)} rows but {len(argvs)} argvs"
         for row, argv in zip(rows, argvs):
-            tokens = argv.split()
+            tokens = shlex.split(argv)  # the plan prints each argv with shlex.join
             for col, flag in (("max_iter", "--max-iter"), ("reg_param", "--reg-param")):
                 if col not in row or flag not in tokens:
                     continue
-                given, passed = (row[col] or "").strip(" \t"), tokens[tokens.index(flag) + 1].strip("'")
+                given, passed = (row[col] or "").strip(" \t"), tokens[tokens.index(flag) + 1]
                 try:
                     same = given == passed or Decimal(given) == Decimal(passed)
                 except InvalidOperation:
