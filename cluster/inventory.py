@@ -34,12 +34,13 @@ import difflib
 import ipaddress
 import os
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from cluster.errors import ClusterError
+from sparkdl import config
+from sparkdl.errors import EXIT_INPUT
 
 DEFAULT_SSH_PORT = 22
 DEFAULT_MASTER_PORT = 7077
@@ -52,7 +53,9 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 class InventoryError(ClusterError):
-    """The inventory file is missing, not TOML, or has a bad field."""
+    """The inventory file is missing, not TOML, or has a bad field: bad input (exit 2), not the cluster."""
+
+    exit_code = EXIT_INPUT
 
 
 @dataclass(frozen=True)
@@ -319,13 +322,8 @@ def parse_inventory(data: dict[str, Any], path: Path) -> Inventory:
 
 def load_inventory(path: str | Path) -> Inventory:
     """Read and validate an inventory file; raises :class:`InventoryError` with one line."""
-    path = Path(path).absolute()
-    try:
-        text = path.read_text()
-    except OSError as e:
-        raise InventoryError(f"cannot read the inventory {path}: {e.strerror}; pass an existing file") from e
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise InventoryError(f"{path} is not valid TOML ({e}): fix that line") from e
+    path = config.check_path(path, "inventory", InventoryError).absolute()
+    if not path.exists() and not path.is_symlink():
+        raise InventoryError(f"cannot read the inventory {path}: no such file; pass an existing file")
+    data = config.read_toml(path, "inventory", error=InventoryError)
     return parse_inventory(data, path)

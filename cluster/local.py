@@ -25,7 +25,6 @@ import contextlib
 import fcntl
 import json
 import os
-import re
 import subprocess
 import sys
 import time
@@ -40,7 +39,7 @@ from cluster.processes import (MASTER_CLASS, WORKER_CLASS, Intent, ProcessRecord
 from cluster import runtime as runtimes
 from cluster.sparkenv import SparkEnv, discover
 from sparkdl.cli import run_cli
-from sparkdl.options import DEFAULT_MASTER_PORT, DEFAULT_STATE_DIR, DEFAULT_WEBUI_PORT
+from sparkdl.options import DEFAULT_MASTER_PORT, DEFAULT_STATE_DIR, DEFAULT_WEBUI_PORT, memory_mb as _memory_mb
 from sparkdl.crash import crash_point
 
 Progress = Callable[[str], None]
@@ -51,17 +50,12 @@ def _quiet(_: str) -> None:
 
 
 def parse_memory_mb(text: str | int) -> int:
-    """'2g' -> 2048, '700m' -> 700, '1024' -> 1024 (MB)."""
-    if isinstance(text, int):
-        value = text
-    else:
-        m = re.fullmatch(r"\s*(\d+)\s*([mMgG]?)[bB]?\s*", str(text))
-        if not m:
-            raise ClusterError(f"memory {text!r} is not a size: use e.g. 700m or 2g")
-        value = int(m.group(1)) * (1024 if m.group(2).lower() == "g" else 1)
-    if value < 256:
-        raise ClusterError(f"memory {text!r} is below 256 MB: a Spark worker needs at least 256m")
-    return value
+    """'2g' -> 2048, '700m' -> 700, '1024' -> 1024 (MB), at least 256 MB and at most 16 TB
+    (:func:`sparkdl.options.memory_mb`)."""
+    try:
+        return _memory_mb(text)
+    except ValueError as e:
+        raise ClusterError(str(e)) from None
 
 
 # ---------------------------------------------------------------- state

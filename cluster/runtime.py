@@ -38,7 +38,6 @@ import shutil
 import subprocess
 import sys
 import time
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
@@ -46,6 +45,7 @@ from typing import Callable, Sequence
 from cluster.errors import EnvironmentProblem
 from cluster.processes import remove_dead_leftovers
 from cluster.sparkenv import SITE_DIR, SparkEnv
+from sparkdl import config
 from sparkdl.errors import EXIT_INPUT
 
 BUILTIN_DIR = Path(__file__).resolve().with_name("runtimes")
@@ -144,21 +144,10 @@ def _requirements(path: Path, raw: object) -> tuple[str, ...]:
 
 def load_runtime(path: Path) -> Runtime:
     """Read and check a runtime TOML; raises :class:`RuntimeProblem` with one line naming the fix."""
-    path = Path(path)
-    try:
-        if not path.is_file():
-            raise _fail(path, f"no such runtime file: give a runtime TOML file or one of {', '.join(builtin_names())}")
-        data = path.read_bytes()[:MAX_TOML_BYTES + 1]
-    except OSError as e:
-        raise _fail(path, f"cannot read it ({e.strerror})") from None
-    if len(data) > MAX_TOML_BYTES:
-        raise _fail(path, f"over {MAX_TOML_BYTES} bytes: is this the right file?")
-    try:
-        doc = tomllib.loads(data.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise _fail(path, "not UTF-8 text") from None
-    except (tomllib.TOMLDecodeError, RecursionError) as e:
-        raise _fail(path, f"bad TOML: {e}") from None
+    path = config.check_path(path, "runtime file", RuntimeFileError)
+    if not path.exists() and not path.is_symlink():
+        raise _fail(path, f"no such runtime file: give a runtime TOML file or one of {', '.join(builtin_names())}")
+    doc = config.read_toml(path, "runtime file", MAX_TOML_BYTES, RuntimeFileError)
     unknown = sorted(set(doc) - {"runtime", "jvm"})
     if unknown:
         raise _fail(path, f"unknown table(s) {', '.join(unknown)}: a runtime file has [runtime] and [jvm]")

@@ -175,7 +175,7 @@ class Campaign:
             metrics: dict[str, object] = dict(watch.stop(out)) if watch is not None else {}
             crash_point("parse")
             if job.results == "json":  # the job's own figures; its log only says what Spark lost
-                figures = read_metrics(metrics_path(spec, self.options), reserved_names(spec))
+                figures = read_metrics(metrics_path(spec, self.options), reserved_names(spec), spec.as_row())
                 outcome = judged_json_outcome(completed, out, figures)
                 if outcome.ok:
                     metrics.update(figures.extra())

@@ -9,10 +9,6 @@ one). Column names must be unique and non-empty; a field holds at most
 
 from __future__ import annotations
 
-import csv
-import io
-import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -21,12 +17,13 @@ from cluster import runtime as runtimes
 from cluster.errors import EnvironmentProblem
 from harness.errors import DesignFileError
 from harness.job import JVM_CHOICES, Job, JobChoice, JobFileError, builtin, column_problems
-from harness.runspec import CELL, CLUSTER, CLUSTER_RULES, RunSpec, Value, batch_problem, parse_value
+from harness.runspec import CELL, CLUSTER, CLUSTER_RULES, MAX_DESIGN_ROWS, RunSpec, Value, batch_problem, parse_value, shape_problem
+from sparkdl import config
 
 MAX_DESIGN_BYTES = 8 << 20
 MAX_FIELD_CHARS = 1_000
 MAX_COLUMNS = 200
-MAX_ROWS = 100_000
+MAX_ROWS = MAX_DESIGN_ROWS
 
 
 @dataclass(frozen=True)
@@ -49,74 +46,22 @@ def _fail(path: Path, problem: str) -> DesignFileError:
     return DesignFileError(str(path), [problem])
 
 
+def _error(path: Path) -> config.ErrorClass:
+    """sparkdl.config's errors (``PATH: problem``) as a :class:`DesignFileError` of one problem."""
+    return lambda message: DesignFileError(str(path), [message.removeprefix(f"{path}: ")])
+
+
 def read_bytes(path: Path, limit: int = MAX_DESIGN_BYTES) -> bytes:
     """The content of a regular file of at most ``limit`` bytes; anything else raises :class:`DesignFileError`."""
-    try:
-        st = os.stat(path)
-    except OSError as e:
-        raise _fail(path, f"cannot read the design file ({e.strerror})") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise _fail(path, "the design is not a regular file (a FIFO, device or folder): give a CSV file")
-    if st.st_size > limit:
-        raise _fail(path, f"the design file has {st.st_size} bytes, more than the {limit} allowed: "
-                          "split it into several campaigns")
-    try:
-        with open(path, "rb") as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                raise _fail(path, "the design is not a regular file: give a CSV file")
-            data = f.read(limit + 1)
-    except OSError as e:
-        raise _fail(path, f"cannot read the design file ({e.strerror})") from None
-    if len(data) > limit:
-        raise _fail(path, f"the design file has more than {limit} bytes: split it into several campaigns")
-    return data
+    return config.read_bytes(path, "design file", limit, _error(Path(path)))
 
 
 def read_table(path: Path) -> DesignTable:
-    """Header and rows as text; malformed CSV, bad column names and oversized fields raise :class:`DesignFileError`."""
+    """Header and rows as text, through the one table reader (:func:`sparkdl.config.read_table`)."""
     path = Path(path)
-    try:
-        text = read_bytes(path).decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise _fail(path, f"the design file is not UTF-8 text (byte {e.start}): save it as UTF-8 CSV") from None
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
-    rows: list[tuple[int, tuple[str, ...]]] = []
-    header: tuple[str, ...] | None = None
-    try:
-        while True:
-            line = reader.line_num + 1
-            try:
-                record = next(reader)
-            except StopIteration:
-                break
-            if not record or all(not c.strip(" \t") for c in record) and len(record) == 1:
-                continue  # a blank line
-            long = [c for c in record if len(c) > MAX_FIELD_CHARS]
-            if long:
-                raise _fail(path, f"line {line}: a field of {len(long[0])} characters: at most {MAX_FIELD_CHARS} "
-                                  "are allowed (is a quote left open?)")
-            if header is None:
-                header = tuple(c.strip(" \t") for c in record)
-                continue
-            if len(rows) >= MAX_ROWS:
-                raise _fail(path, f"more than {MAX_ROWS} rows: split the design into several campaigns")
-            rows.append((line, tuple(record)))
-    except csv.Error as e:
-        message = str(e)
-        if "field larger than field limit" in message:
-            message = f"a field longer than {csv.field_size_limit()} characters (is a quote left open?)"
-        raise _fail(path, f"line {reader.line_num}: not valid CSV: {message}") from None
-    if header is None:
-        raise _fail(path, "the design file is empty: write a header line naming the columns, then one row per run")
-    if len(header) > MAX_COLUMNS:
-        raise _fail(path, f"{len(header)} columns: at most {MAX_COLUMNS} are allowed")
-    empty = [i + 1 for i, name in enumerate(header) if not name]
-    if empty:
-        raise _fail(path, f"column {empty[0]} of the header has no name: name every column (or remove a trailing comma)")
-    twice = sorted({name for name in header if header.count(name) > 1})
-    if twice:
-        raise _fail(path, f"column(s) {', '.join(twice)} appear more than once in the header: keep one of each")
-    return DesignTable(header, tuple(rows))
+    table = config.read_table(path, "design file", _error(path), limit=MAX_DESIGN_BYTES, max_field=MAX_FIELD_CHARS,
+                              max_columns=MAX_COLUMNS, max_rows=MAX_ROWS)
+    return DesignTable(table.header, table.rows)
 
 
 def parse_row(header: Sequence[str], record: Sequence[str], choice: JobChoice, default_run: int) -> RunSpec | list[str]:
@@ -203,6 +148,10 @@ def check_design(path: Path, choice: JobChoice = JobChoice(), check_batch: bool 
         result = parse_row(table.header, record, choice, default_run=number)
         if isinstance(result, list):
             problems.extend(f"row {number}: {p}" for p in result)
+            continue
+        shape = shape_problem(result)
+        if shape:
+            problems.append(f"row {number}: {shape}")
             continue
         batch = batch_problem(result) if check_batch and choice.for_spec(result).results == "bigdl" else None
         if batch:

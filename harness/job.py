@@ -41,9 +41,9 @@ A design column ``runtime`` runs each row on the runtime it names.
 
 from __future__ import annotations
 
+import math
 import re
 import string
-import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -53,7 +53,8 @@ import jobs
 from cluster import runtime as runtimes
 from cluster.errors import EnvironmentProblem
 from harness.errors import HarnessError
-from harness.runspec import CELL, CLUSTER, ParamRule, RunSpec, Value, format_value
+from harness.runspec import CELL, CLUSTER, RESERVED, ParamRule, RunSpec, Value, format_value
+from sparkdl import config
 
 BUILTIN_DIR = Path(jobs.__file__).parent
 RESULTS = ("bigdl", "json")
@@ -74,6 +75,18 @@ OWNED_CONFS = {
 }
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*", re.ASCII)
 MAX_JOB_BYTES = 1 << 20
+#: A Spark setting's name: ``spark.`` then dot-separated words (no ``=``, blank or line break).
+SPARK_KEY = re.compile(r"spark(\.[A-Za-z0-9_-]+)+", re.ASCII)
+#: Design columns a harness field would replace: refused, with the fix (never replaced in silence).
+FILLED_FIELDS = tuple(f for f in HARNESS_FIELDS + OPTION_FIELDS if f not in CELL + CLUSTER)
+MAX_CHOICES = 1_000
+
+
+def param_schema() -> type:
+    """The declared schema of a ``[params.NAME]`` table (:class:`sparkdl.schemas.ParamTable`)."""
+    from sparkdl.schemas import ParamTable
+
+    return ParamTable
 
 
 class JobFileError(HarnessError):
@@ -172,26 +185,22 @@ def _template(path: Path, raw: object) -> tuple[str | tuple[str, ...], ...]:
 def _rule(path: Path, name: str, raw: object) -> ParamRule:
     if not isinstance(raw, dict):
         raise _fail(path, f"[params.{name}] must be a table with type, min, max or choices")
-    unknown = sorted(set(raw) - {"type", "min", "max", "choices", "help"})
-    if unknown:
-        raise _fail(path, f"[params.{name}] has unknown key(s) {', '.join(unknown)}: use type, min, max, choices, help")
-    kind = raw.get("type", "auto")
-    if kind not in ("int", "float", "str", "auto"):
-        raise _fail(path, f"[params.{name}] type = {kind!r}: use int, float or str")
-    bounds = [raw.get("min"), raw.get("max")]
-    if any(b is not None and (isinstance(b, bool) or not isinstance(b, (int, float))) for b in bounds):
-        raise _fail(path, f"[params.{name}] min and max must be numbers")
-    choices = raw.get("choices", [])
-    if not isinstance(choices, list) or not all(isinstance(c, str) for c in choices):
-        raise _fail(path, f"[params.{name}] choices must be an array of strings")
-    return ParamRule(kind, bounds[0], bounds[1], tuple(choices))
+    if raw.get("type", "auto") not in ("int", "float", "str", "auto"):
+        raise _fail(path, f"[params.{name}] type = {raw['type']!r}: use int, float or str")
+    table = config.convert(raw, param_schema(), path, "job file", JobFileError, where=f"[params.{name}]")
+    return ParamRule(table.type, table.min, table.max, tuple(table.choices))
 
 
 def _file(path: Path, raw: object, key: str, suffixes: tuple[str, ...]) -> Path:
     if not isinstance(raw, str) or not raw:
         raise _fail(path, f"[job] {key} must be a file name (relative to the job file)")
-    target = (path.parent / raw).resolve()
-    if not target.is_file():
+    config.check_path(raw, f"{path}: [job] {key}", JobFileError)
+    try:
+        target = (path.parent / raw).resolve()
+        found = target.is_file()
+    except (OSError, RuntimeError, ValueError) as e:  # a symlink loop, a name too long
+        raise _fail(path, f"[job] {key} = {raw[:80]!r}: cannot be a file ({e}): fix the path") from None
+    if not found:
         raise _fail(path, f"[job] {key} = {raw!r}: no such file {target}: fix the path (relative to the job file)")
     if suffixes and target.suffix not in suffixes:
         raise _fail(path, f"[job] {key} = {raw!r} must be a {' or '.join(suffixes)} file")
@@ -199,21 +208,11 @@ def _file(path: Path, raw: object, key: str, suffixes: tuple[str, ...]) -> Path:
 
 
 def _read_toml(path: Path) -> dict[str, object]:
-    try:
-        if not path.is_file():
-            raise _fail(path, "no such job file: give a job TOML file or a built-in job name "
-                              f"({', '.join(builtin_names())})")
-        data = path.read_bytes()[:MAX_JOB_BYTES + 1]
-    except OSError as e:
-        raise _fail(path, f"cannot read the job file ({e.strerror})") from None
-    if len(data) > MAX_JOB_BYTES:
-        raise _fail(path, f"the job file is over {MAX_JOB_BYTES} bytes: is this the right file?")
-    try:
-        return tomllib.loads(data.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise _fail(path, "the job file is not UTF-8 text") from None
-    except tomllib.TOMLDecodeError as e:
-        raise _fail(path, f"bad TOML: {e}") from None
+    config.check_path(path, "job file", JobFileError)
+    if not path.exists() and not path.is_symlink():
+        raise _fail(path, "no such job file: give a job TOML file or a built-in job name "
+                          f"({', '.join(builtin_names())})")
+    return config.read_toml(path, "job file", MAX_JOB_BYTES, JobFileError)
 
 
 def load_job(path: Path) -> Job:
@@ -261,8 +260,12 @@ def load_job(path: Path) -> Job:
         raise _fail(path, "[spark] must be a table of \"spark.x\" = \"value\"")
     confs = []
     for key, value in spark.items():
-        if not key.startswith("spark.") or isinstance(value, (dict, list)):
-            raise _fail(path, f"[spark] {key!r}: write \"spark.name\" = \"value\"")
+        if not SPARK_KEY.fullmatch(key) or isinstance(value, (dict, list)):
+            raise _fail(path, f"[spark] {key[:80]!r}: write \"spark.name\" = \"value\" (a name of dot-separated "
+                              "words: no '=', blank or line break)")
+        if isinstance(value, float) and not math.isfinite(value) or isinstance(value, str) and (
+                not value.isprintable() or len(value) > 1_000):
+            raise _fail(path, f"[spark] {key!r} = {str(value)[:40]!r}: write a value on one line")
         if key in OWNED_CONFS:
             raise _fail(path, f"[spark] {key!r} is set by {OWNED_CONFS[key]}: remove it")
         confs.append((key, str(value).lower() if isinstance(value, bool) else str(value)))
@@ -273,9 +276,14 @@ def load_job(path: Path) -> Job:
     params = doc.get("params", {})
     if not isinstance(params, dict):
         raise _fail(path, "[params] must hold one table per design column, e.g. [params.epochs]")
-    return Job(name=name, source=path.resolve(), args=_template(path, job.get("args", [])), results=str(results),
-               app=app, py_files=py_files or (), jar=jar, main_class=main_class, spark=tuple(confs),
-               params={k: _rule(path, k, v) for k, v in params.items()}, runtime=runtime, jvm=str(jvm))
+    rules = {k: _rule(path, k, v) for k, v in params.items()}
+    parsed = Job(name=name, source=path.resolve(), args=_template(path, job.get("args", [])), results=str(results),
+                 app=app, py_files=py_files or (), jar=jar, main_class=main_class, spark=tuple(confs),
+                 params=rules, runtime=runtime, jvm=str(jvm))
+    from sparkdl.schemas import JobDoc  # the declared schema: what the checks above do not name (sizes, lengths)
+
+    config.convert(doc, JobDoc, path, "job file", JobFileError)
+    return parsed
 
 
 def _runtime(path: Path, raw: object) -> str:
@@ -346,7 +354,22 @@ def column_problems(job: Job, columns: Sequence[str], option_fields: Sequence[st
                  f"add {{{c}}} to its args, or remove the column" for c in unused]
     confs = [c for c in columns if c in OWNED_CONFS]
     problems += [f"design column {c} would override what {OWNED_CONFS[c]} sets: remove it" for c in confs]
+    problems += [f"design column {c} is a name the harness fills itself ({{{c}}}: {FIELD_MEANING.get(c, 'an option')}): "
+                 f"rename the column (e.g. {c}_value) and use {{{c}_value}} in the job's args"
+                 for c in columns if c in FILLED_FIELDS]
+    problems += [f"design column {c} is reserved: rename it" for c in columns if c in RESERVED and c not in CELL + CLUSTER]
+    bad_spark = [c for c in columns if c.startswith("spark") and c != "spark" and not SPARK_KEY.fullmatch(c)
+                 and "." in c]
+    problems += [f"design column {c[:80]!r} is not a Spark setting's name (dot-separated words: no '=', blank or "
+                 "line break): fix it" for c in bad_spark]
     return problems
+
+
+#: What each harness field holds (for the message refusing a design column of that name).
+FIELD_MEANING = {"seed": "the campaign's --seed + replicate - 1", "key": "the run's <run>-<replicate>",
+                 "total_cores": "nodes x executors x executor_cores", "data_dir": "--data-dir",
+                 "train_samples": "--train-samples", "test_samples": "--test-samples",
+                 "learning_rate_decay": "--learning-rate-decay", "data_cache": "the campaign's MNIST cache"}
 
 
 def _required_fields(job: Job) -> set[str]:

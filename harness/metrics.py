@@ -20,13 +20,13 @@ import json
 import math
 import os
 import re
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
 from harness.runspec import RunSpec
 from harness.schema import EXECUTION_COLUMNS, OUTCOME_COLUMNS
+from sparkdl import config
 
 MAX_METRICS_BYTES = 1 << 20
 MAX_FIGURES = 100
@@ -63,6 +63,10 @@ class Metrics:
         return {k: v for k, v in self.figures.items() if k not in FILLED and k not in taken}
 
 
+class _Unusable(Exception):
+    """Why the metrics file cannot be read (it becomes the run's failure reason, not an error)."""
+
+
 def _failed(problem: str) -> Metrics:
     return Metrics(problem=problem)
 
@@ -74,8 +78,24 @@ def _number(value: object) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def parse_metrics(text: str, reserved: frozenset[str] | set[str] = frozenset()) -> Metrics:
-    """Check one metrics document; ``reserved`` are names the job may not use (the harness's own columns)."""
+def _same(reported: object, planned: object) -> bool:
+    """Whether a figure the job echoes equals the design's value (numbers by value: 40 == 40.0)."""
+    if isinstance(reported, bool) or isinstance(planned, bool):
+        return reported == planned
+    if isinstance(reported, (int, float)) and isinstance(planned, (int, float)):
+        return float(reported) == float(planned)
+    return isinstance(reported, str) and reported == str(planned)
+
+
+def parse_metrics(text: str, reserved: frozenset[str] | set[str] = frozenset(),
+                  design: Mapping[str, object] | None = None) -> Metrics:
+    """Check one metrics document; ``reserved`` are names the job may not use (the harness's own columns).
+
+    ``design`` holds the run's design values: a figure of that name (a job echoing its settings, as
+    MLflow-style scripts do) is accepted when it equals the design's value, and fails the run as
+    having run another configuration when it does not.
+    """
+    design = design or {}
     try:
         doc = json.loads(text, parse_constant=lambda c: c)  # NaN/Infinity stay strings, refused below
     except (json.JSONDecodeError, RecursionError) as e:
@@ -92,6 +112,11 @@ def parse_metrics(text: str, reserved: frozenset[str] | set[str] = frozenset()) 
     for key, value in doc.items():
         if not NAME.fullmatch(key):
             return _failed(f"the job reported a figure named {key[:40]!r}: names are letters, digits, '_' and '.'")
+        if key in design:
+            if not _same(value, design[key]):
+                return _failed(f"the job reported {key} = {str(value)[:40]} but the design asked {design[key]}: "
+                               "it ran another configuration")
+            continue  # an echo of the design's value: already a column
         if key in reserved:
             return _failed(f"the job reported {key!r}, a column the harness writes itself: rename it")
         if key.startswith(HARNESS_PREFIXES):
@@ -123,7 +148,8 @@ def parse_metrics(text: str, reserved: frozenset[str] | set[str] = frozenset()) 
     return Metrics(figures, series)
 
 
-def read_metrics(path: Path, reserved: frozenset[str] | set[str] = frozenset()) -> Metrics:
+def read_metrics(path: Path, reserved: frozenset[str] | set[str] = frozenset(),
+                 design: Mapping[str, object] | None = None) -> Metrics:
     """Read ``path`` as :func:`parse_metrics` does; a missing or oversized file is a problem, not an error."""
     try:
         st = os.stat(path)
@@ -131,15 +157,13 @@ def read_metrics(path: Path, reserved: frozenset[str] | set[str] = frozenset()) 
         return _failed(f"the job wrote no metrics to {path} (a json job must write its figures to --metrics-out)")
     except OSError as e:
         return _failed(f"cannot read the job's metrics {path} ({e.strerror})")
-    if not stat.S_ISREG(st.st_mode):
-        return _failed(f"the job's metrics {path} is not a regular file")
     if st.st_size > MAX_METRICS_BYTES:
         return _failed(f"the job's metrics file has {st.st_size} bytes: at most {MAX_METRICS_BYTES}")
-    try:
-        text = Path(path).read_bytes()[:MAX_METRICS_BYTES].decode("utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        return _failed(f"cannot read the job's metrics {path} ({e})")
-    return parse_metrics(text, reserved)
+    try:  # the one reader: a regular file (a FIFO never blocks), the size cap, UTF-8 with the line of a bad byte
+        text = config.read_text(path, "job's metrics file", MAX_METRICS_BYTES, _Unusable)
+    except _Unusable as e:
+        return _failed(str(e))
+    return parse_metrics(text, reserved, design)
 
 
 def reserved_names(spec: RunSpec) -> set[str]:

@@ -57,6 +57,9 @@ class Observation:
 
 
 NOTES = "observer-notes.txt"
+#: What reading one run's event log may cost (a real run's log is a few MB and reads in a second).
+EVENT_LOG_MAX_BYTES = 512 * 2**20
+EVENT_LOG_MAX_S = 120.0
 
 
 def write_notes(run_dir: Path, notes: Sequence[str]) -> None:
@@ -116,12 +119,13 @@ class RunWatch:
             table.write_csv(self.run_dir / SAMPLES_TABLE)
             metrics.update(table.summary())
         app = times = None
-        try:
-            app = read_event_log(find_event_log(self.run_dir))
+        try:  # an event log that cannot be read is a note on the run, never the end of the campaign
+            app = read_event_log(find_event_log(self.run_dir), EVENT_LOG_MAX_BYTES, EVENT_LOG_MAX_S)
             write_stage_table(app, self.run_dir / STAGE_TABLE)
             metrics.update(app.columns())
-        except LogParseError as e:
-            notes.append(f"event log: {e}")
+        except (LogParseError, OSError, ValueError, ArithmeticError, RecursionError, MemoryError) as e:
+            app = None
+            notes.append(f"event log: {e if isinstance(e, LogParseError) else f'{type(e).__name__}: {e}'}")
         if out_log is not None and Path(out_log).exists():
             try:
                 times = read_training_times(Path(out_log))

@@ -59,12 +59,12 @@ class ParamRule:
     kind: str = "auto"  # int | float | str | auto (int if written as one, else float, else str)
     minimum: float | None = None
     maximum: float | None = None
-    choices: tuple[str, ...] = ()
+    choices: tuple[str | int | float, ...] = ()
 
     def describe(self) -> str:
         lo, hi = _num(self.minimum), _num(self.maximum)
         if self.choices:
-            return "one of " + ", ".join(self.choices)
+            return "one of " + ", ".join(map(str, self.choices))
         what = {"int": "a whole number", "float": "a number", "str": "a text"}.get(self.kind, "a value")
         if lo and hi:
             return f"{what} from {lo} to {hi}"
@@ -126,6 +126,9 @@ def parse_float(name: str, text: str, rule: ParamRule) -> float | str:
     number = float(text)
     if not math.isfinite(number):
         return f"{name}={text!r} is too large: write {rule.describe()}"
+    if Decimal(text) != Decimal(repr(number)):  # a float is passed exactly (repr): more digits would be lost
+        return (f"{name}={text!r} has more digits than a number holds (it would run as {number!r}): "
+                f"write {number!r}, or give the column type = \"str\"")
     if number != 0 and abs(number) < 2.2250738585072014e-308:  # subnormal: not a plausible setting
         return f"{name}={text!r} is too small to be a setting: write {rule.describe()}"
     return _range_problem(name, text, number, rule) or number
@@ -136,6 +139,13 @@ def parse_text(name: str, text: str, rule: ParamRule) -> str:
     if rule.choices and text not in rule.choices:
         return f"{name}={text!r} is unknown: use {rule.describe()}"
     return text
+
+
+def _chosen(value: Value, text: str, choices: Sequence[str | int | float]) -> bool:
+    """Whether a parsed value is one of ``choices`` (a number equals a number choice or its written text)."""
+    if isinstance(value, str):
+        return value in choices
+    return any(c == text if isinstance(c, str) else (not isinstance(c, bool) and c == value) for c in choices)
 
 
 def _text_problem(name: str, text: str) -> str | None:
@@ -165,6 +175,8 @@ def parse_value(name: str, text: str, rule: ParamRule) -> tuple[Value | None, st
     else:
         result = parse_text(name, text, rule)
         ok = not (rule.choices and text not in rule.choices)
+    if ok and rule.choices and not _chosen(result, text, rule.choices):
+        return None, f"{name}={text!r} is unknown: use {rule.describe()}"
     return (result, None) if ok else (None, str(result))
 
 
@@ -282,6 +294,20 @@ def _from_text(value: object) -> Value:
     if _DECIMAL.fullmatch(value) and math.isfinite(float(value)):
         return float(value)
     return value
+
+
+#: The most rows (jobs) a design may have: harness.design writes no more, harness.submit reads no more.
+MAX_DESIGN_ROWS = 100_000
+#: The most cores one node of a row may use (executors x executor_cores): beyond any machine.
+MAX_CORES_PER_NODE = 1_024
+
+
+def shape_problem(spec: RunSpec) -> str | None:
+    """A row asking more cores of one node than any machine has (None: fine)."""
+    if spec.cores_per_node > MAX_CORES_PER_NODE:
+        return (f"executors x executor_cores = {spec.executors} x {spec.executor_cores} = {spec.cores_per_node} cores "
+                f"on each node, more than the {MAX_CORES_PER_NODE} allowed: use fewer executors or cores per executor")
+    return None
 
 
 def batch_problem(spec: RunSpec) -> str | None:

@@ -243,16 +243,19 @@ class Manifest:
 
     @classmethod
     def from_json(cls, text: str, source: str = "manifest.json") -> "Manifest":
-        try:
-            data = json.loads(text)
-            factors = tuple(str(f) for f in data["factors"])
-            responses = tuple(str(r) for r in data.get("responses", ()))
-            runtimes = tuple(str(r) for r in data.get("runtimes", ()))
-        except (ValueError, KeyError, TypeError) as e:
-            raise CampaignError(f"{source} is not a campaign manifest ({e}): delete it and rerun with --resume, "
-                                "or pass the factors explicitly") from None
-        return cls(factors, responses, data.get("job"), data.get("design"), runtimes, str(data.get("results") or ""),
-                   data.get("source"))
+        """Parse and check a manifest against its declared schema (:class:`sparkdl.schemas.ManifestDoc`)."""
+        from sparkdl import config
+        from sparkdl.schemas import ManifestDoc
+
+        def error(message: str) -> CampaignError:
+            problem = message.removeprefix(f"{source}: ")
+            return CampaignError(f"{source} is not a campaign manifest ({problem}): delete it and rerun with --resume, "
+                                 "or pass the factors explicitly")
+
+        doc = config.parse_json(text, source, "manifest", error)
+        data = config.convert(doc, ManifestDoc, source, "manifest", error)
+        return cls(tuple(data.factors), tuple(data.responses), data.job, data.design, tuple(data.runtimes),
+                   data.results or "", data.source)
 
     @classmethod
     def for_design(cls, specs: Sequence[RunSpec], job: str | None = None, design: str | None = None) -> "Manifest":
@@ -353,12 +356,11 @@ class CampaignDir:
 
     # -- manifest
     def read_manifest(self) -> Manifest | None:
-        try:
-            text = self.manifest_path.read_text()
-        except FileNotFoundError:
+        from sparkdl import config
+
+        if not self.manifest_path.exists() and not self.manifest_path.is_symlink():
             return None
-        except OSError as e:
-            raise CampaignError(f"cannot read {self.manifest_path} ({e})") from None
+        text = config.read_text(self.manifest_path, "manifest", error=CampaignError)
         return Manifest.from_json(text, str(self.manifest_path))
 
     def write_manifest(self, manifest: Manifest) -> None:

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Sequence
 
+from cluster.inventory import load_inventory
 from cluster.local import parse_memory_mb
 from cluster import runtime as runtimes
 from cluster.sparkenv import SparkEnv
@@ -30,7 +31,7 @@ from harness.job import JobChoice, jvm_of, resolve_job, runtime_of
 from harness.runspec import RunSpec, format_value
 from harness.schema import CampaignDir, Manifest, RunRecord
 from sparkdl.cli import on_interrupt, run_cli
-from sparkdl.options import cluster_options, mlflow_uri
+from sparkdl.options import SAMPLES, SEED, cluster_options, mlflow_uri
 from sparkdl.errors import EXIT_OK, EXIT_RUNS_FAILED
 
 Progress = Callable[[str], None]
@@ -116,9 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
     data = p.add_mutually_exclusive_group()
     data.add_argument("--data-dir", type=Path, help="MNIST idx files (default: the bundled 5,000-digit sample)")
     data.add_argument("--sample", action="store_true", help="the bundled 5,000-digit sample (default)")
-    p.add_argument("--train-samples", type=int, help="train on the first N digits only")
-    p.add_argument("--test-samples", type=int, help="validate on the first N digits only")
-    p.add_argument("--seed", type=int, default=42, help="weight-init seed of replicate 1 (replicate r uses seed+r-1)")
+    p.add_argument("--train-samples", type=SAMPLES, help="train on the first N digits only")
+    p.add_argument("--test-samples", type=SAMPLES, help="validate on the first N digits only")
+    p.add_argument("--seed", type=SEED, default=42, help="weight-init seed of replicate 1 (replicate r uses seed+r-1)")
     p.add_argument("--unchecked", action="store_true",
                    help="submit rows whose batch size BigDL will reject (they are recorded as failed)")
     p.add_argument("--skip-invalid", action="store_true",
@@ -144,7 +145,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.out = args.out or Path("runs") / args.design.stem
     say: Progress = lambda msg: print(msg, flush=True)  # noqa: E731
     choice = JobChoice(resolve_job(args.job)) if args.job else JobChoice()
-    options = SubmitOptions(master_url=args.master or f"spark://127.0.0.1:{args.port}",
+    inventory = load_inventory(args.cluster) if args.cluster else None  # a bad inventory fails before any run
+    options = SubmitOptions(master_url=args.master or (inventory.master_url if inventory else
+                                                       f"spark://127.0.0.1:{args.port}"),
                             executor_memory=args.executor_memory, driver_memory=args.driver_memory,
                             data_dir=args.data_dir, train_samples=args.train_samples,
                             test_samples=args.test_samples, seed=args.seed, jobs=choice, out=args.out)

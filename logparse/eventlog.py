@@ -24,6 +24,7 @@ import csv
 import json
 import os
 import struct
+import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterable, Iterator
@@ -43,6 +44,10 @@ ROLLING, EVENTS, APPSTATUS = "eventlog_v2_", "events_", "appstatus_"  # Spark's 
 MAX_LOG_BYTES = 2 * 2**30
 #: The most bytes decompressed at once from a zstd stream, and read at once from a plain log.
 CHUNK = 2**20
+#: The longest line (one event) read: Spark's largest events (SQL plans) are a few MB.
+MAX_LINE_BYTES = 64 * 2**20
+#: The most stages, jobs and executors one log may add (each is kept in memory).
+MAX_ENTRIES = 1_000_000
 #: Codec short names (Spark's file suffixes) read here; ``zst`` is zstd's own suffix.
 CODECS = {"lz4": "lz4", "zstd": "zstd", "zst": "zstd"}
 
@@ -157,6 +162,7 @@ class AppMetrics:
     jobs: int = 0
     jobs_failed: int = 0
     job_times_ms: list[tuple[int, int | None]] = field(default_factory=list)  # (submitted, completed)
+    first_open_job: int = field(default=0, repr=False, compare=False)  # where the next JobEnd looks
     stages: dict[tuple[int, int], StageMetrics] = field(default_factory=dict)
     totals: TaskTotals = field(default_factory=TaskTotals)
 
@@ -401,18 +407,30 @@ READERS: dict[str | None, Callable[[BinaryIO, _Budget, bool], Iterator[bytes]]] 
     None: _plain_chunks, "lz4": _lz4_chunks, "zstd": _zstd_chunks}
 
 
-def _split_lines(chunks: Iterable[bytes]) -> Iterator[str]:
-    """JSON lines out of decompressed chunks, split at ``\\n`` only (as Spark's reader), a line's pieces joined once."""
+def _split_lines(chunks: Iterable[bytes], path: Path | str = "event log") -> Iterator[str]:
+    """JSON lines out of decompressed chunks, split at ``\\n`` only (as Spark's reader), a line's pieces joined once;
+    a line over :data:`MAX_LINE_BYTES` is a corrupt log (no event is that long), refused before it is joined."""
     pending: list[bytes] = []
+    size = 0
     for chunk in chunks:
         *complete, tail = chunk.split(b"\n")
         if complete:
+            if size + len(complete[0]) > MAX_LINE_BYTES:
+                raise EventLogError(f"{path}: a line of over {MAX_LINE_BYTES} bytes: not an event Spark writes "
+                                    "(the log is corrupt)")
             complete[0] = b"".join((*pending, complete[0]))
-            pending = []
+            pending, size = [], 0
             for line in complete:
+                if len(line) > MAX_LINE_BYTES:
+                    raise EventLogError(f"{path}: a line of over {MAX_LINE_BYTES} bytes: not an event Spark writes "
+                                        "(the log is corrupt)")
                 yield line.rstrip(b"\r").decode("utf-8", errors="replace")
         if tail:
             pending.append(tail)
+            size += len(tail)
+            if size > MAX_LINE_BYTES:
+                raise EventLogError(f"{path}: a line of over {MAX_LINE_BYTES} bytes: not an event Spark writes "
+                                    "(the log is corrupt)")
     if pending:
         yield b"".join(pending).rstrip(b"\r").decode("utf-8", errors="replace")
 
@@ -422,7 +440,7 @@ def _file_lines(path: Path, budget: _Budget, allow_truncated: bool) -> Iterator[
     read = READERS[codec_of(path)]
     try:
         with open(path, "rb") as f:
-            yield from _split_lines(read(f, budget, allow_truncated))
+            yield from _split_lines(read(f, budget, allow_truncated), path)
     except FileNotFoundError as e:
         raise LogNotFoundError(f"{path}: no such event log") from e
     except OSError as e:
@@ -529,26 +547,37 @@ def _stage(app: AppMetrics, info: dict) -> StageMetrics:
     return stage
 
 
-def parse_events(lines: Iterable[str], path: str = "") -> AppMetrics:
+def parse_events(lines: Iterable[str], path: str = "", max_seconds: float | None = None) -> AppMetrics:
     """Fold the events of one application into :class:`AppMetrics` (unknown events are ignored).
 
     A line that is not JSON is skipped (the last line of a log still being written); JSON that is not
     an event as Spark writes it (a list, a string for a number) is a corrupt log: :class:`EventLogError`,
     as the codecs' own checks cannot catch every flipped byte (lz4-java's checksums are not checked).
+    ``max_seconds`` bounds the time spent (:class:`EventLogError` past it).
     """
     app = AppMetrics(path=path)
+    deadline = None if max_seconds is None else time.monotonic() + max_seconds
     for n, line in enumerate(lines, 1):
+        if deadline is not None and n % 1000 == 0 and time.monotonic() > deadline:
+            raise EventLogError(f"{path or 'event log'}: reading it took over {max_seconds:g} s (at line {n}): "
+                                "read it on its own with logparse.eventlog.read_event_log")
         if not line.strip():
             continue
         try:
             ev = json.loads(line)
         except json.JSONDecodeError:
             continue  # the last line of a log still being written
+        except RecursionError:
+            raise EventLogError(f"{path or 'event log'}: line {n} nests too deep to be an event Spark writes: "
+                                "the log is corrupt") from None
         try:
             _fold(app, ev)
-        except (AttributeError, TypeError, ValueError, OverflowError) as e:
+        except (AttributeError, TypeError, ValueError, OverflowError, IndexError, KeyError, RecursionError) as e:
             raise EventLogError(f"{path or 'event log'}: line {n} is not an event Spark writes "
                                 f"({type(e).__name__}: {e}): the log is corrupt") from None
+        if max(len(app.stages), len(app.job_times_ms), len(app.executors)) > MAX_ENTRIES:
+            raise EventLogError(f"{path or 'event log'}: over {MAX_ENTRIES} stages, jobs or executors by line {n}: "
+                                "not a run this tool started (the log is corrupt)")
     return app
 
 
@@ -577,10 +606,12 @@ def _fold(app: AppMetrics, ev: dict) -> None:
     elif kind == "SparkListenerJobEnd":
         if (ev.get("Job Result") or {}).get("Result") != "JobSucceeded":
             app.jobs_failed += 1
-        for i, (sub, done) in enumerate(app.job_times_ms):
-            if done is None:
-                app.job_times_ms[i] = (sub, _num(ev, "Completion Time"))
-                break
+        i = app.first_open_job  # the first job not ended yet (no scan from the start: linear, not quadratic)
+        while i < len(app.job_times_ms) and app.job_times_ms[i][1] is not None:
+            i += 1
+        if i < len(app.job_times_ms):
+            app.job_times_ms[i] = (app.job_times_ms[i][0], _num(ev, "Completion Time"))
+            app.first_open_job = i + 1
     elif kind == "SparkListenerExecutorAdded":
         info = ev.get("Executor Info") or {}
         app.executors.append(ExecutorAdded(_num(ev, "Timestamp"), str(ev.get("Executor ID")),
@@ -595,12 +626,12 @@ def _fold(app: AppMetrics, ev: dict) -> None:
         app.complete = True
 
 
-def read_event_log(path: Path, max_bytes: int = MAX_LOG_BYTES) -> AppMetrics:
+def read_event_log(path: Path, max_bytes: int = MAX_LOG_BYTES, max_seconds: float | None = None) -> AppMetrics:
     """Parse one event log (a file or a rolling folder; plain, ``.zstd`` or ``.lz4``; ``.inprogress`` allowed).
 
     The lines are parsed as they are decompressed, so memory holds one chunk, not the log.
     """
-    return parse_events(iter_lines(path, max_bytes), str(path))
+    return parse_events(iter_lines(path, max_bytes), str(path), max_seconds)
 
 
 def write_stage_table(app: AppMetrics, path: Path) -> Path:

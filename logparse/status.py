@@ -259,7 +259,7 @@ def impossible_training(out: Evidence) -> str:
             return f"impossible throughput {it.throughput!r} records/second in the {what} iteration (epoch {it.epoch})"
         if _bad_clock(it.wall_clock_s):
             return f"impossible wall clock {it.wall_clock_s!r} s in the {what} iteration (epoch {it.epoch})"
-        if it.learning_rate is not None and not math.isfinite(it.learning_rate):
+        if it.learning_rate is not None and not (math.isfinite(it.learning_rate) and it.learning_rate >= 0):
             return f"impossible learning rate {it.learning_rate!r} in the {what} iteration (epoch {it.epoch})"
     e = out.last_epoch
     if e is not None and (_bad_clock(e.wall_clock_s) or _bad_clock(e.epoch_wall_clock_ms / 1e3)):

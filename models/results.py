@@ -181,7 +181,7 @@ def resolve_path(path: str | Path) -> Path:
     p = Path(path)
     if p.is_dir():
         p = p / RESULTS_FILE
-    if not p.is_file():
+    if not p.exists():
         raise ResultsNotFoundError(
             f"no results at {str(path)!r}: give a results CSV or a campaign directory with {RESULTS_FILE}"
         )
@@ -289,6 +289,43 @@ def _check_accuracy(values: pd.Series) -> None:
             f"column {ACCURACY_COLUMN!r} ranges {finite.min():g}..{finite.max():g}; it must be a "
             "fraction in [0, 1] (divide percentages by 100)"
         )
+
+
+#: Columns the harness writes as whole numbers >= 1 (the cell and the cluster factors).
+WHOLE_COLUMNS = ("run", "replicate", "nodes", "executors", "executor_cores")
+
+
+def _check_whole_columns(df: pd.DataFrame) -> None:
+    """The cell and cluster columns hold whole numbers >= 1 (a blank cell is left to the other rules)."""
+    for c in WHOLE_COLUMNS:
+        if c not in df.columns or pd.api.types.is_integer_dtype(df[c]):
+            continue
+        values = df[c][df[c].notna()]
+        numbers = pd.to_numeric(values, errors="coerce")
+        bad = values[numbers.isna() | (numbers < 1) | (numbers % 1 != 0)]
+        if len(bad):
+            raise InvalidTableError(f"column {c!r} holds {str(bad.iloc[0])[:40]!r}: {c} is a whole number >= 1 "
+                                    "in every run: fix that value")
+
+
+def _check_factor_values(df: pd.DataFrame, factors: Sequence[str]) -> None:
+    """A factor's levels are finite numbers, or all text: ``inf`` or a word among numbers is refused, never turned
+    into a category or a failed fit."""
+    for f in factors:
+        if f not in df.columns:
+            continue
+        values = df[f]
+        numbers = pd.to_numeric(values, errors="coerce")
+        given = values.notna()
+        if pd.api.types.is_numeric_dtype(values) or numbers[given].notna().sum() * 2 > given.sum():
+            words = values[given & numbers.isna()]
+            if len(words):
+                raise InvalidTableError(f"factor {f!r} holds the text {str(words.iloc[0])[:40]!r} among numbers: "
+                                        "fix that value (or give the factors with --factors)")
+            infinite = values[given & ~np.isfinite(numbers.to_numpy(dtype=float))]
+            if len(infinite):
+                raise InvalidTableError(f"factor {f!r} holds {infinite.iloc[0]!r}: a factor's level is a finite "
+                                        "number: fix that value")
 
 
 def _drop(df: pd.DataFrame, bad: np.ndarray, reason: str, dropped: dict[str, int]) -> pd.DataFrame:
@@ -406,6 +443,10 @@ def build_table(
     if STATUS_COLUMN in df.columns and not include_failed:
         df = _keep_ok(df, dropped)
     df = _drop_implausible_times(df, dropped)
+    if ACCURACY_COLUMN in df.columns:
+        _check_accuracy(df[ACCURACY_COLUMN])
+    _check_whole_columns(df)
+    _check_factor_values(df, choice.factors)
     df, cost_name = _with_cost(df, cost) if compute_cost else (df, "not computed")
     for column in dict.fromkeys([COST_COLUMN if compute_cost else None, response]):
         if column is not None and column in df.columns:
@@ -420,10 +461,16 @@ def build_table(
 
 
 def read_csv(path: str | Path) -> tuple[Path, pd.DataFrame]:
-    """The CSV behind a results path, read; an unreadable file is an :class:`InvalidTableError`."""
+    """The CSV behind a results path, read through the one table reader (:func:`sparkdl.config.read_table`: a
+    regular UTF-8 file, strict CSV, every column named once); an unreadable file is an :class:`InvalidTableError`."""
+    import io
+
+    from sparkdl import config
+
     p = resolve_path(path)
+    table = config.read_table(p, "results table", InvalidTableError, same_width=True)
     try:
-        return p, pd.read_csv(p)
+        return p, pd.read_csv(io.StringIO(table.text))
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as exc:
         raise InvalidTableError(f"{p}: not a readable CSV ({exc}); write one header row then one row per job") from None
 

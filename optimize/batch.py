@@ -32,7 +32,7 @@ import pandas as pd
 
 from models.predict import RandomForestModel
 from models.predict.intervals import ConformalPredictor, Intervals
-from models.results import resolve_path
+from models.results import read_csv
 from optimize.concurrent import COURIER_COLUMNS, courier_table
 from optimize.errors import CampaignDataError, SearchOptionError
 from sparkdl.cli import run_cli
@@ -152,7 +152,7 @@ def load_table(path: str | Path) -> pd.DataFrame:
     path = Path(path)
     if path.is_dir():
         return courier_table(path)
-    table = pd.read_csv(resolve_path(path))
+    table = read_csv(path)[1]  # the one table reader (models.results.read_csv)
     check_table(table)
     return table
 

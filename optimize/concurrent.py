@@ -27,6 +27,7 @@ import pandas as pd
 from harness.runspec import RunSpec
 from harness.schema import RunRecord
 from models.predict.table import read_results
+from models.results import read_csv
 from optimize.errors import CampaignDataError, SearchOptionError
 from optimize.session import ClusterOptions, JobConfig, JobSession, open_session, submit_options
 from sparkdl.cli import on_interrupt, run_cli
@@ -108,7 +109,7 @@ def courier_table(campaign: str | Path) -> pd.DataFrame:
     """Seed 004's table from a campaign: ok runs joined with their concurrency (njobs 1 when not grouped)."""
     results = read_results(campaign)
     path = Path(campaign) / GROUPS_CSV
-    groups = pd.read_csv(path) if path.exists() else pd.DataFrame(columns=list(GROUP_COLUMNS))
+    groups = read_csv(path)[1] if path.exists() else pd.DataFrame(columns=list(GROUP_COLUMNS))
     table = results.merge(groups[["run", "replicate", "njobs"]], on=["run", "replicate"], how="left")
     table["njobs"] = table["njobs"].fillna(1).astype(int)
     if "nodes" in table.columns:

@@ -199,6 +199,19 @@ def ok_runs(table: pd.DataFrame, objectives: Sequence[ObjectiveSpec], cost: str 
     if missing:
         raise CampaignDataError(f"results.csv has no column(s) {', '.join(missing)}: objectives are columns such as "
                                 "wall_clock_s, accuracy, elapsed_s, or cost")
+    for o in objectives:
+        numbers = pd.to_numeric(runs[o.column], errors="coerce")
+        words = runs[o.column][numbers.isna() & runs[o.column].notna()]
+        if len(words):
+            raise CampaignDataError(f"objective {o.column} holds text ({str(words.iloc[0])[:40]!r}) in an ok run: "
+                                    "objectives are numeric columns such as wall_clock_s, accuracy or cost")
+        runs[o.column] = numbers
+    if "accuracy" in runs.columns:
+        accuracy = pd.to_numeric(runs["accuracy"], errors="coerce")
+        wrong = accuracy[(accuracy < 0) | (accuracy > 1)]
+        if len(wrong):
+            raise CampaignDataError(f"accuracy {wrong.iloc[0]:g} in an ok run: accuracy is a fraction in [0, 1] "
+                                    "(divide percentages by 100)")
     finite = np.all(np.isfinite(minimisation_matrix(runs, objectives)), axis=1) if len(runs) else np.ones(0, bool)
     return runs[finite].reset_index(drop=True), excluded + int((~finite).sum())
 
@@ -238,10 +251,12 @@ def per_epoch_front(campaign: Path, objectives: Sequence[ObjectiveSpec], referen
 
 def read_campaign(path: Path) -> pd.DataFrame:
     """results.csv of a campaign directory (or a CSV file given directly)."""
+    from models.results import read_csv
+
     csv = path / "results.csv" if path.is_dir() else path
-    if not csv.is_file():
+    if not csv.exists():
         raise CampaignDataError(f"{csv} does not exist: give a campaign directory holding results.csv")
-    return pd.read_csv(csv)
+    return read_csv(csv)[1]
 
 
 def manifest_factors(path: Path) -> tuple[str, ...]:

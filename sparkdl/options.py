@@ -4,7 +4,9 @@ resources and limits), with one set of defaults for all of them."""
 from __future__ import annotations
 
 import argparse
+import math
 import os
+import re
 from pathlib import Path
 from collections.abc import Mapping
 
@@ -17,6 +19,77 @@ DEFAULT_RETRIES = 1
 DEFAULT_STATE_DIR = Path(".cluster")
 DEFAULT_MASTER_PORT = 7077
 DEFAULT_WEBUI_PORT = 8080
+
+#: Caps on what a user can ask for, checked when the options are parsed (before anything starts).
+MIN_MEMORY_MB = 256
+MAX_MEMORY_MB = 16 << 20  # 16 TiB: beyond any machine's memory
+MAX_TIMEOUT_S = 30 * 24 * 3600.0
+MAX_RETRIES = 100
+MAX_SAMPLES = 10**9
+MAX_SEED = 2**31 - 1
+
+
+def memory_mb(text: str | int) -> int:
+    """'2g' -> 2048, '700m' -> 700, '1024' -> 1024 (MB); ValueError naming the fix when not a size or off limits."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        value = text
+    else:
+        m = re.fullmatch(r"\s*(\d+)\s*([mMgG]?)[bB]?\s*", str(text)[:100], re.ASCII)
+        if not m:
+            raise ValueError(f"memory {str(text)[:40]!r} is not a size: use e.g. 700m or 2g")
+        digits = m.group(1).lstrip("0")[:16] or "0"  # 16 digits are far over the cap: no huge int is built
+        value = int(digits) * (1024 if m.group(2).lower() == "g" else 1)
+    if value < MIN_MEMORY_MB:
+        raise ValueError(f"memory {text!r} is below {MIN_MEMORY_MB} MB: a Spark worker needs at least 256m")
+    if value > MAX_MEMORY_MB:
+        raise ValueError(f"memory {str(text)[:40]!r} is over {MAX_MEMORY_MB // (1 << 20)} TB: give a size a machine has")
+    return value
+
+
+def _option_type(check: "object", name: str) -> "object":
+    def parse(text: str) -> object:
+        try:
+            return check(text)  # type: ignore[operator]
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+    parse.__name__ = name  # argparse names the type in its message
+    return parse
+
+
+def _memory(text: str) -> str:
+    memory_mb(text)
+    return text
+
+
+def _whole(low: int, high: int, what: str) -> "object":
+    def check(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise ValueError(f"{text[:40]!r} is not a whole number: give {what} from {low} to {high}") from None
+        if not low <= value <= high:
+            raise ValueError(f"{value} is out of range: give {what} from {low} to {high}")
+        return value
+    return check
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"{text[:40]!r} is not a number of seconds") from None
+    if not (math.isfinite(value) and 0 < value <= MAX_TIMEOUT_S):
+        raise ValueError(f"{text[:40]!r}: give seconds > 0 and at most {MAX_TIMEOUT_S:.0f} (30 days)")
+    return value
+
+
+#: argparse types of the options every command shares: each refuses an impossible value (exit 2, naming it).
+MEMORY = _option_type(_memory, "memory")
+TIMEOUT = _option_type(_seconds, "timeout")
+RETRIES = _option_type(_whole(0, MAX_RETRIES, "extra attempts"), "retries")
+PORT = _option_type(_whole(1, 65535, "a port"), "port")
+SAMPLES = _option_type(_whole(1, MAX_SAMPLES, "a number of digits"), "samples")
+SEED = _option_type(_whole(0, MAX_SEED, "a seed"), "seed")
 
 
 def cluster_options() -> argparse.ArgumentParser:
@@ -35,21 +108,21 @@ def cluster_options() -> argparse.ArgumentParser:
     g.add_argument("--master-webui", help="the --master's web UI (default http://HOST:8080)")
     g.add_argument("--state-dir", type=Path, default=DEFAULT_STATE_DIR,
                    help=f"local cluster state (default {DEFAULT_STATE_DIR})")
-    g.add_argument("--port", type=int, default=DEFAULT_MASTER_PORT,
+    g.add_argument("--port", type=PORT, default=DEFAULT_MASTER_PORT,
                    help=f"master port of a local cluster this command starts (default {DEFAULT_MASTER_PORT})")
-    g.add_argument("--webui-port", type=int, default=DEFAULT_WEBUI_PORT,
+    g.add_argument("--webui-port", type=PORT, default=DEFAULT_WEBUI_PORT,
                    help=f"master web UI port of a local cluster this command starts (default {DEFAULT_WEBUI_PORT})")
     g.add_argument("--keep-cluster", action="store_true", help="leave a cluster this command started running")
     g.add_argument("--plain-jvm", action="store_true",
                    help="local cluster: run drivers and executors with Java's defaults (by default they share a "
                         "class-data archive of Spark's and BigDL's classes and BigDL's MKL unpacked once, use the "
                         "parallel collector, and compile with C1 only)")
-    g.add_argument("--executor-memory", default=DEFAULT_EXECUTOR_MEMORY,
+    g.add_argument("--executor-memory", type=MEMORY, default=DEFAULT_EXECUTOR_MEMORY,
                    help=f"per executor (default {DEFAULT_EXECUTOR_MEMORY})")
-    g.add_argument("--driver-memory", default=DEFAULT_DRIVER_MEMORY, help=f"(default {DEFAULT_DRIVER_MEMORY})")
-    g.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
+    g.add_argument("--driver-memory", type=MEMORY, default=DEFAULT_DRIVER_MEMORY, help=f"(default {DEFAULT_DRIVER_MEMORY})")
+    g.add_argument("--timeout", type=TIMEOUT, default=DEFAULT_TIMEOUT_S,
                    help=f"seconds before a run is stopped (default {DEFAULT_TIMEOUT_S:.0f})")
-    g.add_argument("--retries", type=int, default=DEFAULT_RETRIES,
+    g.add_argument("--retries", type=RETRIES, default=DEFAULT_RETRIES,
                    help=f"extra attempts after an infrastructure failure (default {DEFAULT_RETRIES})")
     t = p.add_argument_group("tracking")
     t.add_argument("--mlflow", nargs="?", const="", metavar="URI",

@@ -389,7 +389,7 @@ THREE_LEVEL_A = GOOD.replace("[1, 2]", "[1, 2, 3]", 1)
 @pytest.mark.parametrize(
     "toml, extra, message",
     [
-        ("[factors.a\nlevels = [1]", ["--kind", "full"], "invalid TOML"),
+        ("[factors.a\nlevels = [1]", ["--kind", "full"], "not valid TOML"),
         ("[factors.a]\nlevel = [1, 2]\n", ["--kind", "full"], "unknown key 'level'"),
         ("[factors.a]\nlevels = [1]\n", ["--kind", "full"], "needs >= 2"),
         ("[factors.a]\nlevels = [1, 'x']\n", ["--kind", "full"], "mixes numbers and strings"),

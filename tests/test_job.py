@@ -36,7 +36,7 @@ def test_fill_drops_optional_groups_without_values(tmp_path):
 
 
 @pytest.mark.parametrize("body, needle", [
-    ('[job\nname = "x"', "bad TOML"),
+    ('[job\nname = "x"', "not valid TOML"),
     ('[job]\nname = "x"\napp = "missing.py"\nargs = []\n', "no such file"),
     ('[job]\nname = "x"\nargs = []\n', "exactly one of app"),
     ('[job]\nname = "x y"\napp = "app.py"\n', "name must be a word"),
@@ -89,7 +89,7 @@ def submit(tmp_path: Path, design: str, *extra: str) -> subprocess.CompletedProc
     ("nodes,executors,executor_cores,a\n1,1,1,3\n", '["{a}", "{b}"]', "uses {b} but the design has no column b"),
     ("nodes,executors,executor_cores,a,c\n1,1,1,3,4\n", '["{a}"]', "design column c is not used by the job"),
     ("nodes,executors,executor_cores,a\n1,1,1,3\n", None, "no such file"),
-    ("nodes,executors,executor_cores,a\n1,1,1,3\n", "[", "bad TOML"),
+    ("nodes,executors,executor_cores,a\n1,1,1,3\n", "[", "not valid TOML"),
 ])
 def test_cli_checks_before_anything_runs(tmp_path, design, job, needle):
     if job is None:

@@ -218,6 +218,10 @@ def test_arbitrary_text_never_crashes(tmp_path_factory, text):
 def test_accepted_values_equal_the_written_ones(tmp_path_factory, nodes, executors, epochs, lr):
     path = tmp_path_factory.mktemp("v") / "design.csv"
     path.write_text(f"{HEADER}\n{nodes},{executors},1,{epochs},{lr},{nodes * executors}\n")
+    if Decimal(repr(float(str(lr)))) != lr:  # more digits than a double holds: refused, never rounded in silence
+        with pytest.raises(DesignFileError, match="more digits than a number holds"):
+            read_design(path)
+        return
     spec = read_design(path)[0]
     assert (spec.nodes, spec.executors, spec.epochs, spec.batch_size) == (nodes, executors, epochs, nodes * executors)
     assert spec.learning_rate == float(str(lr))

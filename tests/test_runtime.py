@@ -69,7 +69,7 @@ GOOD = '[runtime]\nname = "spark35"\nspark = "3.5.3"\njava = [17]\nrequirements 
     (GOOD.replace('["pyspark==3.5.3"]', '["pyspark==3.5.3", "--index-url=http://x"]'), "installer option"),
     (GOOD.replace('name = "spark35"', 'name = "../x"'), "name must be a word"),
     (GOOD + '[jvm]\nlog_config = "../../etc/passwd"\n', "log_config"),
-    ("[runtime\n", "bad TOML"),
+    ("[runtime\n", "not valid TOML"),
 ])
 def test_a_bad_runtime_file_is_one_line_naming_the_fix(tmp_path, text, needle):
     with pytest.raises(RuntimeFileError) as e:

@@ -22,6 +22,7 @@ from harness.design.resolution import search_generators
 from harness.design.schedule import schedule
 from harness.design.summary import describe, describe_schedule
 from harness.errors import DesignError
+from harness.runspec import MAX_DESIGN_ROWS
 from sparkdl.cli import run_cli
 
 KINDS = ("fractional", "full", "box-behnken", "ccd")
@@ -97,6 +98,8 @@ def make_design(args: argparse.Namespace, factors: FactorSet) -> tuple[Design, l
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if not 0 <= args.center_points <= MAX_DESIGN_ROWS:
+        raise DesignError(f"--center-points {args.center_points}: give 0 to {MAX_DESIGN_ROWS}")
     factors = load_factors(args.factors)
     design, notes = make_design(args, factors)
     plan = schedule(design, args.replications, args.seed, not args.no_randomize,

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import math
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness.errors import DesignError
+from sparkdl import config
 
 Level = int | float | str
 
@@ -97,14 +97,7 @@ def make_factors(levels: dict[str, list[Level]], constants: dict[str, Level] | N
 def load_factors(path: str | Path) -> FactorSet:
     """Read a factors file; every problem is a one-line :class:`DesignError`."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise DesignError(f"{path}: cannot read the factors file ({exc.strerror})") from exc
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise DesignError(f"{path}: invalid TOML: {exc}") from exc
+    doc = config.read_toml(path, "factors file", error=DesignError)
     try:
         return parse_factors(doc)
     except DesignError as exc:

@@ -20,6 +20,7 @@ import numpy as np
 from harness.design._base import Design
 from harness.design.factors import Level
 from harness.errors import DesignError
+from harness.runspec import MAX_DESIGN_ROWS
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,10 @@ def schedule(
     """Replicate ``design`` and order its jobs; a randomized order needs an explicit ``seed``."""
     if replications < 1:
         raise DesignError(f"--replications must be >= 1, got {replications}")
+    if design.n_runs * replications > MAX_DESIGN_ROWS:
+        raise DesignError(f"{design.n_runs} design points x {replications} replications = "
+                          f"{design.n_runs * replications} jobs, more than the {MAX_DESIGN_ROWS} a campaign takes: "
+                          "lower --replications (or split the design)")
     if randomize and seed is None:
         raise DesignError("a randomized run order needs a seed: give --seed S (or --no-randomize)")
     if seed is not None and seed < 0:

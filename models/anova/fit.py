@@ -27,6 +27,7 @@ is refused with one line.
 
 from __future__ import annotations
 
+import keyword
 import math
 import warnings
 from collections.abc import Iterable, Sequence
@@ -99,6 +100,11 @@ def resolve_factors(frame: pd.DataFrame, response: str, terms: str | None,
     missing = [f for f in factors if f not in frame.columns]
     if missing:
         raise MissingColumnError(f"factor column(s) {missing} are not in the table")
+    odd = [f for f in factors if not str(f).isidentifier() or keyword.iskeyword(str(f))]
+    if odd:
+        raise FormulaError(f"factor {str(odd[0])[:60]!r} is not a plain name (letters, digits and _, not starting with "
+                           "a digit), so a model formula cannot hold it: rename the column, or leave it out with "
+                           "--factors")
     return tuple(factors)
 
 

@@ -52,7 +52,7 @@ def steps_of(frame: pd.DataFrame) -> dict[str, int]:
     """``{"batch_size": total cores}`` when the ok jobs all ran on one core count, else ``{}``."""
     if not all(c in frame.columns for c in CORE_COLUMNS):
         return {}
-    cores = frame[list(CORE_COLUMNS)].prod(axis=1).dropna().unique()
+    cores = frame[list(CORE_COLUMNS)].apply(pd.to_numeric, errors="coerce").prod(axis=1).dropna().unique()
     return {"batch_size": int(cores[0])} if len(cores) == 1 else {}
 
 

@@ -6,7 +6,6 @@ import argparse
 import json
 import math
 import statistics
-import sys
 from typing import Sequence
 
 from models.errors import FitError, UnstableQueueError

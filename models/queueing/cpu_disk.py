@@ -17,7 +17,6 @@ inversion for mu_D is the correct one and is used here.
 
 from __future__ import annotations
 
-import csv
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +27,7 @@ import numpy as np
 from models.errors import FitError, InvalidTableError, MissingColumnError, QueueParameterError
 from models.queueing.formulas import _check_rate, mm1
 from models.results import resolve_path, status_is_ok
+from sparkdl.config import read_table
 
 
 @dataclass(frozen=True)
@@ -146,10 +146,10 @@ def load_runs(results: str | Path, dataset_size: int = 60_000) -> tuple[list[Cou
     cpus = executors * executor_cores, workers = nodes, njobs from an ``njobs`` column or 1.
     """
     path = resolve_path(results)
-    with path.open(newline="") as handle:
-        reader = csv.DictReader(handle)
-        columns = set(reader.fieldnames or ())
-        rows = list(enumerate(reader, start=2))
+    table = read_table(path, "results table", InvalidTableError)  # the one table reader
+    columns = set(table.header)
+    reader = (_record(table.header, fields) for _, fields in table.rows)
+    rows = list(enumerate(reader, start=2))
     missing = sorted({"batch_size", "epochs", "executors", "executor_cores", "nodes", "wall_clock_s"} - columns)
     if missing:
         raise MissingColumnError(f"{path} has no column {', '.join(missing)}: the CPU + disk model needs it")
@@ -170,3 +170,11 @@ def load_runs(results: str | Path, dataset_size: int = 60_000) -> tuple[list[Cou
     if not configs:
         raise InvalidTableError(f"{path} has no runs with status ok")
     return configs, times
+
+
+def _record(header: tuple[str, ...], fields: tuple[str, ...]) -> dict[str | None, object]:
+    """A row as csv.DictReader gives it: missing fields None, extra ones under None."""
+    row: dict[str | None, object] = dict(zip(header, (*fields, *[None] * (len(header) - len(fields)))))
+    if len(fields) > len(header):
+        row[None] = list(fields[len(header):])
+    return row

@@ -8,7 +8,6 @@ service rate is 1 / mean size, per second or per unit of cost; the scv is the sa
 
 from __future__ import annotations
 
-import csv
 import math
 import statistics
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from typing import Sequence
 from models.errors import InvalidTableError, MissingColumnError
 from models.queueing.formulas import QueueMetrics, arrival_rate_for, mgk, mmk
 from models.results import resolve_path, status_is_ok
+from sparkdl.config import read_table
 
 UNITS = {"time": "seconds (wall_clock_s)", "cost": "seed 001 cost units, T / (100 A)^2"}
 
@@ -83,10 +83,10 @@ def load_job_sizes(results: str | Path, job_size: str | None = None) -> JobSizes
     or None (time if the table has ``wall_clock_s``, else cost).
     """
     path = resolve_path(results)
-    with path.open(newline="") as handle:
-        reader = csv.DictReader(handle)
-        columns = set(reader.fieldnames or ())
-        rows = [(line, row) for line, row in enumerate(reader, start=2)]
+    table = read_table(path, "results table", InvalidTableError)  # the one table reader
+    columns = set(table.header)
+    reader = (_record(table.header, fields) for _, fields in table.rows)
+    rows = [(line, row) for line, row in enumerate(reader, start=2)]
     quantity = job_size or ("time" if "wall_clock_s" in columns else "cost")
     if quantity not in UNITS:
         raise InvalidTableError(f"job_size must be 'time' or 'cost', got {quantity!r}")
@@ -121,3 +121,11 @@ def plan(sizes: JobSizes, utilization: float, servers: Sequence[int]) -> list[Pl
         lam = arrival_rate_for(utilization, mu, k)
         result.append(Plan(k, mmk(lam, mu, k), mgk(lam, mu, k, sizes.scv)))
     return result
+
+
+def _record(header: tuple[str, ...], fields: tuple[str, ...]) -> dict[str | None, object]:
+    """A row as csv.DictReader gives it: missing fields None, extra ones under None."""
+    row: dict[str | None, object] = dict(zip(header, (*fields, *[None] * (len(header) - len(fields)))))
+    if len(fields) > len(header):
+        row[None] = list(fields[len(header):])
+    return row

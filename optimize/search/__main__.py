@@ -41,7 +41,7 @@ from optimize.search.study import (SAMPLERS, MultiObjectiveSearch, SearchConfig,
 from optimize.figures import save
 from optimize.session import ClusterOptions, JobConfig, open_session, submit_options
 from sparkdl.cli import on_interrupt, run_cli
-from sparkdl.options import cluster_options
+from sparkdl.options import SAMPLES, cluster_options
 
 BUDGET = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smh]?)\s*$")
 
@@ -98,8 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--per-epoch", action="store_true",
                    help="run every trial at the space's largest epochs, search the other factors, and put every "
                         "validated epoch of the ok and pruned runs on the front (optimize.harvest)")
-    p.add_argument("--train-samples", type=int, help="train on the first N digits only")
-    p.add_argument("--test-samples", type=int, help="validate on the first N digits only")
+    p.add_argument("--train-samples", type=SAMPLES, help="train on the first N digits only")
+    p.add_argument("--test-samples", type=SAMPLES, help="validate on the first N digits only")
     return p
 
 
@@ -151,6 +151,8 @@ def search_config(args: argparse.Namespace) -> SearchConfig:
         harvesting.check_objectives(objectives)
         space, epochs = at_largest_epochs(space, job.epochs)
         job = replace(job, epochs=epochs)
+    if args.sampler == "grid":
+        space.check_grid(args.grid_points)
     return SearchConfig(space, job, objectives, sampler=args.sampler, seed=args.seed, startup_trials=args.startup_trials,
                         population=args.population, grid_points=args.grid_points, cost=args.cost, start=args.start)
 
@@ -175,7 +177,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.sampler == "tpe" and args.start == "lhs":  # a tpe search started before it resumes with --start random
         settings["start"] = "lhs"
         settings["startup_trials"] = args.startup_trials
-    shapes = [job.spec(1, 1, **combo) for combo in space.grid(1)]
+    shapes = [job.spec(1, 1, **combo) for combo in space.shapes()]
     on_interrupt(f"finished runs and the study are kept in {args.out}; continue with --resume")
     args.out.mkdir(parents=True, exist_ok=True)
     with open_session(args.out, settings, options, cluster, shapes, args.resume, say) as session:

@@ -24,17 +24,21 @@ from __future__ import annotations
 import itertools
 import math
 import random
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, Sequence
 
 from optimize.errors import SearchOptionError
+from sparkdl import config
+
+#: The most points a grid may have (``--sampler grid``), checked before any is built.
+MAX_GRID_POINTS = 100_000
 
 INT_FACTORS = ("nodes", "executors", "executor_cores", "epochs", "batch_size")
 FLOAT_FACTORS = ("learning_rate",)
 TEXT_FACTORS = ("model",)
 FACTORS = INT_FACTORS + FLOAT_FACTORS + TEXT_FACTORS
+CLUSTER_FACTORS = ("nodes", "executors", "executor_cores")
 
 
 class Suggester(Protocol):
@@ -65,13 +69,23 @@ class Factor:
 
     def at(self, u: float) -> object:
         """The value at quantile ``u`` in [0, 1) of the factor's range (log scale when ``log``), or of its levels."""
-        if self.choices or self.name not in FLOAT_FACTORS:
-            levels = self.levels()
-            return levels[min(int(u * len(levels)), len(levels) - 1)]
+        if self.choices:
+            return self.choices[min(int(u * len(self.choices)), len(self.choices) - 1)]
+        if self.name not in FLOAT_FACTORS:
+            count = self.count()
+            return int(self.low) + min(int(u * count), count - 1) * self.step  # type: ignore[arg-type]
         lo, hi = float(self.low), float(self.high)  # type: ignore[arg-type]
         if self.log:
             return math.exp(math.log(lo) + u * (math.log(hi) - math.log(lo)))
         return lo + u * (hi - lo)
+
+    def count(self, points: int = 3) -> int:
+        """How many levels :meth:`levels` has, without building them."""
+        if self.choices:
+            return len(self.choices)
+        if self.name not in FLOAT_FACTORS:
+            return len(range(int(self.low), int(self.high) + 1, self.step))  # type: ignore[arg-type]
+        return points
 
     def levels(self, points: int = 3) -> tuple[object, ...]:
         """The grid levels: the choices, every integer step, or ``points`` float levels (log-spaced when ``log``)."""
@@ -99,8 +113,26 @@ class SearchSpace:
     def suggest(self, trial: Suggester) -> dict[str, object]:
         return {f.name: f.suggest(trial) for f in self.factors}
 
+    def grid_size(self, float_points: int = 3) -> int:
+        """How many points :meth:`grid` has (computed, not built)."""
+        return math.prod(f.count(float_points) for f in self.factors)
+
+    def check_grid(self, float_points: int = 3) -> None:
+        """Refuse a grid of more than :data:`MAX_GRID_POINTS` before any point is built."""
+        if float_points < 1:
+            raise SearchOptionError(f"--grid-points must be >= 1, got {float_points}")
+        size = self.grid_size(float_points)
+        if size > MAX_GRID_POINTS:
+            raise SearchOptionError(f"the grid over space.toml has {size} points, more than the {MAX_GRID_POINTS} "
+                                    "allowed: use fewer levels (a larger step, fewer choices) or another sampler")
+
+    def shapes(self) -> list[dict[str, object]]:
+        """Every combination of the cluster factors the space varies (what sizes the workers), others left out."""
+        return SearchSpace(tuple(f for f in self.factors if f.name in CLUSTER_FACTORS)).grid(1)
+
     def grid(self, float_points: int = 3) -> list[dict[str, object]]:
-        """The full factorial over every factor's levels (see Factor.levels)."""
+        """The full factorial over every factor's levels (see Factor.levels), at most :data:`MAX_GRID_POINTS`."""
+        self.check_grid(float_points)
         names = self.names
         return [dict(zip(names, combo)) for combo in itertools.product(*(f.levels(float_points) for f in self.factors))]
 
@@ -165,6 +197,7 @@ def factor_from_table(name: str, table: dict[str, object]) -> Factor:
         choices = table["choices"]
         if not isinstance(choices, list) or not choices or len(set(map(repr, choices))) != len(choices):
             raise SearchOptionError(f"{where}: choices must be a non-empty list of distinct values, e.g. [32, 64]")
+        _check_schema(name, table)
         return Factor(name, choices=tuple(choices))
     if name in TEXT_FACTORS:
         raise SearchOptionError(f"{where}: give choices = [\"lenet\", \"birnn\"]; {name} has no range")
@@ -180,19 +213,28 @@ def factor_from_table(name: str, table: dict[str, object]) -> Factor:
     step = table.get("step", 1)
     if not isinstance(step, int) or step < 1 or (log and step != 1):
         raise SearchOptionError(f"{where}: step must be a whole number >= 1 (and 1 with log = true)")
+    _check_schema(name, table)
     return Factor(name, float(low) if name in FLOAT_FACTORS else low, float(high) if name in FLOAT_FACTORS else high,
                   log, step)
 
 
-def load_space(path: Path) -> SearchSpace:
-    """Read and check space.toml."""
+def _check_schema(name: str, table: dict[str, object]) -> None:
+    """The declared schema of a factor's table (:class:`sparkdl.schemas.SpaceTable`): types, and every value
+    inside the range the harness allows that factor (no -1 epochs, no 1e-320..inf learning rate)."""
+    from sparkdl.schemas import SpaceTable, check_space_factor
+
+    checked = config.convert(table, SpaceTable, "space.toml", "search space", SearchOptionError, where=f"[{name}]")
     try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
-    except FileNotFoundError:
-        raise SearchOptionError(f"{path} does not exist: write a space.toml (see optimize/search/space.py)") from None
-    except tomllib.TOMLDecodeError as e:
-        raise SearchOptionError(f"{path} is not valid TOML: {e}") from None
+        check_space_factor(name, checked, integer=name in INT_FACTORS)
+    except ValueError as e:
+        raise SearchOptionError(f"space.toml [{name}]: {e}") from None
+
+
+def load_space(path: Path) -> SearchSpace:
+    """Read and check space.toml (through :mod:`sparkdl.config`: a regular UTF-8 file of at most 1 MiB)."""
+    if not Path(path).exists() and not Path(path).is_symlink():
+        raise SearchOptionError(f"{path} does not exist: write a space.toml (see optimize/search/space.py)")
+    data = config.read_toml(path, "search space", error=SearchOptionError)
     if not data:
         raise SearchOptionError(f"{path} names no factor: add e.g. [learning_rate] low = 0.01 high = 0.5 log = true")
     bad = [k for k, v in data.items() if not isinstance(v, dict)]

@@ -1,0 +1,129 @@
+"""Thousands of bad inputs through every command: how many tracebacks, hangs and silent changes (issue 26).
+
+    python bench/fuzz.py                      # the 20 classes' seed cases, then 3,000 generated inputs
+    python bench/fuzz.py --inputs 10000 --seed 7 --kinds job,space,results
+
+Every kind of file a command reads (tests/inputs.py ``KINDS``: job descriptions, designs, search
+spaces, results tables, manifests, a json job's metrics, BigDL logs, Spark event logs, runtimes,
+inventories, factors files, command-line options) is taken from a good example and damaged one to
+three times (a token replaced by one of the values the 20 classes were made of, a line repeated
+or dropped, a value nested 2,000 deep, a stray byte, a cut, UTF-16). Each input runs in this
+process through ``sparkdl.cli.run_cli`` with ``--dry-run`` or a reading command: nothing starts.
+
+An outcome is right when it is a one-line input error (exit 2), or a success whose values are the
+input's own (tests/inputs.py says per kind what that means: the argv keeps the design's cells,
+no ok row keeps an impossible accuracy or learning rate...). Otherwise it is counted as a
+traceback (exit 1 or a printed traceback), a hang (over ``--timeout`` seconds) or a silent
+change; the first few of each are printed with the file that caused them (kept under ``--keep``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import random
+import resource
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests import inputs  # noqa: E402
+
+
+def classify(problem: str | None) -> str:
+    if problem is None:
+        return "right"
+    if problem == "hang":
+        return "hang"
+    if problem.startswith("traceback"):
+        return "traceback"
+    return "silent"
+
+
+def keep_files(folder: Path, keep: Path, limit: int = 16 << 20) -> None:
+    """Copy the regular files of ``folder`` (no FIFO, no link, none over ``limit`` bytes) under ``keep``."""
+    for path in folder.rglob("*"):
+        try:
+            if path.is_symlink() or not path.is_file() or path.stat().st_size > limit:
+                continue
+            target = keep / path.relative_to(folder)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
+        except OSError:
+            continue
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--inputs", type=int, default=3000, help="generated inputs (default 3000), besides the seeds")
+    p.add_argument("--seed", type=int, default=1, help="seed of the generator (default 1)")
+    p.add_argument("--timeout", type=float, default=30.0, help="seconds before a run counts as a hang (default 30)")
+    p.add_argument("--kinds", help="comma-separated kinds (default: all of " +
+                   ", ".join(k.name for k in inputs.KINDS) + ")")
+    p.add_argument("--keep", type=Path, default=Path("fuzz-failures"),
+                   help="where the inputs that failed are copied (default ./fuzz-failures)")
+    p.add_argument("--memory-gb", type=float, default=6.0,
+                   help="address-space limit of this process, so an input asking for too much fails (default 6)")
+    args = p.parse_args(argv)
+    kinds = [k for k in inputs.KINDS if args.kinds is None or k.name in args.kinds.split(",")]
+    limit = int(args.memory_gb * 2**30)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))
+    rng = random.Random(args.seed)
+    counts: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
+    examples: list[str] = []
+    root = Path(tempfile.mkdtemp(prefix="sparkdl-fuzz-"))
+    os.chdir(root)  # a command's default output folder lands here
+    start = time.monotonic()
+
+    def record(kind: str, case: inputs.Case, folder: Path) -> None:
+        outcome = inputs.run_main(case.main, case.argv, timeout=args.timeout)
+        verdict = classify(case.judge(outcome))
+        counts[kind][verdict] += 1
+        counts[kind]["input error" if outcome.input_error else "accepted"] += verdict == "right"
+        if verdict != "right":
+            keep = args.keep.resolve() / f"{kind}-{sum(counts[kind].values())}"
+            keep_files(folder, keep)
+            if len(examples) < 30:
+                examples.append(f"{verdict} [{kind}] {case.name} {' '.join(case.argv)[:200]}: "
+                                f"{case.judge(outcome)[:300]} (kept in {keep})")
+
+    try:
+        for name, build in inputs.SEEDS.items():
+            folder = root / "seed" / name
+            folder.mkdir(parents=True)
+            for case in build(folder):
+                record("seed", case, folder)
+            shutil.rmtree(folder, ignore_errors=True)
+        for i in range(args.inputs):
+            kind = kinds[i % len(kinds)]
+            folder = root / f"{i}"
+            folder.mkdir()
+            case = inputs.generated_case(kind, folder, random.Random(rng.getrandbits(64)))
+            record(kind.name, case, folder)
+            shutil.rmtree(folder, ignore_errors=True)
+    finally:
+        os.chdir(ROOT)
+        shutil.rmtree(root, ignore_errors=True)
+    elapsed = time.monotonic() - start
+    head = ("kind", "inputs", "input error", "accepted", "traceback", "hang", "silent")
+    rows = [(k, sum(c[v] for v in ("right", "traceback", "hang", "silent")), c["input error"], c["accepted"],
+             c["traceback"], c["hang"], c["silent"]) for k, c in counts.items()]
+    total = ("total", *(sum(r[i] for r in rows) for i in range(1, len(head))))
+    width = [max(len(str(x)) for x in col) for col in zip(head, *rows, total)]
+    for line in (head, *rows, total):
+        print("  ".join(str(x).rjust(w) for x, w in zip(line, width)))
+    print(f"\n{total[1]} inputs in {elapsed:.0f} s (seed {args.seed}): {total[4]} tracebacks, {total[5]} hangs, "
+          f"{total[6]} silent changes")
+    for e in examples:
+        print(e)
+    return 0 if total[4] == total[5] == total[6] == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
