@@ -44,7 +44,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from harness.errors import HarnessError
+from harness.errors import CampaignError, HarnessError
 from harness.schema import CampaignDir, RunRecord, status_counts
 from sparkdl.errors import EXIT_CLUSTER, EXIT_INPUT
 
@@ -646,7 +646,7 @@ class LiveExport:
         with self._lock:
             try:
                 summary = self.exporter.sync(records, meta)
-            except (HarnessError, MlflowException, RequestException, OSError) as e:
+            except (HarnessError, CampaignError, MlflowException, RequestException, OSError) as e:
                 self.exporter.forget()
                 if not self.down:
                     self.progress(f"note: MLflow export paused: {str(e).splitlines()[0][:300]}; the campaign goes on "
