@@ -21,7 +21,7 @@ sys.path[:1] = [str(Path(__file__).resolve().parent.parent)]
 
 from cluster.cds import CLASS_LIST  # noqa: E402
 from cluster.local import LocalCluster, free_port  # noqa: E402
-from cluster.sparkenv import discover  # noqa: E402
+from cluster.runtime import discover  # noqa: E402
 from harness.command import JOB_SCRIPT, SubmitOptions, submit_argv  # noqa: E402
 from harness.runspec import RunSpec  # noqa: E402
 

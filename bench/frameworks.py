@@ -1,7 +1,7 @@
 """BigDL LeNet, PyTorch LeNet (TorchDistributor) and XGBoost on the same cluster shapes: time to a target
 accuracy, and what each run costs above Spark's empty application.
 
-    .venv/bin/python bench/frameworks.py [--shapes 1,1,2/1,2,1] [--epochs 3] [--rounds 15] [--target 0.8]
+    .venv/bin/python bench/frameworks.py [--shapes 1,1,2/1,2,1] [--epochs 3] [--rounds 15] [--target-accuracy 0.8]
                                          [--train-samples 4000] [--test-samples 1000] [--repeats 2]
 
 One local standalone cluster on free ports, restarted on each framework's runtime (bigdl, torch,
@@ -10,7 +10,7 @@ spark-submit options, ``--repeats`` times, median) is the floor; then one run th
 campaign loop. Per run it prints the elapsed time, the floor, the training clock (BigDL's wall clock,
 PyTorch's training loop, XGBoost's fit), the overhead above the floor (elapsed - floor - training:
 starting the framework's workers, loading data, validation), the first epoch (round) whose held-out
-accuracy reaches ``--target``, and the training clock at that epoch.
+accuracy reaches ``--target-accuracy``, and the training clock at that epoch.
 Same data for all: the sample's 4,000 training and 1,000 test digits (by default); LeNet at learning
 rate 0.05, batch 64; XGBoost depth 4, eta 0.3.
 """
@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--shapes", default="1,1,2/1,2,1", help="nodes,executors,cores shapes separated by /")
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--rounds", type=int, default=15)
-    p.add_argument("--target", type=float, default=0.8)
+    p.add_argument("--target-accuracy", type=float, default=0.8)
     p.add_argument("--train-samples", type=int)
     p.add_argument("--test-samples", type=int)
     p.add_argument("--repeats", type=int, default=2, help="empty-application runs per shape (median)")
@@ -84,14 +84,14 @@ def main(argv: list[str] | None = None) -> int:
                 rows, _ = run_campaign(name, specs, options, backend, work / name, cache=True, env=env, meter=meter)
             for row, spec in zip(sorted(rows, key=lambda r: r["key"]), sorted(specs, key=lambda s: s.key)):
                 curve = epoch_figures(work / name / "logs" / f"{spec.key}.out")
-                reached = next(((e, wall) for e, wall, acc in curve if acc >= args.target), None)
+                reached = next(((e, wall) for e, wall, acc in curve if acc >= args.target_accuracy), None)
                 training = curve[-1][1] if curve else float("nan")
                 results.append((name, f"{spec.nodes},{spec.executors},{spec.executor_cores}", row["status"],
                                 row["elapsed_s"], floors[spec.key], training, curve[-1][2] if curve else float("nan"),
                                 reached))
     finally:
         cluster.stop()
-    print(f"\ntarget accuracy {args.target}; seconds; LeNet {args.epochs} epoch(s), XGBoost {args.rounds} round(s)")
+    print(f"\ntarget accuracy {args.target_accuracy}; seconds; LeNet {args.epochs} epoch(s), XGBoost {args.rounds} round(s)")
     print(f"  {'framework':<12}{'shape':<7}{'status':<8}{'elapsed':>8}{'floor':>7}{'training':>9}{'overhead':>9}"
           f"{'accuracy':>9}  at target")
     for name, shape, status, elapsed, floor, training, acc, reached in results:

@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path[:1] = [str(Path(__file__).resolve().parent.parent)]
 
 from cluster.local import LocalCluster, free_port
-from cluster.sparkenv import discover
+from cluster.runtime import discover
 from harness.command import SubmitOptions, submit_argv
 from harness.designfile import read_design
 

@@ -7,7 +7,7 @@ at a time).
 
     .venv/bin/python bench/predict.py CAMPAIGN_DIR [--target wall_clock_s] [--seed 0] [--level 0.9]
                                       [--repeats 20] [--measured [--splits 5]]
-    .venv/bin/python bench/predict.py examples/marinos2021/table2.csv --target cost   # seed 001's Table II
+    .venv/bin/python bench/predict.py examples/marinos2021/table2.csv --response cost   # seed 001's Table II
     .venv/bin/python bench/predict.py --make-synthetic /tmp/synthetic_campaign   # demo table, not data
 
 --repeats N adds every model's mean, min and max R^2 over N random 80/20 splits, as a share of the
@@ -158,7 +158,7 @@ def repeated_random(table: pd.DataFrame, target: str, repeats: int) -> list[str]
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("campaign", nargs="?", type=Path, help="campaign directory or results CSV")
-    parser.add_argument("--target", default="wall_clock_s")
+    parser.add_argument("--response", default="wall_clock_s")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--level", type=float, default=0.9, help="nominal level of the prediction intervals")
     parser.add_argument("--measured", action="store_true", help="also rank the measured columns (spark_*, host_*)")
@@ -174,14 +174,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("give a campaign directory (or --make-synthetic DIR)")
     try:
         table = read_results(args.campaign)
-        table = table[table[args.target].notna()].reset_index(drop=True) if args.target in table else table
+        table = table[table[args.response].notna()].reset_index(drop=True) if args.response in table else table
         splits = make_splits(table, ["random", "extrapolate"], args.seed)
-        result = compare(splits, args.target, list(MODELS), args.seed,
+        result = compare(splits, args.response, list(MODELS), args.seed,
                          level=args.level)
-        searches = search_comparison(splits, args.target, args.seed)
-        timing = de_timing(table, args.target, args.seed)
-        ablation = measured_ablation(table, args.target, args.splits) if args.measured else []
-        repeated = repeated_random(table, args.target, args.repeats) if args.repeats > 0 else []
+        searches = search_comparison(splits, args.response, args.seed)
+        timing = de_timing(table, args.response, args.seed)
+        ablation = measured_ablation(table, args.response, args.splits) if args.measured else []
+        repeated = repeated_random(table, args.response, args.repeats) if args.repeats > 0 else []
     except ModelError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

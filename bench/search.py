@@ -14,7 +14,7 @@ Three arms, each its own campaign folder under --out, with the same jobs (--job)
   largest epochs, TPE over the other factors, the lower epochs harvested (optimize.search
   --per-epoch); ``factor``: epochs searched like any factor (the design before harvesting);
 * paper: seed 001's learning-rate rule (optimize.lr.search, cost T/A^2, one job per rate) from the
-  space's lowest learning rate, the other factors at --job's values.
+  space's lowest learning rate, the other factors at --fixed's values.
 
 For each arm: jobs, how many were pruned, cluster time (the sum of the runs' elapsed_s) and two
 hypervolumes of the front of (wall_clock_s: min, accuracy: max): per run (each ok run's final
@@ -217,8 +217,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--search-epochs", choices=SEARCH_EPOCHS, default="harvest",
                    help="the search arm: harvest (default; trials at the largest epochs, lower epochs harvested) or "
                         "factor (epochs searched like any factor)")
-    p.add_argument("--job", default="model=lenet,batch_size=64,epochs=1",
-                   help="the other factors (and the paper rule's fixed ones)")
+    p.add_argument("--job", default="lenet", help="the built-in job every arm runs (default lenet)")
+    p.add_argument("--fixed", default="batch_size=64,epochs=1",
+                   help="the other factors (and the paper rule's fixed ones), as optimize.search --fixed")
     p.add_argument("--share", type=float, default=GOAL_TIME, help="search budget as a share of the grid's time")
     p.add_argument("--grid-points", type=int, default=3, help="levels per float range in the grid (default 3)")
     p.add_argument("--seed", type=int, default=0, help="the search's sampler seed")
@@ -241,7 +242,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     space = load_space(args.space) if args.space else DEFAULT_SPACE
-    job = parse_job(args.job)
+    job = parse_job(args.job, args.fixed)
     args.keep_cluster = True  # one cluster for the three arms, stopped below if this bench started it
     cluster = ClusterOptions.from_args(args)
     local = None if args.master or args.cluster else LocalCluster(cluster.state_dir, port=cluster.port,

@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m cluster.cds``: build this environment's archive if needed and print its path."""
     import argparse
 
-    from cluster.sparkenv import discover
+    from cluster.runtime import discover
 
     p = argparse.ArgumentParser(prog="cluster.cds", description=__doc__.splitlines()[0])
     p.add_argument("--cache-dir", type=Path, help="where archives live (default <venv>/share/sparkdl)")

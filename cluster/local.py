@@ -37,7 +37,8 @@ from cluster.master import MasterState, fetch_state
 from cluster.processes import (MASTER_CLASS, WORKER_CLASS, Intent, ProcessRecord, end_process_group,  # noqa: F401
                                free_port, listener, log_tail, port_free, reconcile, start_ticks)
 from cluster import runtime as runtimes
-from cluster.sparkenv import SparkEnv, discover
+from cluster.sparkenv import SparkEnv
+from cluster.runtime import discover
 from sparkdl.cli import run_cli
 from sparkdl.options import DEFAULT_MASTER_PORT, DEFAULT_STATE_DIR, DEFAULT_WEBUI_PORT, memory_mb as _memory_mb
 from sparkdl.crash import crash_point

@@ -508,6 +508,15 @@ def planned_env(runtime: Runtime, local_ip: str = "127.0.0.1") -> SparkEnv:
         natives_jar=site / runtime.natives_jar if runtime.natives_jar else None)
 
 
+def discover(local_ip: str = "127.0.0.1", runtime: str = "bigdl") -> SparkEnv:
+    """The Spark environment of a prepared runtime (default: BigDL's), or say how to prepare it.
+
+    (It was ``cluster.sparkenv.discover``: it lives here, above :mod:`cluster.sparkenv`, so the two do not
+    import each other.)
+    """
+    return spark_env(resolve(runtime), local_ip=local_ip)
+
+
 def describe(runtime: Runtime, root: Path | None = None) -> dict[str, object]:
     """What ``harness.runtime list`` prints of one runtime."""
     prepared = is_prepared(runtime, root)

@@ -152,13 +152,6 @@ class SparkEnv:
         return env
 
 
-def discover(local_ip: str = "127.0.0.1", runtime: str = "bigdl") -> SparkEnv:
-    """The Spark environment of a prepared runtime (default: BigDL's), or say how to prepare it."""
-    from cluster import runtime as runtimes  # cluster.runtime builds on this module
-
-    return runtimes.spark_env(runtimes.resolve(runtime), local_ip=local_ip)
-
-
 def alias_cloudpickle() -> None:
     """Make pyspark use the installed cloudpickle; call before importing pyspark or BigDL.
 

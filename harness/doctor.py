@@ -18,7 +18,8 @@ from cluster.errors import ClusterError
 from cluster.local import port_free
 from sparkdl.cli import run_cli
 from sparkdl.errors import EXIT_CLUSTER, EXIT_OK
-from cluster.sparkenv import SparkEnv, discover
+from cluster.sparkenv import SparkEnv
+from cluster.runtime import discover
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Errors raised by harness/: each message names the field and the fix, in one line."""
 
-from sparkdl.errors import ToolError
+from sparkdl.errors import CampaignBusyError, CampaignError, ToolError  # noqa: F401  (the campaign folder's errors)
 
 
 
@@ -24,11 +24,3 @@ class DesignFileError(HarnessError):
 
 class CapacityError(HarnessError):
     """A run needs more workers, cores or memory than the cluster offers."""
-
-
-class CampaignError(HarnessError):
-    """The campaign directory cannot be used (e.g. it holds another design)."""
-
-
-class CampaignBusyError(CampaignError):
-    """Another live process holds the campaign folder's lock."""

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from cluster.local import end_process_group, free_port
-from cluster.sparkenv import SparkEnv, discover
+from cluster.sparkenv import SparkEnv
+from cluster.runtime import discover
 from harness.errors import HarnessError
 
 HISTORY_CLASS = "org.apache.spark.deploy.history.HistoryServer"

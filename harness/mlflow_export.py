@@ -44,7 +44,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from harness.errors import HarnessError
+from harness.errors import CampaignError, HarnessError
 from harness.schema import CampaignDir, RunRecord, status_counts
 from sparkdl.errors import EXIT_CLUSTER, EXIT_INPUT
 
@@ -271,7 +271,7 @@ def _cost(record: RunRecord, formula: str) -> float | None:
     t, a = _finite(record.wall_clock_s), _finite(record.accuracy)
     if t is None or a is None:
         return None
-    from models.cost import parse_cost
+    from sparkdl.cost import parse_cost
 
     return _finite(float(parse_cost(formula)(t, a)))
 
@@ -450,7 +450,7 @@ class MlflowExporter:
 
     def __init__(self, uri: str, folder: CampaignDir, *, experiment: str | None = None, cost: str | None = None,
                  max_artifact_mb: float = DEFAULT_MAX_ARTIFACT_MB, client: Any = None) -> None:
-        from models.cost import DEFAULT_COST, parse_cost
+        from sparkdl.cost import DEFAULT_COST, parse_cost
 
         self.uri, self.folder, self.experiment = uri, folder, experiment
         self.cost = cost or DEFAULT_COST
@@ -646,7 +646,7 @@ class LiveExport:
         with self._lock:
             try:
                 summary = self.exporter.sync(records, meta)
-            except (HarnessError, MlflowException, RequestException, OSError) as e:
+            except (HarnessError, CampaignError, MlflowException, RequestException, OSError) as e:
                 self.exporter.forget()
                 if not self.down:
                     self.progress(f"note: MLflow export paused: {str(e).splitlines()[0][:300]}; the campaign goes on "

@@ -11,30 +11,7 @@ from __future__ import annotations
 from collections import namedtuple
 from enum import StrEnum
 
-
-class Status(StrEnum):
-    """A run's status, decided once, by logparse, and taken as is everywhere else.
-
-    A ``StrEnum``: ``Status.OK == "ok"``, and it is written as ``ok`` in CSV, JSON and SQLite.
-    ``pruned`` is a run an optimizer stopped on purpose (never a failure).
-    """
-
-    OK = "ok"
-    FAILED = "failed"
-    INCOMPLETE = "incomplete"
-    PRUNED = "pruned"
-
-
-class FailureKind(StrEnum):
-    """Whose fault a failed or incomplete run was."""
-
-    JOB = "job"                        # deterministic: the job itself (a bad argument, a Usage Error)
-    INFRASTRUCTURE = "infrastructure"  # lost executor/worker/master, refused connection, signal, truncated log
-    TIMEOUT = "timeout"                # the harness stopped it after --timeout
-
-
-STATUSES = tuple(s.value for s in Status)
-FAILURE_KINDS = ("job", "infrastructure")
+from sparkdl.status import FAILURE_KINDS, STATUSES, FailureKind, Status  # noqa: F401  (the campaign's status values)
 
 
 class Iteration(namedtuple("Iteration", (

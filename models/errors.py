@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sparkdl.errors import ToolError
+from sparkdl.errors import CostError, ToolError  # noqa: F401  (the cost formula's error: sparkdl.cost)
 
 
 class ModelError(ToolError):
@@ -41,10 +41,6 @@ class ResultsNotFoundError(ModelError):
 
 class CostInputsMissingError(MissingColumnError):
     """No cost column, and the columns a cost is computed from (wall clock, accuracy) are missing."""
-
-
-class CostError(ModelError):
-    """A cost specification or cost expression is invalid (unknown name, unsafe or malformed)."""
 
 
 class FormulaError(ModelError):

@@ -39,14 +39,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from harness.errors import CampaignError
-from harness.schema import CampaignDir
 from logparse import Status
 from models.cost import CostFunction, parse_cost
 from models.errors import CostInputsMissingError, InvalidTableError, MissingColumnError, ResultsNotFoundError
+from sparkdl.campaign import CampaignDir
+from sparkdl.errors import CampaignError
 
 RESULTS_FILE = "results.csv"
-MANIFEST_FILE = "manifest.json"  # harness.schema.CampaignDir.MANIFEST
+MANIFEST_FILE = "manifest.json"  # sparkdl.campaign.CampaignDir.MANIFEST
 TIME_COLUMN = "wall_clock_s"
 ACCURACY_COLUMN = "accuracy"
 COST_COLUMN = "cost"
@@ -214,7 +214,7 @@ def factor_list(text: str | None) -> tuple[str, ...] | None:
 def manifest_factors(csv_path: Path) -> tuple[str, ...] | None:
     """The factors declared by the campaign manifest beside a campaign's ``results.csv`` (None if absent).
 
-    Read by :class:`harness.schema.CampaignDir`, the one owner of the campaign folder's layout.
+    Read by :class:`sparkdl.campaign.CampaignDir`, the one owner of the campaign folder's layout.
     """
     if csv_path.name != RESULTS_FILE:
         return None

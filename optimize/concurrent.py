@@ -9,7 +9,7 @@ log. ``concurrency.csv`` beside ``results.csv`` records which cells ran together
 The response time of a copy is the harness's ``elapsed_s`` (submission to the end of
 spark-submit, queueing for cores included), the time a user with an SLO waits for.
 
-    python -m optimize.concurrent --out runs/courier --model lenet --cpus 1 --njobs 2 --batch-sizes 64 128
+    python -m optimize.concurrent --out runs/courier --job lenet --cpus 1 --njobs 2 --batch-sizes 64 128
 """
 
 from __future__ import annotations
@@ -24,14 +24,14 @@ from typing import Sequence
 
 import pandas as pd
 
-from harness.runspec import RunSpec
-from harness.schema import RunRecord
+from sparkdl.runspec import RunSpec
+from sparkdl.campaign import RunRecord
 from models.predict.table import read_results
 from models.results import read_csv
 from optimize.errors import CampaignDataError, SearchOptionError
 from optimize.session import ClusterOptions, JobConfig, JobSession, open_session, submit_options
 from sparkdl.cli import on_interrupt, run_cli
-from sparkdl.options import cluster_options
+from sparkdl.options import cluster_options, renamed
 
 GROUPS_CSV = "concurrency.csv"
 GROUP_COLUMNS = ("run", "replicate", "group", "njobs")
@@ -132,7 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
                                 description="Run njobs copies of a job at once, per batch size (seed 004's factor).")
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--resume", action="store_true")
-    p.add_argument("--model", choices=("birnn", "lenet"), default="lenet")
+    p.add_argument("--job", choices=("birnn", "lenet"), default="lenet", help="the built-in job to run (default lenet)")
+    renamed(p, "--model", "--job")
     p.add_argument("--cpus", type=int, default=1, help="executors (of one core) per job")
     p.add_argument("--njobs", type=int, default=2, help="copies submitted at once")
     p.add_argument("--batch-sizes", type=int, nargs="+", default=[64, 128, 256, 512])
@@ -149,7 +150,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     say = lambda msg: print(msg, flush=True)  # noqa: E731
     if args.cpus < 1 or args.njobs < 1:
         raise SearchOptionError("--cpus and --njobs must be >= 1")
-    config = JobConfig(model=args.model, nodes=1, executors=args.cpus, executor_cores=1, epochs=args.epochs,
+    config = JobConfig(model=args.job, nodes=1, executors=args.cpus, executor_cores=1, epochs=args.epochs,
                        learning_rate=args.learning_rate, batch_size=args.batch_sizes[0])
     settings = {"optimizer": "concurrent", **vars(args), "out": str(args.out), "state_dir": str(args.state_dir)}
     settings.pop("resume")

@@ -29,17 +29,23 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import Mapping, Protocol, Sequence
 
 import pandas as pd
 
 import logparse
-from harness.schema import CampaignDir
 from logparse import Status, epochlines
 from optimize.errors import CampaignDataError, SearchOptionError
+from sparkdl.campaign import CampaignDir
 
-if TYPE_CHECKING:
-    from optimize.pareto import ObjectiveSpec
+
+class Objective(Protocol):
+    """What :func:`check_objectives` reads of an objective (:class:`optimize.pareto.ObjectiveSpec`, which
+    imports this module: named here by its shape, so the two do not import each other)."""
+
+    @property
+    def column(self) -> str: ...
+
 
 #: The statuses whose validated epochs are harvested.
 HARVESTED = (Status.OK, Status.PRUNED)
@@ -164,7 +170,7 @@ def harvest(table: pd.DataFrame, root: Path) -> Harvest:
     return Harvest(tuple(points), runs, len(table) - runs)
 
 
-def check_objectives(objectives: Sequence["ObjectiveSpec"]) -> None:
+def check_objectives(objectives: Sequence[Objective]) -> None:
     """Per-epoch fronts know each epoch's wall clock and accuracy (and cost from them), no other figure."""
     bad = [o.column for o in objectives if o.column not in PER_EPOCH_OBJECTIVES]
     if bad:

@@ -40,8 +40,8 @@ of the objective; all three stop (returning what they have) after ``max_points``
 
 CLI (real jobs through the harness, resumable)::
 
-    python -m optimize.lr --model lenet --replications 2 --train-samples 512 --out runs/lr-lenet
-    python -m optimize.lr --method adaptive --model lenet --replications 5 --out runs/lr-lenet-adaptive
+    python -m optimize.lr --job lenet --replications 2 --train-samples 512 --out runs/lr-lenet
+    python -m optimize.lr --method adaptive --job lenet --replications 5 --out runs/lr-lenet-adaptive
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ from optimize.figures import lr_cost_figure, save
 from optimize.objective import JobObjective
 from optimize.session import ClusterOptions, JobConfig, open_session, submit_options
 from sparkdl.cli import on_interrupt, run_cli
-from sparkdl.options import cluster_options
+from sparkdl.options import cluster_options, renamed
 
 Objective = Callable[[float], float]
 
@@ -527,7 +527,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-points", type=int, default=40, help="stop after this many learning rates (default 40)")
     p.add_argument("--max-lr", type=float, help="never try a learning rate above this")
     p.add_argument("--cost", default="acc2", help="cost of (T, A), see models.cost (default acc2 = T/A^2, Fig. 5's)")
-    p.add_argument("--model", choices=("birnn", "lenet"), default="birnn")
+    p.add_argument("--job", choices=("birnn", "lenet"), default="birnn", help="the built-in job to run (default birnn)")
+    renamed(p, "--model", "--job")
     for name, default in (("nodes", 1), ("executors", 1), ("executor-cores", 1), ("batch-size", 256), ("epochs", 1)):
         p.add_argument(f"--{name}", type=int, default=default, help=f"default {default}")
     p.add_argument("--train-samples", type=int, help="train on the first N digits only")
@@ -549,7 +550,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     say = lambda msg: print(msg, flush=True)  # noqa: E731
     cost = parse_cost(args.cost)
-    config = JobConfig(model=args.model, nodes=args.nodes, executors=args.executors,
+    config = JobConfig(model=args.job, nodes=args.nodes, executors=args.executors,
                        executor_cores=args.executor_cores, batch_size=args.batch_size, epochs=args.epochs,
                        learning_rate=args.start)
     settings = {"optimizer": "lr", "method": args.method, "start": args.start, "replications": args.replications,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from harness.schema import RunRecord
+from sparkdl.campaign import RunRecord
 from models.cost import CostFunction
 from optimize.errors import JobFailedError, LearningRateMismatchError
 from optimize.session import JobConfig, JobSession

@@ -261,8 +261,8 @@ def read_campaign(path: Path) -> pd.DataFrame:
 
 def manifest_factors(path: Path) -> tuple[str, ...]:
     """The factors a campaign folder's manifest declares (e.g. an ingested study's), else () for the defaults."""
-    from harness.errors import CampaignError
-    from harness.schema import CampaignDir
+    from sparkdl.errors import CampaignError
+    from sparkdl.campaign import CampaignDir
 
     if not path.is_dir():
         return ()

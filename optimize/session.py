@@ -25,8 +25,8 @@ from harness.campaign import (Campaign, CampaignPlan, CampaignSettings, ClusterC
                               open_campaign)
 from harness.command import SubmitOptions
 from harness.runner import Runner
-from harness.runspec import RunSpec, batch_problem
-from harness.schema import CampaignDir, Manifest, RunRecord
+from sparkdl.runspec import RunSpec, batch_problem
+from sparkdl.campaign import CampaignDir, Manifest, RunRecord
 from optimize.errors import SearchOptionError
 from sparkdl.options import (DEFAULT_DRIVER_MEMORY, DEFAULT_EXECUTOR_MEMORY, DEFAULT_RETRIES, DEFAULT_TIMEOUT_S,
                              mlflow_uri)

@@ -35,3 +35,15 @@ class ToolError(Exception):
     """Base class of every error the tool raises on its own account; ``exit_code`` says how a CLI exits."""
 
     exit_code: int = EXIT_INPUT
+
+
+class CampaignError(ToolError):
+    """The campaign directory cannot be used (e.g. it holds another design): :mod:`sparkdl.campaign`."""
+
+
+class CampaignBusyError(CampaignError):
+    """Another live process holds the campaign folder's lock."""
+
+
+class CostError(ToolError):
+    """A cost specification or cost expression is invalid (unknown name, unsafe or malformed): :mod:`sparkdl.cost`."""

@@ -143,3 +143,23 @@ def mlflow_uri(value: str | None, environ: Mapping[str, str] = os.environ) -> st
     if not uri:
         raise TrackingOptionError("--mlflow needs a tracking URI: --mlflow http://HOST:5000, or set MLFLOW_TRACKING_URI")
     return uri
+
+
+class RenamedOptionError(ToolError):
+    """An option of an older version: the message names its new spelling."""
+
+
+def renamed(parser: argparse.ArgumentParser, old: str, new: str, nargs: str | None = None) -> None:
+    """Refuse ``old``, a former name of ``new`` (one name for one thing in every command), with the fix.
+
+    The refusal is one line and exit 2 (:func:`sparkdl.cli.run_cli`), e.g. ``--model lenet is now --job lenet``.
+    """
+
+    class Refuse(argparse.Action):
+        def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                      option_string: str | None = None) -> None:
+            given = " ".join(values) if isinstance(values, list) else "" if values is None else str(values)
+            was, now = f"{old} {given}".strip(), f"{new} {given}".strip()
+            raise RenamedOptionError(f"{was} is now {now}: write {now} (the rest of the command unchanged)")
+
+    parser.add_argument(old, action=Refuse, nargs=nargs, help=argparse.SUPPRESS)

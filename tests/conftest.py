@@ -8,7 +8,7 @@ from typing import Iterator
 import pytest
 
 from cluster.local import LocalCluster, free_port
-from cluster.sparkenv import discover
+from cluster.runtime import discover
 
 
 def new_cluster(state_dir: Path, runtime: str = "bigdl") -> LocalCluster:

@@ -136,7 +136,7 @@ def anova_main(argv: Sequence[str] | None) -> int:
 
 
 def report_main(argv: Sequence[str] | None) -> int:
-    from harness.report.cli import main
+    from report.cli import main
     return main(argv)
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cluster.sparkenv import discover
+from cluster.runtime import discover
 from harness.command import SubmitOptions
 from harness.runner import Completed
 from harness.runspec import RunSpec

@@ -11,7 +11,8 @@ import pytest
 
 from cluster import cds
 from cluster.errors import EnvironmentProblem
-from cluster.sparkenv import SparkEnv, discover
+from cluster.sparkenv import SparkEnv
+from cluster.runtime import discover
 
 
 def fake_env(tmp_path: Path) -> SparkEnv:

@@ -4,7 +4,7 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from cluster.sparkenv import discover
+from cluster.runtime import discover
 from harness.command import JOB_SCRIPT, SubmitOptions, job_args, metrics_path, submit_argv
 from harness.job import JobChoice, builtin, load_job
 from harness.runspec import RunSpec

@@ -200,7 +200,7 @@ def test_a_search_prunes_a_torch_run_after_its_first_epoch(tmp_path, local_clust
     space.write_text("[learning_rate]\nlow = 0.0001\nhigh = 0.0002\nlog = true\n\n[batch_size]\nchoices = [32]\n")
     out = tmp_path / "search"
     proc = subprocess.run(
-        [sys.executable, "-m", "optimize.search", "--job", "model=torch-lenet,epochs=6,executor_cores=2", "--space",
+        [sys.executable, "-m", "optimize.search", "--job", "torch-lenet", "--fixed", "epochs=6,executor_cores=2", "--space",
          str(space), "--budget", "30m", "--max-trials", "1", "--target-accuracy", "0.999", "--out", str(out),
          "--train-samples", "4000", "--test-samples", "256", *cluster_args(local_cluster),
          "--executor-memory", "800m"], capture_output=True, text=True, timeout=1200, cwd=ROOT)

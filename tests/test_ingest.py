@@ -108,7 +108,7 @@ def test_the_analyses_read_the_ingested_folder_unchanged(study, tmp_path, capsys
     root, logs = study
     out = tmp_path / "runs"
     assert ingest(capsys, str(root / "study"), "--fields", FIELDS, "--out", str(out))[0] == 3
-    from harness.report.cli import main as report_main
+    from report.cli import main as report_main
     from models.anova.cli import main as anova_main
     from models.rsm.cli import main as rsm_main
     from optimize.pareto import main as pareto_main

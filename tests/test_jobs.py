@@ -122,7 +122,7 @@ def test_wait_gives_up_after_the_timeout_as_spark_does():
 @pytest.mark.slow
 def test_pickled_samples_reach_the_jvm_as_through_bigdls_python_path(tmp_path):
     """Real BigDL in local[2]: jobs.train.pickled_rdd skips the Python pass and gives the JVM the same samples."""
-    from cluster.sparkenv import discover
+    from cluster.runtime import discover
 
     env = discover()
     app = Path(__file__).parent / "fixtures" / "apps" / "pickled_samples_app.py"

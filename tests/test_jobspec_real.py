@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cluster.sparkenv import discover
+from cluster.runtime import discover
 
 ROOT = Path(__file__).resolve().parent.parent
 

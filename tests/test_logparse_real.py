@@ -25,7 +25,7 @@ SMALL = ["--sample", "--train-samples", "256", "--test-samples", "128", "--batch
 def run_real_job(out_dir: Path, name: str, job_args: list[str], *, kill_after: str | None = None,
                  timeout_s: float = 300.0) -> Path:
     """Run jobs/train.py through spark-submit in local[2] mode; returns ``out_dir/name.out``."""
-    from cluster.sparkenv import discover
+    from cluster.runtime import discover
 
     env = discover()
     argv = [str(env.spark_submit), "--master", "local[2]", "--driver-memory", "1g", *env.submit_args(),
@@ -89,7 +89,7 @@ def test_fresh_job_killed_mid_training_is_incomplete(real_job):
 
 def run_variant(out_dir: Path, variant: str, timeout_s: float = 300.0) -> Path:
     """Run tests/fixtures/logs/variant_job.py VARIANT in local[2]; returns the .out path (the .err beside it)."""
-    from cluster.sparkenv import discover
+    from cluster.runtime import discover
 
     env = discover()
     job = ROOT / "tests" / "fixtures" / "logs" / "variant_job.py"

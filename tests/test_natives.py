@@ -11,7 +11,7 @@ import pytest
 
 from cluster import natives
 from cluster.errors import EnvironmentProblem
-from cluster.sparkenv import discover
+from cluster.runtime import discover
 
 
 def jar_with(tmp_path: Path, entries: dict[str, bytes]) -> Path:

@@ -352,7 +352,7 @@ def test_real_search_on_a_local_cluster(local_cluster, tmp_path):
     import sys
 
     out = tmp_path / "lr"
-    argv = [sys.executable, "-m", "optimize.lr", "--model", "lenet", "--replications", "1", "--max-points", "2",
+    argv = [sys.executable, "-m", "optimize.lr", "--job", "lenet", "--replications", "1", "--max-points", "2",
             "--train-samples", "256", "--test-samples", "128", "--batch-size", "64", "--start", "0.05",
             "--out", str(out), "--state-dir", str(local_cluster.state_dir), "--port", str(local_cluster.port),
             "--webui-port", str(local_cluster.webui_port), "--executor-memory", "600m"]

@@ -241,7 +241,7 @@ def test_bench_scores_every_arm_per_run_and_per_epoch_against_one_reference():
 def test_bench_prints_its_design_before_any_job():
     bench = load_bench()
     args = bench.build_parser().parse_args(["--out", "x"])
-    job = bench.parse_job(args.job)
+    job = bench.parse_job(args.job, args.fixed)
     text = bench.design_text(bench.DEFAULT_SPACE, job, args)
     assert "learning_rate 0.01/0.0707107/0.5 x batch_size 32/64/128 x epochs 1/2/3 (27 points)" in text
     assert "grid   all 27 points, no pruning" in text
@@ -257,8 +257,8 @@ def test_bench_prints_its_design_before_any_job():
 
 
 def test_report_section_adds_the_per_epoch_front_of_a_campaign_folder(tmp_path):
-    from harness.report.front import render
-    from harness.report.html import num
+    from report.front import render
+    from report.html import num
 
     synthetic_campaign(tmp_path)
     raw = pd.read_csv(tmp_path / "results.csv")

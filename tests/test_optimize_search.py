@@ -338,7 +338,7 @@ def test_real_search_prunes_a_real_job_after_its_first_epoch(local_cluster, tmp_
     space = write(tmp_path, "[learning_rate]\nlow = 0.0005\nhigh = 0.001\nlog = true\n\n"
                             "[batch_size]\nchoices = [32]\n")
     out = tmp_path / "search"
-    argv = [sys.executable, "-m", "optimize.search", "--job", "model=lenet,epochs=2", "--space", str(space),
+    argv = [sys.executable, "-m", "optimize.search", "--job", "lenet", "--fixed", "epochs=2", "--space", str(space),
             "--budget", "30m", "--max-trials", "1", "--target-accuracy", "0.999", "--out", str(out),
             "--train-samples", "1024", "--test-samples", "128", "--state-dir", str(local_cluster.state_dir),
             "--port", str(local_cluster.port), "--webui-port", str(local_cluster.webui_port),
@@ -391,7 +391,7 @@ def test_the_command_line_reaches_every_field_of_the_search_config(tmp_path):
     from optimize.search.__main__ import build_parser, search_config
 
     space = write(tmp_path, SPACE)
-    args = build_parser().parse_args(["--job", "model=lenet,epochs=2", "--space", str(space), "--out", str(tmp_path / "o"),
+    args = build_parser().parse_args(["--job", "lenet", "--fixed", "epochs=2", "--space", str(space), "--out", str(tmp_path / "o"),
                                       "--budget", "10m",
                                       "--sampler", "tpe", "--seed", "7", "--startup-trials", "4", "--population", "6",
                                       "--grid-points", "5", "--cost", "pct2", "--start", "random",
@@ -399,5 +399,5 @@ def test_the_command_line_reaches_every_field_of_the_search_config(tmp_path):
     c = search_config(args)
     assert (c.sampler, c.seed, c.startup_trials, c.population, c.grid_points, c.cost, c.start) == \
         ("tpe", 7, 4, 6, 5, "pct2", "random")
-    plain = ["--job", "model=lenet", "--space", str(space), "--out", str(tmp_path / "o"), "--budget", "10m"]
+    plain = ["--job", "lenet", "--space", str(space), "--out", str(tmp_path / "o"), "--budget", "10m"]
     assert search_config(build_parser().parse_args(plain)).start == "lhs"

@@ -73,7 +73,7 @@ def test_a_per_epoch_search_runs_every_trial_at_the_largest_epochs_and_reports_e
 ])
 def test_per_epoch_refusals_come_before_any_job(tmp_path, capsys, extra, space_text, needle):
     space = write(tmp_path, space_text)
-    code = run_cli(main, ["--job", "model=lenet", "--space", str(space), "--budget", "10m", "--out",
+    code = run_cli(main, ["--job", "lenet", "--space", str(space), "--budget", "10m", "--out",
                           str(tmp_path / "s"), "--per-epoch", *extra])
     assert code == 2 and needle in capsys.readouterr().err
     assert not (tmp_path / "s").exists()

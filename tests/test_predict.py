@@ -396,7 +396,7 @@ def campaign(tmp_path, monkeypatch):
 
 
 def test_cli_prints_every_model_on_both_splits(campaign, capsys):
-    assert cli([str(campaign), "--target", "wall_clock_s", "--interval-folds", "2"]) == 0
+    assert cli([str(campaign), "--response", "wall_clock_s", "--interval-folds", "2"]) == 0
     out = capsys.readouterr().out
     table = [line.split() for line in out.splitlines()]
     table = [row for row in table if len(row) in (10, 11) and row[1] in ("random", "extrapolate")]
@@ -415,7 +415,7 @@ def test_cli_json(campaign, capsys):
 
 
 def test_cli_exits_2_on_a_missing_column(campaign, capsys):
-    assert cli([str(campaign), "--target", "throughput"]) == 2
+    assert cli([str(campaign), "--response", "throughput"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error:") and "throughput" in err and len(err.strip().splitlines()) == 1
 

@@ -17,10 +17,10 @@ import pandas as pd
 import pytest
 
 from harness.design import fractional, make_factors, parse_generators
-from harness.report import build_report
-from harness.report.cli import main
+from report import build_report
+from report.cli import main
 from sparkdl.cli import run_cli as run_command
-from harness.report.recover import recover_design
+from report.recover import recover_design
 from harness.runspec import SPEC_FIELDS
 from harness.schema import EXECUTION_COLUMNS, OUTCOME_COLUMNS, RunRecord
 from harness.store import ResultStore
@@ -554,7 +554,7 @@ def test_the_anova_section_states_the_noise_ceiling_of_the_replicated_design_poi
     import numpy as np
     import pandas as pd
 
-    from harness.report.build import _ceiling, _ceiling_line
+    from report.build import _ceiling, _ceiling_line
 
     rng = np.random.default_rng(7)
     frame = pd.DataFrame({"a": [1, 1, 1, 2, 2, 2, 3, 3], "b": ["x", "x", "y", "y", "x", "x", "y", "y"]})

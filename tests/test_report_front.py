@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from harness.report import build_report
-from harness.report.front import time_accuracy
+from report import build_report
+from report.front import time_accuracy
 
 
 def table(seed: int, n: int = 30) -> pd.DataFrame:

@@ -7,9 +7,9 @@ import re
 
 import pandas as pd
 
-from harness.report import build_report
-from harness.report.recover import recover_design
-from harness.report.surfaces import applicable, ok_rows
+from report import build_report
+from report.recover import recover_design
+from report.surfaces import applicable, ok_rows
 from models.desirability import compromise, parse_goal
 from models.desirability.confirm import steps_of
 from models.rsm import analyse

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from harness.phases import PHASES
-from harness.report.timing import campaign_wall_s, cpu_queue_rows, phase_frame, time_section
+from report.timing import campaign_wall_s, cpu_queue_rows, phase_frame, time_section
 from harness.sampler import HostSample, SampleTable
 
 

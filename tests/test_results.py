@@ -281,7 +281,7 @@ def run_quietly(main, argv: list[str]) -> tuple[int, str]:
 
 
 def commands(path: Path, out: Path) -> list[tuple[str, object, list[str]]]:
-    from harness.report.cli import main as report_main
+    from report.cli import main as report_main
     from models.predict.cli import main as predict_main
     from models.queueing.cli import main as queueing_main
 

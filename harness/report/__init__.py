@@ -1,13 +1,9 @@
-"""The campaign report: one self-contained HTML page from a campaign directory or a results CSV.
+"""The report is its own top-level stage now, above models and optimize: :mod:`report`.
 
-    python -m harness.report runs/NAME [-o report.html] [--response cost] [--cost EXPR]
-
->>> from harness.report import build_report
->>> report = build_report("examples/marinos2021/table2.csv")  # doctest: +SKIP
->>> report.write("/tmp/table2.html")  # doctest: +SKIP
+``python -m harness.report`` and ``from harness.report import build_report`` keep working through
+this alias, the one import from harness up to a higher stage (tests/test_layering.py allows it by name).
 """
 
-from harness.report.build import Report, build_report
-from harness.report.extras import ExtraSection, register
+from report import ExtraSection, Report, build_report, register
 
 __all__ = ["ExtraSection", "Report", "build_report", "register"]

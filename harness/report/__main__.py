@@ -1,6 +1,8 @@
+"""``python -m harness.report``: the same command as ``python -m report`` (kept for scripts)."""
+
 import sys
 
-from harness.report.cli import main
+from report.cli import main
 from sparkdl.cli import run_cli
 
 sys.exit(run_cli(main))

@@ -1,7 +1,7 @@
 """A confirmation-runs design: replicates at the recommended setting, in harness.submit's format.
 
 The columns are the campaign's design columns: those its ``manifest.json`` declares (any job),
-else the built-in BigDL jobs' columns (``harness.runspec.REQUIRED`` and ``OPTIONAL``) found in the
+else the built-in BigDL jobs' columns (``sparkdl.runspec.REQUIRED`` and ``OPTIONAL``) found in the
 results table. The factors take the recommended values, every other design column its single
 value in the ok jobs (a column with several values that is not a factor
 is an error: say which value to use by adding it to the factors). A batch size is rounded to a
@@ -18,10 +18,10 @@ from typing import Sequence
 
 import pandas as pd
 
-from harness.errors import HarnessError
-from harness.runspec import OPTIONAL, REQUIRED
-from harness.schema import CampaignDir
 from models.errors import DesirabilityError
+from sparkdl.campaign import CampaignDir
+from sparkdl.errors import CampaignError
+from sparkdl.runspec import OPTIONAL, REQUIRED
 
 CORE_COLUMNS = ("nodes", "executors", "executor_cores")
 
@@ -61,7 +61,7 @@ def design_columns(results: str | Path) -> tuple[str, ...] | None:
     campaign = CampaignDir.of(results)
     try:
         manifest = campaign.read_manifest() if campaign is not None else None
-    except HarnessError:
+    except CampaignError:
         return None
     return manifest.factors if manifest is not None else None
 

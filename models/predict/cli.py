@@ -1,4 +1,4 @@
-"""``python -m models.predict RESULTS --target wall_clock_s``: fit every model, print the comparison:
+"""``python -m models.predict RESULTS --response wall_clock_s``: fit every model, print the comparison:
 the noise ceiling (``noise_ceiling_r2``, the R^2 of the cell means of replicated design points, or
 "not known" without replicates), each model's R^2 also as a share of it, MAPE, MSE, the empirical
 coverage of its CV+ prediction intervals at ``--level`` on the held-out rows, and a ``warning`` per
@@ -27,6 +27,7 @@ from models.predict.intervals import DEFAULT_FOLDS, DEFAULT_LEVEL, check_level
 from models.predict.table import measured_columns, model_inputs, read_results
 from models.results import factor_list, table_options
 from sparkdl.errors import EXIT_RUNS_FAILED
+from sparkdl.options import renamed
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,7 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m models.predict", parents=[table_options()],
         description="Compare performance-prediction models on a campaign's results table.",
     )
-    parser.add_argument("--target", default="wall_clock_s", help="column to predict (default: wall_clock_s)")
+    parser.add_argument("--response", default="wall_clock_s", help="column to predict (default: wall_clock_s)")
+    renamed(parser, "--target", "--response")
     parser.add_argument("--models", default="all", help="all, or a comma list of linear,loglinear,rf,gb,generic,ernest")
     parser.add_argument("--split", choices=(*SPLITS, "both"), default="both", help="evaluation split (default: both)")
     parser.add_argument("--extrapolate-by", default=None,
@@ -59,23 +61,23 @@ def main(argv: list[str] | None = None) -> int:
     models = parse_models(args.models)
     check_level(args.level)
     results = read_results(args.results)
-    measured = measured_columns(results, args.measured, args.target)
-    table, choice = model_inputs(results, args.target, factor_list(args.factors), args.results, measured)
+    measured = measured_columns(results, args.measured, args.response)
+    table, choice = model_inputs(results, args.response, factor_list(args.factors), args.results, measured)
     if choice.source == "guessed":
         print(f"note: factors taken from the columns (no manifest.json, no --factors): "
               f"{', '.join(choice.factors) or 'none'}", file=sys.stderr)
     n_all = len(table)
-    finite = np.isfinite(pd.to_numeric(table[args.target], errors="coerce").to_numpy(dtype=float))
+    finite = np.isfinite(pd.to_numeric(table[args.response], errors="coerce").to_numpy(dtype=float))
     for column in measured:  # a run without the measurement (observation off, a failed sampler) is left out
         finite &= np.isfinite(pd.to_numeric(table[column], errors="coerce").to_numpy(dtype=float))
     table = table[finite].reset_index(drop=True)
     kinds = list(SPLITS) if args.split == "both" else [args.split]
     splits = make_splits(table, kinds, args.seed, args.extrapolate_by, args.test_fraction)
-    result = compare(splits, args.target, models, args.seed, measured, choice.factors,
+    result = compare(splits, args.response, models, args.seed, measured, choice.factors,
                      None if args.no_intervals else args.level, args.interval_folds)
     if n_all > len(table):
         what = " or measured input" if measured else ""
-        print(f"note: dropped {n_all - len(table)} rows with no finite {args.target}{what}", file=sys.stderr)
+        print(f"note: dropped {n_all - len(table)} rows with no finite {args.response}{what}", file=sys.stderr)
     if measured:
         print(f"note: rf and gb also take the measured columns {', '.join(measured)}", file=sys.stderr)
     print(to_json(result) if args.format == "json" else to_text(result, len(table)))

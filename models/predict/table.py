@@ -63,7 +63,7 @@ def model_inputs(table: pd.DataFrame, target: str, factors: Sequence[str] | None
         choice = FactorChoice(COURIER_FACTORS, "seed 004 columns")
     else:
         choice = choose_factors(table, factors, csv, response=target)
-    require_columns(table, [target], "the prediction target (--target)")
+    require_columns(table, [target], "the prediction target (--response)")
     keep = [c for c in table.columns if c in choice.factors or c == target or c in measured]
     return table[keep], choice
 

@@ -1,6 +1,6 @@
 """python -m optimize.search: a multi-objective search on real jobs through the harness.
 
-    python -m optimize.search --job model=lenet,epochs=2 --space space.toml --budget 30m --out runs/search \
+    python -m optimize.search --job lenet --fixed epochs=2 --space space.toml --budget 30m --out runs/search \
         --train-samples 1024 --test-samples 256
     python -m optimize.search ... --resume                 # continue a killed or finished search
     python -m optimize.search ... --sampler nsga2 --pruner halving --target-accuracy 0.9
@@ -13,7 +13,7 @@ hypervolume, pareto.png and search.json in --out.
 ``--per-epoch`` (multi-fidelity, :mod:`optimize.harvest`): when ``epochs`` is a factor of the space,
 every trial runs at its largest level and Optuna searches the other factors only; the front is then
 drawn from every validated epoch of the ok and pruned runs, a run of E epochs giving the points of
-epochs 1..E (without an epochs factor, at --job's epochs). Optuna is told each run's last epoch, as
+epochs 1..E (without an epochs factor, at --fixed's epochs). Optuna is told each run's last epoch, as
 without the option. Objectives are then wall_clock_s, accuracy and cost. Without ``--per-epoch``
 epochs is searched like any factor and the front has one point per ok run.
 """
@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shlex
 import sys
 from dataclasses import fields, replace
 from pathlib import Path
@@ -58,22 +59,62 @@ def parse_budget(text: str) -> float:
 MODELS = ("lenet", "birnn", "torch-lenet")
 
 
-def parse_job(text: str) -> JobConfig:
-    """``model=lenet,epochs=2,batch_size=64`` (or just ``lenet``) -> the factors the space does not vary."""
-    values = {"model": text.strip()} if "=" not in text else parse_config(text)
-    known = {f.name for f in fields(JobConfig)}
+def parse_job(job: str, fixed: str | None = None) -> JobConfig:
+    """``--job lenet`` and ``--fixed epochs=2,batch_size=64`` -> the job and the factors the space does not vary.
+
+    ``--job`` names a job as in every command (here one of the built-in jobs of these design columns); the
+    old form, fixed factors in ``--job`` (``model=lenet,epochs=2``), is refused with the new command
+    (:func:`old_job_form`).
+    """
+    name = job.strip()
+    if "=" in name:
+        raise SearchOptionError(f"--job {job!r}: --job names a job now and fixed factors go to --fixed: "
+                                f"write {split_old_job(job)}")
+    if name not in MODELS:
+        what = "a job description" if name.endswith(".toml") or Path(name).exists() else "not a built-in job"
+        raise SearchOptionError(f"--job {job!r} is {what}: optimize.search runs the built-in jobs "
+                                f"{', '.join(MODELS)} (a job description runs with harness.submit)")
+    values = parse_config(fixed) if fixed else {}
+    if "model" in values:
+        raise SearchOptionError(f"--fixed model={values['model']}: the job is named by --job; "
+                                f"write --job {values['model']} and drop model= from --fixed")
+    known = {f.name for f in fields(JobConfig)} - {"model"}
     unknown = sorted(set(values) - known)
     if unknown:
-        raise SearchOptionError(f"--job {', '.join(unknown)}: not a job factor; use {', '.join(sorted(known))}")
-    if values.get("model") not in (None, *MODELS):
-        raise SearchOptionError(f"--job model={values['model']!r}: use {', '.join(MODELS)}")
-    return JobConfig(**values)  # type: ignore[arg-type]
+        raise SearchOptionError(f"--fixed {', '.join(unknown)}: not a job factor; use {', '.join(sorted(known))}")
+    return JobConfig(model=name, **values)  # type: ignore[arg-type]
+
+
+def split_old_job(text: str) -> str:
+    """``model=lenet,epochs=2`` (the old ``--job``) -> ``--job lenet --fixed epochs=2``."""
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    model = next((p.partition("=")[2] for p in parts if p.partition("=")[0].strip() == "model"), JobConfig.model)
+    rest = [p for p in parts if p.partition("=")[0].strip() != "model"]
+    return f"--job {model.strip()}" + (f" --fixed {','.join(rest)}" if rest else "")
+
+
+def old_job_form(argv: Sequence[str]) -> str | None:
+    """The whole command with an old ``--job FACTORS`` rewritten (None: ``--job`` is a name)."""
+    out, found, i = [], False, 0
+    while i < len(argv):
+        arg = argv[i]
+        value = arg.partition("=")[2] if arg.startswith("--job=") else argv[i + 1] if arg == "--job" and i + 1 < len(argv) else None
+        if value is not None and "=" in value:
+            out += split_old_job(value).split(" ")
+            found = True
+            i += 1 if arg.startswith("--job=") else 2
+            continue
+        out.append(arg)
+        i += 1
+    return "python -m optimize.search " + " ".join(shlex.quote(a) for a in out) if found else None
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m optimize.search", parents=[cluster_options()],
                                 description=__doc__.split("\n")[0])
-    p.add_argument("--job", required=True, help="the other factors, e.g. model=lenet,epochs=2,batch_size=64")
+    p.add_argument("--job", required=True, help=f"the job to run: {', '.join(MODELS)}")
+    p.add_argument("--fixed", help="the factors the space does not vary, e.g. epochs=2,batch_size=64 (default: "
+                                   "1 node x 1 executor x 1 core, batch 256, 1 epoch, learning rate 0.002)")
     p.add_argument("--space", type=Path, required=True, help="space.toml: the factors to vary and their ranges")
     p.add_argument("--budget", required=True, help="cluster time to spend, e.g. 30m, 2h, 600s")
     p.add_argument("--out", type=Path, required=True, help="campaign directory (results, logs, study.sqlite)")
@@ -144,7 +185,7 @@ def report(out: Path, config: SearchConfig, outcome: SearchOutcome, per_epoch: b
 def search_config(args: argparse.Namespace) -> SearchConfig:
     """The search the command line asks for, checked (objectives; with --per-epoch, the space at its largest epochs)."""
     space = load_space(args.space)
-    job = parse_job(args.job)
+    job = parse_job(args.job, args.fixed)
     objectives = parse_objectives(args.objectives)
     check_objectives(objectives, args.cost)
     if args.per_epoch:
@@ -158,6 +199,10 @@ def search_config(args: argparse.Namespace) -> SearchConfig:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    rewritten = old_job_form(argv)
+    if rewritten is not None:
+        raise SearchOptionError(f"--job names a job now and fixed factors go to --fixed: run {rewritten}")
     args = build_parser().parse_args(argv)
     say = lambda msg: print(msg, flush=True)  # noqa: E731
     optuna.logging.set_verbosity(optuna.logging.WARNING)

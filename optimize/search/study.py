@@ -25,8 +25,8 @@ import numpy as np
 import optuna
 from optuna.trial import TrialState
 
-from harness.runspec import RunSpec, batch_problem
-from harness.schema import CampaignDir, RunRecord
+from sparkdl.runspec import RunSpec, batch_problem
+from sparkdl.campaign import CampaignDir, RunRecord
 from logparse import Status
 from models.cost import parse_cost
 from models.errors import CostError

@@ -17,7 +17,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from harness.phases import DESCRIPTIONS, PHASES
-from harness.report import html as h
+from report import html as h
 from harness.sampler import SAMPLES_TABLE, read_samples
 from models.anova.analysis import analyse
 from models.errors import ModelError

@@ -1,4 +1,4 @@
-"""``python -m harness.report RUNS_DIR [-o report.html] [--response cost] [--cost EXPR] [--factors a,b]``."""
+"""``python -m report RUNS_DIR [-o report.html] [--response cost] [--cost EXPR] [--factors a,b]``."""
 
 from __future__ import annotations
 
@@ -7,10 +7,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.report.build import build_report
+from report.build import build_report
 from models.errors import AnalysisOptionError
 from models.results import factor_list, table_options
 from sparkdl.errors import ToolError
+from sparkdl.options import renamed
 
 DEFAULT_NAME = "report.html"
 
@@ -21,13 +22,14 @@ class ReportWriteError(ToolError):
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m harness.report", parents=[table_options()],
+        prog="python -m report", parents=[table_options()],
         description="Write a campaign's self-contained HTML report: design and aliasing, run status, results, "
                     "ANOVA with assumption checks and plots, queue metrics, and what the data say.",
     )
-    p.add_argument("-o", "--output", type=Path,
+    p.add_argument("-o", "--out", type=Path,
                    help=f"HTML file to write (default RUNS_DIR/{DEFAULT_NAME}, or NAME-report.html in the current "
                         "directory for a CSV)")
+    renamed(p, "--output", "--out")
     p.add_argument("--response", default="cost", help="response column to analyse (default: cost)")
     p.add_argument("--cost", help="cost from wall_clock_s and accuracy: pct2 (default, T/(A*100)^2), acc2, time, "
                                   "tta:TARGET, or an expression of T and A")
@@ -49,7 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise AnalysisOptionError(f"--alpha {args.alpha} must be between 0 and 1, e.g. 0.05")
     if args.target_accuracy is not None and not 0 < args.target_accuracy <= 1:
         raise AnalysisOptionError(f"--target-accuracy {args.target_accuracy} must be a fraction in (0, 1], e.g. 0.95")
-    out = args.output or default_output(source)
+    out = args.out or default_output(source)
     report = build_report(source, response=args.response, cost=args.cost, alpha=args.alpha,
                           plots=not args.no_plots, factors=factor_list(args.factors),
                           target_accuracy=args.target_accuracy)

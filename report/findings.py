@@ -7,10 +7,10 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from harness.report import html as h
-from harness.report.analysis import Best, Queueing
-from harness.report.campaign import CampaignData
-from harness.report.recover import RecoveredDesign
+from report import html as h
+from report.analysis import Best, Queueing
+from report.campaign import CampaignData
+from report.recover import RecoveredDesign
 from models.anova import RESIDUAL, AnovaResult, term_parts
 from models.anova.analysis import Analysis, ModelChoice
 from models.results import ok_mask

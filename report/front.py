@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from harness.report import html as h
+from report import html as h
 from optimize.errors import CampaignDataError
 from optimize.pareto import FACTOR_COLUMNS, ObjectiveSpec, ParetoFront, front_figure, pareto_front, per_epoch_front
 

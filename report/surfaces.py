@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from harness.report import html as h
-from harness.report.recover import RecoveredDesign
+from report import html as h
+from report.recover import RecoveredDesign
 from models.desirability import Compromise, Goal, compromise, parse_goal
 from models.desirability.confirm import steps_of
 from models.desirability.tradeoff import tradeoff_front

@@ -20,7 +20,7 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from harness.report import html as h
+from report import html as h
 
 MAX_ROWS = 100
 MEASURES = ("cost", "normalized_time", "objective", "wall_clock_s")

@@ -3,7 +3,7 @@
 Sections, in order: provenance, what the data say, design and aliasing, run status, ANOVA (with
 the Pareto and half-normal plots), assumption checks (with the residual plots), effect plots,
 queueing, where the time goes, time against accuracy (the Pareto front), response surfaces, any
-optional sections (:mod:`harness.report.extras`), the results table and method
+optional sections (:mod:`report.extras`), the results table and method
 notes. A section whose input is missing says why instead of failing the report.
 """
 
@@ -17,15 +17,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from harness.report import extras
-from harness.report import front as time_accuracy
-from harness.report import html as h
-from harness.report.analysis import Best, Queueing, analyse_campaign, best_point, point_summary, queueing
-from harness.report.campaign import CampaignData, load_campaign
-from harness.report.findings import failure_reasons, findings
-from harness.report.recover import RecoveredDesign, recover_design
-from harness.report.surfaces import render as render_surfaces
-from harness.report.timing import time_section
+from report import extras
+from report import front as time_accuracy
+from report import html as h
+from report.analysis import Best, Queueing, analyse_campaign, best_point, point_summary, queueing
+from report.campaign import CampaignData, load_campaign
+from report.findings import failure_reasons, findings
+from report.recover import RecoveredDesign, recover_design
+from report.surfaces import render as render_surfaces
+from report.timing import time_section
 from models.anova import RESIDUAL
 from models.anova.analysis import Analysis
 from models.errors import ModelError
