@@ -496,10 +496,10 @@ class RemoteCluster:
     def _await_workers(self, wanted: set, keep: tuple[WorkerSpec, ...], timeout: float) -> MasterState:
         deadline = time.monotonic() + timeout
         while True:
+            # a partitioned host's worker stays ALIVE in the master's view until Spark's worker timeout (60 s):
+            # wait for it to go, or Spark would give the run an executor there
             state = self.master_state()
-            # a lost host's worker stays ALIVE in the master's view until Spark's worker timeout: not ours to wait for
-            lost = {w.spark_host for w in self.inv.workers if w.host in self.down}
-            alive = {(w.host, w.port) for w in state.alive_workers if w.host not in lost}
+            alive = {(w.host, w.port) for w in state.alive_workers}
             if alive == wanted:
                 return state
             if time.monotonic() > deadline:

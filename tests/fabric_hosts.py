@@ -111,6 +111,16 @@ class HostSet:
         """Host ``i`` is back: its sshd starts again (with the same key and configuration)."""
         self.sshd[i] = _spawn_sshd(self, i)
 
+    def mount_tmpfs(self, i: int, path: Path, size_mb: int) -> None:
+        """A small disk at ``path`` as host ``i``'s processes see it (mounted in its sshd's mount namespace)."""
+        path.mkdir(parents=True, exist_ok=True)
+        _run("nsenter", "--target", str(self.sshd[i].pid), "--mount", "--", "mount", "-t", "tmpfs", "-o",
+             f"size={size_mb}m", "tmpfs", str(path))
+
+    def unmount(self, i: int, path: Path) -> None:
+        subprocess.run(["nsenter", "--target", str(self.sshd[i].pid), "--mount", "--", "umount", "-l", str(path)],
+                       capture_output=True)
+
     def link(self, i: int, up: bool) -> None:
         """Take host ``i``'s network link down (a partition: its processes keep running) or up again."""
         outer = f"{self.namespaces[i]}a"
