@@ -124,8 +124,8 @@ class RemoteRunner:
                 code = self.cluster.run_driver(self.remote_argv(argv), fout, ferr, timeout).exit_code
             except CommandTimeout:
                 code, timed_out = -9, True
-            except SSHError as e:
-                ferr.write(f"error: {e}\n")
+            except SSHError as e:  # the master's host went away under the driver: the cluster's failure, not the job's
+                ferr.write(f"error: Spark lost its driver: SSH to the master host broke ({e})\n")
         if metrics is not None and code == 0:
             self._fetch_metrics(metrics)
         return Completed(tuple(argv), code, time.monotonic() - started, timed_out)

@@ -193,3 +193,21 @@ def test_a_host_state_records_its_owner_while_something_runs(tmp_path):
     assert json.loads(st.path.read_text())["owner"] is None
     free = free_mb([tmp_path / "not" / "made" / "yet"])["free_mb"]
     assert list(free) == [str(tmp_path / "not" / "made" / "yet")] and free[str(tmp_path / "not" / "made" / "yet")] > 0
+
+
+def test_a_driver_whose_ssh_to_the_master_breaks_is_an_infrastructure_failure(tmp_path):
+    from cluster.ssh import Unreachable
+    from harness.remote_backend import RemoteRunner
+
+    class BrokenMaster:
+        def run_driver(self, argv, out, err, timeout):
+            out.write("2026-11-26 11:13:17 INFO  SparkContext:57 - Running Spark version 3.1.3\n")
+            raise Unreachable("10.0.0.11", "the connection broke while running `spark-submit` (EOF)")
+
+    out, err = tmp_path / "1-1.out", tmp_path / "1-1.err"
+    done = RemoteRunner(BrokenMaster(), "/opt/x/train.py").run(["spark-submit", "job.py"], {}, out, err, 60)  # type: ignore[arg-type]
+    assert done.returncode == 255 and not done.timed_out
+    j = logparse.judge_json_run(out, logparse.ProcessFacts(255, False, 1.0), None)
+    assert (j.status, j.failure_kind) == ("failed", "infrastructure")
+    assert j.reason == ("Spark lost its driver: SSH to the master host broke (10.0.0.11: the connection broke while "
+                        "running `spark-submit` (EOF))")
