@@ -211,3 +211,12 @@ def test_a_driver_whose_ssh_to_the_master_breaks_is_an_infrastructure_failure(tm
     assert (j.status, j.failure_kind) == ("failed", "infrastructure")
     assert j.reason == ("Spark lost its driver: SSH to the master host broke (10.0.0.11: the connection broke while "
                         "running `spark-submit` (EOF))")
+
+
+def test_the_local_machine_is_warned_about_below_its_free_disk_floor(tmp_path):
+    from harness.backends import low_disk_warning
+
+    assert low_disk_warning(tmp_path / "state", floor_mb=0) is None
+    line = low_disk_warning(tmp_path / "state", floor_mb=10 ** 12)
+    assert line is not None and line.startswith("warning: this machine has ") and \
+        f"MB free under {tmp_path / 'state'}, below {10 ** 12} MB" in line and "\n" not in line
