@@ -35,8 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT))  # before bench/, whose logparse.py would shadow the package
 
 from tests.remote_campaign import FaultSite, attempts, design, fault_hosts, results  # noqa: E402
 
