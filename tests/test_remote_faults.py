@@ -42,17 +42,19 @@ def test_a_worker_host_that_crashes_mid_job_is_an_infrastructure_failure_and_res
         assert run1_first[2:5:2] == ("failed", "infrastructure")
         assert run1_first[3].startswith(f"lost the worker-2 host {b}: SSH fails (unreachable: cannot connect to "), \
             run1_first[3]
-        assert re.search(rf"; Spark: Lost executor \d+ on {re.escape(b)}: worker lost$", run1_first[3]), run1_first[3]
-        assert run1_first[3].count("(") == run1_first[3].count(")")  # not "worker lost)"
+        # Spark's side: the executor lost on host B (the job died of it, or BigDL carried on without it)
+        assert re.search(rf"; Spark: .*Lost executor \d+ on {re.escape(b)}: ", run1_first[3]), run1_first[3]
+        assert run1_first[3].count("(") == run1_first[3].count(")")  # well-formed: not "worker lost)"
         # the retry could not start (host B still down after remote.host_wait): recorded, not run
         assert run1_retry[1:3] == (2, "not run") and run1_retry[4] == "infrastructure"
         assert f"needs the workers of {b}, which does not answer over SSH" in run1_retry[3]
         # the run that fits on host A went on
         assert run2[1:3] == (1, "ok")
         assert results(out) == {2: ("ok", 1)}
-        # the job itself called it a lost executor, never a bug
+        # the job itself called it a lost executor (or BigDL trained on without it), never a bug
         job_log = "".join((out / "logs" / f"1-1.attempt1.{ext}").read_text(errors="replace") for ext in ("out", "err"))
-        assert "error: Spark lost " in job_log and "internal error" not in job_log and "a bug" not in job_log
+        assert "internal error" not in job_log and "a bug" not in job_log
+        assert "error: Spark lost " in job_log or "Spark recovered from a lost executor" in run1_first[3]
         assert first.last_line.startswith(f"error: 1 run(s) not run (1-1): lost the worker-2 host {b}: SSH fails")
         assert first.last_line.endswith(" --resume`") and f" --out {out} " in first.last_line, first.last_line
         assert "; once the host answers, continue with `python -m harness.submit " in first.last_line
