@@ -200,7 +200,14 @@ class RemoteBackend:
             self._start(runtime)
             if specs:
                 self.prepare(specs[0])
+        except HostLost:
+            raise
         except ClusterError as e:
+            down = self.cluster.check_hosts(self.cluster.inv.hosts)
+            if down:  # one line naming the host, not a line per failed command
+                host, why = next(iter(down.items()))
+                raise HostLost(host, self._role(host), why, f"cannot start the remote cluster: lost the "
+                               f"{self._role(host)} {host}: SSH fails ({why})", fatal=True) from e
             raise CapacityError(f"cannot start the remote cluster: {e}") from e
 
     def disk_warnings(self) -> list[str]:

@@ -220,3 +220,107 @@ def test_the_local_machine_is_warned_about_below_its_free_disk_floor(tmp_path):
     line = low_disk_warning(tmp_path / "state", floor_mb=10 ** 12)
     assert line is not None and line.startswith("warning: this machine has ") and \
         f"MB free under {tmp_path / 'state'}, below {10 ** 12} MB" in line and "\n" not in line
+
+
+# ---------------------------------------------------------------- the remote backend over a scripted transport
+
+
+def owned_transport():
+    from tests.test_fabric_commands import FakeTransport, answer
+
+    @dataclass
+    class OwnedTransport(FakeTransport):
+        """FakeTransport whose hosts record the owner of the master, as cluster.daemon does."""
+
+        owner: str | None = None
+
+        def run(self, host, argv, timeout=None, out=None, err=None):
+            cmd = argv[3] if argv[1:3] == ["-m", "cluster.daemon"] else argv[0]
+            if host not in self.down and cmd == "start-master" and "--owner" in argv and self.master is None:
+                self.owner = argv[argv.index("--owner") + 1]
+            if host not in self.down and cmd == "status":
+                self.calls.append((host, argv))
+                return answer(host, argv, {"running": {"master": {}} if self.master else {}, "runtime": self.master,
+                                           "owner": self.owner if self.master else None})
+            if host not in self.down and cmd == "free":
+                self.calls.append((host, argv))
+                paths = [argv[i + 1] for i, a in enumerate(argv) if a == "--path"]
+                return answer(host, argv, {"free_mb": {p: 100 if p.endswith("worker-2") else 10 ** 6 for p in paths}})
+            if host not in self.down and cmd == "true":
+                return answer(host, argv, {})
+            return super().run(host, argv, timeout, out, err)
+
+    return OwnedTransport(always_alive=False)
+
+
+def test_the_remote_backend_leaves_a_lost_worker_host_out_and_takes_it_back(tmp_path):
+    from cluster.remote import RemoteCluster
+    from harness.remote_backend import RemoteBackend
+    from tests.test_fabric_commands import inventory
+
+    t, said = owned_transport(), []
+    backend = RemoteBackend(RemoteCluster(inventory(tmp_path, host_wait=0, min_free="1g"), transport=t), 700,
+                            provision=False, progress=said.append, owner="ctl:/runs/a")
+    two, one = spec(1, nodes=2), spec(2, nodes=1)
+    backend.open([two], "bigdl")
+    assert t.owner == "ctl:/runs/a" and backend.started_here
+    assert "warning: 10.0.0.12 has 100 MB free under /opt/sparkdl/hosts/10.0.0.12/work/worker-2, below " \
+           "remote.min_free = 1024 MB: its runs may fail with `No space left on device` (free some space, or lower " \
+           "min_free)" in said
+    backend.prepare(two)
+    t.down.add("10.0.0.12")  # worker-2's host crashes: the master forgets its worker
+    t.running.pop("worker-2")
+    (lost,) = backend.lost(two)
+    assert str(lost) == "lost the worker-2 host 10.0.0.12: SSH fails (unreachable: cannot connect (Connection refused))"
+    assert str(backend.unavailable(two, retry=True)) == (
+        "nodes=2 needs the workers of 10.0.0.12, which does not answer over SSH (unreachable: cannot connect "
+        "(Connection refused))")
+    assert backend.unavailable(one) is None
+    t.calls.clear()
+    backend.prepare(one)  # on worker-1 alone; the lost host is not asked to stop anything
+    assert sorted(t.running) == ["worker-1"] and {h for h, _ in t.calls} <= {"10.0.0.10", "10.0.0.11"}
+    t.down.clear()  # it is back
+    assert backend.unavailable(two, retry=True) is None
+    assert "10.0.0.12 answers over SSH again: its workers are used again" in said
+    backend.prepare(two)
+    assert sorted(t.running) == ["worker-1", "worker-2"]
+    t.down.add("10.0.0.10")  # the master's host: nothing can run
+    with pytest.raises(HostLost) as e:
+        backend.prepare(one)
+    assert e.value.fatal and str(e.value) == ("lost the master host 10.0.0.10: SSH fails (unreachable: cannot connect "
+                                              "(Connection refused))")
+    said.clear()
+    backend.close()
+    assert said[-1] == ("could not stop the Spark daemons on 10.0.0.10 (unreachable: cannot connect (Connection "
+                        f"refused)): they may still run; stop them with `fab stop --inventory {tmp_path / 'inventory.toml'}` "
+                        "once the host answers")
+
+    # the campaign resumed: it adopts the master its predecessor started and stops it at its end; another leaves it
+    t.down.clear()
+    other = RemoteBackend(RemoteCluster(inventory(tmp_path), transport=t), 700, provision=False, owner="ctl:/runs/b",
+                          progress=said.append)
+    other.open([one], "bigdl")
+    assert not other.started_here and any(line.startswith("reusing the master") for line in said)
+    again = RemoteBackend(RemoteCluster(inventory(tmp_path), transport=t), 700, provision=False, owner="ctl:/runs/a",
+                          progress=said.append)
+    said.clear()
+    again.open([one], "bigdl")
+    assert again.started_here and ("adopting the master this campaign started before it stopped: the master "
+                                   "spark://10.0.0.10:7077 (runtime bigdl)") in said
+    again.close()
+    assert t.master is None
+
+
+def test_a_host_lost_before_the_campaign_starts_is_one_line_naming_it(tmp_path):
+    from cluster.remote import RemoteCluster
+    from harness.remote_backend import RemoteBackend
+    from tests.test_fabric_commands import inventory
+
+    t = owned_transport()
+    t.down.add("10.0.0.10")
+    backend = RemoteBackend(RemoteCluster(inventory(tmp_path), transport=t), 700, provision=False, owner="o")
+    with pytest.raises(HostLost) as e:
+        backend.open([spec(1, nodes=1)], "bigdl")
+    assert e.value.fatal and e.value.exit_code == 4
+    assert str(e.value) == ("cannot start the remote cluster: lost the master host 10.0.0.10: SSH fails (unreachable: "
+                            "cannot connect (Connection refused))")
