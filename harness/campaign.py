@@ -177,8 +177,11 @@ class Campaign:
                     self.backend.prepare(spec)
                 except HostLost as e:
                     blocked = e
+                except ClusterError as e:  # the cluster cannot take the run: recorded, then the campaign stops
+                    self._not_started(spec, str(e))
+                    raise
             if blocked is not None:
-                self._not_started(spec, blocked)
+                self._not_started(spec, str(blocked))
                 raise NotRun(spec, blocked)
             run_dir = self.folder.run_dir(spec.key) if self.observer is not None else None
             argv = submit_argv(spec, self.options, env,
@@ -234,12 +237,12 @@ class Campaign:
         lead = "; ".join(str(e) for e in lost)
         return replace(outcome, reason=f"{lead}; Spark: {outcome.reason}" if outcome.reason else lead)
 
-    def _not_started(self, spec: RunSpec, cause: HostLost) -> None:
-        """Record an attempt that could not start (a retry or a run whose host is lost)."""
+    def _not_started(self, spec: RunSpec, reason: str) -> None:
+        """Record an attempt that could not start (a host it needs is lost, or the cluster could not take it)."""
         at = now()
         n = self.store.begin_attempt(spec, at, [])
-        self.store.end_attempt(spec, n, at, NOT_RUN, str(cause), "infrastructure")
-        self.progress(f"run {spec.key}: not run: {cause}")
+        self.store.end_attempt(spec, n, at, NOT_RUN, reason, "infrastructure")
+        self.progress(f"run {spec.key}: not run: {reason.splitlines()[0] if reason else ''}")
 
     def record(self, record: RunRecord) -> None:
         crash_point("store")

@@ -324,3 +324,18 @@ def test_a_host_lost_before_the_campaign_starts_is_one_line_naming_it(tmp_path):
     assert e.value.fatal and e.value.exit_code == 4
     assert str(e.value) == ("cannot start the remote cluster: lost the master host 10.0.0.10: SSH fails (unreachable: "
                             "cannot connect (Connection refused))")
+
+
+def test_a_run_the_cluster_cannot_take_is_recorded_before_the_campaign_stops(tmp_path):
+    from cluster.errors import StartupTimeout
+
+    c, runner, backend = campaign(tmp_path, ["lenet-4000-2ep"])
+
+    def prepare(spec):
+        raise StartupTimeout("after 120 s the master lists 0 alive worker(s), expected 1")
+
+    backend.prepare = prepare
+    with pytest.raises(StartupTimeout):
+        c.run([spec(1)])
+    rows = list(c.store.db.execute("SELECT run, attempt, status, reason FROM attempts"))
+    assert rows == [(1, 1, NOT_RUN, "after 120 s the master lists 0 alive worker(s), expected 1")] and not runner.calls
