@@ -12,6 +12,7 @@ element), e.g.
     <base>/venv/bin/python -m cluster.daemon run --local-ip 10.0.0.10 --runtime bigdl ... -- spark-submit ...
     <base>/venv/bin/python -m cluster.daemon sample-start --state DIR --key 1-1   # host sampler of one run
     <base>/venv/bin/python -m cluster.daemon sample-stop --state DIR --key 1-1    # its table, as JSON
+    <base>/venv/bin/python -m cluster.daemon free --path DIR/work/worker-2          # free disk (MB) per path
 
 Runtimes: the venv holds the tool only; Spark, Java and the jobs' packages come from a runtime
 (:mod:`cluster.runtime`) prepared on the host under ``--runtimes`` (``<base>/runtimes``, so a
@@ -23,6 +24,11 @@ Daemons are started in their own session (``setsid``) with their output in
 (as :mod:`cluster.local` does), so ``stop`` ends exactly those processes. Every command
 prints one JSON object on stdout; a failure is one line on stderr with exit code 4, or 2
 when the host cannot do what the inventory says (e.g. too few CPUs).
+
+Ownership: ``start-master`` and ``start-worker`` take ``--owner`` (the campaign that starts them);
+``state.json`` records it while anything runs, and ``status`` reports it, so a campaign resumed after
+its predecessor stopped adopts the daemons that one started (and stops them at its end), while a
+cluster someone else started is left running.
 
 Crash safety: each daemon's intent is saved before it is spawned and its pid right after;
 every command first reconciles ``state.json`` with the Spark processes of ``DIR`` (their cwd
@@ -134,10 +140,11 @@ class HostState:
     """
 
     def __init__(self, state_dir: Path, records: dict[str, ProcessRecord], pending: dict[str, Intent],
-                 runtime: str | None = None) -> None:
+                 runtime: str | None = None, owner: str | None = None) -> None:
         self.state_dir = state_dir
         self.records, self.pending = records, pending
         self.runtime = runtime  # the runtime whose Spark the recorded daemons run (None: nothing runs)
+        self.owner = owner  # the campaign that started them (None: nothing runs, or started by hand)
         self.spawned: list[ProcessRecord] = []
         self.strays: list[FoundProcess] = []  # stopped by the reconciliation
         self.notes: list[str] = []
@@ -151,7 +158,7 @@ class HostState:
         path = state_dir / "state.json"
         records: dict[str, ProcessRecord] = {}
         pending: dict[str, Intent] = {}
-        runtime = None
+        runtime = owner = None
         if path.exists():
             try:
                 raw = json.loads(path.read_text())
@@ -159,21 +166,23 @@ class HostState:
                     records = {k: ProcessRecord(**v) for k, v in raw.get("records", {}).items()}
                     pending = {k: Intent(**v) for k, v in raw.get("pending", {}).items()}
                     runtime = raw.get("runtime")
+                    owner = raw.get("owner")
                 else:  # the format before write-ahead intents: {role: record}
                     records = {k: ProcessRecord(**v) for k, v in raw.items()}
             except (ValueError, TypeError, AttributeError) as e:
                 raise ClusterError(f"{path} is corrupt ({e}); delete it and run `cluster.daemon stop` (it finds the "
                                    "daemons without it)") from e
-        return cls(state_dir, records, pending, runtime if isinstance(runtime, str) else None)
+        return cls(state_dir, records, pending, runtime if isinstance(runtime, str) else None,
+                   owner if isinstance(owner, str) else None)
 
     def save(self) -> None:
         if not self.records and not self.pending:
-            self.runtime = None
+            self.runtime = self.owner = None
         tmp = self.path.with_suffix(".tmp")
         with open(tmp, "w") as f:
             f.write(json.dumps({"records": {k: asdict(r) for k, r in self.records.items()},
                                 "pending": {k: asdict(i) for k, i in self.pending.items()},
-                                "runtime": self.runtime}, indent=2))
+                                "runtime": self.runtime, "owner": self.owner}, indent=2))
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, self.path)
@@ -198,9 +207,15 @@ class HostState:
                                f"to run {runtime}: stop them first (fab stop), a cluster runs one runtime")
         return role in self.records
 
-    def spawn(self, intent: Intent, argv: list[str], env: SparkEnv) -> ProcessRecord:
-        """Start one daemon in its own session, cwd the state dir, output in its log (write-ahead)."""
+    def spawn(self, intent: Intent, argv: list[str], env: SparkEnv, owner: str | None = None) -> ProcessRecord:
+        """Start one daemon in its own session, cwd the state dir, output in its log (write-ahead).
+
+        ``owner`` (a campaign, or None) becomes the owner of this host's daemons when none runs yet; a
+        daemon started beside running ones leaves the record as it is.
+        """
         self.runtime = env.runtime or None
+        if not self.records:
+            self.owner = owner
         self.pending[intent.role] = intent
         self.save()
         with open(intent.log, "ab") as out:
@@ -247,7 +262,7 @@ def _host_state(state_dir: Path) -> Iterator[HostState]:
 
 
 def start_master(state_dir: Path, host: str, port: int, webui_port: int, timeout: float,
-                 runtime: str = runtimes.DEFAULT, root: Path | None = None) -> dict:
+                 runtime: str = runtimes.DEFAULT, root: Path | None = None, owner: str | None = None) -> dict:
     webui = f"http://{host}:{webui_port}"
     env = runtime_env(runtime, root, host)
     with _host_state(state_dir) as st:
@@ -256,7 +271,7 @@ def start_master(state_dir: Path, host: str, port: int, webui_port: int, timeout
         other_runtime = st.claim("master", env.runtime)
         if rec is not None and (rec.port, rec.webui_port) == (port, webui_port) and not other_runtime:
             return {"changed": False, "role": "master", "pid": rec.pid, "log": rec.log, "runtime": st.runtime,
-                    "notes": st.notes}
+                    "owner": st.owner, "notes": st.notes}
         if rec is not None:
             rec.terminate()
             del records["master"]
@@ -264,7 +279,7 @@ def start_master(state_dir: Path, host: str, port: int, webui_port: int, timeout
             if not port_free(host, p):
                 raise PortInUse(f"{what} {host}:{p} is taken by another process: stop it or change {what} in the inventory")
         argv = [str(env.spark_class), MASTER_CLASS, "--host", host, "--port", str(port), "--webui-port", str(webui_port)]
-        rec = st.spawn(Intent("master", port, webui_port, str(state_dir / "logs" / "master.log")), argv, env)
+        rec = st.spawn(Intent("master", port, webui_port, str(state_dir / "logs" / "master.log")), argv, env, owner)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if not rec.alive():
@@ -273,7 +288,7 @@ def start_master(state_dir: Path, host: str, port: int, webui_port: int, timeout
             with contextlib.suppress(NotRunning):
                 if fetch_state(webui, timeout=2.0).status == "ALIVE":
                     return {"changed": True, "role": "master", "pid": rec.pid, "log": rec.log, "runtime": st.runtime,
-                            "notes": st.notes}
+                            "owner": st.owner, "notes": st.notes}
             time.sleep(0.5)
         rec.terminate()
         del records["master"]
@@ -295,7 +310,7 @@ def check_size(cores: int, memory_mb: int, oversubscribe: bool) -> None:
 
 def start_worker(state_dir: Path, name: str, host: str, master: str, master_webui: str, cores: int, memory_mb: int,
                  webui_port: int, oversubscribe: bool, timeout: float, runtime: str = runtimes.DEFAULT,
-                 root: Path | None = None) -> dict:
+                 root: Path | None = None, owner: str | None = None) -> dict:
     check_size(cores, memory_mb, oversubscribe)
     env = runtime_env(runtime, root, host)
     with _host_state(state_dir) as st:
@@ -320,7 +335,7 @@ def start_worker(state_dir: Path, name: str, host: str, master: str, master_webu
                 "--webui-port", str(webui_port), "--cores", str(cores), "--memory", f"{memory_mb}m",
                 "--work-dir", str(work_dir)]
         rec = st.spawn(Intent(name, port, webui_port, str(state_dir / "logs" / f"{name}.log"), cores, memory_mb),
-                       argv, env)
+                       argv, env, owner)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if not rec.alive():
@@ -366,7 +381,20 @@ def status(state_dir: Path) -> dict:
     if not state_dir.exists():
         return {"running": {}}
     with _host_state(state_dir) as st:
-        return {"running": {k: asdict(r) for k, r in st.records.items()}, "runtime": st.runtime, "notes": st.notes}
+        return {"running": {k: asdict(r) for k, r in st.records.items()}, "runtime": st.runtime, "owner": st.owner,
+                "notes": st.notes}
+
+
+def free_mb(paths: Sequence[Path]) -> dict:
+    """Free disk space in MB (for an unprivileged user) of each path, measured at its nearest existing folder."""
+    out = {}
+    for path in paths:
+        probe = path.absolute()
+        while not probe.exists() and probe != probe.parent:
+            probe = probe.parent
+        st = os.statvfs(probe)
+        out[str(path)] = st.f_bavail * st.f_frsize // (1024 * 1024)
+    return {"free_mb": out}
 
 
 def _path(p: Path | None) -> str | None:
@@ -508,6 +536,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--port", type=int, required=True)
     m.add_argument("--webui-port", type=int, required=True)
     m.add_argument("--timeout", type=float, default=120.0)
+    m.add_argument("--owner", help="the campaign that starts it (recorded in state.json)")
     _runtime_args(m)
     w = sub.add_parser("start-worker")
     w.add_argument("--state", type=Path, required=True)
@@ -520,6 +549,7 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--webui-port", type=int, required=True)
     w.add_argument("--oversubscribe", action="store_true")
     w.add_argument("--timeout", type=float, default=120.0)
+    w.add_argument("--owner", help="the campaign that starts it (recorded in state.json)")
     _runtime_args(w)
     s = sub.add_parser("stop")
     s.add_argument("--state", type=Path, required=True)
@@ -541,6 +571,8 @@ def build_parser() -> argparse.ArgumentParser:
     so = sub.add_parser("sample-stop")
     so.add_argument("--state", type=Path, required=True)
     so.add_argument("--key", required=True)
+    fr = sub.add_parser("free")
+    fr.add_argument("--path", type=Path, action="append", required=True)
     r = sub.add_parser("run")
     r.add_argument("--local-ip", required=True)
     _runtime_args(r)
@@ -562,11 +594,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "prepare-runtime":
         out = prepare_runtime(args.runtime, args.runtimes, args.wheelhouse)
     elif args.command == "start-master":
-        out = start_master(args.state, args.host, args.port, args.webui_port, args.timeout, args.runtime, args.runtimes)
+        out = start_master(args.state, args.host, args.port, args.webui_port, args.timeout, args.runtime, args.runtimes,
+                           args.owner)
     elif args.command == "start-worker":
         out = start_worker(args.state, args.name, args.host, args.master, args.master_webui, args.cores,
                            args.memory_mb, args.webui_port, args.oversubscribe, args.timeout, args.runtime,
-                           args.runtimes)
+                           args.runtimes, args.owner)
     elif args.command == "stop":
         out = stop(args.state, args.role)
     elif args.command == "status":
@@ -585,6 +618,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         out = sample_start(args.state, args.key, args.period)
     elif args.command == "sample-stop":
         out = sample_stop(args.state, args.key)
+    elif args.command == "free":
+        out = free_mb(args.path)
     else:
         out = pack_logs(args.state, args.out)
     print(json.dumps(out))

@@ -23,3 +23,15 @@ class StartupTimeout(ClusterError):
 
 class NotRunning(ClusterError):
     """An operation needs a running cluster and there is none."""
+
+
+class HostLost(ClusterError):
+    """A host the work needs does not answer over SSH; ``host``, ``role`` and ``detail`` say which and why.
+
+    ``fatal``: the host is the master's, so no run can go on without it.
+    """
+
+    def __init__(self, host: str, role: str, detail: str, message: str | None = None, fatal: bool = False) -> None:
+        self.host, self.role, self.detail = host, role, detail
+        self.fatal = fatal  # nothing can run without it (the master's host)
+        super().__init__(message or f"lost the {role} {host}: SSH fails ({detail})")

@@ -12,6 +12,8 @@
     python = "python3.11"              # optional, default python3
     wheelhouse = "wheelhouse"          # optional: local wheels to ship to hosts without an index: the
                                        # tool's and its runtimes' (fab wheelhouse --runtime bigdl,spark4)
+    host_wait = 120                    # optional: seconds a run's retry waits for a lost host to answer SSH again
+    min_free = "2g"                    # optional: a campaign warns about a host with less free disk for its workers
 
     [master]
     host = "10.0.0.10"
@@ -80,6 +82,8 @@ class RemoteSettings:
     python: str = "python3"
     wheelhouse: Path | None = None
     oversubscribe: bool = False
+    host_wait_s: float = 120.0  # a run's retry waits this long for a lost host to answer SSH again
+    min_free_mb: int = 2048  # below this much free disk under a host's work dirs, a campaign warns
 
 
 @dataclass(frozen=True)
@@ -195,6 +199,17 @@ class _Table:
         return value
 
 
+def _size_mb(table: _Table, key: str) -> int:
+    """A size in MB from "700m", "4g" or a number of MB."""
+    raw = table.get(key, str) if not isinstance(table.data.get(key), int) else table.get(key, int)
+    if isinstance(raw, int):
+        return raw
+    m = re.fullmatch(r"\s*(\d+)\s*([mMgG])[bB]?\s*", raw)
+    if not m:
+        raise InventoryError(f"{table.field(key)} = {raw!r} is not a size: use e.g. \"700m\" or \"4g\"")
+    return int(m.group(1)) * (1024 if m.group(2).lower() == "g" else 1)
+
+
 def _memory_mb(table: _Table, key: str) -> int:
     raw = table.get(key, str) if not isinstance(table.data.get(key), int) else table.get(key, int)
     if isinstance(raw, int):
@@ -259,7 +274,7 @@ def _ssh(data: Any, base: Path) -> SSHSettings:
 
 
 def _remote(data: Any, base: Path) -> RemoteSettings:
-    t = _Table("remote", data, ("base_dir", "python", "wheelhouse", "oversubscribe"))
+    t = _Table("remote", data, ("base_dir", "python", "wheelhouse", "oversubscribe", "host_wait", "min_free"))
     raw = t.get("base_dir", str)
     path = PurePosixPath(raw)
     if not path.is_absolute() or ".." in path.parts or "\n" in raw or "\0" in raw:
@@ -269,8 +284,13 @@ def _remote(data: Any, base: Path) -> RemoteSettings:
     python = t.get("python", str, "python3")
     if not python.strip() or "\n" in python or "\0" in python:
         raise InventoryError(f"remote.python = {python!r} is not a program: use e.g. python3.11 or /usr/bin/python3.11")
+    wait = t.data.get("host_wait", 120)
+    if isinstance(wait, bool) or not isinstance(wait, (int, float)) or not 0 <= wait <= 86400:
+        raise InventoryError(f"remote.host_wait = {wait!r} must be seconds between 0 and 86400 (e.g. 120)")
+    min_free = _size_mb(t, "min_free") if "min_free" in t.data else 2048
     return RemoteSettings(base_dir=path, python=python, wheelhouse=_local_path(t, "wheelhouse", base, "dir"),
-                          oversubscribe=t.get("oversubscribe", bool, False))
+                          oversubscribe=t.get("oversubscribe", bool, False), host_wait_s=float(wait),
+                          min_free_mb=min_free)
 
 
 def _master(data: Any) -> MasterSpec:

@@ -42,13 +42,13 @@ from typing import IO, Callable, Sequence
 
 from cluster import runtime as runtimes
 from cluster.bundle import Bundle, build_bundle, missing_runtime_wheels
-from cluster.errors import ClusterError, NotRunning, StartupTimeout
+from cluster.errors import ClusterError, HostLost, NotRunning, StartupTimeout
 from cluster.group import GroupFailure, GroupResult, HostResult, on_hosts
 from cluster.inventory import Inventory, WorkerSpec
 from cluster.master import MasterState, parse_state
 from cluster.runtime import Runtime
 from cluster.sparkenv import SparkEnv
-from cluster.ssh import CommandResult, FabricTransport, RemoteCommandFailed, Transport
+from cluster.ssh import CommandResult, FabricTransport, RemoteCommandFailed, SSHError, Transport
 
 Progress = Callable[[str], None]
 DEFAULT_BUNDLE_DIR = Path(".cluster") / "bundles"
@@ -131,18 +131,23 @@ class Layout:
         return [self.python, "-m", "cluster.daemon", *args]
 
 
-def master_argv(inv: Inventory, layout: Layout, timeout: float, rt: Runtime) -> list[str]:
+def _owner_args(owner: str | None) -> list[str]:
+    return ["--owner", owner] if owner else []
+
+
+def master_argv(inv: Inventory, layout: Layout, timeout: float, rt: Runtime, owner: str | None = None) -> list[str]:
     m = inv.master
     return layout.daemon("start-master", "--state", layout.host_dir(m.host), "--host", m.spark_host,
                          "--port", str(m.port), "--webui-port", str(m.webui_port), "--timeout", f"{timeout:g}",
-                         *layout.runtime_args(rt))
+                         *layout.runtime_args(rt), *_owner_args(owner))
 
 
-def worker_argv(inv: Inventory, layout: Layout, w: WorkerSpec, timeout: float, rt: Runtime) -> list[str]:
+def worker_argv(inv: Inventory, layout: Layout, w: WorkerSpec, timeout: float, rt: Runtime,
+                owner: str | None = None) -> list[str]:
     argv = layout.daemon("start-worker", "--state", layout.host_dir(w.host), "--name", w.name, "--host", w.spark_host,
                          "--master", inv.master_url, "--master-webui", inv.webui_url, "--cores", str(w.cores),
                          "--memory-mb", str(w.memory_mb), "--webui-port", str(w.webui_port), "--timeout", f"{timeout:g}",
-                         *layout.runtime_args(rt))
+                         *layout.runtime_args(rt), *_owner_args(owner))
     return argv + (["--oversubscribe"] if inv.remote.oversubscribe else [])
 
 
@@ -219,6 +224,8 @@ class RemoteCluster:
         self.bundle_dir = bundle_dir
         self.start_timeout, self.install_timeout = start_timeout, install_timeout
         self.runtime: Runtime = runtimes.resolve(runtimes.DEFAULT)  # what daemons and drivers run (use())
+        self.owner: str | None = None  # the campaign that starts daemons (recorded on the hosts)
+        self.down: dict[str, str] = {}  # hosts found unreachable over SSH, with why; their workers are not used
 
     @property
     def master_url(self) -> str:
@@ -361,7 +368,7 @@ class RemoteCluster:
         m = self.inv.master
 
         def step(host: str, role: str, _: None) -> HostResult:
-            out = self._call(host, master_argv(self.inv, self.layout, self.start_timeout, self.runtime),
+            out = self._call(host, master_argv(self.inv, self.layout, self.start_timeout, self.runtime, self.owner),
                              self.start_timeout + 30)
             return HostResult(host, role, True, bool(out["changed"]),
                               f"{self.master_url} (pid {out['pid']}, runtime {self.runtime.name}, log {out['log']})",
@@ -370,18 +377,66 @@ class RemoteCluster:
         return on_hosts("start-master", [(m.host, "master", None)], step)
 
     def _workers(self, count: int | None) -> tuple[WorkerSpec, ...]:
+        """The first ``count`` workers of the inventory whose hosts are not down (all by default)."""
         n = len(self.inv.workers) if count is None else count
         if not 0 <= n <= len(self.inv.workers):
             raise ClusterError(f"--count/--workers = {n} but the inventory lists {len(self.inv.workers)} worker(s): "
                                f"use 0..{len(self.inv.workers)} or add [[workers]] entries")
-        return self.inv.workers[:n]
+        usable = self.usable_workers()
+        if n > len(usable):
+            lost = sorted({w.host for w in self.inv.workers if w.host in self.down})
+            raise HostLost(lost[0], "worker host", self.down[lost[0]])
+        return usable[:n]
+
+    def workers_for(self, count: int) -> tuple[WorkerSpec, ...]:
+        """The workers a run of ``count`` nodes runs on (the first ones on hosts not down)."""
+        return self._workers(count)
+
+    def usable_workers(self) -> tuple[WorkerSpec, ...]:
+        """The inventory's workers on hosts not known to be down, in inventory order."""
+        return tuple(w for w in self.inv.workers if w.host not in self.down)
+
+    # -- health
+    def probe(self, host: str) -> str | None:
+        """An SSH health check of ``host`` on a fresh connection: None when it runs a command, else why not."""
+        forget = getattr(self.transport, "forget", None)
+        if forget is not None:
+            forget(host)  # a connection opened before a crash or partition may hang or lie
+        try:
+            self.transport.run(host, ["true"], self.inv.ssh.connect_timeout + 10)
+        except SSHError as e:
+            return str(e).removeprefix(f"{host}: ")
+        return None  # it ran a command: SSH works (what the command said is not the question)
+
+    def check_hosts(self, hosts: Sequence[str]) -> dict[str, str]:
+        """Probe ``hosts`` side by side; mark the unreachable ones down (and the reachable ones up); return those down."""
+        result = on_hosts("probe", ((h, "host", None) for h in dict.fromkeys(hosts)),
+                          lambda host, role, _: HostResult(host, role, (why := self.probe(host)) is None, False,
+                                                           why or "answers"))
+        for r in result.results:
+            if r.ok:
+                self.down.pop(r.host, None)
+            else:
+                self.down[r.host] = r.detail
+        return {r.host: r.detail for r in result.failed}
+
+    def free_space(self) -> GroupResult:
+        """Free disk (MB) on every host under its state folder and its workers' work folders (``data["free_mb"]``)."""
+        def step(host: str, role: str, _: None) -> HostResult:
+            paths = [self.layout.host_dir(host)] + [f"{self.layout.host_dir(host)}/work/{w.name}"
+                                                     for w in self.inv.workers if w.host == host]
+            args = [a for path in paths for a in ("--path", path)]
+            out = self._call(host, self.layout.daemon("free", *args), 60)
+            return HostResult(host, role, True, False, "", data=out)
+
+        return on_hosts("free", ((h, "host", None) for h in self.inv.hosts if h not in self.down), step)
 
     def start_workers(self, count: int | None = None) -> GroupResult:
         """Start the first ``count`` workers of the inventory (all by default); others are left alone."""
         workers = self._workers(count)
 
         def step(host: str, role: str, w: WorkerSpec) -> HostResult:
-            out = self._call(host, worker_argv(self.inv, self.layout, w, self.start_timeout, self.runtime),
+            out = self._call(host, worker_argv(self.inv, self.layout, w, self.start_timeout, self.runtime, self.owner),
                              self.start_timeout + 30)
             return HostResult(host, role, True, bool(out["changed"]),
                               f"{w.cores} cores, {w.memory_mb} MB, port {out['port']}, runtime {self.runtime.name}",
@@ -405,7 +460,8 @@ class RemoteCluster:
     def scale(self, workers: int, timeout: float | None = None) -> GroupResult:
         """Make exactly the first ``workers`` workers run, and wait until the master agrees."""
         keep = self._workers(workers)
-        result = self.stop_workers(self.inv.workers[workers:]) + self.start_workers(workers)
+        others = tuple(w for w in self.inv.workers if w not in keep and w.host not in self.down)
+        result = self.stop_workers(others) + self.start_workers(workers)
         result.raise_on_failure()
         wanted = {(self._spark_host(r.role), int(r.data["port"])) for r in result.results if "port" in r.data}
         self._await_workers(wanted, keep, timeout or self.start_timeout)
@@ -440,6 +496,8 @@ class RemoteCluster:
     def _await_workers(self, wanted: set, keep: tuple[WorkerSpec, ...], timeout: float) -> MasterState:
         deadline = time.monotonic() + timeout
         while True:
+            # a partitioned host's worker stays ALIVE in the master's view until Spark's worker timeout (60 s):
+            # wait for it to go, or Spark would give the run an executor there
             state = self.master_state()
             alive = {(w.host, w.port) for w in state.alive_workers}
             if alive == wanted:
@@ -508,9 +566,14 @@ class RemoteCluster:
     # -- driver
     def running_runtime(self) -> str | None:
         """The runtime the master host's daemons run (its state), None when nothing runs there."""
+        return self.master_host_state().get("runtime")
+
+    def master_host_state(self) -> dict:
+        """What runs on the master host per its state: ``runtime`` and ``owner`` (both None when nothing runs)."""
         host = self.inv.master.host
         out = self._call(host, self.layout.daemon("status", "--state", self.layout.host_dir(host)), 60)
-        return out.get("runtime") if out.get("running") else None
+        running = bool(out.get("running"))
+        return {"runtime": out.get("runtime") if running else None, "owner": out.get("owner") if running else None}
 
     def spark_env(self) -> tuple[SparkEnv, str]:
         """The master host's Spark environment of the current runtime (remote paths) and its jobs/train.py."""

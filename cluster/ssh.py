@@ -205,6 +205,10 @@ class FabricTransport:
         except (OSError, EOFError) as e:
             raise TransferFailed(host, f"downloading {remote} to {local} failed ({e})") from None
 
+    def forget(self, host: str) -> None:
+        """Close the host's connection: the next command connects afresh (a health check after a fault)."""
+        self._drop(host)
+
     def _drop(self, host: str) -> None:
         with self._lock:
             conn = self._connections.pop(host, None)

@@ -7,6 +7,7 @@ forever otherwise), and how to make the cluster match one run (``prepare``).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Protocol, Sequence
@@ -185,6 +186,9 @@ class LocalBackend:
     def open(self, specs: Sequence[RunSpec], runtime: str = runtimes.DEFAULT) -> None:
         """Start (or adopt, or reuse) the cluster on the first run's ``runtime``."""
         self.size = WorkerSize.for_design(specs, self.executor_memory_mb)
+        low = low_disk_warning(self.cluster.state_dir)
+        if low:
+            self.progress(low)
         status = self.cluster.status()
         adopted = status.running and self.owner is not None and status.owner == self.owner
         # opened again (a bench's campaigns share one backend): the cluster this backend started stays its own
@@ -313,6 +317,23 @@ class LocalBackend:
     def close(self) -> None:
         if self.started_here and not self.keep_running:
             self.cluster.stop()
+
+
+#: Below this much free disk under the cluster's folder, a campaign warns (remote hosts: ``remote.min_free``).
+MIN_FREE_MB = 2048
+
+
+def low_disk_warning(path: Path, floor_mb: int = MIN_FREE_MB) -> str | None:
+    """A warning when the file system of ``path`` (or its nearest existing folder) has less than ``floor_mb`` free."""
+    probe = Path(path).absolute()
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    st = os.statvfs(probe)
+    free = st.f_bavail * st.f_frsize // (1024 * 1024)
+    if free >= floor_mb:
+        return None
+    return (f"warning: this machine has {free} MB free under {path}, below {floor_mb} MB: runs may fail with "
+            "`No space left on device` (free some space, or use another --state-dir)")
 
 
 def available_memory_mb(meminfo: str = "/proc/meminfo") -> int | None:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 import logparse
 from cluster import runtime as runtimes
-from cluster.errors import ClusterError
+from cluster.errors import ClusterError, HostLost
 from cluster.local import LocalCluster, start_ticks
 from cluster.sparkenv import SparkEnv
 from harness.backends import Backend, FixedBackend, LocalBackend
@@ -49,6 +49,8 @@ if TYPE_CHECKING:
 
 Progress = Callable[[str], None]
 EnvFor = Callable[[str, str], SparkEnv]
+#: The status of an attempt that could not start (a host it needs is lost); never a run's final status.
+NOT_RUN = "not run"
 
 
 @dataclass(frozen=True)
@@ -63,11 +65,20 @@ class CampaignSettings:
     mlflow: str | None = None  # a tracking URI: each stored run is exported to MLflow (harness.mlflow_export)
 
 
+class NotRun(HostLost):
+    """A run could not start because a host it needs is lost; its attempts are recorded, its cell stays open."""
+
+    def __init__(self, spec: RunSpec, cause: HostLost) -> None:
+        self.spec, self.cause = spec, cause
+        super().__init__(cause.host, cause.role, cause.detail, f"run {spec.key} not run: {cause}", cause.fatal)
+
+
 @dataclass(frozen=True)
 class CampaignSummary:
     records: tuple[RunRecord, ...]
     skipped: int
     folder: CampaignDir
+    not_run: tuple[NotRun, ...] = ()  # runs a lost host kept from starting (their cells stay open for --resume)
 
     @property
     def counts(self) -> dict[str, int]:
@@ -75,7 +86,18 @@ class CampaignSummary:
 
     @property
     def all_ok(self) -> bool:
-        return all(r.ok for r in self.records)
+        return all(r.ok for r in self.records) and not self.not_run
+
+    def lost_hosts_line(self) -> str | None:
+        """One line naming the lost hosts and the runs they kept from running (None when every run ran)."""
+        if not self.not_run:
+            return None
+        hosts: dict[str, HostLost] = {}
+        for n in self.not_run:
+            hosts.setdefault(n.host, n.cause)
+        keys = ", ".join(n.spec.key for n in self.not_run)
+        causes = "; ".join(f"lost the {c.role} {h}: SSH fails ({c.detail})" for h, c in hosts.items())
+        return f"{len(self.not_run)} run(s) not run ({keys}): {causes}"
 
 
 # ---------------------------------------------------------------- one attempt's outcome
@@ -148,14 +170,26 @@ class Campaign:
         """Run one spec (retrying infrastructure failures) and return its record; the caller stores it.
 
         ``prepare=False`` when the caller already shaped the cluster (concurrent copies of one shape).
+        A run a lost host keeps from starting raises :class:`NotRun` (every attempt recorded, the cell
+        left open); a lost master's host raises it too, and the caller stops.
         """
         out, err = self.folder.log_paths(spec.key)
         attempts = self.settings.retries + 1
         job = job_for(spec, self.options)
         for attempt in range(1, attempts + 1):
             env = self.env_for(runtime_of(job, spec), jvm_of(job, spec))  # may restart the cluster on another runtime
-            if prepare:
-                self.backend.prepare(spec)
+            blocked = self._unavailable(spec, retry=attempt > 1)
+            if blocked is None and prepare:
+                try:
+                    self.backend.prepare(spec)
+                except HostLost as e:
+                    blocked = e
+                except ClusterError as e:  # the cluster cannot take the run: recorded, then the campaign stops
+                    self._not_started(spec, str(e))
+                    raise
+            if blocked is not None:
+                self._not_started(spec, str(blocked))
+                raise NotRun(spec, blocked)
             run_dir = self.folder.run_dir(spec.key) if self.observer is not None else None
             argv = submit_argv(spec, self.options, env,
                                event_log_dir=run_dir if self.observer is not None and self.observer.event_log else None)
@@ -183,6 +217,8 @@ class Campaign:
                 outcome = judged_outcome(spec, completed, out)
             if outcome.app_id is None:
                 outcome = replace(outcome, app_id=self._app_id(argv[argv.index("--name") + 1]))
+            if not outcome.ok and outcome.failure_kind == "infrastructure":
+                outcome = self._with_lost_hosts(spec, outcome)
             end = now()
             self.store.end_attempt(spec, n, end, outcome.status, outcome.reason, outcome.failure_kind)
             if not outcome.ok and outcome.failure_kind == "infrastructure" and attempt < attempts:
@@ -193,6 +229,27 @@ class Campaign:
                                   exit_code=completed.returncode, log=str(out.relative_to(self.folder.path)))
             return RunRecord(spec, outcome, execution, metrics)  # type: ignore[arg-type]
         raise AssertionError("unreachable")
+
+    def _unavailable(self, spec: RunSpec, retry: bool) -> HostLost | None:
+        """A lost host that keeps ``spec`` from starting (a retry waits for it to come back), else None."""
+        check = getattr(self.backend, "unavailable", None)  # backends with hosts to lose (the remote one)
+        return None if check is None else check(spec, retry)
+
+    def _with_lost_hosts(self, spec: RunSpec, outcome: Outcome) -> Outcome:
+        """An infrastructure failure's reason, led by the hosts of the run that no longer answer SSH."""
+        probe = getattr(self.backend, "lost", None)
+        lost = probe(spec) if probe is not None else []
+        if not lost:
+            return outcome
+        lead = "; ".join(str(e) for e in lost)
+        return replace(outcome, reason=f"{lead}; Spark: {outcome.reason}" if outcome.reason else lead)
+
+    def _not_started(self, spec: RunSpec, reason: str) -> None:
+        """Record an attempt that could not start (a host it needs is lost, or the cluster could not take it)."""
+        at = now()
+        n = self.store.begin_attempt(spec, at, [])
+        self.store.end_attempt(spec, n, at, NOT_RUN, reason, "infrastructure")
+        self.progress(f"run {spec.key}: not run: {reason.splitlines()[0] if reason else ''}")
 
     def record(self, record: RunRecord) -> None:
         crash_point("store")
@@ -231,15 +288,22 @@ class Campaign:
         if skipped:
             self.progress(f"resuming: {skipped} run(s) already finished, {len(todo)} to go")
         failures, started = 0, time.monotonic()
+        not_run: list[NotRun] = []
         for i, spec in enumerate(todo, start=1):
             self.progress(f"[{i}/{len(todo)}] run {spec.key}: {describe_spec(spec)}")
-            record = self.execute(spec)
+            try:
+                record = self.execute(spec)
+            except NotRun as e:
+                if e.cause.fatal:
+                    raise  # no run can start without the master: the campaign stops
+                not_run.append(e)  # runs that fit on the remaining hosts go on
+                continue
             self.record(record)
             failures += not record.ok
             eta = (time.monotonic() - started) / i * (len(todo) - i)
             self.progress(f"[{i}/{len(todo)}] run {spec.key} {record.status}: {describe_outcome(record)} "
                           f"(elapsed {record.elapsed_s:.0f} s; {failures} failed so far; ETA {eta / 60:.1f} min)")
-        return CampaignSummary(tuple(self.store.results()), skipped, self.folder)
+        return CampaignSummary(tuple(self.store.results()), skipped, self.folder, tuple(not_run))
 
 
     def runtime(self, spec: RunSpec) -> str:
@@ -307,7 +371,7 @@ def make_backend(choice: ClusterChoice | argparse.Namespace, folder: CampaignDir
 
         return RemoteBackend(RemoteCluster(load_inventory(choice.inventory), progress=progress), executor_memory_mb,
                              logs_dir=folder.path / "cluster-logs", keep_running=choice.keep_cluster,
-                             progress=progress)
+                             progress=progress, owner=f"{socket.gethostname()}:{folder.path.resolve()}")
     if choice.master is not None:
         host = choice.master.split("://", 1)[-1].split(":", 1)[0]
         return FixedBackend(choice.master, choice.master_webui or f"http://{host}:{DEFAULT_WEBUI_PORT}",

@@ -21,6 +21,18 @@ master host both hold by construction, and the only port the controller needs is
 The run's argv is built by :func:`harness.command.submit_argv` from the master host's
 :class:`~cluster.sparkenv.SparkEnv` (remote paths); the one local path in it, the job
 script, is swapped for the installed copy on the host.
+
+Lost hosts. A host that stops answering SSH is an infrastructure failure with its cause, never a
+bug. After a run fails on the infrastructure, :meth:`RemoteBackend.lost` probes the run's hosts
+(a fresh SSH connection running ``true``) and names the ones down; their workers are not used
+until a probe finds them back (:meth:`RemoteBackend.unavailable`, before each attempt: a retry
+waits up to ``remote.host_wait`` seconds for them). Runs that fit on the remaining workers go
+on; a run that needs more workers, or any run once the master's host is lost, is not run
+(:class:`~cluster.errors.HostLost`). The campaign that starts the master and workers is recorded
+on the hosts as their owner (``cluster.daemon --owner``): a resumed campaign adopts what its
+predecessor started and stops it at its end; a host it cannot reach then is named in one line
+with the ``fab stop`` command. Before the first run each host's free disk under its workers'
+folders is checked against ``remote.min_free`` (a warning below it).
 """
 
 from __future__ import annotations
@@ -30,7 +42,7 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from cluster import runtime as runtimes
-from cluster.errors import ClusterError, NotRunning
+from cluster.errors import ClusterError, HostLost, NotRunning
 from cluster.inventory import Inventory
 from cluster.master import AppInfo
 from cluster.remote import RemoteCluster
@@ -112,8 +124,8 @@ class RemoteRunner:
                 code = self.cluster.run_driver(self.remote_argv(argv), fout, ferr, timeout).exit_code
             except CommandTimeout:
                 code, timed_out = -9, True
-            except SSHError as e:
-                ferr.write(f"error: {e}\n")
+            except SSHError as e:  # the master's host went away under the driver: the cluster's failure, not the job's
+                ferr.write(f"error: Spark lost its driver: SSH to the master host broke ({e})\n")
         if metrics is not None and code == 0:
             self._fetch_metrics(metrics)
         return Completed(tuple(argv), code, time.monotonic() - started, timed_out)
@@ -126,8 +138,13 @@ class RemoteBackend:
     drivers_here = False
 
     def __init__(self, cluster: RemoteCluster, executor_memory_mb: int, logs_dir: Path | None = None,
-                 keep_running: bool = False, provision: bool = True, progress: Progress = lambda _: None) -> None:
+                 keep_running: bool = False, provision: bool = True, progress: Progress = lambda _: None,
+                 owner: str | None = None, sleep: Callable[[float], None] = time.sleep) -> None:
         self.cluster = cluster
+        self.owner = cluster.owner = owner
+        self.sleep = sleep
+        self.used: tuple[str, ...] = ()  # the hosts of the current run's workers (prepare)
+        self.not_stopped: list[str] = []  # hosts whose daemons close() could not stop
         self.executor_memory_mb = executor_memory_mb
         self.logs_dir = logs_dir
         self.keep_running = keep_running
@@ -165,19 +182,91 @@ class RemoteBackend:
                 self.progress(f"provisioning {len(self.cluster.inv.hosts)} host(s) and runtime {runtime} (idempotent)")
                 self.progress(self.cluster.provision(runtimes=[runtime]).raise_on_failure().describe())
                 self._prepared.add(runtime)
+            for line in self.disk_warnings():
+                self.progress(line)
+            adopted = False
             try:
                 self.cluster.master_state()
             except NotRunning:
                 self.started_here = True
+            else:
+                adopted = self.owner is not None and self.cluster.master_host_state().get("owner") == self.owner
+                self.started_here = self.started_here or adopted
             if not self.started_here:
                 self._refuse_other_runtime(runtime)
-            self.progress(f"{'starting' if self.started_here else 'reusing'} the master {self.master_url} "
-                          f"(runtime {runtime})")
+            how = ("adopting the master this campaign started before it stopped:" if adopted else
+                   "starting" if self.started_here else "reusing")
+            self.progress(f"{how} the master {self.master_url} (runtime {runtime})")
             self._start(runtime)
             if specs:
                 self.prepare(specs[0])
+        except HostLost:
+            raise
         except ClusterError as e:
+            down = self.cluster.check_hosts(self.cluster.inv.hosts)
+            if down:  # one line naming the host, not a line per failed command
+                host, why = next(iter(down.items()))
+                raise HostLost(host, self._role(host), why, f"cannot start the remote cluster: lost the "
+                               f"{self._role(host)} {host}: SSH fails ({why})", fatal=True) from e
             raise CapacityError(f"cannot start the remote cluster: {e}") from e
+
+    def disk_warnings(self) -> list[str]:
+        """One line per host whose state or work folders have less free disk than ``remote.min_free``."""
+        floor = self.cluster.inv.remote.min_free_mb
+        lines = []
+        result = self.cluster.free_space()
+        for r in result.results:
+            if not r.ok:
+                lines.append(f"warning: cannot measure the free disk of {r.host}: {r.detail}")
+                continue
+            low = {path: mb for path, mb in r.data.get("free_mb", {}).items() if mb < floor}
+            if low:
+                path, mb = min(low.items(), key=lambda kv: kv[1])
+                lines.append(f"warning: {r.host} has {mb} MB free under {path}, below remote.min_free = {floor} MB: "
+                             "its runs may fail with `No space left on device` (free some space, or lower min_free)")
+        return lines
+
+    # -- lost hosts
+    def _role(self, host: str) -> str:
+        inv = self.cluster.inv
+        names = [w.name for w in inv.workers if w.host == host]
+        roles = (["master"] if host == inv.master.host else []) + names
+        return f"{'/'.join(roles)} host"
+
+    def lost(self, spec: RunSpec) -> list[HostLost]:
+        """After ``spec`` failed on the infrastructure: which of its hosts do not answer SSH (marked down)."""
+        down = self.cluster.check_hosts([self.cluster.inv.master.host, *self.used])
+        return [HostLost(h, self._role(h), why) for h, why in down.items()]
+
+    def unavailable(self, spec: RunSpec, retry: bool = False) -> HostLost | None:
+        """Why ``spec`` cannot start because a host is down (None when it can), after an SSH health check.
+
+        Hosts known down are probed again; a host that answers is used again. A ``retry`` keeps probing
+        every few seconds for up to ``remote.host_wait`` seconds. With the master's host down no run can start.
+        """
+        deadline = time.monotonic() + (self.cluster.inv.remote.host_wait_s if retry else 0.0)
+        while self.cluster.down:
+            before = set(self.cluster.down)
+            self.cluster.check_hosts(sorted(before))
+            for host in sorted(before - set(self.cluster.down)):
+                self.progress(f"{host} answers over SSH again: its workers are used again")
+            blocked = self._blocked(spec)
+            if blocked is None or time.monotonic() >= deadline:
+                return blocked
+            self.sleep(min(5.0, max(0.0, deadline - time.monotonic())))
+        return None
+
+    def _blocked(self, spec: RunSpec) -> HostLost | None:
+        down = self.cluster.down
+        master = self.cluster.inv.master.host
+        if master in down:
+            return HostLost(master, self._role(master), down[master], fatal=True)
+        if len(self.cluster.usable_workers()) < spec.nodes:
+            host = next(w.host for w in self.cluster.inv.workers if w.host in down)
+            return HostLost(host, self._role(host), down[host],
+                            f"nodes={spec.nodes} needs the workers of {host}, which does not answer over SSH "
+                            f"({down[host]})")
+        return None
 
     def _refuse_other_runtime(self, runtime: str) -> None:
         """A master someone else started is reused only when it runs the runtime the runs need."""
@@ -229,10 +318,26 @@ class RemoteBackend:
         return inventory_problems(spec, self.cluster.inv, self.executor_memory_mb)
 
     def prepare(self, spec: RunSpec) -> None:
+        """Scale to the run's workers (the first ``nodes`` on hosts not down); a host found down raises HostLost."""
         if self.workers != spec.nodes:
             self.progress(f"scaling the remote cluster to {spec.nodes} worker(s)")
-        self.cluster.scale(spec.nodes)
+        try:
+            self.cluster.scale(spec.nodes)
+        except HostLost:
+            raise
+        except ClusterError as e:
+            self.workers = None
+            down = self.cluster.check_hosts(self.cluster.inv.hosts)
+            if not down:
+                raise
+            for host, why in down.items():
+                self.progress(f"{host} does not answer over SSH ({why}): its workers are not used until it does")
+            blocked = self._blocked(spec)
+            if blocked is not None:
+                raise blocked from e
+            self.cluster.scale(spec.nodes)  # on the remaining hosts
         self.workers = spec.nodes
+        self.used = tuple(dict.fromkeys(w.host for w in self.cluster.workers_for(spec.nodes)))
 
     def describe(self) -> dict[str, object]:
         inv = self.cluster.inv
@@ -249,12 +354,19 @@ class RemoteBackend:
             return None
 
     def close(self) -> None:
+        """Collect the hosts' logs and stop what this campaign started; a host it cannot reach is named in one line."""
         try:
             if self.logs_dir is not None:
                 result = self.cluster.collect_logs(self.logs_dir)
                 self.progress(f"cluster logs in {self.logs_dir}" + ("" if result.ok else f"; {len(result.failed)} host(s) "
                               f"failed: {'; '.join(r.describe() for r in result.failed)}"))
             if self.started_here and not self.keep_running:
-                self.cluster.stop()
+                failed = self.cluster.stop().failed
+                self.not_stopped = list(dict.fromkeys(r.host for r in failed))
+                if failed:
+                    inv = self.cluster.inv
+                    self.progress(f"could not stop the Spark daemons on {', '.join(self.not_stopped)} "
+                                  f"({failed[0].detail}): they may still run; stop them with "
+                                  f"`fab stop --inventory {inv.path}` once the host answers")
         finally:
             self.cluster.close()

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Sequence
 
+from cluster.errors import ClusterError, HostLost
 from cluster.inventory import load_inventory
 from cluster.local import parse_memory_mb
 from cluster import runtime as runtimes
@@ -140,7 +141,14 @@ def rescale_note(specs: Sequence[RunSpec]) -> str | None:
             f"would change {needed} time(s) (python -m harness.design blocks on nodes by default: --block-on auto)")
 
 
+def resume_command(argv: Sequence[str]) -> str:
+    """The exact command that continues this campaign."""
+    args = list(argv) + ([] if "--resume" in argv else ["--resume"])
+    return shlex.join(["python", "-m", "harness.submit", *args])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    given = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     args.out = args.out or Path("runs") / args.design.stem
     say: Progress = lambda msg: print(msg, flush=True)  # noqa: E731
@@ -178,13 +186,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         manifest=Manifest.for_design(specs, job=choice.job.name if choice.job else None, design=str(args.design)),
         provenance={"design_path": str(args.design)})
     on_interrupt(f"finished runs are kept in {args.out}; continue with --resume")
-    with open_campaign(folder, plan, make_backend(args, folder, mem_mb, say), resume=args.resume,
-                       progress=say) as campaign:
-        summary = campaign.run(specs)
+    if args.out is not None and "--out" not in given:
+        given += ["--out", str(args.out)]
+    again = resume_command(given)
+    try:
+        with open_campaign(folder, plan, make_backend(args, folder, mem_mb, say), resume=args.resume,
+                           progress=say) as campaign:
+            summary = campaign.run(specs)
+    except HostLost as e:  # the master's host: nothing can run
+        raise HostLost(e.host, e.role, e.detail, f"{e}; the campaign stopped, finished runs are kept: once the host "
+                       f"answers, continue with `{again}`", e.fatal) from None
     print()
     print(results_table(summary.records))
     counts = ", ".join(f"{n} {s}" for s, n in sorted(summary.counts.items()))
     print(f"\n{len(summary.records)} run(s): {counts}. Results: {folder.results_csv}, logs: {folder.logs}")
+    lost = summary.lost_hosts_line()
+    if lost:  # the last line: what was lost, and how to finish
+        raise ClusterError(f"{lost}; once the host answers, continue with `{again}`")
     return EXIT_OK if summary.all_ok else EXIT_RUNS_FAILED
 
 

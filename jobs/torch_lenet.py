@@ -265,4 +265,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from jobs.errors import run_job
+
+    sys.exit(run_job(main))  # a lost executor or JVM: one line, exit 4 (jobs.errors)

@@ -243,12 +243,16 @@ def run(args: JobArgs) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Train; a bad argument or unreadable data (jobs.errors.JobError) is one line and exit 2 via run_cli."""
+    """Train; a bad argument or unreadable data (jobs.errors.JobError) is one line and exit 2 via run_cli.
+
+    Run as ``guarded(main)``: a cluster that fails under the job is ``error: Spark lost ...`` and exit 4.
+    """
     run(parse_args(sys.argv[1:] if argv is None else argv))
     return 0
 
 
 if __name__ == "__main__":
+    from jobs.errors import guarded
     from sparkdl.cli import run_cli
 
-    sys.exit(run_cli(main))
+    sys.exit(run_cli(guarded(main)))  # a lost executor or JVM: one line, exit 4 (jobs.errors), never "a bug"

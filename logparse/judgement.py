@@ -97,13 +97,20 @@ def judge(log: JobLog, planned: Planned = Planned(), process: ProcessFacts = Pro
         return replace(base, status=Status.FAILED, failure_kind=FailureKind.JOB,
                        reason="the job did not run what the design asked: it ran with " + ", ".join(wrong))
     if losses:
-        return replace(base, status=Status.FAILED, failure_kind=FailureKind.INFRASTRUCTURE,
-                       reason="Spark recovered from a lost executor, but the run did not keep the resources of "
-                              f"its design row, so its time is not valid: {losses[0]}")
+        return replace(base, status=Status.FAILED, failure_kind=FailureKind.INFRASTRUCTURE, reason=loss_reason(losses))
     if process.exit_code not in (None, 0):
         return replace(base, notes=base.notes + (f"spark-submit exited with code {process.exit_code} "
                                                  "after training finished",))
     return base
+
+
+def loss_reason(losses: tuple[str, ...]) -> str:
+    """Why a run that Spark carried through lost executors is not valid; a full disk named first."""
+    full = next((line for line in losses if "No space left on device" in line), None)
+    if full is not None:
+        return f"No space left on device on a worker: {full}"
+    return ("Spark recovered from a lost executor, but the run did not keep the resources of its design row, so its "
+            f"time is not valid: {losses[0]}")
 
 
 def unreadable(out: str | os.PathLike[str], why: str) -> JobLog:
@@ -157,7 +164,5 @@ def judge_json_run(out: str | os.PathLike[str], process: ProcessFacts, metrics_p
         return replace(base, status=Status.FAILED, failure_kind=FailureKind.JOB, reason=metrics_problem)
     losses = resource_losses(out)
     if losses:
-        return replace(base, status=Status.FAILED, failure_kind=FailureKind.INFRASTRUCTURE,
-                       reason="Spark recovered from a lost executor, but the run did not keep the resources of "
-                              f"its design row, so its time is not valid: {losses[0]}")
+        return replace(base, status=Status.FAILED, failure_kind=FailureKind.INFRASTRUCTURE, reason=loss_reason(losses))
     return base

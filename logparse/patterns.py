@@ -115,7 +115,14 @@ class Marker:
 MARKERS = (
     Marker("usage_error", (b"Usage Error*",), rb"\*{4,}Usage Error\*{4,}", hard=True, kind="job"),
     Marker("oom", (b"OutOfMemoryError",), rb"java\.lang\.OutOfMemoryError", hard=True, kind="job"),
-    Marker("cli_error", (b"error: ",), rb"^(?:[\w.\-/]+: )?error: ", hard=True, kind="job"),
+    Marker("cli_error", (b"error: ",), rb"^(?:[\w.\-/]+: )?error: (?!Spark lost )", hard=True, kind="job"),
+    # a job's own one line when Spark lost an executor, a worker, the master or its driver's JVM
+    # (jobs.errors.SparkLost): the run failed on the cluster, not in the job
+    Marker("spark_lost", (b"error: Spark lost ",), rb"^(?:[\w.\-/]+: )?error: Spark lost ", hard=True,
+           kind="infrastructure"),
+    # a full disk on a worker (or the driver's host): the root cause whatever Spark then lost
+    Marker("disk_full", (b"No space left on device",), rb"No space left on device", hard=False,
+           kind="infrastructure"),
     Marker("signal", (b"RECEIVED SIGNAL ",), rb"RECEIVED SIGNAL [A-Z]+", hard=True, kind="infrastructure"),
     Marker("killed", (b"Killed",), rb"^Killed\b", hard=True, kind="infrastructure"),
     Marker("master_removed", (b"Master removed our application",), rb"Master removed our application",
@@ -151,7 +158,7 @@ MARKERS = (
 
 # Lowercase keys: every needle of every marker, lowercased, contains one (tests/test_logparse_badinput.py checks).
 MARKER_KEYS = (b"error", b"lost", b"signal", b"killed", b"master", b"disassociated", b"refused", b"traceback",
-               b"exception in thread", b"barrier", b"timed out")
+               b"exception in thread", b"barrier", b"timed out", b"no space left")
 MARKERS_BY_KEY = {k: tuple(mk for mk in MARKERS if any(k in n.lower() for n in mk.needles)) for k in MARKER_KEYS}
 HARD_MARKER_KEYS = tuple(k for k in MARKER_KEYS if any(mk.hard for mk in MARKERS_BY_KEY[k]))
 

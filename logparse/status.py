@@ -54,6 +54,7 @@ retried) and change nothing.
 from __future__ import annotations
 
 import math
+import re
 from collections import namedtuple
 
 from logparse import patterns as P
@@ -123,7 +124,21 @@ def _reason(region: bytes, name: str, start: int, end: int) -> str:
     line = region[start:] if eol < 0 else region[start:eol]
     if name == "error_line":
         line = P.LOG_PREFIX.sub(b"", line)
+    elif name in WHOLE_LINE:  # the marker sits inside Spark's message ("is now LOST (worker lost)"): all of it
+        bol = region.rfind(b"\n", 0, start) + 1
+        whole = P.LOG_PREFIX.sub(b"", region[bol:start] + line)
+        line = LOGGER.sub(b"", whole)[:300]
+    elif name == "spark_lost":
+        line = line.removeprefix(b"error: ")
     return _text(line)
+
+
+LOST_ON = re.compile(r"Lost executor \S+ on \S+")
+#: Markers whose reason is their whole log message (without the date and the logger), not the rest of the line.
+WHOLE_LINE = ("worker_lost", "disk_full")
+LOGGER = re.compile(rb"^(?:[A-Z]+ +)?[\w$.]+(?::\d+)? - ")
+#: What Spark lost, most telling first: a "Lost executor N on HOST: why" line names the host.
+LOSSES = ("lost_executor", "worker_lost", "rpc_disassociated")
 
 
 def markers(region: bytes, hard_only: bool = False) -> list[Found]:
@@ -205,7 +220,16 @@ def program_output(region: bytes, before: int) -> bool:
 
 
 def _pick(found: list[Found]) -> Found:
-    """The first specific marker, else the first hard one, else the first."""
+    """A full disk, else the first specific marker, else the first hard one, else the first.
+
+    When the pick is a loss, the first "Lost executor N on HOST: why" line stands for it (it names the host).
+    """
+    for f in found:
+        if f.marker.name == "disk_full":
+            return f
+    first = next((f for f in found if f.marker.specific), None)
+    if first is not None and first.marker.name in LOSSES:
+        return next((f for f in found if f.marker.name == "lost_executor" and LOST_ON.match(f.reason)), first)
     for f in found:
         if f.marker.specific:
             return f

@@ -80,6 +80,52 @@ class HostSet:
             lines += ["[[workers]]", f'host = "{host}"', f"cores = {cores}", f'memory = "{memory}"', ""]
         return "\n".join(lines)
 
+    # -- faults (tests/test_remote_faults.py, bench/remote_faults.py); ``i`` is the host's index in ``addresses``
+    def pids(self, i: int) -> list[int]:
+        """Every process in host ``i``'s namespace (netns mode only)."""
+        out = subprocess.run(["ip", "netns", "pids", self.namespaces[i]], capture_output=True, text=True).stdout
+        return [int(p) for p in out.split()]
+
+    def crash(self, i: int) -> list[int]:
+        """Host ``i`` crashes: SIGKILL every process in its namespace (its sshd too); returns their pids."""
+        pids = self.pids(i)
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.sshd[i].wait(10)
+        return pids
+
+    def kill_sshd(self, i: int) -> None:
+        """Host ``i``'s sshd dies (the listener and its sessions); everything else there keeps running."""
+        for pid in self.pids(i) if self.mode == "netns" else []:
+            with contextlib.suppress(OSError):
+                if Path(f"/proc/{pid}/exe").resolve() == SSHD.resolve():
+                    os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.sshd[i].pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.sshd[i].wait(10)
+
+    def start_sshd(self, i: int) -> None:
+        """Host ``i`` is back: its sshd starts again (with the same key and configuration)."""
+        self.sshd[i] = _spawn_sshd(self, i)
+
+    def mount_tmpfs(self, i: int, path: Path, size_mb: int) -> None:
+        """A small disk at ``path`` as host ``i``'s processes see it (mounted in its sshd's mount namespace)."""
+        path.mkdir(parents=True, exist_ok=True)
+        _run("nsenter", "--target", str(self.sshd[i].pid), "--mount", "--", "mount", "-t", "tmpfs", "-o",
+             f"size={size_mb}m", "tmpfs", str(path))
+
+    def unmount(self, i: int, path: Path) -> None:
+        subprocess.run(["nsenter", "--target", str(self.sshd[i].pid), "--mount", "--", "umount", "-l", str(path)],
+                       capture_output=True)
+
+    def link(self, i: int, up: bool) -> None:
+        """Take host ``i``'s network link down (a partition: its processes keep running) or up again."""
+        outer = f"{self.namespaces[i]}a"
+        _run("ip", "link", "set", outer, "up" if up else "down")
+
     def close(self) -> None:
         for ns in self.namespaces:  # everything left in our namespaces is ours (Spark daemons, drivers)
             pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split()
@@ -117,6 +163,17 @@ def _sshd_config(root: Path, i: int, address: str, port: int, host_key: Path, au
         "LogLevel ERROR", "MaxStartups 50", "MaxSessions 50", "",
     ]))
     return cfg
+
+
+def _spawn_sshd(hosts: HostSet, i: int) -> subprocess.Popen:
+    """Start host ``i``'s sshd (its configuration written by :func:`_sshd_config`) and wait until it listens."""
+    cfg, log = hosts.root / f"sshd_{i + 1}.conf", hosts.root / f"sshd_{i + 1}.log"
+    prefix_cmd = ["ip", "netns", "exec", hosts.namespaces[i]] if hosts.mode == "netns" else []
+    with open(log, "ab") as out:
+        proc = subprocess.Popen([*prefix_cmd, str(SSHD), "-D", "-e", "-f", str(cfg)], stdin=subprocess.DEVNULL,
+                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    _wait_port(hosts.addresses[i], hosts.port, proc, log)
+    return proc
 
 
 def start_hosts(root: Path, count: int = 2, force_loopback: bool = False) -> HostSet:
@@ -160,13 +217,8 @@ def start_hosts(root: Path, count: int = 2, force_loopback: bool = False) -> Hos
         pub = (root / "host_key.pub").read_text().split()
         known = []
         for i, address in enumerate(hosts.addresses, start=1):
-            cfg = _sshd_config(root, i, address, hosts.port, host_key, authorized)
-            prefix_cmd = ["ip", "netns", "exec", hosts.namespaces[i - 1]] if mode == "netns" else []
-            log = root / f"sshd_{i}.log"
-            proc = subprocess.Popen([*prefix_cmd, str(SSHD), "-D", "-e", "-f", str(cfg)], stdin=subprocess.DEVNULL,
-                                    stdout=open(log, "wb"), stderr=subprocess.STDOUT, start_new_session=True)
-            hosts.sshd.append(proc)
-            _wait_port(address, hosts.port, proc, log)
+            _sshd_config(root, i, address, hosts.port, host_key, authorized)
+            hosts.sshd.append(_spawn_sshd(hosts, i - 1))
             name = address if hosts.port == 22 else f"[{address}]:{hosts.port}"
             known.append(f"{name} {pub[0]} {pub[1]}")
         hosts.known_hosts.write_text("\n".join(known) + "\n")

@@ -509,7 +509,8 @@ def test_a_host_state_runs_one_runtime(tmp_path):
                             "first (fab stop), a cluster runs one runtime")
     st.records = {}
     st.save()  # nothing recorded: no runtime either
-    assert json.loads((tmp_path / "state.json").read_text()) == {"records": {}, "pending": {}, "runtime": None}
+    assert json.loads((tmp_path / "state.json").read_text()) == {"records": {}, "pending": {}, "runtime": None,
+                                                                  "owner": None}
     assert HostState.load(tmp_path).runtime is None
 
 
