@@ -268,7 +268,8 @@ class Manifest:
 
         doc = config.parse_json(text, source, "manifest", error)
         data = config.convert(doc, ManifestDoc, source, "manifest", error)
-        return cls(tuple(data.factors), tuple(data.responses), data.job, data.design, tuple(data.runtimes),
+        # responses named twice (a manifest written before with_responses kept each name once) are read once
+        return cls(tuple(data.factors), tuple(dict.fromkeys(data.responses)), data.job, data.design, tuple(data.runtimes),
                    data.results or "", data.source)
 
     @classmethod
@@ -277,7 +278,7 @@ class Manifest:
         return cls(tuple(c for c in columns if c not in IDENTIFIERS), job=job, design=design)
 
     def with_responses(self, names: Iterable[str]) -> "Manifest":
-        merged = list(self.responses) + [n for n in names if n not in self.responses]
+        merged = dict.fromkeys([*self.responses, *names])  # each name once, in first-seen order
         return replace(self, responses=tuple(merged))
 
 

@@ -123,8 +123,7 @@ class ManifestDoc(msgspec.Struct):
     version: int = 1
 
     def __post_init__(self) -> None:
-        _distinct("factors", self.factors)
-        _distinct("responses", self.responses)
+        _distinct("factors", self.factors)  # responses named twice are read once (sparkdl.campaign.Manifest)
 
 
 #: A template element of a job's ``args`` (a ``{field}`` or literal text), or an optional group of them.

@@ -130,3 +130,18 @@ def test_a_second_harness_on_a_running_campaign_exits_2_at_once_and_touches_noth
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_responses_are_kept_once_and_a_manifest_naming_one_twice_reads_it_once():
+    """A resumed campaign adds its measured columns again (found by test_campaign_faults after the strict
+    manifest reader): each response is kept once; a factor named twice is still an input error."""
+    from sparkdl.campaign import Manifest
+    from sparkdl.errors import CampaignError
+
+    m = Manifest(("nodes",)).with_responses(["spark_jobs", "spark_jobs", "wall_clock_s", "host_cpu_busy_mean"])
+    assert m.responses == ("wall_clock_s", "accuracy", "elapsed_s", "spark_jobs", "host_cpu_busy_mean")
+    assert m.with_responses(m.responses) == m
+    text = m.to_json().replace('"host_cpu_busy_mean"', '"host_cpu_busy_mean", "spark_jobs"')
+    assert Manifest.from_json(text).responses == m.responses
+    with pytest.raises(CampaignError, match="nodes"):
+        Manifest.from_json(text.replace('"factors": [\n    "nodes"', '"factors": [\n    "nodes",\n    "nodes"'))
