@@ -223,7 +223,7 @@ class HostState:
                       f"(runtime {env.runtime})\n".encode())
             out.flush()
             proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                    env=env.environ(), cwd=self.state_dir, start_new_session=True, close_fds=True)
+                                    env=env.daemon_environ(), cwd=self.state_dir, start_new_session=True, close_fds=True)
         crash_point(f"{'master' if intent.role == 'master' else 'worker'}-spawned")
         rec = self.records[intent.role] = intent.record(proc.pid, start_ticks(proc.pid))
         del self.pending[intent.role]

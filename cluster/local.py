@@ -248,7 +248,7 @@ class LocalCluster:
             out.flush()
             proc = subprocess.Popen(
                 argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                env=self.env.environ(), cwd=self.state_dir, start_new_session=True,
+                env=self.env.daemon_environ(), cwd=self.state_dir, start_new_session=True,
             )
         crash_point(f"{'master' if intent.role == 'master' else 'worker'}-spawned")
         if self._starting:

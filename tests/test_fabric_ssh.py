@@ -222,6 +222,11 @@ def test_provision_start_and_run_a_design_on_two_hosts(hosts, tmp_path, monkeypa
         assert not cluster.start_master().raise_on_failure().changed
         assert not cluster.start_workers(2).raise_on_failure().changed
         assert [host_state(base, h)["runtime"] for h in (a, b)] == ["bigdl", "bigdl"]
+        # the remote daemons' JVMs run with the control-plane options too (the hosts share this machine's /proc)
+        for h, role in ((a, "master"), (a, "worker-1"), (b, "worker-2")):
+            pid = host_state(base, h)["records"][role]["pid"]
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+            assert {"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"} <= set(argv), (h, role, argv)
         report = cluster.status()
         assert report.master is not None and sorted(w.host for w in report.master.alive_workers) == [a, b]
         fab = subprocess.run([str(Path(sys.executable).with_name("fab")), "status", "--inventory", str(inv_path)],

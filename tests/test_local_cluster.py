@@ -37,7 +37,7 @@ def alive(pid: int) -> bool:
         return f.read().rsplit(")", 1)[1].split()[0] != "Z"
 
 
-def test_start_is_real_idempotent_scales_and_stops_exactly_its_processes(local_cluster, tmp_path):
+def test_start_is_real_idempotent_scales_and_stops_exactly_its_processes(local_cluster, tmp_path, monkeypatch):
     status = local_cluster.start(workers=2, cores=2, memory="1g")
     assert status.running and status.workers_started == 2
     ms = fetch_state(local_cluster.webui_url)  # what the master itself says
@@ -46,6 +46,10 @@ def test_start_is_real_idempotent_scales_and_stops_exactly_its_processes(local_c
     first = pids(local_cluster)
     assert set(first) == {"master", "worker-1", "worker-2"} and all(alive(p) for p in first.values())
     assert (local_cluster.state_dir / "logs" / "worker-1.log").stat().st_size > 0
+    # the daemons' JVMs run with the control-plane options (C1 only, serial GC), read from /proc
+    for pid in first.values():
+        argv = open(f"/proc/{pid}/cmdline", "rb").read().decode().split("\0")
+        assert {"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"} <= set(argv), argv
 
     local_cluster.start(workers=2, cores=2, memory="1g")  # idempotent: same processes
     assert pids(local_cluster) == first
@@ -53,7 +57,13 @@ def test_start_is_real_idempotent_scales_and_stops_exactly_its_processes(local_c
     # A second cluster in another state dir must survive the first one's stop.
     other = new_cluster(tmp_path / "other")
     try:
+        monkeypatch.setenv("SPARK_DAEMON_JAVA_OPTS", "-XX:TieredStopAtLevel=4 -XX:+UseParallelGC -Dsparkdl.user=1")
         other.start(workers=1, cores=1, memory="512m")
+        argv = open(f"/proc/{pids(other)['master']}/cmdline", "rb").read().decode().split("\0")
+        # a user's own daemon options come after ours, so theirs win (the JVM takes the last); their collector
+        # replaces ours (with two, the JVM would not start)
+        assert argv.index("-XX:TieredStopAtLevel=1") < argv.index("-XX:TieredStopAtLevel=4") and "-Dsparkdl.user=1" in argv
+        assert "-XX:+UseParallelGC" in argv and "-XX:+UseSerialGC" not in argv
         local_cluster.scale(workers=1)
         after = pids(local_cluster)
         assert after == {"master": first["master"], "worker-1": first["worker-1"]}
