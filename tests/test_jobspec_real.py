@@ -57,22 +57,6 @@ def test_a_stock_pyspark_ml_script_runs_as_written(tmp_path, local_cluster):
     assert line and line[0].split()[1:] == ["1.0", "285"]  # separable data; sum of squares 0..9
 
 
-@pytest.mark.slow
-def test_the_mllib_job_writes_its_figures(tmp_path):
-    metrics = tmp_path / "m.json"
-    env = discover().environ()
-    argv = [str(discover().spark_submit), "--master", "local[2]", "--driver-memory", "1g", *discover().submit_args(),
-            str(ROOT / "jobs" / "mlp.py"), "--max-iter", "5", "--step-size", "0.5", "--block-size", "64",
-            "--train-samples", "400", "--test-samples", "200", "--metrics-out", str(metrics)]
-    proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    figures = json.loads(metrics.read_text())
-    assert 0.0 <= figures["accuracy"] <= 1.0 and figures["accuracy"] > 0.1  # better than chance on 10 classes
-    assert 0 < figures["train_time_s"] <= figures["wall_clock_s"]
-    assert (figures["train_samples"], figures["test_samples"]) == (400, 200)
-    assert len(figures["loss_history"]) >= 2 and figures["loss_history"][-1] < figures["loss_history"][0]
-
-
 def test_jobs_do_not_import_the_cluster_package():
     for script in ("train.py", "mlp.py"):
         text = (ROOT / "jobs" / script).read_text()
@@ -89,35 +73,7 @@ def cluster_args(cluster) -> list[str]:
             str(cluster.webui_port), "--keep-cluster"]
 
 
-@pytest.mark.slow
-@pytest.mark.cluster
-def test_an_mllib_campaign_end_to_end_with_anova_and_report(tmp_path, local_cluster):
-    design = tmp_path / "design.csv"
-    design.write_text("nodes,executors,executor_cores,max_iter,step_size,block_size\n"
-                      + "".join(f"1,1,1,{it},{step},64\n" for it in (1, 3) for step in (0.1, 0.8)))  # 2 x 2
-    out = tmp_path / "mlp"
-    proc = cli("harness.submit", str(design), "--job", "mlp", "--out", str(out), "--train-samples", "300",
-               "--test-samples", "200", "--timeout", "600", *cluster_args(local_cluster))
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    rows = list(csv.DictReader(open(out / "results.csv")))
-    assert len(rows) == 4 and {r["status"] for r in rows} == {"ok"}
-    for row in rows:
-        figures = json.loads((out / "runs" / f"{row['run']}-1" / "metrics.json").read_text())
-        assert float(row["accuracy"]) == figures["accuracy"] and float(row["wall_clock_s"]) == figures["wall_clock_s"]
-        assert float(row["train_time_s"]) == figures["train_time_s"]  # a json figure became a column
-        assert "loss_history" not in row  # lists stay in metrics.json
-        assert len(figures["loss_history"]) >= 1
-    assert [(int(r["max_iter"]), float(r["step_size"])) for r in rows] == \
-        [(it, step) for it in (1, 3) for step in (0.1, 0.8)]
-    manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["job"] == "mlp" and "max_iter" in manifest["factors"] and "train_time_s" in manifest["responses"]
-    anova = cli("models.anova", str(out), "--terms", "max_iter + step_size", "--format", "json", timeout=300)
-    assert anova.returncode == 0, anova.stderr
-    table = json.loads(anova.stdout)
-    assert {"max_iter", "step_size"} <= set(json.dumps(table).replace('"', " ").split())
-    report = cli("harness.report", str(out), "-o", str(tmp_path / "report.html"), timeout=600)
-    assert report.returncode == 0, report.stderr
-    assert "max_iter" in (tmp_path / "report.html").read_text()
+# The MLlib job's campaign end to end (figures as columns, ANOVA, report): tests/test_runtime.py, on both runtimes.
 
 
 BAD_METRICS_JOB = '''

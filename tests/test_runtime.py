@@ -264,13 +264,13 @@ def test_a_stock_pyspark_ml_script_runs_on_spark_4_with_nothing_of_bigdls(tmp_pa
     (user / "forest.py").write_text(STOCK_SCRIPT)
     (user / "job.toml").write_text('[job]\nname = "forest"\napp = "forest.py"\nargs = ["--trees", "{trees}"]\n'
                                    'results = "json"\nruntime = "spark4"\n')
-    (user / "design.csv").write_text("nodes,executors,executor_cores,trees\n1,1,1,5\n1,2,1,10\n")
+    (user / "design.csv").write_text("nodes,executors,executor_cores,trees\n1,2,1,10\n")  # two executor JVMs
     out = tmp_path / "c"
     proc = cli("harness.submit", str(user / "design.csv"), "--job", str(user / "job.toml"), "--out", str(out),
                "--timeout", "600", *cluster_args(spark4_cluster))
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     rows = list(csv.DictReader(open(out / "results.csv")))
-    assert [r["status"] for r in rows] == ["ok", "ok"]
+    assert [r["status"] for r in rows] == ["ok"]
     for row in rows:
         figures = json.loads((out / "runs" / f"{row['run']}-1" / "metrics.json").read_text())
         assert figures["spark"] == runtimes.resolve("spark4").spark_version  # Spark 4 ran it
@@ -282,7 +282,7 @@ def test_a_stock_pyspark_ml_script_runs_on_spark_4_with_nothing_of_bigdls(tmp_pa
             assert "TieredStopAtLevel" not in text and "SharedArchiveFile" not in text and "bigdl" not in text.lower()
     with sqlite3.connect(out / "campaign.sqlite") as db:
         argvs = [json.loads(a) for (a,) in db.execute("SELECT argv FROM attempts")]
-    assert len(argvs) == 2
+    assert len(argvs) == 1
     for argv in argvs:  # what was submitted: the runtime's spark-submit, no BigDL jar, no JVM tuning
         text = " ".join(argv)
         assert argv[0] == f"{runtimes.home(runtimes.resolve('spark4'))}/lib/python3.11/site-packages/pyspark/bin/spark-submit"
@@ -299,12 +299,14 @@ def test_a_stock_pyspark_ml_script_runs_on_spark_4_with_nothing_of_bigdls(tmp_pa
 @pytest.mark.slow
 @pytest.mark.cluster
 def test_a_runtime_column_runs_the_mllib_job_on_both_and_anova_takes_it_as_a_factor(tmp_path, local_cluster):
+    """The MLlib job's campaign end to end: its JSON figures become columns, each row runs on its runtime,
+    ANOVA takes the runtime as a factor (checked against scipy), and the report names both factors."""
     from scipy import stats
 
     design = tmp_path / "design.csv"
     # alternating runtimes: the campaign blocks them, so the cluster restarts once, not three times
-    design.write_text("nodes,executors,executor_cores,max_iter,step_size,block_size,runtime,replicate\n"
-                      + "".join(f"1,1,1,5,0.5,64,{rt},{rep}\n" for rep in (1, 2) for rt in ("spark4", "bigdl")))
+    design.write_text("nodes,executors,executor_cores,max_iter,step_size,block_size,runtime\n"
+                      + "".join(f"1,1,1,{it},0.5,64,{rt}\n" for it in (2, 5) for rt in ("spark4", "bigdl")))
     out = tmp_path / "upgrade"
     proc = cli("harness.submit", str(design), "--job", "mlp", "--out", str(out), "--train-samples", "400",
                "--test-samples", "200", "--timeout", "600", *cluster_args(local_cluster))
@@ -314,23 +316,38 @@ def test_a_runtime_column_runs_the_mllib_job_on_both_and_anova_takes_it_as_a_fac
     rows = list(csv.DictReader(open(out / "results.csv")))
     assert sorted(r["runtime"] for r in rows) == ["bigdl", "bigdl", "spark4", "spark4"]
     assert {r["status"] for r in rows} == {"ok"}
+    assert sorted((int(r["max_iter"]), r["runtime"]) for r in rows) == \
+        sorted((it, rt) for it in (2, 5) for rt in ("spark4", "bigdl"))
     with sqlite3.connect(out / "campaign.sqlite") as db:
-        argvs = {(r, rep): json.loads(a) for r, rep, a in db.execute("SELECT run, replicate, argv FROM attempts")}
+        argvs = {r: json.loads(a) for r, a in db.execute("SELECT run, argv FROM attempts")}
     for row in rows:
-        argv = " ".join(argvs[(int(row["run"]), int(row["replicate"]))])
+        argv = " ".join(argvs[int(row["run"])])
         home = runtimes.home(runtimes.resolve(row["runtime"]))
         assert argv.startswith(f"{home}/")  # each row ran with its runtime's spark-submit
         assert ("bigdl-dllib" in argv) == (row["runtime"] == "bigdl")  # the BigDL runtime's class path only there
         assert "TieredStopAtLevel" not in argv  # mlp asks for no tuning on either
+        # the job's JSON figures: numbers became columns, exactly; lists stay in metrics.json
+        figures = json.loads((out / "runs" / f"{row['run']}-1" / "metrics.json").read_text())
+        assert float(row["accuracy"]) == figures["accuracy"] and float(row["wall_clock_s"]) == figures["wall_clock_s"]
+        assert float(row["train_time_s"]) == figures["train_time_s"] and "loss_history" not in row
+        assert 0 < figures["train_time_s"] <= figures["wall_clock_s"]
+        assert (figures["train_samples"], figures["test_samples"]) == (400, 200)
+        if row["max_iter"] == "5":  # it learns: loss falls, better than chance on 10 classes
+            assert len(figures["loss_history"]) >= 2 and figures["loss_history"][-1] < figures["loss_history"][0]
+            assert figures["accuracy"] > 0.1
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["job"] == "mlp" and {"max_iter", "runtime"} <= set(manifest["factors"])
+    assert "train_time_s" in manifest["responses"]
     anova = cli("models.anova", str(out), "--terms", "runtime", "--response", "wall_clock_s", "--format", "json")
     assert anova.returncode == 0, anova.stderr
     table = json.loads(anova.stdout)
     (term,) = [t for t in table["rows"] if t["term"] == "runtime"]
     groups = [[float(r["wall_clock_s"]) for r in rows if r["runtime"] == rt] for rt in ("bigdl", "spark4")]
     assert term["F"] == pytest.approx(stats.f_oneway(*groups).statistic, rel=1e-6)  # one-way ANOVA, by scipy
-    report = cli("harness.report", str(out), "-o", str(tmp_path / "report.html"), timeout=600)
+    report = cli("report", str(out), "--out", str(tmp_path / "report.html"), timeout=600)
     assert report.returncode == 0, report.stderr
-    assert "runtime" in (tmp_path / "report.html").read_text()
+    html = (tmp_path / "report.html").read_text()
+    assert "runtime" in html and "max_iter" in html
 
 
 USER_RUNTIME = '''[runtime]
