@@ -588,6 +588,19 @@ def test_cli_compare(capsys):
     assert "rho=0.5, scv=1: one fast server wins" in out and "rho=0.9, scv=10: 4 slow servers win" in out
 
 
+def test_cli_compare_simulates_with_numpy(capsys):
+    # M/M/1 at rate 2 vs M/M/2 at rate 1: both exact, so each simulated interval holds its closed form.
+    assert cli(["compare", "--servers", "2", "--utilization", "0.6", "--scv", "1", "--simulate", "100",
+                "--engine", "numpy", "--jobs", "5000", "--seed", "7", "--format", "json"]) == 0
+    (cell,) = json.loads(capsys.readouterr().out)
+    for side in ("fast", "slow"):
+        ci = cell["simulated_ET"][side]
+        assert ci["low"] <= cell[side]["ET"] <= ci["high"] and ci["high"] - ci["low"] < 0.1 * cell[side]["ET"]
+    with pytest.raises(SystemExit) as exit_info:  # argparse: usage line naming the choices, exit 2
+        cli(["compare", "--simulate", "2", "--engine", "simpy"])
+    assert exit_info.value.code == 2 and "--engine: invalid choice: 'simpy'" in capsys.readouterr().err
+
+
 def test_cli_cpu_disk(tmp_path, capsys):
     configs, times, _ = _synthetic_runs()
     rows = [[i, 1, "lenet", c.workers, c.cpus, 1, c.epochs, 0.01, c.batch_size, "ok", "", t, 0.97, t, "", "", ""]
