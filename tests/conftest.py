@@ -34,3 +34,19 @@ def spark4_cluster(tmp_path: Path) -> Iterator[LocalCluster]:
         yield cluster
     finally:
         cluster.stop()
+
+
+# ---------------------------------------------------------------- parallel runs (make test: pytest -n auto)
+# With pytest-xdist's --dist loadgroup, the tests that start Spark on this machine run one after another
+# on one worker (they compete for the same cores, and their timing assertions assume the machine is theirs),
+# the namespace-host tests one after another on another (they share the hosts' cached base), and the rest,
+# pure Python, spread over the workers. Without -n, this changes nothing.
+HOST_MODULES = ("test_fabric_ssh.py", "test_remote_faults.py")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.name in HOST_MODULES:
+            item.add_marker(pytest.mark.xdist_group("hosts"))
+        elif item.get_closest_marker("slow") or item.get_closest_marker("cluster"):
+            item.add_marker(pytest.mark.xdist_group("spark"))
