@@ -7,7 +7,7 @@ time fits the budget. An interval comes with each prediction: the prediction plu
 ``(1-level)/2`` and ``(1+level)/2`` quantiles of the combined model's out-of-fold residuals
 (K-fold cross-validation; the coverage is approximate). ``--safe`` picks by the interval's upper end.
 
-    python -m optimize.epochs --budget 120 --config model=lenet,batch_size=64 --campaign runs/NAME
+    python -m optimize.epochs --budget 120 --fixed model=lenet,batch_size=64 --campaign runs/NAME
     python -m optimize.epochs ... --confirm --out runs/NAME-confirm     # one real job at the answer
 
 The time is the harness's ``elapsed_s`` (what a user with a budget waits for) unless ``--time``
@@ -33,7 +33,7 @@ from models.predict.table import HARNESS_FACTORS
 from optimize.errors import CampaignDataError, JobFailedError, OptimizeError, SearchOptionError
 from optimize.session import ClusterOptions, JobConfig, open_session, submit_options
 from sparkdl.cli import on_interrupt, run_cli
-from sparkdl.options import cluster_options
+from sparkdl.options import cluster_options, renamed
 
 
 @dataclass(frozen=True)
@@ -163,12 +163,12 @@ def max_epochs(model: EpochTimeModel, config: dict[str, object], budget: float, 
         raise SearchOptionError("safe choice needs an interval level, e.g. level=0.9")
     for column, value in model.constants.items():
         if column in config and config[column] != value:
-            raise SearchOptionError(f"--config {column}={config[column]!r} but the campaign only ran {column}={value!r}: "
+            raise SearchOptionError(f"--fixed {column}={config[column]!r} but the campaign only ran {column}={value!r}: "
                                     "nothing can be predicted for it; use a campaign that varied it")
     config = {**model.constants, **config}
     missing = [c for c in model.features if c != "epochs" and c not in config]
     if missing:
-        raise SearchOptionError(f"--config lacks {', '.join(missing)}: give every factor the campaign varied except "
+        raise SearchOptionError(f"--fixed lacks {', '.join(missing)}: give every factor the campaign varied except "
                                 "epochs, e.g. model=lenet,batch_size=64")
     epochs = list(range(lower, upper + 1, step))
     configs = pd.DataFrame([{**config, "epochs": e} for e in epochs])
@@ -187,7 +187,7 @@ def parse_config(text: str) -> dict[str, object]:
     out: dict[str, object] = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
         if "=" not in part:
-            raise SearchOptionError(f"--config item {part!r} is not key=value: write e.g. model=lenet,batch_size=64")
+            raise SearchOptionError(f"--fixed item {part!r} is not key=value: write e.g. model=lenet,batch_size=64")
         key, value = (s.strip() for s in part.split("=", 1))
         for kind in (int, float):
             try:
@@ -207,7 +207,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m optimize.epochs", description=__doc__.split("\n")[0],
                                 parents=[cluster_options()])
     p.add_argument("--budget", type=float, required=True, help="seconds")
-    p.add_argument("--config", default="", help="the job's other factors: key=value,... (model, nodes, batch_size...)")
+    p.add_argument("--fixed", default="", help="the job's other factors, fixed: key=value,... (model, nodes, batch_size...)")
+    renamed(p, "--config", "--fixed")
     p.add_argument("--campaign", type=Path, required=True, help="campaign directory or results CSV to learn from")
     p.add_argument("--time", default="elapsed_s", help="time column (default elapsed_s; or wall_clock_s)")
     p.add_argument("--per-epoch", action="store_true",
@@ -265,7 +266,7 @@ def print_choice(choice: EpochChoice, args: argparse.Namespace) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    config = parse_config(args.config)
+    config = parse_config(args.fixed)
     if args.per_epoch and args.time != "wall_clock_s":
         raise SearchOptionError("--per-epoch splits BigDL's wall clock by epoch only: add --time wall_clock_s")
     table = per_epoch_table(args.campaign) if args.per_epoch else read_results(args.campaign)

@@ -102,12 +102,15 @@ def test_parse_config():
 def test_cli(tmp_path, capsys):
     path = tmp_path / "results.csv"
     linear_campaign().to_csv(path, index=False)
-    code = run_cli(main, ["--budget", "185", "--config", "executor_cores=1,batch_size=64", "--campaign", str(path),
+    code = run_cli(main, ["--budget", "185", "--fixed", "executor_cores=1,batch_size=64", "--campaign", str(path),
                  "--upper", "10", "--cv-folds", "4", "--trees", "30"])
     out = capsys.readouterr().out
     assert code == 0 and "max epochs within 185 s: 5" in out
-    assert run_cli(main, ["--budget", "185", "--config", "batch_size", "--campaign", str(path)]) == 2
-    assert capsys.readouterr().err.startswith("error: --config item")
+    assert run_cli(main, ["--budget", "185", "--fixed", "batch_size", "--campaign", str(path)]) == 2
+    assert capsys.readouterr().err.startswith("error: --fixed item")
+    # the option's former name is refused with the command's new spelling (issue 28: one name for one thing)
+    assert run_cli(main, ["--budget", "185", "--config", "batch_size=64", "--campaign", str(path)]) == 2
+    assert "--config batch_size=64 is now --fixed batch_size=64" in capsys.readouterr().err
 
 
 def test_per_epoch_table_reads_every_validated_epoch_from_the_logs(tmp_path):
