@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Iterator
 
@@ -37,16 +41,57 @@ def spark4_cluster(tmp_path: Path) -> Iterator[LocalCluster]:
 
 
 # ---------------------------------------------------------------- parallel runs (make test: pytest -n auto)
-# With pytest-xdist's --dist loadgroup, the tests that start Spark on this machine run one after another
-# on one worker (they compete for the same cores, and their timing assertions assume the machine is theirs),
-# the namespace-host tests one after another on another (they share the hosts' cached base), and the rest,
-# pure Python, spread over the workers. Without -n, this changes nothing.
+# Under pytest-xdist, the tests that start Spark on this machine run one after another on one worker (they
+# compete for the same cores, and their timing assumes the machine is theirs), the namespace-host tests one
+# after another on a worker (they share the hosts' cached base), and the rest, pure Python, spread over the
+# workers. xdist's own --dist loadgroup cannot do it with pytest 9 (it renames Item._nodeid, which pytest 9 no
+# longer reads), so the workers write each test's group to a folder and the controller's scheduler reads it.
+# Without -n, nothing here runs.
 HOST_MODULES = ("test_fabric_ssh.py", "test_remote_faults.py")
+GROUPS_ENV = "SPARKDL_TEST_GROUPS"
+
+
+def test_group(item: pytest.Item) -> str | None:
+    """``hosts``, ``spark`` or None (a test that may run beside any other)."""
+    if item.path.name in HOST_MODULES:
+        return "hosts"
+    if item.get_closest_marker("slow") or item.get_closest_marker("cluster"):
+        return "spark"
+    return None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if getattr(config.option, "numprocesses", None) and "PYTEST_XDIST_WORKER" not in os.environ:
+        os.environ[GROUPS_ENV] = tempfile.mkdtemp(prefix="sparkdl-test-groups-")  # the workers inherit it
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if "PYTEST_XDIST_WORKER" not in os.environ and GROUPS_ENV in os.environ:
+        shutil.rmtree(os.environ.pop(GROUPS_ENV), ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        if item.path.name in HOST_MODULES:
-            item.add_marker(pytest.mark.xdist_group("hosts"))
-        elif item.get_closest_marker("slow") or item.get_closest_marker("cluster"):
-            item.add_marker(pytest.mark.xdist_group("spark"))
+    folder, worker = os.environ.get(GROUPS_ENV), os.environ.get("PYTEST_XDIST_WORKER")
+    if folder and worker:
+        groups = {item.nodeid: group for item in items if (group := test_group(item))}
+        tmp = Path(folder) / f"{worker}.tmp"
+        tmp.write_text(json.dumps(groups))
+        tmp.replace(Path(folder) / f"{worker}.json")
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    from xdist.scheduler import LoadScopeScheduling
+
+    folder = Path(os.environ[GROUPS_ENV])
+
+    class ByGroup(LoadScopeScheduling):
+        """xdist's scope scheduling with a test's group as its scope (largest scope first: the Spark tests)."""
+
+        groups: dict[str, str] | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self.groups is None:  # every worker collected the same tests; read the first one's
+                self.groups = json.loads(min(folder.glob("*.json")).read_text())
+            return self.groups.get(nodeid, nodeid)
+
+    return ByGroup(config, log)
