@@ -202,7 +202,7 @@ def test_a_search_prunes_a_torch_run_after_its_first_epoch(tmp_path, local_clust
     proc = subprocess.run(
         [sys.executable, "-m", "optimize.search", "--job", "torch-lenet", "--fixed", "epochs=6,executor_cores=2", "--space",
          str(space), "--budget", "30m", "--max-trials", "1", "--target-accuracy", "0.999", "--out", str(out),
-         "--train-samples", "4000", "--test-samples", "256", *cluster_args(local_cluster),
+         "--train-samples", "2000", "--test-samples", "256", *cluster_args(local_cluster),
          "--executor-memory", "800m"], capture_output=True, text=True, timeout=1200, cwd=ROOT)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     (row,) = list(csv.DictReader(open(out / "results.csv")))

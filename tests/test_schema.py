@@ -7,7 +7,6 @@ import math
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
