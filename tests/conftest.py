@@ -40,7 +40,7 @@ def spark4_cluster(tmp_path: Path) -> Iterator[LocalCluster]:
         cluster.stop()
 
 
-# ---------------------------------------------------------------- parallel runs (make test: pytest -n auto)
+# ---------------------------------------------------------------- parallel runs (make test: pytest -n logical)
 # Under pytest-xdist each worker runs one test at a time, so on 2 cores two Spark tests at most share the
 # machine (measured: 1,523 tests in 30 min that way against 44 min one after another; the cores stay 94 %
 # busy). The namespace-host tests run one after another on one worker: they share the hosts' cached base
