@@ -52,8 +52,8 @@ sysdeps:
 	  else echo "error: the test suite needs:$$missing (e.g. sudo apt-get install$$missing)"; exit 2; fi; \
 	fi
 
-# -n logical: the Spark tests run one after another on one worker while the rest run beside them
-# namespace-host tests on one worker): 30 min instead of 44 on 2 cores.
+# -n logical: one pytest-xdist worker per CPU, each running one test at a time, so two Spark tests at most
+# share a 2-core machine (tests/conftest.py keeps the namespace-host tests on one worker).
 test: venv sysdeps
 	$(PY) -m harness.runtime prepare spark4 torch
 	$(PY) -m pytest -q -n logical --durations=25
