@@ -48,12 +48,17 @@ def spark4_cluster(tmp_path: Path) -> Iterator[LocalCluster]:
 # Item._nodeid, which pytest 9 no longer reads), so the workers write each test's group to a folder and
 # the controller's scheduler takes it as the test's scope. Without -n, nothing here runs.
 HOST_MODULES = ("test_fabric_ssh.py", "test_remote_faults.py")
+#: Modules whose module-scoped fixture starts something real (a Spark application, an MLflow server): on one
+#: worker, it starts once.
+FIXTURE_MODULES = ("test_sparkmetrics.py", "test_mlflow_server.py")
 GROUPS_ENV = "SPARKDL_TEST_GROUPS"
 
 
 def xdist_group_of(item: pytest.Item) -> str | None:
-    """``hosts`` or None (a test that may run beside any other)."""
-    return "hosts" if item.path.name in HOST_MODULES else None
+    """``hosts``, the module's name, or None (a test that may run beside any other)."""
+    if item.path.name in HOST_MODULES:
+        return "hosts"
+    return item.path.name if item.path.name in FIXTURE_MODULES else None
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -82,7 +82,9 @@ def test_worker_killed_mid_job_is_an_infrastructure_failure_and_is_retried(local
     design = tmp_path / "design.csv"
     design.write_text(HEADER + "1,lenet,2,1,1,3,0.05,64\n")
     out = tmp_path / "campaign"
-    proc = harness(design, out, local_cluster.state_dir, "--retries", "1", "--executor-memory", "600m")
+    # 1,024 digits: 16 iterations an epoch, 48 in all, so the kill after the 5th lands mid-training
+    proc = harness(design, out, local_cluster.state_dir, "--retries", "1", "--executor-memory", "600m",
+                   "--train-samples", "1024", "--test-samples", "256")
     log = out / "logs" / "1-1.out"
     wait_for(lambda: log.exists() and b"[Iteration 5]" in log.read_bytes(), 600, "training to start")
     state = ClusterState.load(local_cluster.state_dir / "state.json")
