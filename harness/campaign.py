@@ -36,6 +36,7 @@ from harness.datacache import with_data_cache
 from harness.observer import Observer, observer_for
 from harness.errors import CapacityError, HarnessError
 from harness.job import jvm_of, runtime_of
+from harness.wholeplots import Planned, needs_reset, plan_whole_plots
 from harness.runner import Completed, Runner
 from harness.metrics import Metrics, read_metrics, reserved_names
 from harness.runspec import RunSpec, format_value
@@ -142,6 +143,7 @@ class Campaign:
         self.options = replace(settings.options, master_url=backend.master_url, out=folder.path)
         self.observer = observer
         self.tracker: "LiveExport | None" = None  # --mlflow: set by open_campaign
+        self._reset_noted = False
 
     def _app_id(self, name: str) -> str | None:
         """The application id by name from the master, when the log did not show it."""
@@ -283,14 +285,19 @@ class Campaign:
     def run(self, specs: Sequence[RunSpec]) -> CampaignSummary:
         """Every spec not finished yet, in order, with progress and an ETA."""
         done = self.store.finished_cells()
-        todo = self.blocked_by_runtime([s for s in specs if (s.run, s.replicate) not in done])
-        skipped = len(specs) - len(todo)
+        planned = [p for p in self.whole_plots(specs) if (p.spec.run, p.spec.replicate) not in done]
+        skipped = len(specs) - len(planned)
         if skipped:
-            self.progress(f"resuming: {skipped} run(s) already finished, {len(todo)} to go")
+            self.progress(f"resuming: {skipped} run(s) already finished, {len(planned)} to go")
         failures, started = 0, time.monotonic()
         not_run: list[NotRun] = []
-        for i, spec in enumerate(todo, start=1):
-            self.progress(f"[{i}/{len(todo)}] run {spec.key}: {describe_spec(spec)}")
+        previous: Planned | None = None
+        for i, plan in enumerate(planned, start=1):
+            spec = plan.spec
+            self.progress(f"[{i}/{len(planned)}] run {spec.key}: {describe_spec(spec)}")
+            if needs_reset(previous, plan):
+                self.reset_cluster(spec, plan.whole_plot)
+            previous = plan
             try:
                 record = self.execute(spec)
             except NotRun as e:
@@ -298,6 +305,8 @@ class Campaign:
                     raise  # no run can start without the master: the campaign stops
                 not_run.append(e)  # runs that fit on the remaining hosts go on
                 continue
+            if plan.whole_plot is not None and spec.get("whole_plot") is None:  # the harness's own whole plots
+                record = replace(record, metrics={**record.metrics, "whole_plot": plan.whole_plot})
             self.record(record)
             failures += not record.ok
             eta = (time.monotonic() - started) / i * (len(todo) - i)
@@ -305,20 +314,25 @@ class Campaign:
                           f"(elapsed {record.elapsed_s:.0f} s; {failures} failed so far; ETA {eta / 60:.1f} min)")
         return CampaignSummary(tuple(self.store.results()), skipped, self.folder, tuple(not_run))
 
+    def whole_plots(self, specs: Sequence[RunSpec]) -> list[Planned]:
+        """The runs in the order they run, with their whole plots (:mod:`harness.wholeplots`)."""
+        return plan_whole_plots(specs, lambda s: (self.runtime(s), jvm_of(job_for(s, self.options), s)))
+
+    def reset_cluster(self, spec: RunSpec, whole_plot: int | None) -> None:
+        """Start whole plot ``whole_plot`` on a newly set cluster (a backend that cannot reset says so once)."""
+        reset = getattr(self.backend, "reset", None)
+        if reset is None:
+            if not self._reset_noted:
+                self.progress("note: this cluster cannot be reset between whole plots (it is not the harness's to "
+                              "restart): consecutive whole plots at the same levels share one cluster setting")
+                self._reset_noted = True
+            return
+        self.progress(f"whole plot {whole_plot}: resetting the cluster ({spec.nodes} worker(s))")
+        reset(spec)
+
 
     def runtime(self, spec: RunSpec) -> str:
         return runtime_of(job_for(spec, self.options), spec)
-
-    def blocked_by_runtime(self, specs: Sequence[RunSpec]) -> list[RunSpec]:
-        """The runs grouped by runtime (in order of first appearance), each group in the design's order.
-
-        A runtime change restarts the cluster, so a design that mixes runtimes restarts it once per
-        runtime instead of once per change; within a block the design's (randomized) order is kept.
-        """
-        first: dict[str, int] = {}
-        for spec in specs:
-            first.setdefault(self.runtime(spec), len(first))
-        return sorted(specs, key=lambda spec: first[self.runtime(spec)])
 
 
 def describe_spec(spec: RunSpec) -> str:
@@ -413,6 +427,19 @@ def plan_runtimes(plan: CampaignPlan) -> list[str]:
     return list(dict.fromkeys(runtime_of(jobs.for_spec(s), s) for s in plan.shapes)) or [runtimes.DEFAULT]
 
 
+def plan_manifest(plan: CampaignPlan, runtime_names: tuple[str, ...]) -> Manifest:
+    """The plan's manifest with its runtimes, where its figures come from, and its whole plots (the design's,
+    or the harness's own when the design mixes runtimes without a ``whole_plot`` column)."""
+    manifest = replace(plan.manifest, runtimes=runtime_names, results=plan_results(plan))
+    if manifest.whole_plot_factors:
+        return manifest
+    jobs = plan.settings.options.jobs
+    planned = plan_whole_plots(plan.shapes, lambda s: (runtime_of(jobs.for_spec(s), s), jvm_of(jobs.for_spec(s), s)))
+    return manifest.with_whole_plots([(p.whole_plot, {**p.spec.as_row(), "runtime": runtime_of(jobs.for_spec(p.spec), p.spec),
+                                                       "jvm": jvm_of(jobs.for_spec(p.spec), p.spec)})
+                                      for p in planned])
+
+
 def plan_results(plan: CampaignPlan) -> str:
     """Where the plan's runs get their figures: "bigdl", "json" or "mixed" (the manifest's ``results``)."""
     jobs = plan.settings.options.jobs
@@ -495,7 +522,7 @@ def open_campaign(folder: CampaignDir, plan: CampaignPlan, backend: Backend, *, 
                     raise CapacityError("\n".join([f"{len(problems)} run(s) cannot run on this cluster; "
                                                    "nothing was submitted", *problems]))
                 names = tuple(runtimes.resolve(n).name for n in plan_runtimes(plan))
-                folder.write_manifest(replace(plan.manifest, runtimes=names, results=plan_results(plan)))
+                folder.write_manifest(plan_manifest(plan, names))
                 meta = provenance(plan, env, backend)
                 meta["created"] = store.meta().get("created", meta["updated"])
                 store.set_meta(meta)

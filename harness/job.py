@@ -62,6 +62,8 @@ RESULTS = ("bigdl", "json")
 JVM_CHOICES = ("stock", "tuned")
 #: Design columns the harness itself reads (besides the cluster factors): which job, runtime and JVM.
 SELECTORS = ("model", "runtime", "jvm")
+#: Design columns the harness reads and never hands to the job: the selectors and a split plot's whole plot.
+HARNESS_COLUMNS = (*SELECTORS, "whole_plot")
 #: Template fields the harness fills for every run.
 HARNESS_FIELDS = ("seed", "run", "replicate", "key", "total_cores") + CLUSTER
 #: Template fields filled only when the campaign was given the option (use them in optional groups).
@@ -349,7 +351,7 @@ def column_problems(job: Job, columns: Sequence[str], option_fields: Sequence[st
                  f"--{f.replace('_', '-')}: give it, or put the field in an inner array" for f in required_option_fields
                  if f not in columns]
     unused = [c for c in columns if c not in fields and c not in CELL + CLUSTER and not c.startswith("spark.")
-              and c not in SELECTORS]
+              and c not in HARNESS_COLUMNS]
     problems += [f"design column {c} is not used by the job {job.name} ({job.source.name}): "
                  f"add {{{c}}} to its args, or remove the column" for c in unused]
     confs = [c for c in columns if c in OWNED_CONFS]

@@ -138,7 +138,8 @@ def rescale_note(specs: Sequence[RunSpec]) -> str | None:
     if changes <= needed:
         return None
     return (f"note: this design's order changes nodes {changes} times, each a cluster rescale; grouped by nodes it "
-            f"would change {needed} time(s) (python -m harness.design blocks on nodes by default: --block-on auto)")
+            f"would change {needed} time(s) (python -m harness.design makes nodes hard to change by default: a "
+            "split-plot order)")
 
 
 def resume_command(argv: Sequence[str]) -> str:

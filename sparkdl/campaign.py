@@ -43,8 +43,9 @@ from sparkdl.status import Status
 
 Value = float | int | str | None
 
-#: Columns of a design row that identify a run and are never factors.
-IDENTIFIERS = ("run", "replicate")
+#: Columns of a design row that identify a run and are never factors (``whole_plot``: the split-plot whole
+#: plot a job belongs to; the analysis uses it as the whole-plot error stratum).
+IDENTIFIERS = ("run", "replicate", "whole_plot")
 
 
 class JobLog(Protocol):
@@ -246,6 +247,10 @@ class Manifest:
     #: "" (not recorded: a manifest of an older version). ``python -m logparse`` reads it (logparse.campaign).
     results: str = ""
     source: str | None = None  # how the folder was made when not by a design (e.g. "ingest": harness.ingest)
+    #: a split-plot campaign's hard-to-change (whole-plot) factors; its runs' ``whole_plot`` column says
+    #: which whole plot each ran in. Empty: the runs were not grouped into whole plots.
+    whole_plot_factors: tuple[str, ...] = ()
+    whole_plots: int = 0
 
     def to_json(self) -> str:
         data = {"version": 1, "factors": list(self.factors), "responses": list(self.responses),
@@ -253,6 +258,9 @@ class Manifest:
                 "runtimes": list(self.runtimes), "results": self.results}
         if self.source is not None:
             data["source"] = self.source
+        if self.whole_plot_factors:
+            data["whole_plot_factors"] = list(self.whole_plot_factors)
+            data["whole_plots"] = self.whole_plots
         return json.dumps(data, indent=2)
 
     @classmethod
@@ -270,12 +278,29 @@ class Manifest:
         data = config.convert(doc, ManifestDoc, source, "manifest", error)
         # responses named twice (a manifest written before with_responses kept each name once) are read once
         return cls(tuple(data.factors), tuple(dict.fromkeys(data.responses)), data.job, data.design, tuple(data.runtimes),
-                   data.results or "", data.source)
+                   data.results or "", data.source, tuple(data.whole_plot_factors), data.whole_plots)
 
     @classmethod
     def for_design(cls, specs: Sequence[RunSpec], job: str | None = None, design: str | None = None) -> "Manifest":
         columns = list(specs[0].as_row()) if specs else []
-        return cls(tuple(c for c in columns if c not in IDENTIFIERS), job=job, design=design)
+        factors = tuple(c for c in columns if c not in IDENTIFIERS)
+        return cls(factors, job=job, design=design).with_whole_plots(
+            [(s.get("whole_plot"), s.as_row()) for s in specs])
+
+    def with_whole_plots(self, plots: Sequence[tuple[object, Mapping[str, object]]]) -> "Manifest":
+        """The whole-plot structure of runs given as (whole plot, design row) pairs: the factors constant
+        inside every whole plot that vary between them. No whole plots (None) or fewer than 2: unchanged."""
+        groups: dict[object, list[Mapping[str, object]]] = {}
+        for plot, row in plots:
+            if plot is not None:
+                groups.setdefault(plot, []).append(row)
+        if len(groups) < 2:
+            return self
+        rows = [r for g in groups.values() for r in g]
+        whole = tuple(f for f in self.factors
+                      if all(len({repr(r.get(f)) for r in g}) == 1 for g in groups.values())
+                      and len({repr(r.get(f)) for r in rows}) > 1)
+        return replace(self, whole_plot_factors=whole, whole_plots=len(groups))
 
     def with_responses(self, names: Iterable[str]) -> "Manifest":
         merged = dict.fromkeys([*self.responses, *names])  # each name once, in first-seen order

@@ -10,6 +10,7 @@ column              meaning                                            allowed v
 ``executor_cores``  cores per executor                                 1 .. 1,024
 ``run``             optional: design point number (default: row no.)   1 .. 10^9
 ``replicate``       optional: replication number (default 1)           1 .. 10^6
+``whole_plot``      optional: the split-plot whole plot of the job     1 .. 10^9
 ==================  =================================================  ==============
 
 Every other column is a parameter of the job (see :mod:`harness.job`): an argument of its
@@ -87,6 +88,7 @@ CLUSTER_RULES: Mapping[str, ParamRule] = {
     "executor_cores": ParamRule("int", 1, 1_024),
     "run": ParamRule("int", 1, 10**9),
     "replicate": ParamRule("int", 1, 10**6),
+    "whole_plot": ParamRule("int", 1, 10**9),
 }
 
 

@@ -120,6 +120,8 @@ class ManifestDoc(msgspec.Struct):
     design: Optional[Annotated[str, msgspec.Meta(max_length=4_096)]] = None
     results: Optional[Text] = None  # where the runs' figures come from: bigdl, json, mixed (issue 25)
     source: Optional[Text] = None  # how the folder was made when not by a design (e.g. ingest)
+    whole_plot_factors: Names = []  # a split-plot campaign's hard-to-change factors
+    whole_plots: Annotated[int, msgspec.Meta(ge=0, le=10**9)] = 0
     version: int = 1
 
     def __post_init__(self) -> None:

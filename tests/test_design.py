@@ -24,6 +24,7 @@ from harness.design import (
     make_factors,
     parse_generators,
     schedule,
+    search_generators,
 )
 from harness.design.__main__ import main as design_main
 from sparkdl import cli
@@ -321,21 +322,69 @@ def test_randomization_reproducible_from_seed_and_different_across_seeds():
     assert [(j.run, j.replicate) for j in plain.jobs] == [(r, k) for k in (1, 2) for r in range(1, 33)]
 
 
-def test_block_on_keeps_blocks_contiguous_and_random_inside():
+def _plots(plan):
+    """Whole plot -> its jobs, in execution order."""
+    plots: dict[int, list] = {}
+    for job in plan.jobs:
+        plots.setdefault(job.whole_plot, []).append(job)
+    return plots
+
+
+@pytest.mark.parametrize("replications", [1, 2, 3])
+def test_split_plot_whole_plots_are_contiguous_per_replicate_and_cover_every_job(replications):
     d = marinos()
     orders = []
     for seed in (1, 2, 3):
-        plan = schedule(d, 10, seed=seed, block_on="nodes")
-        seq = plan.level_sequence("nodes")
-        assert plan.changes("nodes") == 1
-        assert seq == sorted(seq) or seq == sorted(seq, reverse=True)
+        plan = schedule(d, replications, seed=seed, hard_to_change=("nodes",))
+        plots = _plots(plan)
+        numbers = [j.whole_plot for j in plan.jobs]
+        assert numbers == sorted(numbers)  # contiguous, numbered in execution order
+        assert len(plots) == 2 * replications == plan.n_whole_plots
+        for jobs in plots.values():  # one replicate at one nodes level, all 16 of its runs
+            assert len({j.replicate for j in jobs}) == 1 and len({j.values[0] for j in jobs}) == 1
+            assert len(jobs) == 16
+        levels = Counter(jobs[0].values[0] for jobs in plots.values())
+        assert levels == {1: replications, 4: replications}  # each level has one whole plot per replicate
+        assert plan.whole_plot_error_df == 2 * replications - 2
+        assert plan.cluster_changes() == 2 * replications - 1
         orders.append([(j.run, j.replicate) for j in plan.jobs])
-        assert Counter(orders[-1]) == {(r, k): 1 for r in range(1, 33) for k in range(1, 11)}
-    assert len({tuple(o) for o in orders}) == 3
+        assert Counter(orders[-1]) == {(r, k): 1 for r in range(1, 33) for k in range(1, replications + 1)}
+        for j in plan.jobs:
+            assert j.values == d.points[j.run - 1]
+    assert len({tuple(o) for o in orders}) == 3  # seeds give different orders
+
+
+def test_split_plot_order_is_random_at_both_levels():
+    """Over seeds, every whole plot comes first about equally often and a run's position inside its whole
+    plot is uniform: the randomization is not restricted beyond the whole plots."""
+    d = marinos()
+    first_plot, first_inside = Counter(), Counter()
+    for seed in range(400):
+        plan = schedule(d, 2, seed=seed, hard_to_change=("nodes",))
+        head = plan.jobs[0]
+        first_plot[(head.replicate, head.values[0])] += 1
+        first_inside[head.run] += 1
+    assert len(first_plot) == 4 and min(first_plot.values()) > 60  # 100 expected each
+    assert len(first_inside) > 25  # 32 runs, each about 12 times
+
+
+def test_two_hard_to_change_factors_make_whole_plots_of_their_combinations():
     c = full_factorial(load_factors(COURIER))
-    plan = schedule(c, 3, seed=9, block_on="executors")
-    seq = plan.level_sequence("executors")
-    assert plan.changes("executors") == 3 and len({seq[i] for i in range(0, 288, 72)}) == 4
+    names = c.names[:2]
+    plan = schedule(c, 2, seed=4, hard_to_change=names)
+    combos = len({tuple(j.values[:2]) for j in plan.jobs})
+    assert plan.n_whole_plots == 2 * combos and plan.whole_plot_error_df == combos
+    for jobs in _plots(plan).values():
+        assert len({tuple(j.values[:2]) for j in jobs}) == 1
+
+
+def test_unreplicated_split_plot_warns_that_the_whole_plot_factor_cannot_be_tested(tmp_path):
+    plan = schedule(marinos(), 1, seed=3, hard_to_change=("nodes",))
+    text = "\n".join(hd.describe_schedule(plan))
+    assert "whole-plot error df: 0" in text and "warning: whole-plot error df is 0" in text
+    text2 = "\n".join(hd.describe_schedule(schedule(marinos(), 2, seed=3, hard_to_change=("nodes",))))
+    assert "warning" not in text2 and "whole-plot error df: 2 (4 whole plots - 2 level combinations)" in text2
+    assert "cluster rescales or restarts: 3 (one per whole-plot boundary), against about 32" in text2
 
 
 def test_expected_random_changes_matches_simulation():
@@ -414,7 +463,8 @@ THREE_LEVEL_A = GOOD.replace("[1, 2]", "[1, 2, 3]", 1)
         (THREE_LEVEL_A, ["--kind", "fractional", "--resolution", "3"], "exactly 2"),
         (TWO, ["--kind", "box-behnken"], "at least 3 factors"),
         (GOOD.replace("[1, 2]", "['x', 'y']", 1), ["--kind", "box-behnken"], "non-numeric"),
-        (GOOD, ["--kind", "full", "--block-on", "zz", "--seed", "1"], "unknown factor 'zz'"),
+        (GOOD, ["--kind", "full", "--hard-to-change", "zz", "--seed", "1"], "unknown factor 'zz'"),
+        (GOOD, ["--kind", "full", "--hard-to-change", ",", "--seed", "1"], "name factors"),
         (GOOD, ["--kind", "full", "--replications", "0", "--seed", "1"], "replications must be >= 1"),
         (GOOD, ["--kind", "nope"], "invalid choice"),
     ],
@@ -489,20 +539,26 @@ NODES_TOML = "[factors.nodes]\nlevels = [1, 2]\n[factors.learning_rate]\nlevels 
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
-def test_by_default_a_randomized_order_is_blocked_on_nodes_so_the_cluster_is_rescaled_once(tmp_path, seed):
-    rows = _cli_order(tmp_path, NODES_TOML, "--seed", str(seed), "--replications", "3")
-    nodes = [r["nodes"] for r in rows]
-    assert sum(a != b for a, b in zip(nodes, nodes[1:])) == 1 and len(rows) == 24
-    assert Counter((r["run"], r["replicate"]) for r in rows) == {(str(r), str(k)): 1 for r in range(1, 9) for k in (1, 2, 3)}
-    # the same as asking for it by name
-    named = _cli_order(tmp_path, NODES_TOML, "--seed", str(seed), "--replications", "3", "--block-on", "nodes")
+def test_by_default_nodes_is_hard_to_change_with_two_whole_plots_per_level(tmp_path, seed):
+    rows = _cli_order(tmp_path, NODES_TOML, "--seed", str(seed), "--replications", "2")
+    assert list(rows[0])[:3] == ["run", "replicate", "whole_plot"] and len(rows) == 16
+    plots: dict[str, set] = {}
+    for r in rows:
+        plots.setdefault(r["whole_plot"], set()).add((r["nodes"], r["replicate"]))
+    assert len(plots) == 4 and all(len(v) == 1 for v in plots.values())
+    assert Counter(n for v in plots.values() for n, _ in v) == {"1": 2, "2": 2}
+    changes = [a["whole_plot"] != b["whole_plot"] for a, b in zip(rows, rows[1:])]
+    assert sum(changes) == 3  # contiguous whole plots
+    assert Counter((r["run"], r["replicate"]) for r in rows) == {(str(r), str(k)): 1 for r in range(1, 9) for k in (1, 2)}
+    named = _cli_order(tmp_path, NODES_TOML, "--seed", str(seed), "--replications", "2", "--hard-to-change", "nodes")
     assert named == rows
 
 
-def test_block_on_none_is_complete_randomization_and_no_randomize_keeps_standard_order(tmp_path):
+def test_hard_to_change_none_is_complete_randomization_and_no_randomize_keeps_standard_order(tmp_path):
     d = full_factorial(load_factors(_write(tmp_path, NODES_TOML)))
-    rows = _cli_order(tmp_path, NODES_TOML, "--seed", "7", "--replications", "3", "--block-on", "none")
-    plan = schedule(d, 3, seed=7)  # no block_on
+    rows = _cli_order(tmp_path, NODES_TOML, "--seed", "7", "--replications", "3", "--hard-to-change", "none")
+    plan = schedule(d, 3, seed=7)  # no hard-to-change factors
+    assert "whole_plot" not in rows[0]
     assert [(int(r["run"]), int(r["replicate"])) for r in rows] == [(j.run, j.replicate) for j in plan.jobs]
     nodes = [r["nodes"] for r in rows]
     assert sum(a != b for a, b in zip(nodes, nodes[1:])) > 1  # seed 7 changes nodes more than once
@@ -510,11 +566,63 @@ def test_block_on_none_is_complete_randomization_and_no_randomize_keeps_standard
     assert [int(r["run"]) for r in plain] == list(range(1, 9))
 
 
-def test_a_design_without_nodes_is_not_blocked_by_default(tmp_path):
+def test_a_design_without_hard_to_change_factors_is_completely_randomized(tmp_path):
     toml = NODES_TOML.replace("nodes", "executors")
     d = full_factorial(load_factors(_write(tmp_path, toml)))
     rows = _cli_order(tmp_path, toml, "--seed", "3", "--replications", "2")
     assert [(int(r["run"]), int(r["replicate"])) for r in rows] == [(j.run, j.replicate) for j in schedule(d, 2, seed=3).jobs]
+
+
+def test_block_on_is_refused_with_the_new_spelling(tmp_path, capsys):
+    f = _write(tmp_path, NODES_TOML)
+    assert main(["--factors", str(f), "--kind", "full", "--seed", "1", "--block-on", "nodes",
+                        "--out", str(tmp_path / "d.csv")]) == 2
+    assert "--block-on nodes is now --hard-to-change nodes" in capsys.readouterr().err
+    assert not (tmp_path / "d.csv").exists()
+
+
+def test_fraction_with_a_whole_plot_factor_generated_from_subplot_factors_is_refused(tmp_path, capsys):
+    f = _write(tmp_path, "".join(f"[factors.{n}]\nlevels = [1, 2]\n" for n in ("a", "b", "c", "nodes")))
+    out = tmp_path / "d.csv"
+    assert main(["--factors", str(f), "--kind", "fractional", "--generators", "D=ABC", "--seed", "1",
+                        "--replications", "2", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "generator D=ABC makes hard-to-change factor D from subplot factors" in err and not out.exists()
+    # nodes first: a base factor, the generated factor a subplot one
+    f2 = _write(tmp_path, "".join(f"[factors.{n}]\nlevels = [1, 2]\n" for n in ("nodes", "a", "b", "c")))
+    assert main(["--factors", str(f2), "--kind", "fractional", "--generators", "D=ABC", "--seed", "1",
+                        "--replications", "2", "--out", str(out)]) == 0
+    # a subplot factor generated from whole-plot factors alone aliases it with a whole-plot effect
+    f3 = _write(tmp_path, "".join(f"[factors.{n}]\nlevels = [1, 2]\n" for n in ("nodes", "runtime_x", "b", "c")))
+    assert main(["--factors", str(f3), "--kind", "fractional", "--generators", "D=AB", "--seed", "1",
+                        "--hard-to-change", "nodes,runtime_x", "--out", str(out)]) == 2
+    assert "aliases subplot effect D with whole-plot effect AB" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("k, resolution, whole", [(6, 4, 1), (6, 3, 2), (7, 4, 2), (8, 4, 3)])
+def test_resolution_search_with_whole_plot_factors_gives_a_split_plot_fraction(k, resolution, whole):
+    """Checked by brute force on the design's own columns: the resolution holds, the whole-plot factors are
+    constant within whole plots when generated, and no subplot main effect is aliased with a whole-plot effect."""
+    fs = two_level(k)
+    names = tuple(f.name for f in fs.factors[-whole:])  # the last letters: the search must generate them right
+    found = search_generators(fs, resolution, whole_plot=names)
+    d = fractional(fs, found.generators) if found.generators else full_factorial(fs)
+    got = brute_resolution(d.coded)
+    assert got is None or got >= resolution  # None: nothing aliased (the full factorial)
+    assert d.n_runs < 2**k  # a real fraction was found
+    cols = [d.names.index(n) for n in names]
+    x = d.coded
+    letters = d.factors.letters
+    wp = {letters[c] for c in cols}
+    for word in d.defining_relation:
+        assert sum(ch not in wp for ch in word.letters) != 1, word
+    # every subplot main effect is orthogonal to every whole-plot effect (each product of whole-plot columns)
+    for r in range(1, len(cols) + 1):
+        for combo in itertools.combinations(cols, r):
+            wcol = column_product(x, list(combo))
+            for j in range(k):
+                if j not in cols:
+                    assert abs(int(wcol @ x[:, j])) < d.n_runs
 
 
 def _write(tmp_path, toml):

@@ -135,18 +135,25 @@ def test_java_is_the_first_accepted_major_version_found(tmp_path, monkeypatch):
         runtimes.find_java(rt, None)
 
 
-def test_runs_are_blocked_by_runtime_keeping_the_design_order_inside_each_block():
+def test_runtimes_run_in_whole_plots_one_per_replicate_interleaved_never_one_block_per_runtime():
     from harness.campaign import Campaign, CampaignSettings
     from harness.command import SubmitOptions
     from harness.job import JobChoice, builtin
 
-    specs = [RunSpec(run=i, replicate=1, nodes=1, executors=1, executor_cores=1,
+    runtimes_ = ["spark4", "bigdl", "spark4", "bigdl", "bigdl", "spark4"]
+    specs = [RunSpec(run=i, replicate=rep, nodes=1, executors=1, executor_cores=1,
                      params=(("max_iter", 1), ("step_size", 0.1), ("block_size", 64), ("runtime", rt)))
-             for i, rt in enumerate(["spark4", "bigdl", "spark4", "bigdl", "bigdl", "spark4"], start=1)]
+             for rep in (1, 2) for i, rt in enumerate(runtimes_, start=1)]
     settings = CampaignSettings(options=SubmitOptions(master_url="x", jobs=JobChoice(builtin("mlp"))))
     campaign = Campaign.__new__(Campaign)  # only its ordering: no folder, backend or store
     campaign.options = settings.options
-    assert [s.run for s in campaign.blocked_by_runtime(specs)] == [1, 3, 6, 2, 4, 5]
+    planned = campaign.whole_plots(specs)
+    assert [(p.spec.run, p.spec.replicate, p.whole_plot) for p in planned] == [
+        (1, 1, 1), (3, 1, 1), (6, 1, 1), (2, 1, 2), (4, 1, 2), (5, 1, 2),
+        (1, 2, 3), (3, 2, 3), (6, 2, 3), (2, 2, 4), (4, 2, 4), (5, 2, 4)]
+    # each runtime has one whole plot per replicate
+    plots = {p.whole_plot: p.spec.get("runtime") for p in planned}
+    assert sorted(plots.values()) == ["bigdl", "bigdl", "spark4", "spark4"]
 
 
 def test_a_runtime_column_is_checked_like_any_other(tmp_path):

@@ -24,25 +24,54 @@ from harness.design.summary import describe, describe_schedule
 from harness.errors import DesignError
 from harness.runspec import MAX_DESIGN_ROWS
 from sparkdl.cli import run_cli
+from sparkdl.options import renamed
 
 KINDS = ("fractional", "full", "box-behnken", "ccd")
 AUTO, NONE = "auto", "none"
-#: Factors that cost a cluster rescale to change (a worker started or stopped); executors, cores,
-#: epochs, learning rate and batch size are spark-submit arguments, free to change between jobs.
-HARD_TO_CHANGE = ("nodes",)
+#: Factors that cost the cluster to change: ``nodes`` a rescale (workers started or stopped), ``runtime`` and
+#: ``jvm`` a restart. Executors, cores, epochs, learning rate and batch size are spark-submit arguments, free
+#: to change between jobs.
+HARD_TO_CHANGE = ("nodes", "runtime", "jvm")
 
 
-def block_factor(choice: str, design: Design, randomize: bool) -> str | None:
-    """The factor to block on: ``auto`` picks the first hard-to-change factor that varies (only when the
-    order is randomized: ``--no-randomize`` asks for standard order), ``none`` none, else the one named."""
+def whole_plot_factors(choice: str, design: Design, randomize: bool) -> tuple[str, ...]:
+    """The hard-to-change factors of a split-plot order: ``auto`` the varying ones of :data:`HARD_TO_CHANGE`
+    (only for a randomized order: ``--no-randomize`` asks for standard order), ``none`` none, else those named."""
     if choice == NONE:
-        return None
-    if choice != AUTO:
-        return choice
-    if not randomize:
-        return None
+        return ()
     varying = {f.name for f in design.factors.factors if len(f.levels) > 1}
-    return next((n for n in HARD_TO_CHANGE if n in varying), None)
+    if choice == AUTO:
+        return tuple(n for n in HARD_TO_CHANGE if n in varying) if randomize else ()
+    names = tuple(dict.fromkeys(n.strip() for n in choice.split(",") if n.strip()))
+    if not names:
+        raise DesignError(f"--hard-to-change {choice!r}: name factors, e.g. nodes,runtime, or none")
+    for name in names:
+        design.factors.by_name(name)  # an unknown name is a DesignError naming the factors
+    constant = [n for n in names if n not in varying]
+    if constant:
+        raise DesignError(f"--hard-to-change {constant[0]}: it has one level, so it never changes; leave it out")
+    return names
+
+
+def check_whole_plot_generators(design: Design, names: tuple[str, ...]) -> None:
+    """Refuse a fraction that aliases a subplot main effect with a whole-plot effect (a defining word with
+    exactly one subplot letter), as when a whole-plot factor is generated from subplot factors."""
+    if not names or not design.defining_relation:
+        return
+    letter = {f.name: f.letter for f in design.factors.factors}
+    whole = {letter[n] for n in names}
+    for gen in design.generators:
+        if gen.letter in whole and not set(gen.word) <= whole:
+            raise DesignError(f"generator {gen} makes hard-to-change factor {gen.letter} from subplot factors: take "
+                              f"the generators of the hard-to-change factors ({', '.join(names)}) from hard-to-change "
+                              "factors only (as FrF2 does), or list the factor earlier so that it is not generated")
+    for word in design.defining_relation:
+        sub = [ch for ch in word.letters if ch not in whole]
+        if len(sub) == 1:
+            wp = "".join(ch for ch in word.letters if ch in whole)
+            raise DesignError(f"the fraction's word {word} aliases subplot effect {sub[0]} with whole-plot effect {wp}: "
+                              f"take the generators of the hard-to-change factors ({', '.join(names)}) from "
+                              "hard-to-change factors only, and give each other generator a subplot letter")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -64,12 +93,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--replications", type=int, default=1, help="jobs per design point (default 1)")
     p.add_argument("--seed", type=int, help="seed of the random run order (required unless --no-randomize)")
     p.add_argument("--no-randomize", action="store_true", help="keep standard order")
-    p.add_argument("--block-on", metavar="NAME", default=AUTO,
-                   help="hard-to-change factor: group its levels into blocks (default auto: nodes when it varies "
-                        "and the order is randomized, so the cluster is rescaled only when the shape changes; "
-                        "none: complete randomization)")
+    p.add_argument("--hard-to-change", metavar="NAMES", default=AUTO,
+                   help="factors that cost a cluster rescale or restart, comma-separated: they become the whole-plot "
+                        "factors of a split-plot design, each replicate with its own whole plots (default auto: "
+                        "nodes, runtime and jvm when they vary and the order is randomized; none: complete "
+                        "randomization)")
+    renamed(p, "--block-on", "--hard-to-change")
     p.add_argument("--out", required=True, help="CSV to write: one row per job, in execution order")
     return p
+
+
+def hard_to_change(args: argparse.Namespace, factors: FactorSet) -> tuple[str, ...]:
+    """The whole-plot factors a generator search must respect (before the design exists)."""
+    if args.no_randomize and args.hard_to_change == AUTO or args.hard_to_change == NONE:
+        return ()
+    if args.hard_to_change == AUTO:
+        return tuple(f.name for f in factors.factors if f.name in HARD_TO_CHANGE and len(f.levels) > 1)
+    return tuple(n.strip() for n in args.hard_to_change.split(",") if n.strip())
 
 
 def make_design(args: argparse.Namespace, factors: FactorSet) -> tuple[Design, list[str]]:
@@ -88,7 +128,7 @@ def make_design(args: argparse.Namespace, factors: FactorSet) -> tuple[Design, l
         raise DesignError("--kind fractional needs exactly one of --generators or --resolution")
     if args.generators is not None:
         return fractional(factors, parse_generators(args.generators, factors)), []
-    found = search_generators(factors, args.resolution)
+    found = search_generators(factors, args.resolution, whole_plot=hard_to_change(args, factors))
     design = fractional(factors, found.generators) if found.generators else full_factorial(factors)
     how = "minimum aberration"
     if not found.minimum_aberration:
@@ -102,8 +142,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise DesignError(f"--center-points {args.center_points}: give 0 to {MAX_DESIGN_ROWS}")
     factors = load_factors(args.factors)
     design, notes = make_design(args, factors)
-    plan = schedule(design, args.replications, args.seed, not args.no_randomize,
-                    block_factor(args.block_on, design, not args.no_randomize))
+    names = whole_plot_factors(args.hard_to_change, design, not args.no_randomize)
+    check_whole_plot_generators(design, names)
+    plan = schedule(design, args.replications, args.seed, not args.no_randomize, names)
     try:
         plan.write_csv(args.out)
     except OSError as exc:

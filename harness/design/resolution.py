@@ -44,19 +44,27 @@ def by_resolution(factors: FactorSet, resolution: int) -> Design:
     return fractional(factors, found.generators) if found.generators else full_factorial(factors)
 
 
-def search_generators(factors: FactorSet, resolution: int) -> Search:
-    """Generators of the fewest-run design of at least ``resolution``, of minimum aberration."""
+def search_generators(factors: FactorSet, resolution: int, whole_plot: tuple[str, ...] = ()) -> Search:
+    """Generators of the fewest-run design of at least ``resolution``, of minimum aberration.
+
+    With ``whole_plot`` factors (hard-to-change: a split-plot design) only generator sets that suit a
+    split plot are tried, as in FrF2: a generated whole-plot factor's word holds whole-plot letters only,
+    and no word of the defining relation has exactly one subplot letter (which would alias a subplot
+    main effect with a whole-plot effect)."""
     k = len(factors.factors)
     if resolution < 3:
         raise DesignError(f"--resolution must be >= 3 (resolution {resolution} aliases main effects), got {resolution}")
     for f in factors.factors:
         if len(f.levels) != 2:
             raise DesignError(f"factor {f.name} has {len(f.levels)} levels; a fractional factorial needs exactly 2")
-    letters = factors.letters
+    # whole-plot factors take the first positions (base letters where possible), as FrF2 orders them
+    order = sorted(range(k), key=lambda j: factors.factors[j].name not in whole_plot)
+    letters = "".join(factors.letters[j] for j in order)
+    whole = sum(1 << i for i, j in enumerate(order) if factors.factors[j].name in whole_plot)
     for n in range(1, k):
         if 2**n < k + 1:
             continue  # too few runs to estimate k main effects
-        masks, complete = search_words(n, k - n, resolution)
+        masks, complete = search_words(n, k - n, resolution, whole)
         if masks is not None:
             gens = tuple(
                 Generator(letters[n + i], "".join(letters[j] for j in range(n) if m >> j & 1))
@@ -66,7 +74,7 @@ def search_generators(factors: FactorSet, resolution: int) -> Search:
     return Search((), True)
 
 
-def search_words(n: int, p: int, resolution: int) -> tuple[tuple[int, ...] | None, bool]:
+def search_words(n: int, p: int, resolution: int, whole: int = 0) -> tuple[tuple[int, ...] | None, bool]:
     """Base-letter masks for p generators over n base factors (or None), and whether the search finished.
 
     Generated letter i is bit n + i; a candidate word has at least resolution - 1 base letters.
@@ -78,12 +86,23 @@ def search_words(n: int, p: int, resolution: int) -> tuple[tuple[int, ...] | Non
     set so far is returned, unfinished; with none found yet that is a :class:`DesignError`.
     """
     size = lambda m: bin(m).count("1")  # noqa: E731
+    k = n + p
+    sub = (2**k - 1) & ~whole  # the subplot factors' bits (all of them when there are no whole plots)
     cands = sorted(
         (m for m in range(1, 2**n) if size(m) >= max(2, resolution - 1)),
         key=lambda m: (size(m), [j for j in range(n) if m >> j & 1]),
     )
     firsts = [c for c in range(len(cands)) if cands[c] == (1 << size(cands[c])) - 1]
-    k = n + p
+    if whole:  # letters are no longer interchangeable: try every first word
+        firsts = list(range(len(cands)))
+
+    def split_plot_ok(i: int, mask: int, new: list[int]) -> bool:
+        if not whole:
+            return True
+        if whole >> (n + i) & 1 and mask & sub:
+            return False  # a whole-plot factor generated from subplot letters
+        return all(size(w & sub) != 1 for w in new)
+
     best: tuple[list[int], tuple[int, ...]] | None = None
     work = 0
 
@@ -101,7 +120,7 @@ def search_words(n: int, p: int, resolution: int) -> tuple[tuple[int, ...] | Non
                 raise _OutOfBudget
             word = cands[c] | 1 << (n + len(chosen))
             new = [word] + [word ^ w for w in relation]
-            if min(map(size, new)) >= resolution:
+            if min(map(size, new)) >= resolution and split_plot_ok(len(chosen), cands[c], new):
                 grown = counts.copy()
                 for w in new:
                     grown[size(w)] += 1

@@ -54,23 +54,31 @@ def _confounding(design: Design) -> list[str]:
 
 
 def describe_schedule(plan: Schedule) -> list[str]:
-    """Job count, how the order was made, and how often a blocked factor changes."""
+    """Job count, how the order was made, and the split-plot structure with the rescales it saves."""
     d = plan.design
     lines = [f"jobs: {len(plan.jobs)} ({d.n_runs} runs x {plan.replications} replicates)"]
     if not plan.randomized:
         lines += ["order: standard order, not randomized"]
     else:
         lines += [f"order: randomized with seed {plan.seed}"]
-    if plan.block_on:
-        name = plan.block_on
-        levels = len(d.factors.by_name(name).levels)
-        versus = ""
-        if plan.randomized:
-            versus = f"; about {plan.expected_random_changes(name):.0f} under complete randomization"
-        lines += [
-            f"blocked on {name}: it changes {plan.changes(name)} times ({levels} blocks{versus})",
-            f"note: {name} is a hard-to-change (whole-plot) factor; its effect is confounded with drift "
-            "between blocks, so an ordinary ANOVA overstates its significance (analyse as split-plot; "
-            "--block-on none randomizes completely)",
-        ]
+    if not plan.split_plot:
+        return lines
+    names = ", ".join(plan.whole_plot_factors)
+    combos = len(set(plan.whole_plot_levels()))
+    wp, df = plan.n_whole_plots, plan.whole_plot_error_df
+    lines += [
+        f"split-plot: hard-to-change {names}; {wp} whole plots ({combos} level combination(s) x "
+        f"{plan.replications} replicate(s)), subplots in random order inside each",
+        f"whole-plot error df: {df} ({wp} whole plots - {combos} level combinations); {names} tested against it",
+    ]
+    changes = plan.cluster_changes()
+    if plan.randomized:
+        random = plan.expected_random_changes()
+        lines += [f"cluster rescales or restarts: {changes} (one per whole-plot boundary), against about "
+                  f"{random:.0f} under complete randomization ({max(random - changes, 0):.0f} saved)"]
+    else:
+        lines += [f"cluster rescales or restarts: {changes} (one per whole-plot boundary)"]
+    if df <= 0:
+        lines += [f"warning: whole-plot error df is 0: one whole plot per level of {names}, so its effect is "
+                  "confounded with drift and cannot be tested; give --replications 2 or more"]
     return lines

@@ -1,0 +1,54 @@
+"""The campaign's whole plots (harness.wholeplots): order, grouping, resets and the manifest's record."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from harness.runspec import RunSpec
+from harness.schema import Manifest
+from harness.wholeplots import Planned, needs_reset, plan_whole_plots
+
+
+def spec(run: int, replicate: int, nodes: int, **params) -> RunSpec:
+    return RunSpec(run=run, replicate=replicate, nodes=nodes, executors=1, executor_cores=1,
+                   params=tuple(params.items()))
+
+
+def one_runtime(_: RunSpec) -> tuple[str, str]:
+    return ("bigdl", "stock")
+
+
+def test_design_whole_plots_run_together_in_order_of_first_appearance_even_when_interleaved():
+    # a resumed campaign, or a design edited by hand, may list a whole plot's rows apart
+    specs = [spec(1, 1, 2, lr=1, whole_plot=2), spec(2, 1, 1, lr=1, whole_plot=1), spec(3, 1, 2, lr=2, whole_plot=2),
+             spec(4, 1, 1, lr=2, whole_plot=1)]
+    planned = plan_whole_plots(specs, one_runtime)
+    assert [(p.spec.run, p.whole_plot) for p in planned] == [(1, 2), (3, 2), (2, 1), (4, 1)]
+
+
+def test_no_whole_plots_without_the_column_and_with_one_runtime_keeps_the_design_order():
+    specs = [spec(i, 1, 1 + i % 2, lr=i) for i in range(1, 6)]
+    planned = plan_whole_plots(specs, one_runtime)
+    assert [p.spec.run for p in planned] == [1, 2, 3, 4, 5] and {p.whole_plot for p in planned} == {None}
+
+
+def test_reset_at_every_whole_plot_boundary_even_at_the_same_levels_and_never_inside_one():
+    a, b, c = (Planned(spec(i, 1, 2, lr=i), wp) for i, wp in ((1, 1), (2, 1), (3, 2)))
+    assert not needs_reset(None, a)  # the first run: the cluster was just opened
+    assert not needs_reset(a, b)
+    assert needs_reset(b, c)  # same nodes, another whole plot: reset
+    assert not needs_reset(Planned(a.spec, None), Planned(c.spec, None))
+
+
+def test_manifest_records_the_factors_constant_inside_every_whole_plot():
+    specs = [spec(r, rep, n, lr=lr, whole_plot=wp)
+             for wp, (rep, n) in enumerate([(1, 1), (1, 2), (2, 2), (2, 1)], start=1)
+             for r, lr in ((1, 1), (2, 2))]
+    m = Manifest.for_design(specs)
+    assert "whole_plot" not in m.factors and m.factors == ("nodes", "executors", "executor_cores", "lr")
+    assert m.whole_plot_factors == ("nodes",) and m.whole_plots == 4
+    again = Manifest.from_json(m.to_json())
+    assert again.whole_plot_factors == ("nodes",) and again.whole_plots == 4
+    plain = Manifest.for_design([spec(1, 1, 1, lr=1), spec(2, 1, 2, lr=2)])
+    assert plain.whole_plot_factors == () and "whole_plot_factors" not in plain.to_json()
+    assert Counter(Manifest.from_json(plain.to_json()).factors) == Counter(plain.factors)
