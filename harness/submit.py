@@ -15,6 +15,7 @@ import argparse
 import hashlib
 import shlex
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -29,13 +30,16 @@ from harness.command import SubmitOptions, submit_argv
 from harness.errors import DesignFileError
 from harness.designfile import check_design
 from harness.job import JobChoice, jvm_of, resolve_job, runtime_of
+from harness.reference import MAX_EVERY, ReferenceError, with_reference
 from harness.runspec import RunSpec, format_value
 from harness.schema import CampaignDir, Manifest, RunRecord
 from sparkdl.cli import on_interrupt, run_cli
-from sparkdl.options import SAMPLES, SEED, cluster_options, mlflow_uri
+from sparkdl.options import SAMPLES, SEED, cluster_options, mlflow_uri, whole_number
 from sparkdl.errors import EXIT_OK, EXIT_RUNS_FAILED
 
 Progress = Callable[[str], None]
+REFERENCE_EVERY = whole_number(1, MAX_EVERY, "a number of runs", "reference-every")
+REFERENCE_ROW = whole_number(1, 10**6, "a design row", "reference")
 
 
 # ---------------------------------------------------------------- output
@@ -126,12 +130,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--skip-invalid", action="store_true",
                    help="run the good rows when some rows are bad (the bad ones are listed and skipped)")
     p.add_argument("--dry-run", action="store_true", help="print each run's spark-submit argv; run nothing")
+    p.add_argument("--reference-every", type=REFERENCE_EVERY, metavar="N",
+                   help="run a reference configuration first, after every N runs (between whole plots in a split-plot "
+                        "design) and last, so the analysis can measure drift")
+    p.add_argument("--reference", type=REFERENCE_ROW, metavar="ROW",
+                   help="with --reference-every: the design row (1-based) to repeat (default: the row nearest the "
+                        "design's centre)")
     return p
 
 
 def rescale_note(specs: Sequence[RunSpec]) -> str | None:
     """A note when the rows' order changes ``nodes`` (a cluster rescale each time) more often than
     grouping the rows by it would; None when the order is already grouped."""
+    if any(s.get("whole_plot") is not None for s in specs):
+        return None  # a split-plot design: nodes changes only between whole plots, by design
     nodes = [s.nodes for s in specs]
     changes = sum(a != b for a, b in zip(nodes, nodes[1:]))
     needed = len(set(nodes)) - 1
@@ -166,6 +178,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     for problem in checked.problems:
         print(f"skipped {problem}", file=sys.stderr)
     specs = checked.specs
+    reference_run = None
+    if args.reference is not None and args.reference_every is None:
+        raise ReferenceError(f"--reference {args.reference} needs --reference-every N: give how often to repeat it")
+    if args.reference_every is not None:
+        placed = with_reference(specs, args.reference_every, args.reference)
+        if not any(s.get("whole_plot") is not None for s in specs) and len(
+                {runtime_of(choice.for_spec(s), s) for s in specs}) > 1:
+            raise ReferenceError("--reference-every on a design of several runtimes needs its whole plots: make the "
+                                 "design with python -m harness.design (its whole_plot column places the reference runs)")
+        specs, reference_run = list(placed.specs), placed.reference_run
+        print(f"reference runs: design row {placed.reference_row} as run {reference_run}, {placed.count} times "
+              f"(first, after every {args.reference_every} runs, last)", file=sys.stderr)
     note = rescale_note(specs)
     if note and not (args.master or args.cluster):
         print(note, file=sys.stderr)
@@ -184,7 +208,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         design_id=hashlib.sha256(args.design.read_bytes()).hexdigest(), shapes=tuple(specs),
         settings=CampaignSettings(options=options, timeout=args.timeout, retries=args.retries,
                                   mlflow=mlflow_uri(args.mlflow)),
-        manifest=Manifest.for_design(specs, job=choice.job.name if choice.job else None, design=str(args.design)),
+        manifest=replace(Manifest.for_design(specs, job=choice.job.name if choice.job else None, design=str(args.design)),
+                         reference_run=reference_run),
         provenance={"design_path": str(args.design)})
     on_interrupt(f"finished runs are kept in {args.out}; continue with --resume")
     if args.out is not None and "--out" not in given:

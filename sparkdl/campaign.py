@@ -251,6 +251,8 @@ class Manifest:
     #: which whole plot each ran in. Empty: the runs were not grouped into whole plots.
     whole_plot_factors: tuple[str, ...] = ()
     whole_plots: int = 0
+    #: the run number of the campaign's reference runs (``harness.submit --reference-every``), if any
+    reference_run: int | None = None
 
     def to_json(self) -> str:
         data = {"version": 1, "factors": list(self.factors), "responses": list(self.responses),
@@ -261,6 +263,8 @@ class Manifest:
         if self.whole_plot_factors:
             data["whole_plot_factors"] = list(self.whole_plot_factors)
             data["whole_plots"] = self.whole_plots
+        if self.reference_run is not None:
+            data["reference_run"] = self.reference_run
         return json.dumps(data, indent=2)
 
     @classmethod
@@ -278,7 +282,7 @@ class Manifest:
         data = config.convert(doc, ManifestDoc, source, "manifest", error)
         # responses named twice (a manifest written before with_responses kept each name once) are read once
         return cls(tuple(data.factors), tuple(dict.fromkeys(data.responses)), data.job, data.design, tuple(data.runtimes),
-                   data.results or "", data.source, tuple(data.whole_plot_factors), data.whole_plots)
+                   data.results or "", data.source, tuple(data.whole_plot_factors), data.whole_plots, data.reference_run)
 
     @classmethod
     def for_design(cls, specs: Sequence[RunSpec], job: str | None = None, design: str | None = None) -> "Manifest":

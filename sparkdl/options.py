@@ -83,6 +83,11 @@ def _seconds(text: str) -> float:
     return value
 
 
+def whole_number(low: int, high: int, what: str, name: str) -> "object":
+    """An argparse type: a whole number from ``low`` to ``high`` (``what`` it counts, for the message)."""
+    return _option_type(_whole(low, high, what), name)
+
+
 #: argparse types of the options every command shares: each refuses an impossible value (exit 2, naming it).
 MEMORY = _option_type(_memory, "memory")
 TIMEOUT = _option_type(_seconds, "timeout")

@@ -122,6 +122,7 @@ class ManifestDoc(msgspec.Struct):
     source: Optional[Text] = None  # how the folder was made when not by a design (e.g. ingest)
     whole_plot_factors: Names = []  # a split-plot campaign's hard-to-change factors
     whole_plots: Annotated[int, msgspec.Meta(ge=0, le=10**9)] = 0
+    reference_run: Optional[Annotated[int, msgspec.Meta(ge=1, le=10**9 + 1)]] = None
     version: int = 1
 
     def __post_init__(self) -> None:

@@ -52,3 +52,44 @@ def test_manifest_records_the_factors_constant_inside_every_whole_plot():
     plain = Manifest.for_design([spec(1, 1, 1, lr=1), spec(2, 1, 2, lr=2)])
     assert plain.whole_plot_factors == () and "whole_plot_factors" not in plain.to_json()
     assert Counter(Manifest.from_json(plain.to_json()).factors) == Counter(plain.factors)
+
+
+# -- reference runs (harness.reference) ------------------------------------------------------------
+
+import pytest  # noqa: E402
+
+from harness.reference import ReferenceError, centre_row, with_reference  # noqa: E402
+
+
+def test_reference_runs_go_first_every_n_and_last_as_a_run_of_their_own():
+    specs = [spec(i, 1, 1, lr=i) for i in range(1, 8)]
+    placed = with_reference(specs, 3)
+    order = [(s.run, s.replicate) for s in placed.specs]
+    assert order == [(8, 1), (1, 1), (2, 1), (3, 1), (8, 2), (4, 1), (5, 1), (6, 1), (8, 3), (7, 1), (8, 4)]
+    assert placed.reference_run == 8 and placed.count == 4
+    assert placed.reference_row == 4  # lr 4 is the centre of 1..7
+    ref = placed.specs[0]
+    assert dict(ref.params) == dict(specs[3].params) and ref.nodes == specs[3].nodes
+
+
+def test_reference_runs_never_split_a_whole_plot_and_get_whole_plots_of_their_own():
+    specs = [spec(r, rep, n, lr=r, whole_plot=wp) for wp, (rep, n) in enumerate([(1, 1), (1, 2), (2, 2)], start=1)
+             for r in (1, 2, 3)]
+    placed = with_reference(specs, 2, row=5)
+    plots = [s.get("whole_plot") for s in placed.specs]
+    assert plots == [4, 1, 1, 1, 5, 2, 2, 2, 6, 3, 3, 3, 7]
+    assert all(s.run == 4 for s in placed.specs if s.get("whole_plot") >= 4)
+    planned = plan_whole_plots(placed.specs, one_runtime)
+    assert [p.whole_plot for p in planned] == plots  # the campaign keeps the placement
+
+
+def test_centre_row_is_nearest_the_middle_of_each_numeric_range_ties_to_the_first():
+    specs = [spec(1, 1, 1, lr=0.1, bs=32), spec(2, 1, 4, lr=0.01, bs=64), spec(3, 1, 2, lr=0.05, bs=48),
+             spec(4, 1, 3, lr=0.05, bs=48)]
+    assert centre_row(specs) == 2
+
+
+@pytest.mark.parametrize("every, row, message", [(0, None, "from 1 to"), (2, 9, "rows 1 to 3")])
+def test_bad_reference_options_name_the_fix(every, row, message):
+    with pytest.raises(ReferenceError, match=message):
+        with_reference([spec(i, 1, 1, lr=i) for i in range(1, 4)], every, row)
