@@ -181,14 +181,15 @@ def with_whole_plot_noise(noise: Noise, scale: str, *, cv: float | None = None, 
         if not (math.isfinite(ratio) and ratio >= 0):
             raise PlanError(f"--variance-ratio {ratio} must be 0 or more (whole-plot variance / run variance)")
         wp = noise.sigma * math.sqrt(ratio)
+    elif scale == "linear" and noise.in_units:
+        assert cv is not None
+        if noise.mean is None:
+            raise PlanError("--whole-plot-cv needs the response's mean (the noise is an SD in units): give "
+                            "--variance-ratio instead")
+        wp = cv * noise.mean
     else:
         assert cv is not None
         wp = cv_to_sigma(cv, scale)
-        if noise.in_units:
-            if scale == "linear":
-                if noise.mean is None:
-                    raise PlanError("--whole-plot-cv needs the response's mean: give --variance-ratio instead")
-                wp = cv * noise.mean
     return Noise(noise.sigma, noise.source, noise.cv, noise.df, noise.mean, wp, noise.in_units)
 
 
@@ -443,6 +444,7 @@ def plan_power(
     needed = [r.replicates for r in rows]
     recommended = max(needed) if needed and all(n is not None for n in needed) else None  # type: ignore[type-var]
     notes = _notes(rows, max_replicates, s_now_df=min(now[f].df2 for f in factors), wp=bool(wp))
+    notes += _noise_note(noise, scale)
     counts = design.groupby(list(factors)).size()
     info = DesignInfo(
         source=source, factors=tuple(factors), terms=rhs, points=len(points), runs=len(design),
@@ -471,6 +473,22 @@ def _pct(d: float, noise: Noise, scale: str) -> float | None:
 
 def _units(d: float, noise: Noise, scale: str) -> float | None:
     return d if scale == "linear" and noise.in_units and math.isfinite(d) else None
+
+
+#: Below this many degrees of freedom a pilot's noise is itself too uncertain to plan on quietly.
+FEW_NOISE_DF = 20
+
+
+def _noise_note(noise: Noise, scale: str) -> list[str]:
+    """The 80 % interval of a pilot's noise when it rests on few degrees of freedom."""
+    if noise.df is None or noise.df >= FEW_NOISE_DF:
+        return []
+    lo = noise.sigma * math.sqrt(noise.df / stats.chi2.ppf(0.9, noise.df))
+    hi = noise.sigma * math.sqrt(noise.df / stats.chi2.ppf(0.1, noise.df))
+    what = (f"CV {100 * sigma_to_cv(lo, scale):.3g} % to {100 * sigma_to_cv(hi, scale):.3g} %" if scale == "log"
+            else f"SD {lo:.4g} to {hi:.4g}")
+    return [f"the noise rests on {noise.df:g} df: its 80 % interval is {what}, and the replicates needed scale with "
+            "its square; replicate more design points in the pilot to pin it down"]
 
 
 def _notes(rows: Sequence[FactorPower], limit: int, s_now_df: float, wp: bool) -> list[str]:

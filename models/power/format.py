@@ -70,8 +70,9 @@ def format_text(plan: PowerPlan) -> str:
         format_table(plan),
         "",
         "power now / detectable now: the design as it is; replicates: copies of every design point needed to "
-        f"reach power {plan.target_power:g} (cluster time from the pilot's mean {plan.time_column or 'run time'} per "
-        "point)",
+        f"reach power {plan.target_power:g}; "
+        + (f"cluster time: those replicates times the pilot's mean {plan.time_column} per design point"
+           if plan.time_column else "cluster time: needs a pilot with run times (wall_clock_s or elapsed_s)"),
     ]
     if plan.recommended_replicates is not None:
         time = (f", about {duration(plan.recommended_cluster_s)} of cluster time "
