@@ -171,3 +171,35 @@ def test_anova_cli_prints_lmg_beside_the_ss_shares_and_says_they_miss(tmp_path, 
     assert frame["lmg_pct"].sum() == pytest.approx(100, abs=1e-9)
     assert frame.loc["a", "lmg_pct"] == pytest.approx(shares["a"], abs=1e-12)
     assert not math.isclose(frame["pct_variation"].sum(), 100, abs_tol=0.5)
+
+
+def test_type_1_shares_on_unbalanced_data_are_said_to_depend_on_the_order() -> None:
+    t = unbalanced_table()
+    result = fit_anova(t, "cost", "a + b + C(g) + a:b", typ=1, factors=["a", "b", "g"])
+    sh = result.shares
+    assert sh is not None and not sh.orthogonal
+    assert sh.ss_total_pct == pytest.approx(100, abs=1e-9)  # sequential SS partition the total ...
+    assert "Type 1 SS shares add up to 100.0 % but depend on the order of the terms" in format_summary(result)
+    # ... but not as LMG does: LMG does not depend on the order the terms are written in
+    swapped = fit_anova(t, "cost", "C(g) + b + a + a:b", typ=1, factors=["a", "b", "g"])
+    assert swapped.shares.share("a") == pytest.approx(sh.share("a"), abs=1e-9)
+    assert swapped.row("a").pct_variation != pytest.approx(result.row("a").pct_variation, abs=1e-3)
+
+
+def test_the_report_shows_lmg_shares_beside_the_ss_shares_on_unbalanced_data(tmp_path) -> None:
+    from report import build_report
+    from tests.test_report import as_frame, tables_of
+
+    t = unbalanced_table()
+    path = tmp_path / "unbalanced.csv"
+    t.to_csv(path, index=False)
+    report = build_report(path, factors=["a", "b", "g"], plots=False, generated="fixed")
+    sh = report.analysis.anova.shares
+    assert sh is not None and sh.computed and not sh.orthogonal
+    shown = as_frame(tables_of(report.html)["anova"]).set_index(as_frame(tables_of(report.html)["anova"])["term"]
+                                                                .map(lambda c: c[0]))
+    assert list(shown.columns)[-1] == "LMG share %" and list(shown.columns)[6] == "% of variation"
+    lmg_shown = {term: cell[1] for term, cell in shown["LMG share %"].items()}
+    assert sum(lmg_shown.values()) == pytest.approx(100, abs=0.05)
+    assert lmg_shown["a"] == pytest.approx(sh.share("a"), abs=0.01)
+    assert "SS shares do not partition the total" in report.html

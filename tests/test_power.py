@@ -371,3 +371,43 @@ def test_bad_input_is_one_line_and_exit_2(argv, message, capsys) -> None:
     assert run_cli(plan_main, [str(MARINOS_DESIGN), *argv]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error:") and message in err[0]
+
+
+def test_residual_noise_is_the_models_root_mse_and_few_df_get_an_interval(tmp_path, capsys) -> None:
+    from models.anova import fit_anova
+
+    assert plan_main([str(TABLE2), "--response", "cost", "--effect", "10%", "--noise", "residual",
+                      "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    ref = fit_anova(pd.read_csv(TABLE2), "cost", factors=FACTORS, transform="log")  # statsmodels OLS of log(cost)
+    assert doc["noise"]["sigma"] == pytest.approx(ref.summary.root_mse, rel=1e-9)
+    assert doc["noise"]["df"] == ref.summary.df_resid == 298
+    assert not any("80 % interval" in n for n in doc["notes"])
+    # three replicated points of two runs: 3 df, and the note gives the chi-square interval of the noise
+    small = pd.DataFrame({"a": [1, 1, 2, 2, 3, 3], "wall_clock_s": [10.0, 12.0, 20.0, 19.0, 30.0, 36.0]})
+    path = tmp_path / "small.csv"
+    small.to_csv(path, index=False)
+    assert plan_main([str(path), "--factors", "a", "--effect", "20%", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    s = doc["noise"]["sigma"]
+    lo, hi = s * math.sqrt(3 / stats.chi2.ppf(0.9, 3)), s * math.sqrt(3 / stats.chi2.ppf(0.1, 3))
+    note = next(n for n in doc["notes"] if "80 % interval" in n)
+    assert f"CV {100 * math.sqrt(math.expm1(lo * lo)):.3g} % to {100 * math.sqrt(math.expm1(hi * hi)):.3g} %" in note
+
+
+def test_whole_plot_cv_is_on_the_log_scale_like_the_run_noise(capsys) -> None:
+    assert plan_main([str(MARINOS_DESIGN), "--cv", "21.7%", "--effect", "10%", "--whole-plot", "nodes",
+                      "--whole-plot-cv", "15%", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["noise"]["whole_plot_sigma"] == pytest.approx(math.sqrt(math.log(1 + 0.15**2)), rel=1e-12)
+    nodes = next(r for r in doc["factors"] if r["factor"] == "nodes")
+    assert nodes["stratum"] == "whole plots" and nodes["df_den"] == 0 and nodes["power"] is None
+    # r copies: 2 r whole plots of 16 runs; the F test on whole-plot means has 2 r - 2 df
+    sigma_w2, sigma2 = math.log(1 + 0.15**2), math.log(1 + 0.217**2)
+    delta = math.log(1.10)
+    r = nodes["replicates"]
+    lam = 2 * r * (delta / 2) ** 2 / (sigma_w2 + sigma2 / 16)
+    crit = stats.f.isf(0.05, 1, 2 * r - 2)
+    assert nodes["replicate_power"] == pytest.approx(stats.ncf.sf(crit, 1, 2 * r - 2, lam), rel=1e-9)
+    lam_less = 2 * (r - 1) * (delta / 2) ** 2 / (sigma_w2 + sigma2 / 16)
+    assert stats.ncf.sf(stats.f.isf(0.05, 1, 2 * r - 4), 1, 2 * r - 4, lam_less) < 0.8 <= nodes["replicate_power"]
