@@ -364,6 +364,9 @@ def test_a_design_csv_with_a_separate_pilot_takes_its_noise(tmp_path, capsys) ->
     (["--cv", "10%", "--effect", "0%"], "must be above 0"),
     (["--cv", "10%", "--effect", "5%", "--whole-plot", "nodes"], "whole-plot noise"),
     (["--cv", "10%", "--effect", "5%", "--whole-plot", "colour", "--variance-ratio", "1"], "not a varying factor"),
+    # I = ABCDEF: batch_size is aliased with the five-factor interaction of the others
+    (["--cv", "10%", "--effect", "5%", "--terms", " + ".join(FACTORS) + " + " + ":".join(FACTORS[:5])],
+     "the main effect of 'batch_size' is aliased"),
 ])
 def test_bad_input_is_one_line_and_exit_2(argv, message, capsys) -> None:
     with pytest.raises(PlanError, match=re.escape(message)):

@@ -284,7 +284,7 @@ def effect_patterns(frame: pd.DataFrame, factor: str) -> list[np.ndarray]:
 
 
 @dataclass(frozen=True)
-class TestShape:
+class FactorTest:
     """A factor's test on one design: noncentrality at delta = sigma = 1, and its degrees of freedom."""
 
     unit_lambda: float
@@ -302,8 +302,8 @@ def whole_plot_ids(frame: pd.DataFrame, wp_factors: Sequence[str]) -> np.ndarray
     return frame[keys].astype(str).agg("|".join, axis=1).to_numpy()
 
 
-def test_shapes(frame: pd.DataFrame, factors: Sequence[str], rhs: str, wp_factors: Sequence[str],
-                groups: np.ndarray | None, ratio: float) -> dict[str, TestShape]:
+def factor_tests(frame: pd.DataFrame, factors: Sequence[str], rhs: str, wp_factors: Sequence[str],
+                groups: np.ndarray | None, ratio: float) -> dict[str, FactorTest]:
     """Each factor's test on the rows of ``frame`` (see the module docstring)."""
     mm = model_matrix(rhs, code_factors(frame, factors))
     x, slices = mm.x, mm.slices
@@ -324,6 +324,9 @@ def test_shapes(frame: pd.DataFrame, factors: Sequence[str], rhs: str, wp_factor
                    for c in range(s.start, s.stop)]
         with_term = reduced + list(range(slices[term].start, slices[term].stop))
         df1 = float(rank(x[:, with_term]) - rank(x[:, reduced]))
+        if df1 == 0:
+            raise PlanError(f"the main effect of {f!r} is aliased with other terms of {rhs!r} in this design, so no "
+                            "replicates can test it: drop the terms it is aliased with (--terms)")
         lam = min(residual_ss(xw[:, reduced], white(m)) for m in effect_patterns(frame, f))
         if f in wp:
             df2 = float(wp_df)
@@ -331,7 +334,7 @@ def test_shapes(frame: pd.DataFrame, factors: Sequence[str], rhs: str, wp_factor
             df2 = float(n - full_rank - wp_df)
         else:
             df2 = float(n - full_rank)
-        out[f] = TestShape(lam, df1, df2)
+        out[f] = FactorTest(lam, df1, df2)
     return out
 
 
@@ -414,10 +417,10 @@ def plan_power(
     points = design[list(factors)].drop_duplicates().reset_index(drop=True)
     now_groups = whole_plot_ids(design, wp)
     copy_groups = whole_plot_ids(points, wp) if wp else None
-    now = test_shapes(design, factors, rhs, wp, now_groups, ratio)
-    copy = test_shapes(points, factors, rhs, wp, copy_groups, ratio)
+    now = factor_tests(design, factors, rhs, wp, now_groups, ratio)
+    copy = factor_tests(points, factors, rhs, wp, copy_groups, ratio)
     doubled = pd.concat([points.assign(**{REPLICATE_COLUMN: r}) for r in (1, 2)], ignore_index=True)
-    two = test_shapes(doubled, factors, rhs, wp, whole_plot_ids(doubled, wp), ratio)
+    two = factor_tests(doubled, factors, rhs, wp, whole_plot_ids(doubled, wp), ratio)
     scale2 = (delta / noise.sigma) ** 2
     one_copy_s = times.design_s(points, factors) if times is not None else None
     rows = []
