@@ -125,7 +125,8 @@ def test_lmg_on_marinos_table2_with_runs_dropped_matches_the_permutation_average
     assert sh is not None and not sh.orthogonal
     cols = {f: [t[f].to_numpy(dtype=float)] for f in ("nodes", "executors", "executor_cores", "learning_rate",
                                                        "batch_size")}
-    cols["learning_rate:batch_size"] = [t["learning_rate"].to_numpy(dtype=float) * t["batch_size"].to_numpy(dtype=float)]
+    lr, bs = t["learning_rate"].to_numpy(dtype=float), t["batch_size"].to_numpy(dtype=float)
+    cols["learning_rate:batch_size"] = [lr * bs]
     parents = {k: set() for k in cols} | {"learning_rate:batch_size": {"learning_rate", "batch_size"}}
     expected = lmg_by_permutations(cols, parents, t["cost"].to_numpy(dtype=float))
     assert {k: sh.share(k) for k in cols} == pytest.approx({k: 100 * v for k, v in expected.items()}, abs=1e-9)
@@ -157,7 +158,8 @@ def test_anova_cli_prints_lmg_beside_the_ss_shares_and_says_they_miss(tmp_path, 
     start = next(i for i, line in enumerate(lines) if line.startswith("term"))
     table = lines[start:lines.index("", start)]
     assert "%SS(overlap)" in table[0] and "%LMG" in table[0] and "%var" not in table[0]
-    assert f"SS shares do not partition the total: with the residual they add up to {ref.shares.ss_total_pct:.1f} %" in text
+    total = ref.shares.ss_total_pct
+    assert f"SS shares do not partition the total: with the residual they add up to {total:.1f} %" in text
     lmg_col = {line.split()[0]: float(line.split()[7]) for line in table[1:]}
     assert set(lmg_col) == {"a", "b", "C(g)", "a:b", RESIDUAL}
     assert sum(lmg_col.values()) == pytest.approx(100, abs=0.03)  # 5 figures rounded to 0.01
@@ -203,3 +205,17 @@ def test_the_report_shows_lmg_shares_beside_the_ss_shares_on_unbalanced_data(tmp
     assert sum(lmg_shown.values()) == pytest.approx(100, abs=0.05)
     assert lmg_shown["a"] == pytest.approx(sh.share("a"), abs=0.01)
     assert "SS shares do not partition the total" in report.html
+
+
+def test_the_timing_sections_anova_adds_lmg_shares_on_unbalanced_data() -> None:
+    from report.timing import _anova_table
+    from tests.test_report import tables_of
+
+    t = unbalanced_table().rename(columns={"cost": "phase_load_s"})
+    html = _anova_table(t, "phase_load_s", ["a", "b", "g"]).replace("<table", '<table id="timing"', 1)
+    table = tables_of(html)["timing"]
+    assert [c for c, _ in table[0]][-1] == "LMG share %"
+    ref = fit_anova(t, "phase_load_s", factors=["a", "b", "g"]).shares
+    shown = {row[0][0]: row[-1][1] for row in table[1:]}
+    assert shown["a"] == pytest.approx(ref.share("a"), abs=0.01)
+    assert sum(shown.values()) == pytest.approx(100, abs=0.05)

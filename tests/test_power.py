@@ -61,7 +61,7 @@ def rss(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 def f_rejections(reduced: np.ndarray, full_for_term: np.ndarray, full: np.ndarray, y: np.ndarray,
                  alpha: float = 0.05) -> tuple[int, np.ndarray, float, float]:
-    """Type II F tests of every campaign in y: numerator RSS(reduced) - RSS(reduced + term), denominator the full model."""
+    """Type II F tests of every campaign in y: RSS(reduced) - RSS(reduced + term) over the full model's MSE."""
     df1 = np.linalg.matrix_rank(full_for_term) - np.linalg.matrix_rank(reduced)
     df2 = len(y) - np.linalg.matrix_rank(full)
     f = ((rss(reduced, y) - rss(full_for_term, y)) / df1) / (rss(full, y) / df2)

@@ -113,7 +113,8 @@ def given_noise(scale: str, *, cv: float | None = None, sd: float | None = None,
         raise PlanError("give the noise once: --cv 10% or --sd UNITS (or a pilot campaign)")
     if sd is not None:
         if scale == "log":
-            raise PlanError("--sd is in the response's units, which the log scale has not: give --cv, or --scale linear")
+            raise PlanError("--sd is in the response's units, which the log scale has not: give --cv, or "
+                            "--scale linear")
         if not (math.isfinite(sd) and sd > 0):
             raise PlanError(f"--sd {sd} must be above 0")
         cv_ = sd / mean if mean else math.nan
