@@ -71,3 +71,10 @@ class SurfaceError(ModelError):
 
 class DesirabilityError(ModelError):
     """A desirability goal is malformed (unknown goal, limits in the wrong order, non-positive weight)."""
+
+
+# --- models.power -----------------------------------------------------------------------------
+
+
+class PlanError(ModelError):
+    """A power or sample-size plan cannot be made from these inputs (no noise, a bad effect, no residual df)."""

@@ -28,6 +28,7 @@ from report.surfaces import render as render_surfaces
 from report.timing import time_section
 from models.anova import RESIDUAL
 from models.anova.analysis import Analysis
+from models.anova.format import shares_lines
 from models.errors import ModelError
 from models.predict.ceiling import NoiseCeiling, noise_ceiling
 from models.results import ok_mask
@@ -244,9 +245,17 @@ def _anova(a: Analysis, ceiling: NoiseCeiling | None = None) -> str:
             h.ncell(row.effect), h.ncell(row.coefficient),
         ])
     headers = ["term", "df", "sum of squares", "mean square", "F", "p", "% of variation", "effect", "coefficient"]
-    parts.append(h.table(headers, rows, table_id="anova", numeric_headers=[False] + [True] * 8,
-                         caption=f"Type {s.typ} sums of squares; % of variation = SS / total SS; effect and "
-                                 "coefficient in coded units (-1/+1) for two-level numeric terms"))
+    caption = (f"Type {s.typ} sums of squares; % of variation = SS / total SS; effect and coefficient in coded "
+               "units (-1/+1) for two-level numeric terms")
+    sh = r.shares if r.shares is not None and r.shares.computed and not r.shares.orthogonal else None
+    if sh is not None:
+        for cells, row in zip(rows, r.rows):
+            cells.append(h.ncell(sh.residual_pct if row.term == RESIDUAL else sh.share(row.term), h.pct))
+        headers.append("LMG share %")
+        caption += ("; the design is not orthogonal, so the SS shares overlap and do not partition the total: the "
+                    "LMG share is each term's average gain in R^2 over all orders of entry, and these add up")
+    parts.append(h.table(headers, rows, table_id="anova", numeric_headers=[False] + [True] * (len(headers) - 1),
+                         caption=caption))
     items = [
         f"n = {s.n} jobs at {s.design_points} design points ({'replicated' if s.replicated else 'unreplicated'}); "
         f"model df = {h.num(s.df_model)}, residual df = {h.num(s.df_resid)}",
@@ -257,6 +266,7 @@ def _anova(a: Analysis, ceiling: NoiseCeiling | None = None) -> str:
     ]
     for al in s.aliased:
         items.append(f"left out (aliased): {al.term} = {' + '.join(al.aliased_with) or 'intercept'}")
+    items += shares_lines(r)
     if r.lenth is not None:
         le = r.lenth
         items.append(f"Lenth: PSE = {h.num(le.pse)} on {h.num(le.df, 3)} df; margin of error = "

@@ -11,7 +11,7 @@ from report import html as h
 from report.analysis import Best, Queueing
 from report.campaign import CampaignData
 from report.recover import RecoveredDesign
-from models.anova import RESIDUAL, AnovaResult, term_parts
+from models.anova import RESIDUAL, AnovaResult, AnovaRow, term_parts
 from models.anova.analysis import Analysis, ModelChoice
 from models.results import ok_mask
 
@@ -66,6 +66,15 @@ def jobs_sentence(campaign: CampaignData) -> str:
     return text + "."
 
 
+def _lmg_together(result: AnovaResult, terms: list[AnovaRow]) -> str:
+    """The terms' LMG shares together, when computed: shares that do add up."""
+    sh = result.shares
+    if sh is None or not sh.computed:
+        return ""
+    total = sum(sh.share(r.term) for r in terms)
+    return f"; their LMG shares, which do add up, are together {h.pct(total)}% of the variation"
+
+
 def effect_sentences(result: AnovaResult, choice: ModelChoice | None = None) -> list[str]:
     rows = [r for r in result.rows if r.term != RESIDUAL]
     if not rows:
@@ -95,7 +104,7 @@ def effect_sentences(result: AnovaResult, choice: ModelChoice | None = None) -> 
             additive = abs(sum(r.pct_variation for r in result.rows) - 100.0) < 0.01
             together = (f" (together {h.pct(share)}% of the variation)" if additive else
                         " (the design is unbalanced here, so the terms' sums of squares overlap and their shares "
-                        "do not add up)")
+                        "do not add up" + _lmg_together(result, sig) + ")")
             out.append(f"Significant at alpha = {result.alpha:g}: {_list([_name(r.term) for r in sig])}{together}.")
         else:
             out.append(f"No term is significant at alpha = {result.alpha:g}.")

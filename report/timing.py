@@ -19,6 +19,7 @@ from matplotlib.figure import Figure
 from harness.phases import DESCRIPTIONS, PHASES
 from report import html as h
 from harness.sampler import SAMPLES_TABLE, read_samples
+from models.anova import RESIDUAL
 from models.anova.analysis import analyse
 from models.errors import ModelError
 from models.queueing.formulas import mm1
@@ -112,7 +113,14 @@ def _anova_table(frame: pd.DataFrame, response: str, factors: Sequence[str]) -> 
         return h.para(f"{response}: {a.unavailable}")
     rows = [(h.tcell(r.term), h.ncell(r.df, lambda v: f"{v:g}"), h.ncell(r.F), h.ncell(r.p, h.pval),
              h.ncell(r.pct_variation, h.pct)) for r in a.anova.rows]
-    return h.table(("term", "df", "F", "p", "% of variation"), rows)
+    sh = a.anova.shares
+    if sh is None or not sh.computed or sh.orthogonal:
+        return h.table(("term", "df", "F", "p", "% of variation"), rows)
+    lmg = [(*row, h.ncell(sh.residual_pct if r.term == RESIDUAL else sh.share(r.term), h.pct))
+           for row, r in zip(rows, a.anova.rows)]
+    return h.table(("term", "df", "F", "p", "% of variation", "LMG share %"), lmg,
+                   caption=f"not orthogonal: the SS shares add up to {h.pct(sh.ss_total_pct)} %; the LMG shares "
+                           "(average gain in R^2 over all orders of entry) add up to 100 %")
 
 
 def cpu_queue_rows(frame: pd.DataFrame) -> list[tuple[str, float, float, float]]:

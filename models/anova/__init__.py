@@ -6,6 +6,7 @@
 ``fit``                :func:`fit_anova`: OLS, sums of squares, transforms, the summary
 ``effects``            coded effects and Lenth's PSE
 ``result``             the result dataclasses (:class:`AnovaResult` and its parts)
+``shares``             LMG shares of R^2 (they add up when the design is not orthogonal)
 ``format``             text and CSV renderings
 ``analysis``           :func:`~models.anova.analysis.analyse`: fit + checks + plots, used by
                        the CLI and by ``harness.report``

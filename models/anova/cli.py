@@ -6,8 +6,9 @@ and a column that cannot be a factor is refused). Other options: ``--terms RHS``
 ``--typ 1|2|3``, ``--format text|json|csv``, ``--transform log|boxcox``, ``--robust hc3``,
 ``--kruskal``, ``--plots DIR``. JSON output is ``{"rows": [{"term", "df", "sum_sq", "mean_sq",
 "F", "p", "pct_variation", "effect", "coefficient"}, ...], "summary": {...}, "lenth": {...} |
-null, "diagnostics": {...}, "kruskal": [...] | null, "log_transform_preview": {...} | null,
-"input": {...}}``; NaN is written as null. CSV output is the rows alone.
+null, "shares": {...} | null, "diagnostics": {...}, "kruskal": [...] | null, "log_transform_preview":
+{...} | null, "input": {...}}``; NaN is written as null. CSV output is the rows alone, plus an ``lmg_pct``
+column when the design is not orthogonal (see :mod:`models.anova.shares`).
 """
 
 from __future__ import annotations

@@ -51,6 +51,7 @@ from models.anova.design import (
 )
 from models.anova.effects import coded_effects, lenth
 from models.anova.result import RESIDUAL, Alias, AnovaResult, AnovaRow, Effect, LenthResult, ModelSummary
+from models.anova.shares import lmg_shares
 from models.anova.terms import default_terms, named_columns, sum_coding
 from models.errors import AnalysisOptionError, FitError, FormulaError, InvalidTableError, MissingColumnError
 
@@ -346,5 +347,7 @@ def fit_anova(
     summary = summarize(fit, label=label, rhs=rhs, typ=typ, sst=sst, transform=transform, lam=lam, robust=robust,
                         coding=frames.coding, points=points, aliased=aliased)
     rows = anova_rows(aov, rob, effects, sst, saturated=fit.df_resid <= 0)
+    residual_pct = next((r.pct_variation for r in rows if r.term == RESIDUAL), math.nan)
+    shares = lmg_shares(fit, {r.term: r.pct_variation for r in rows if r.term != RESIDUAL}, residual_pct, typ)
     return AnovaResult(rows=rows, summary=summary, effects=effects, lenth=lenth_result, factors=facs,
-                       response=response, alpha=alpha, fit=fit, data=fit_frame, coded=coded)
+                       response=response, alpha=alpha, fit=fit, data=fit_frame, coded=coded, shares=shares)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from models.anova.result import AnovaResult
+from models.anova.result import RESIDUAL, AnovaResult
 
 
 def num(v: float | None, fmt: str = "{:.4g}") -> str:
@@ -14,14 +14,26 @@ def num(v: float | None, fmt: str = "{:.4g}") -> str:
     return fmt.format(v)
 
 
+def shares_differ(result: AnovaResult) -> bool:
+    """True when the design is not orthogonal and LMG shares were computed: show them beside the SS shares."""
+    return result.shares is not None and result.shares.computed and not result.shares.orthogonal
+
+
 def format_table(result: AnovaResult) -> str:
-    """The ANOVA rows as an aligned text table."""
-    head = ["term", "df", "sum_sq", "mean_sq", "F", "p", "%var", "effect", "coef"]
+    """The ANOVA rows as an aligned text table; with an ``%LMG`` column when the design is not orthogonal."""
+    lmg = shares_differ(result)
+    head = ["term", "df", "sum_sq", "mean_sq", "F", "p", "%SS(overlap)" if lmg else "%var", "effect", "coef"]
     body = [
         [r.term, num(r.df, "{:g}"), num(r.sum_sq), num(r.mean_sq), num(r.F), num(r.p, "{:.3g}"),
          num(r.pct_variation, "{:.2f}"), num(r.effect), num(r.coefficient)]
         for r in result.rows
     ]
+    if lmg:
+        assert result.shares is not None
+        head.insert(7, "%LMG")
+        for row, r in zip(body, result.rows):
+            share = result.shares.residual_pct if r.term == RESIDUAL else result.shares.share(r.term)
+            row.insert(7, num(share, "{:.2f}"))
     widths = [max(len(row[i]) for row in [head] + body) for i in range(len(head))]
     lines = [
         "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
@@ -51,9 +63,33 @@ def format_summary(result: AnovaResult) -> str:
             f"simultaneous = {le.simultaneous_margin_of_error:.4g}; active: {', '.join(le.active) or 'none'}"
         )
     lines += [f"note: {n}" for n in s.notes]
+    lines += shares_lines(result)
     return "\n".join(lines)
 
 
+def shares_lines(result: AnovaResult) -> list[str]:
+    """What the SS shares mean here: the plain statement that they do not partition the total, and LMG's."""
+    sh = result.shares
+    if sh is None or sh.orthogonal:
+        return []
+    if not sh.computed:
+        return [f"shares: SS shares add up to {sh.ss_total_pct:.1f} % (terms and residual); LMG shares {sh.reason}"]
+    if sh.typ == 1:
+        head = (f"shares: the design is not orthogonal, so Type 1 SS shares add up to {sh.ss_total_pct:.1f} % but "
+                "depend on the order of the terms")
+    else:
+        head = (f"shares: the design is not orthogonal, so Type {sh.typ} SS shares do not partition the total: "
+                f"with the residual they add up to {sh.ss_total_pct:.1f} % ({sh.ss_miss_pct:+.1f} points)")
+    return [head + "; LMG shares, each term's average gain in R^2 over all orders of entry (interactions after "
+            f"their main effects, {sh.orders} orders), do partition it: the terms' LMG shares add up to R^2 = "
+            f"{100 * sh.r_squared:.2f} %, and with the residual's {sh.residual_pct:.2f} % to 100 %"]
+
+
 def format_csv(result: AnovaResult) -> str:
-    """The ANOVA rows as CSV (term first)."""
-    return result.table().reset_index().to_csv(index=False)
+    """The ANOVA rows as CSV (term first), with an ``lmg_pct`` column when the design is not orthogonal."""
+    table = result.table().reset_index()
+    if shares_differ(result):
+        assert result.shares is not None
+        sh = result.shares
+        table["lmg_pct"] = [sh.residual_pct if t == RESIDUAL else sh.share(t) for t in table["term"]]
+    return table.to_csv(index=False)

@@ -16,6 +16,7 @@ import pandas as pd
 from scipy import stats
 
 from models.anova.design import RESPONSE_COLUMN, ModelMatrix
+from models.anova.shares import LmgShares
 from models.errors import AnalysisOptionError
 
 RESIDUAL = "Residual"
@@ -147,6 +148,7 @@ class AnovaResult:
     fit: Any = field(repr=False)
     data: pd.DataFrame = field(repr=False)
     coded: ModelMatrix = field(repr=False)
+    shares: LmgShares | None = None
 
     @property
     def residuals(self) -> np.ndarray:
@@ -193,4 +195,5 @@ class AnovaResult:
             "rows": [json_safe(asdict(r)) for r in self.rows],
             "summary": json_safe(asdict(self.summary)),
             "lenth": json_safe(asdict(self.lenth)) if self.lenth else None,
+            "shares": self.shares.to_dict() if self.shares else None,
         }

@@ -1,0 +1,8 @@
+"""Entry point for ``python -m models.power``."""
+
+import sys
+
+from models.power.cli import main
+from sparkdl.cli import run_cli
+
+sys.exit(run_cli(main))
