@@ -309,8 +309,8 @@ class Campaign:
                 record = replace(record, metrics={**record.metrics, "whole_plot": plan.whole_plot})
             self.record(record)
             failures += not record.ok
-            eta = (time.monotonic() - started) / i * (len(todo) - i)
-            self.progress(f"[{i}/{len(todo)}] run {spec.key} {record.status}: {describe_outcome(record)} "
+            eta = (time.monotonic() - started) / i * (len(planned) - i)
+            self.progress(f"[{i}/{len(planned)}] run {spec.key} {record.status}: {describe_outcome(record)} "
                           f"(elapsed {record.elapsed_s:.0f} s; {failures} failed so far; ETA {eta / 60:.1f} min)")
         return CampaignSummary(tuple(self.store.results()), skipped, self.folder, tuple(not_run))
 
