@@ -44,6 +44,8 @@ from sparkdl.cli import run_cli
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+    from optimize.fronts import ConfigurationFront
+
 SENSES = ("min", "max")
 #: The reference point's margin beyond the worst value of each objective, as a share of its range.
 REFERENCE_MARGIN = 0.1
@@ -322,42 +324,75 @@ def front_figure(front: ParetoFront, what: str = "ok runs") -> "Figure":
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from optimize.fronts import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, DEFAULT_THRESHOLD
+
     p = argparse.ArgumentParser(prog="python -m optimize.pareto", description=__doc__.split("\n")[0])
     p.add_argument("campaign", type=Path, help="campaign directory (results.csv)")
     p.add_argument("--objectives", default="wall_clock_s:min,accuracy:max",
                    help="COLUMN:min|max,... (default wall_clock_s:min,accuracy:max; add cost:min for T/A^2)")
     p.add_argument("--cost", default="acc2", help="the cost column's formula when results.csv has none (models.cost)")
     p.add_argument("--reference", help="hypervolume reference point, COLUMN=VALUE,... (default: see the module doc)")
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--format", choices=("text", "json", "csv"), default="text", help="output format (default text)")
     p.add_argument("--plot", type=Path, help="figure path (.png or .svg; default CAMPAIGN/pareto.png)")
     p.add_argument("--no-plot", action="store_true", help="write no figure")
     p.add_argument("--per-epoch", action="store_true",
                    help="one point per validated epoch of the ok and pruned runs (read from logs/), not one per ok run")
+    p.add_argument("--per-run", action="store_true",
+                   help="the front of the individual ok runs, even when design points are replicated")
+    p.add_argument("--front-threshold", type=float, default=DEFAULT_THRESHOLD,
+                   help=f"replicated data: a design point is on the front when its probability of being "
+                        f"non-dominated is above this (default {DEFAULT_THRESHOLD:g})")
+    p.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES,
+                   help=f"replicated data: bootstrap resamples over each point's replicates (default {DEFAULT_RESAMPLES})")
+    p.add_argument("--seed", type=int, default=DEFAULT_SEED,
+                   help=f"replicated data: the bootstrap's seed (default {DEFAULT_SEED})")
+    p.add_argument("--level", type=float, default=DEFAULT_LEVEL,
+                   help=f"replicated data: level of the means' t intervals and of the hypervolume's bootstrap "
+                        f"interval (default {DEFAULT_LEVEL:g})")
     return p
 
 
+def front_csv(front: ParetoFront) -> str:
+    """The per-run (or per-epoch) front as CSV: run key, objectives, then the point and factor columns present."""
+    columns = [c for c in (*KEY_COLUMNS, *(o.column for o in front.objectives)) if c in front.runs.columns]
+    extra = [c for c in front.runs.columns if c not in columns and c in POINT_COLUMNS + front.factor_columns]
+    return front.front[columns + extra].to_csv(index=False)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    from optimize import fronts
+
     args = build_parser().parse_args(argv)
     objectives = parse_objectives(args.objectives)
     reference = parse_reference(args.reference, objectives) if args.reference else None
-    harvest = None
+    fronts.compute.check_options(args.resamples, args.front_threshold, args.level)
+    if args.per_epoch and args.per_run:
+        raise SearchOptionError("--per-epoch and --per-run are two kinds of point: give one")
+    factors = manifest_factors(args.campaign)
+    harvest, note = None, None
     if args.per_epoch:
         front, harvest = per_epoch_front(args.campaign, objectives, reference, args.cost)
     else:
-        front = pareto_front(read_campaign(args.campaign), objectives, reference, args.cost)
-    front = replace(front, factors=manifest_factors(args.campaign))
+        table = read_campaign(args.campaign)
+        if not args.per_run:
+            if fronts.is_replicated(ok_runs(table, objectives, args.cost)[0], factors):
+                found = fronts.configuration_front(table, objectives, factors, reference, args.cost, args.resamples,
+                                                   args.seed, args.front_threshold, args.level)
+                return show_configurations(found, args)
+            note = fronts.UNREPLICATED_NOTE
+        front = pareto_front(table, objectives, reference, args.cost)
+    front = replace(front, factors=factors)
     what = "ok runs" if harvest is None else "validated epochs"
-    figure_path = None
-    if not args.no_plot:
-        target = args.plot or (args.campaign / "pareto.png" if args.campaign.is_dir() else Path("pareto.png"))
-        if target.suffix not in (".png", ".svg"):
-            raise SearchOptionError(f"--plot {target} must end in .png or .svg")
-        figure_path = save(front_figure(front, what), target)
+    figure_path = None if args.no_plot else save(front_figure(front, what), figure_target(args))
+    if args.format == "csv":
+        print(front_csv(front), end="")
+        return 0
     if args.format == "json":
         extra = {} if harvest is None else {"per_epoch": True, "harvested_runs": harvest.runs,
                                             "points": len(harvest.points)}
-        print(json.dumps({**front.as_json(), **extra, "figure": None if figure_path is None else str(figure_path)},
-                         indent=2))
+        print(json.dumps({**front.as_json(), "per": "run" if harvest is None else "epoch", **extra,
+                          "notes": [note] if note else [],
+                          "figure": None if figure_path is None else str(figure_path)}, indent=2))
         return 0
     print(front_table(front))
     ref = ", ".join(f"{o.column}={r:.6g}" for o, r in zip(objectives, front.reference))
@@ -367,8 +402,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         counted = (f"{len(front.runs)} validated epochs of {harvest.runs} ok or pruned runs on the front "
                    f"({front.excluded} failed or incomplete runs left out)")
     print(f"\n{int(front.on_front.sum())} of {counted}; hypervolume {front.hypervolume:.6g} (reference {ref})")
+    if note:
+        print(f"note: {note}")
     if figure_path is not None:
         print(f"wrote {figure_path}")
+    return 0
+
+
+def figure_target(args: argparse.Namespace) -> Path:
+    """--plot, else pareto.png in the campaign folder (or here for a CSV file); .png or .svg."""
+    target = args.plot or (args.campaign / "pareto.png" if args.campaign.is_dir() else Path("pareto.png"))
+    if target.suffix not in (".png", ".svg"):
+        raise SearchOptionError(f"--plot {target} must end in .png or .svg")
+    return target
+
+
+def show_configurations(found: "ConfigurationFront", args: argparse.Namespace) -> int:
+    """Print the front of design points in --format and write its figure unless --no-plot."""
+    from optimize.fronts import format_csv, format_text
+    from optimize.fronts.format import front_figure as configuration_figure
+
+    figure_path = None if args.no_plot else save(configuration_figure(found), figure_target(args))
+    if args.format == "json":
+        print(json.dumps({**found.to_dict(), "figure": None if figure_path is None else str(figure_path)}, indent=2))
+    elif args.format == "csv":
+        print(format_csv(found), end="")
+    else:
+        print(format_text(found))
+        if figure_path is not None:
+            print(f"wrote {figure_path}")
     return 0
 
 
