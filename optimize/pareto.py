@@ -1,9 +1,20 @@
-"""The Pareto front of a campaign: the runs no other run beats on every objective, and its hypervolume.
+"""The Pareto front of a campaign: the configurations (or runs) no other beats on every objective, and its hypervolume.
 
     python -m optimize.pareto runs/NAME --objectives wall_clock_s:min,accuracy:max
     python -m optimize.pareto runs/NAME --objectives wall_clock_s:min,accuracy:max,cost:min --plot front.svg
     python -m optimize.pareto runs/NAME --format json --reference wall_clock_s=120,accuracy=0
+    python -m optimize.pareto runs/NAME --front-threshold 0.8 --seed 1 --format csv
+    python -m optimize.pareto runs/NAME --per-run        # the front of the individual runs, replicates apart
     python -m optimize.pareto runs/NAME --per-epoch      # every validated epoch of the ok and pruned runs
+
+On replicated data (some design point has two or more ok runs) the points are the design points
+(:mod:`optimize.fronts`): each objective's mean over the point's ok runs with a t interval (--level,
+default 0.95), and the probability that the point is non-dominated, the share of --resamples (2,000)
+bootstrap resamples of each point's runs (--seed, default 0) in which no other point's means dominate
+it. The front is the points with a probability above --front-threshold (0.5); the hypervolume of the
+means comes with its bootstrap percentile interval. A design point is one combination of the
+manifest's factors (else one ``run`` number). Unreplicated data, or ``--per-run``, give the front of
+the individual runs described below (with a note when it was not asked for).
 
 Only runs with status ``ok`` count (failed, incomplete and pruned runs have no final figures).
 With ``--per-epoch`` the points are the validated epochs of the ok and pruned runs instead, read from

@@ -8,9 +8,9 @@ and CSV (JSON is ``ConfigurationFront.to_dict``).
 from optimize.fronts.compute import (DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, DEFAULT_THRESHOLD,
                                      UNREPLICATED_NOTE, bootstrap_means, configuration_front, hypervolumes,
                                      is_replicated, non_dominated_share, point_columns)
-from optimize.fronts.format import format_csv, format_text
+from optimize.fronts.format import format_csv, format_text, front_figure
 from optimize.fronts.result import ConfigurationFront, DesignPoint
 
 __all__ = ["DEFAULT_LEVEL", "DEFAULT_RESAMPLES", "DEFAULT_SEED", "DEFAULT_THRESHOLD", "UNREPLICATED_NOTE",
-           "ConfigurationFront", "DesignPoint", "bootstrap_means", "configuration_front", "format_csv", "format_text",
+           "ConfigurationFront", "DesignPoint", "bootstrap_means", "configuration_front", "format_csv", "format_text", "front_figure",
            "hypervolumes", "is_replicated", "non_dominated_share", "point_columns"]
