@@ -88,29 +88,69 @@ def non_dominated_share(means: np.ndarray) -> np.ndarray:
     """(B, P) booleans: in each resample, the points (minimised) that no other point dominates.
 
     Same definition as :func:`optimize.pareto.non_dominated`: j dominates i when j is no worse on every
-    objective and better on one. Chunked over resamples to bound memory."""
+    objective and better on one. 2-D by one sort per resample; more objectives pairwise against the points
+    whose resampled ranges allow it, chunked over resamples to bound memory."""
+    if means.shape[2] == 2:
+        return _non_dominated_2d(means)
     b, p, k = means.shape
+    low, high = means.min(axis=0), means.max(axis=0)
+    # j can dominate i in some resample only if j's best is no worse than i's worst on every objective
+    candidates = np.all(low[:, None, :] <= high[None, :, :], axis=2) & ~np.eye(p, dtype=bool)  # [j, i]
+    out = np.ones((b, p), dtype=bool)
+    for i in range(p):
+        js = np.flatnonzero(candidates[:, i])
+        step = max(1, CHUNK_CELLS // max(1, len(js) * k))
+        for start in range(0, b, step):
+            j, m = means[start:start + step, js, :], means[start:start + step, i, None, :]
+            dominated = np.any(np.all(j <= m, axis=2) & np.any(j < m, axis=2), axis=1)
+            out[start:start + step, i] = ~dominated
+    return out
+
+
+def _non_dominated_2d(means: np.ndarray) -> np.ndarray:
+    """2-D: sorted by (x, y), every dominator of a point comes before it and only copies of it sit between; so
+    a point is dominated when the least y before its run of copies is no larger than its own y."""
+    b, p, _ = means.shape
+    order = np.lexsort((means[:, :, 1], means[:, :, 0]), axis=1)
+    x = np.take_along_axis(means[:, :, 0], order, 1)
+    y = np.take_along_axis(means[:, :, 1], order, 1)
+    before = np.minimum.accumulate(np.concatenate([np.full((b, 1), np.inf), y[:, :-1]], axis=1), axis=1)
+    idx = np.broadcast_to(np.arange(p), (b, p))
+    new = np.ones((b, p), dtype=bool)
+    new[:, 1:] = (x[:, 1:] != x[:, :-1]) | (y[:, 1:] != y[:, :-1])
+    first = np.maximum.accumulate(np.where(new, idx, 0), axis=1)  # where each run of copies starts
+    free = np.take_along_axis(before, first, 1) > y
     out = np.empty((b, p), dtype=bool)
-    step = max(1, CHUNK_CELLS // max(1, p * p * k))
-    for start in range(0, b, step):
-        m = means[start:start + step]
-        j, i = m[:, :, None, :], m[:, None, :, :]  # axis 1 the dominator j, axis 2 the point i
-        dominates = np.all(j <= i, axis=3) & np.any(j < i, axis=3)
-        out[start:start + step] = ~dominates.any(axis=1)
+    np.put_along_axis(out, order, free, 1)
     return out
 
 
 def hypervolumes(means: np.ndarray, reference: np.ndarray) -> np.ndarray:
     """(B,) exact hypervolume of each resample's points against ``reference`` (all minimised).
 
-    2-D is vectorised over resamples (sort by the first objective; each point adds the strip between its
-    second value and the best one before it); 3-D or more calls :func:`optimize.pareto.hypervolume` per resample."""
+    Vectorised over resamples: 2-D by a sweep (sort by the first objective; each point adds the strip between its
+    second value and the best one before it), 3-D by slices along the last objective, each a 2-D sweep; 4-D or
+    more calls :func:`optimize.pareto.hypervolume` per resample."""
     ref = np.asarray(reference, dtype=float)
-    if means.shape[2] != 2:
+    k = means.shape[2]
+    if k > 3:
         return np.array([hypervolume(m, ref) for m in means])
     inside = np.all(means < ref, axis=2)
-    x = np.where(inside, means[:, :, 0], ref[0])  # points not better than the reference add nothing
-    y = np.where(inside, means[:, :, 1], ref[1])
+    pts = np.where(inside[:, :, None], means, ref)  # points not better than the reference add nothing
+    if k == 2:
+        return _sweep_2d(pts, ref)
+    order = np.argsort(pts[:, :, 2], axis=1, kind="stable")
+    pts = np.take_along_axis(pts, order[:, :, None], 1)
+    upper = np.concatenate([pts[:, 1:, 2], np.full((len(pts), 1), ref[2])], axis=1)
+    total = np.zeros(len(pts))
+    for i in range(pts.shape[1]):
+        total += (upper[:, i] - pts[:, i, 2]) * _sweep_2d(pts[:, : i + 1, :2], ref[:2])
+    return total
+
+
+def _sweep_2d(pts: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    """(B,) 2-D hypervolumes of (B, P, 2) points each inside the reference box or at its corner."""
+    x, y = pts[:, :, 0], pts[:, :, 1]
     order = np.lexsort((y, x), axis=1)
     x, y = np.take_along_axis(x, order, 1), np.take_along_axis(y, order, 1)
     best_before = np.minimum.accumulate(np.concatenate([np.full((len(y), 1), ref[1]), y[:, :-1]], axis=1), axis=1)
@@ -133,8 +173,13 @@ def _t_interval(values: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarra
 def described(runs: pd.DataFrame, keys: Sequence[str], groups: Iterable[np.ndarray]) -> tuple[str, ...]:
     """The usual factor columns beside ``keys`` that are constant within every point (shown, e.g., beside ``run``)."""
     groups = list(groups)
-    return tuple(c for c in FACTOR_COLUMNS if c in runs.columns and c not in keys
-                 and all(runs[c].iloc[g].nunique(dropna=False) == 1 for g in groups))
+    out = []
+    for c in FACTOR_COLUMNS:
+        if c in runs.columns and c not in keys:
+            values = runs[c].astype(str).to_numpy()
+            if all(len(set(values[g])) == 1 for g in groups):
+                out.append(c)
+    return tuple(out)
 
 
 def _plain(v: object) -> object:
@@ -162,20 +207,23 @@ def configuration_front(table: pd.DataFrame, objectives: Sequence[ObjectiveSpec]
     if len(ref_min) != len(objectives):
         raise SearchOptionError(f"the reference has {len(ref_min)} value(s) for {len(objectives)} objectives")
     boot = bootstrap_means(groups, resamples, np.random.default_rng(seed))
-    probability = non_dominated_share(boot).mean(axis=0)
-    volumes = hypervolumes(boot, ref_min)
+    free = non_dominated_share(boot)
+    probability = free.mean(axis=0)
+    volumes = hypervolumes(boot[:, free.any(axis=0), :], ref_min)  # a point never on a resample's front adds nothing
     tail = (1 - level) / 2
     interval = (float(np.quantile(volumes, tail)), float(np.quantile(volumes, 1 - tail)))
     observed = non_dominated(means_min)
     shown = (*keys, *described(runs, keys, grouped.values()))
+    own = runs[[o.column for o in objectives]].to_numpy(float)
+    levels = runs[list(shown)].to_numpy(object)
+    labels = [point_label(r) for r in runs[[c for c in ("run", "replicate", "point") if c in runs.columns]]
+              .to_dict("records")]
     points = []
     for i, s in enumerate(settings):
-        rows = runs.iloc[grouped[s]]
-        values = rows[[o.column for o in objectives]].to_numpy(float)
-        mean, low, high = _t_interval(values, level)
-        first = rows.iloc[0]
-        points.append(DesignPoint(tuple((k, _plain(first[k])) for k in shown),
-                                  tuple(point_label(r) for _, r in rows.iterrows()),
+        rows = grouped[s]
+        mean, low, high = _t_interval(own[rows], level)
+        points.append(DesignPoint(tuple((k, _plain(v)) for k, v in zip(shown, levels[rows[0]])),
+                                  tuple(labels[r] for r in rows),
                                   tuple(float(v) for v in mean), tuple(float(v) for v in low),
                                   tuple(float(v) for v in high), float(probability[i]),
                                   bool(probability[i] > threshold), not bool(observed[i])))
