@@ -217,3 +217,90 @@ def test_unreplicated_data_falls_back_to_the_front_of_runs_with_a_note(tmp_path,
     data = json.loads(capsys.readouterr().out)
     assert data["per"] == "run" and "no design point" in data["notes"][0]
     assert [r["run"] for r in data["front"]] == [1, 2, 3]
+
+
+# ---------------------------------------------------------------- a real replicated campaign: an ingested study
+
+
+@pytest.fixture(scope="module")
+def ingested(tmp_path_factory):
+    """bench/studylogs.py's study (real BigDL logs, scaled; 9 configurations x 5 replicates, a tenth failed)
+    ingested by harness.ingest into a campaign folder; each log's truth is known from how it was written."""
+    from bench.studylogs import FIELDS, make_study
+    from harness import ingest as ingest_mod
+
+    root = tmp_path_factory.mktemp("study")
+    logs = make_study(root / "study", points=9, replicates=5, min_mb=0.03, max_mb=0.06, seed=25)
+    assert run_cli(ingest_mod.main, [str(root / "study"), "--fields", FIELDS, "--out", str(root / "runs")]) == 3
+    return root / "runs", logs
+
+
+def test_an_ingested_study_gives_a_front_of_configurations_not_of_lucky_replicates(ingested, capsys):
+    folder, logs = ingested
+    capsys.readouterr()
+    truth: dict[tuple[str, ...], list[tuple[float, float]]] = {}
+    for x in logs:
+        if x.status == "ok":
+            key = tuple(x.settings[k] for k in ("learning_rate", "batch_size", "epochs", "nodes", "regularisation"))
+            truth.setdefault(key, []).append((x.wall_clock_s, x.accuracy))
+    assert run_cli(main, [str(folder), "--format", "json", "--no-plot"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["per"] == "design point" and data["key_columns"] == ["learning_rate", "batch_size", "epochs", "nodes",
+                                                                      "regularisation"]
+    assert data["design_points"] == len(truth) and data["ok_runs"] == sum(map(len, truth.values()))
+    for p in data["points"]:  # each point's mean is the mean of the true figures the logs were written with
+        s = p["settings"]
+        values = np.array(truth[(f"{s['learning_rate']:g}", str(s["batch_size"]), str(s["epochs"]), str(s["nodes"]),
+                                 f"{s['regularisation']:g}")])
+        assert p["n"] == len(values)
+        assert p["objectives"]["wall_clock_s"]["mean"] == pytest.approx(values[:, 0].mean(), rel=1e-9)
+        assert p["objectives"]["accuracy"]["mean"] == pytest.approx(values[:, 1].mean(), rel=1e-9)
+    front = [tuple(p["settings"].values()) for p in data["front"]]
+    assert front and len(set(front)) == len(front)  # configurations, each once
+    assert run_cli(main, [str(folder), "--format", "json", "--no-plot", "--per-run"]) == 0
+    runs = json.loads(capsys.readouterr().out)["front"]
+    # the front of runs puts several replicates of one configuration side by side (3 of the 4 are one point's)
+    assert len({r["run"] for r in runs}) < len(runs)
+
+
+def test_the_report_of_an_ingested_study_tables_the_design_points(ingested):
+    from report import build_report
+
+    folder, _ = ingested
+    report = build_report(folder, plots=False, generated="2026-01-01T00:00:00+00:00")
+    body = report.html[report.html.index('id="front"'):]
+    body = body[:body.index("</section>")]
+    expected = configuration_front(pd.read_csv(folder / "results.csv"), OBJECTIVES,
+                                   ("learning_rate", "batch_size", "epochs", "nodes", "regularisation"))
+    assert f"Design points: {len(expected.front)} of {len(expected.points)} configurations are on the front" in body
+    table = body[body.index('id="design-point-front"'):]
+    table = table[:table.index("</table>")]
+    assert table.count("<tr>") - 1 == sum(p.on_front or p.probability >= 0.01 for p in expected.points)
+    assert "ok runs are on the front of training time" in body  # the runs' own front follows
+
+
+def test_a_search_that_repeats_configurations_ends_with_their_front(tmp_path, capsys):
+    from optimize.search.__main__ import report
+    from optimize.search.space import load_space
+    from tests.test_optimize_fakes import WatchingFakeRunner
+    from tests.test_optimize_search import curve, run_fake_search, write
+
+    space = load_space(write(tmp_path, "[learning_rate]\nchoices = [0.01, 0.1]\n\n[batch_size]\nchoices = [32, 64]\n"))
+    outcome, _, search = run_fake_search(tmp_path / "s", space, WatchingFakeRunner(curve), budget=math.inf,
+                                         pruner="none", sampler="random", max_trials=10)
+    rows = pd.read_csv(tmp_path / "s" / "results.csv")
+    assert (rows["status"] == "ok").all() and rows.groupby(["learning_rate", "batch_size"]).size().max() > 1
+    summary = report(tmp_path / "s", search.config, outcome)
+    front = summary["front"]
+    assert front["per"] == "design point" and front["seed"] == search.config.seed
+    counts = rows.groupby(["learning_rate", "batch_size"]).size()
+    assert front["design_points"] == len(counts)
+    for p in front["points"]:
+        s = p["settings"]
+        assert p["n"] == counts[(s["learning_rate"], s["batch_size"])]
+    # the fake jobs are deterministic: replicates agree, so the front is that of the configurations' own figures
+    means = rows.groupby(["learning_rate", "batch_size"])[["wall_clock_s", "accuracy"]].mean()
+    on = non_dominated(np.column_stack([means["wall_clock_s"], -means["accuracy"]]))
+    assert {(p["settings"]["learning_rate"], p["settings"]["batch_size"]) for p in front["front"]} == \
+        set(means.index[on])
+    assert "design points on the front" in capsys.readouterr().out and (tmp_path / "s" / "pareto.png").exists()
