@@ -28,7 +28,7 @@ from scipy import stats
 
 from optimize.errors import CampaignDataError, SearchOptionError
 from optimize.fronts.result import ConfigurationFront, DesignPoint
-from optimize.pareto import (FACTOR_COLUMNS, ObjectiveSpec, default_reference, hypervolume, minimisation_matrix,
+from optimize.dominance import (FACTOR_COLUMNS, ObjectiveSpec, default_reference, hypervolume, minimisation_matrix,
                              non_dominated, ok_runs, point_label)
 
 DEFAULT_RESAMPLES = 2000

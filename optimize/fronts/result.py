@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from optimize.pareto import ObjectiveSpec
+from optimize.dominance import ObjectiveSpec
 
 
 @dataclass(frozen=True)
