@@ -214,7 +214,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"replicated data: a design point is on the front when its probability of being "
                         f"non-dominated is above this (default {fronts.DEFAULT_THRESHOLD:g})")
     p.add_argument("--resamples", type=int, default=fronts.DEFAULT_RESAMPLES,
-                   help=f"replicated data: bootstrap resamples over each point's replicates (default {fronts.DEFAULT_RESAMPLES})")
+                   help=f"replicated data: bootstrap resamples over each point's replicates "
+                        f"(default {fronts.DEFAULT_RESAMPLES})")
     p.add_argument("--seed", type=int, default=fronts.DEFAULT_SEED,
                    help=f"replicated data: the bootstrap's seed (default {fronts.DEFAULT_SEED})")
     p.add_argument("--level", type=float, default=fronts.DEFAULT_LEVEL,

@@ -12,5 +12,5 @@ from optimize.fronts.format import format_csv, format_text, front_figure
 from optimize.fronts.result import ConfigurationFront, DesignPoint
 
 __all__ = ["DEFAULT_LEVEL", "DEFAULT_RESAMPLES", "DEFAULT_SEED", "DEFAULT_THRESHOLD", "UNREPLICATED_NOTE",
-           "ConfigurationFront", "DesignPoint", "bootstrap_means", "configuration_front", "format_csv", "format_text", "front_figure",
-           "hypervolumes", "is_replicated", "non_dominated_share", "point_columns"]
+           "ConfigurationFront", "DesignPoint", "bootstrap_means", "configuration_front", "format_csv", "format_text",
+           "front_figure", "hypervolumes", "is_replicated", "non_dominated_share", "point_columns"]

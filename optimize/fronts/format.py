@@ -80,7 +80,8 @@ def format_csv(front: ConfigurationFront) -> str:
     """Every design point, ranked: key columns, n, per objective mean, low and high, probability, on_front."""
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
-    w.writerow([*front.setting_columns, "n", *(f"{o.column}_{s}" for o in front.objectives for s in ("mean", "low", "high")),
+    w.writerow([*front.setting_columns, "n",
+                *(f"{o.column}_{s}" for o in front.objectives for s in ("mean", "low", "high")),
                 "probability", "on_front"])
     for p in front.ranked():
         w.writerow([*(v for _, v in p.settings), p.n,

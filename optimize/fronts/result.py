@@ -1,4 +1,4 @@
-"""The front of design points: each point's replicate means with their intervals and its chance of being on the front."""
+"""The front of design points: each point's means with their intervals and its chance of being on the front."""
 
 from __future__ import annotations
 

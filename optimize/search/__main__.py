@@ -173,7 +173,7 @@ def campaign_front(out: Path, config: SearchConfig,
 
 
 def report(out: Path, config: SearchConfig, outcome: SearchOutcome, per_epoch: bool = False) -> dict[str, object]:
-    """Print the front of the campaign (per ok run, design point or validated epoch); write pareto.png and search.json."""
+    """Print the campaign's front (per ok run, design point or validated epoch); write pareto.png and search.json."""
     summary: dict[str, object] = {"trials": len(outcome.trials), "ok": outcome.count("ok"),
                                   "pruned": outcome.count("pruned"), "cluster_time_s": outcome.cluster_time_s,
                                   "stop_reason": outcome.stop_reason}
