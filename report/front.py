@@ -121,10 +121,12 @@ def configurations(raw: pd.DataFrame, factors: tuple[str, ...] = (), plots: bool
     cols = varying(c)
     names = [c.setting_columns[i] for i in cols]
     rows = [[*(h.tcell(h.level(p.settings[i][1])) for i in cols), h.ncell(p.n), h.ncell(p.mean[0]),
-             h.tcell(_interval(p, 0)), h.ncell(p.mean[1]), h.tcell(_interval(p, 1)), h.ncell(p.probability)]
+             h.tcell(_interval(p, 0)), h.ncell(p.mean[1]), h.tcell(_interval(p, 1)), h.ncell(p.probability),
+             h.tcell("yes" if p.on_front else "")]
             for p in c.ranked() if p.on_front or p.probability >= SHOWN_ABOVE]
-    parts.append(h.table([*names, "n", "mean wall_clock_s", "interval", "mean accuracy", "interval", "P(front)"], rows,
-                         table_id="design-point-front", numeric_headers=[False] * len(names) + [True] * 6,
+    parts.append(h.table([*names, "n", "mean wall_clock_s", "interval", "mean accuracy", "interval", "P(front)",
+                          "front"], rows, table_id="design-point-front",
+                         numeric_headers=[False] * len(names) + [True] * 6 + [False],
                          caption="design points on the front first (by time), then the others by probability; "
                                  "points with P(front) under 0.01 are left out"))
     parts.append(h.para("The front of the individual runs below counts each replicate apart: on replicated data it "

@@ -304,3 +304,14 @@ def test_a_search_that_repeats_configurations_ends_with_their_front(tmp_path, ca
     assert {(p["settings"]["learning_rate"], p["settings"]["batch_size"]) for p in front["front"]} == \
         set(means.index[on])
     assert "design points on the front" in capsys.readouterr().out and (tmp_path / "s" / "pareto.png").exists()
+
+
+def test_the_report_section_of_unreplicated_runs_has_no_design_point_table():
+    from report.front import render
+
+    once, twice = replicated(3, replicates=1), replicated(3, replicates=2)
+    assert 'id="design-point-front"' not in render(once, plots=False)
+    html = render(twice, plots=False)
+    expected = configuration_front(twice, OBJECTIVES)
+    table = html[html.index('id="design-point-front"'):html.index("</table>")]
+    assert table.count(">yes<") == len(expected.front) == 3
