@@ -67,16 +67,22 @@ def save(fig: Figure, path: Path, dpi: int = 120) -> Path:
 
 
 def pareto_figure(points: np.ndarray, on_front: np.ndarray, labels: Sequence[str], maximise: Sequence[bool],
-                  title: str = "") -> Figure:
+                  title: str = "", intervals: tuple[np.ndarray, np.ndarray] | None = None) -> Figure:
     """The runs on the first two objectives (own units): front runs solid and joined, dominated runs faded.
 
     With a third objective, it colours the points (a colour bar names it); a run can then be on the
-    front while looking dominated in the plane shown."""
+    front while looking dominated in the plane shown. ``intervals`` (low, high arrays shaped like
+    ``points``, NaN where unknown) draws each point's interval on both axes (design points' means)."""
     pts = np.asarray(points, dtype=float)
     front = np.asarray(on_front, dtype=bool)
     fig = Figure(figsize=(6.4, 4.6), layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.subplots()
+    if intervals is not None:
+        low, high = (np.nan_to_num(np.asarray(a, dtype=float), nan=0.0) for a in
+                     (pts - np.asarray(intervals[0], dtype=float), np.asarray(intervals[1], dtype=float) - pts))
+        ax.errorbar(pts[:, 0], pts[:, 1], xerr=np.vstack([low[:, 0], high[:, 0]]),
+                    yerr=np.vstack([low[:, 1], high[:, 1]]), fmt="none", ecolor="grey", alpha=0.5, zorder=1)
     colour = pts[:, 2] if pts.shape[1] > 2 else None
     kw = dict(c=colour, cmap="viridis") if colour is not None else dict(color="tab:blue")
     ax.scatter(pts[~front, 0], pts[~front, 1], s=22, alpha=0.2, label=f"dominated ({int((~front).sum())})", **kw)

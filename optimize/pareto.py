@@ -1,9 +1,20 @@
-"""The Pareto front of a campaign: the runs no other run beats on every objective, and its hypervolume.
+"""The Pareto front of a campaign: the configurations (or runs) no other beats on every objective, and its hypervolume.
 
     python -m optimize.pareto runs/NAME --objectives wall_clock_s:min,accuracy:max
     python -m optimize.pareto runs/NAME --objectives wall_clock_s:min,accuracy:max,cost:min --plot front.svg
     python -m optimize.pareto runs/NAME --format json --reference wall_clock_s=120,accuracy=0
+    python -m optimize.pareto runs/NAME --front-threshold 0.8 --seed 1 --format csv
+    python -m optimize.pareto runs/NAME --per-run        # the front of the individual runs, replicates apart
     python -m optimize.pareto runs/NAME --per-epoch      # every validated epoch of the ok and pruned runs
+
+On replicated data (some design point has two or more ok runs) the points are the design points
+(:mod:`optimize.fronts`): each objective's mean over the point's ok runs with a t interval (--level,
+default 0.95), and the probability that the point is non-dominated, the share of --resamples (2,000)
+bootstrap resamples of each point's runs (--seed, default 0) in which no other point's means dominate
+it. The front is the points with a probability above --front-threshold (0.5); the hypervolume of the
+means comes with its bootstrap percentile interval. A design point is one combination of the
+manifest's factors (else one ``run`` number). Unreplicated data, or ``--per-run``, give the front of
+the individual runs described below (with a note when it was not asked for).
 
 Only runs with status ``ok`` count (failed, incomplete and pruned runs have no final figures).
 With ``--per-epoch`` the points are the validated epochs of the ok and pruned runs instead, read from
@@ -34,9 +45,12 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 import pandas as pd
 
-from logparse import Status
-from models.cost import parse_cost
+from optimize import fronts
 from optimize import harvest as harvesting
+# dominance, hypervolume and the ok runs live in optimize.dominance (optimize.fronts uses them too); their names
+# are still importable from here
+from optimize.dominance import (FACTOR_COLUMNS, REFERENCE_MARGIN, SENSES, ObjectiveSpec, default_reference, hypervolume,
+                                minimisation_matrix, non_dominated, ok_runs, parse_objectives, point_label)  # noqa: F401
 from optimize.errors import CampaignDataError, SearchOptionError
 from optimize.figures import pareto_figure, save
 from sparkdl.cli import run_cli
@@ -44,104 +58,9 @@ from sparkdl.cli import run_cli
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-SENSES = ("min", "max")
-#: The reference point's margin beyond the worst value of each objective, as a share of its range.
-REFERENCE_MARGIN = 0.1
 KEY_COLUMNS = ("run", "replicate")
 #: Columns that name a harvested point (optimize.harvest), kept in the JSON front when present.
 POINT_COLUMNS = ("point", "epoch", "run_epochs", "run_status")
-
-
-@dataclass(frozen=True)
-class ObjectiveSpec:
-    """One objective: a column and whether smaller (``min``) or larger (``max``) is better."""
-
-    column: str
-    sense: str
-
-    @property
-    def sign(self) -> float:
-        """Multiplier that turns the objective into one to minimise."""
-        return 1.0 if self.sense == "min" else -1.0
-
-    def __str__(self) -> str:
-        return f"{self.column}:{self.sense}"
-
-
-def parse_objectives(text: str) -> tuple[ObjectiveSpec, ...]:
-    """``wall_clock_s:min,accuracy:max`` -> objectives; at least two, each named once."""
-    out: list[ObjectiveSpec] = []
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        column, _, sense = part.partition(":")
-        if sense not in SENSES or not column:
-            raise SearchOptionError(f"objective {part!r} is not COLUMN:min or COLUMN:max, e.g. wall_clock_s:min")
-        if any(o.column == column for o in out):
-            raise SearchOptionError(f"objective {column!r} is named twice in {text!r}: name each column once")
-        out.append(ObjectiveSpec(column, sense))
-    if len(out) < 2:
-        raise SearchOptionError(f"--objectives {text!r} names {len(out)} objective(s): a front needs at least two, "
-                                "e.g. wall_clock_s:min,accuracy:max")
-    return tuple(out)
-
-
-# ---------------------------------------------------------------- pure functions on minimisation arrays
-
-
-def non_dominated(points: np.ndarray) -> np.ndarray:
-    """Boolean mask of the rows of ``points`` (n x k, every column minimised) that no other row dominates."""
-    pts = np.asarray(points, dtype=float)
-    n = len(pts)
-    keep = np.ones(n, dtype=bool)
-    for i in range(n):
-        no_worse = np.all(pts <= pts[i], axis=1)
-        better = np.any(pts < pts[i], axis=1)
-        keep[i] = not np.any(no_worse & better)
-    return keep
-
-
-def hypervolume(points: np.ndarray, reference: Sequence[float]) -> float:
-    """Exact measure of the region dominated by ``points`` (every column minimised) and bounded by ``reference``.
-
-    Points not strictly better than the reference on every objective add nothing. 2-D: a sweep over the
-    front sorted by the first objective; k-D: slices between consecutive values of the last objective,
-    each slice the (k-1)-D hypervolume of the points below it."""
-    ref = np.asarray(reference, dtype=float)
-    pts = np.asarray(points, dtype=float).reshape(-1, len(ref))
-    pts = pts[np.all(pts < ref, axis=1)]
-    if len(pts) == 0:
-        return 0.0
-    if len(ref) == 1:
-        return float(ref[0] - pts[:, 0].min())
-    if len(ref) == 2:
-        return _sweep_2d(pts, ref)
-    order = np.argsort(pts[:, -1], kind="stable")
-    pts = pts[order]
-    total = 0.0
-    for i in range(len(pts)):
-        upper = pts[i + 1, -1] if i + 1 < len(pts) else ref[-1]
-        depth = upper - pts[i, -1]
-        if depth > 0:
-            total += depth * hypervolume(pts[: i + 1, :-1], ref[:-1])
-    return float(total)
-
-
-def _sweep_2d(pts: np.ndarray, ref: np.ndarray) -> float:
-    """2-D hypervolume: sort by the first objective; each point adds the strip down to the best second value so far."""
-    pts = pts[np.lexsort((pts[:, 1], pts[:, 0]))]
-    total, best_y = 0.0, ref[1]
-    for x, y in pts:
-        if y < best_y:
-            total += (ref[0] - x) * (best_y - y)
-            best_y = y
-    return float(total)
-
-
-def default_reference(points: np.ndarray, margin: float = REFERENCE_MARGIN) -> np.ndarray:
-    """The worst value of each (minimised) objective moved out by ``margin`` of its range (1 when the range is 0)."""
-    pts = np.asarray(points, dtype=float)
-    worst, best = pts.max(axis=0), pts.min(axis=0)
-    span = np.where(worst > best, worst - best, np.maximum(np.abs(worst), 1.0))
-    return worst + margin * span
 
 
 # ---------------------------------------------------------------- a campaign's front
@@ -177,43 +96,6 @@ class ParetoFront:
                 "hypervolume": self.hypervolume, "ok_runs": int(len(self.runs)),
                 "front_size": int(self.on_front.sum()), "excluded_not_ok": self.excluded,
                 "front": json.loads(self.front[columns + extra].to_json(orient="records"))}
-
-
-FACTOR_COLUMNS = ("model", "nodes", "executors", "executor_cores", "epochs", "learning_rate", "batch_size")
-
-
-def minimisation_matrix(runs: pd.DataFrame, objectives: Sequence[ObjectiveSpec]) -> np.ndarray:
-    """The objective columns of ``runs`` as floats, each multiplied by its sign so that smaller is better."""
-    return np.column_stack([o.sign * runs[o.column].to_numpy(float) for o in objectives])
-
-
-def ok_runs(table: pd.DataFrame, objectives: Sequence[ObjectiveSpec], cost: str = "acc2") -> tuple[pd.DataFrame, int]:
-    """The rows with status ok and finite objective values (``cost`` computed when asked and absent)."""
-    if "status" not in table.columns:
-        raise CampaignDataError("the table has no status column: give a campaign's results.csv")
-    runs = table[table["status"] == Status.OK].copy()
-    excluded = len(table) - len(runs)
-    if any(o.column == "cost" for o in objectives) and "cost" not in runs.columns:
-        runs["cost"] = parse_cost(cost)(runs["wall_clock_s"].to_numpy(float), runs["accuracy"].to_numpy(float))
-    missing = [o.column for o in objectives if o.column not in runs.columns]
-    if missing:
-        raise CampaignDataError(f"results.csv has no column(s) {', '.join(missing)}: objectives are columns such as "
-                                "wall_clock_s, accuracy, elapsed_s, or cost")
-    for o in objectives:
-        numbers = pd.to_numeric(runs[o.column], errors="coerce")
-        words = runs[o.column][numbers.isna() & runs[o.column].notna()]
-        if len(words):
-            raise CampaignDataError(f"objective {o.column} holds text ({str(words.iloc[0])[:40]!r}) in an ok run: "
-                                    "objectives are numeric columns such as wall_clock_s, accuracy or cost")
-        runs[o.column] = numbers
-    if "accuracy" in runs.columns:
-        accuracy = pd.to_numeric(runs["accuracy"], errors="coerce")
-        wrong = accuracy[(accuracy < 0) | (accuracy > 1)]
-        if len(wrong):
-            raise CampaignDataError(f"accuracy {wrong.iloc[0]:g} in an ok run: accuracy is a fraction in [0, 1] "
-                                    "(divide percentages by 100)")
-    finite = np.all(np.isfinite(minimisation_matrix(runs, objectives)), axis=1) if len(runs) else np.ones(0, bool)
-    return runs[finite].reset_index(drop=True), excluded + int((~finite).sum())
 
 
 def pareto_front(table: pd.DataFrame, objectives: Sequence[ObjectiveSpec], reference: Sequence[float] | None = None,
@@ -302,13 +184,6 @@ def front_table(front: ParetoFront) -> str:
     return "\n".join(lines)
 
 
-def point_label(row: pd.Series) -> str:
-    """``<run>-<replicate>``, or a harvested point's ``<run>-<replicate>@<epoch>``."""
-    if "point" in row and isinstance(row["point"], str):
-        return row["point"]
-    return f"{row.get('run', '?')}-{row.get('replicate', '?')}"
-
-
 def front_figure(front: ParetoFront, what: str = "ok runs") -> "Figure":
     """The front over the first two objectives (a third colours the points), dominated runs faded."""
     values = front.runs[[o.column for o in front.objectives]].to_numpy(float)
@@ -328,36 +203,66 @@ def build_parser() -> argparse.ArgumentParser:
                    help="COLUMN:min|max,... (default wall_clock_s:min,accuracy:max; add cost:min for T/A^2)")
     p.add_argument("--cost", default="acc2", help="the cost column's formula when results.csv has none (models.cost)")
     p.add_argument("--reference", help="hypervolume reference point, COLUMN=VALUE,... (default: see the module doc)")
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--format", choices=("text", "json", "csv"), default="text", help="output format (default text)")
     p.add_argument("--plot", type=Path, help="figure path (.png or .svg; default CAMPAIGN/pareto.png)")
     p.add_argument("--no-plot", action="store_true", help="write no figure")
     p.add_argument("--per-epoch", action="store_true",
                    help="one point per validated epoch of the ok and pruned runs (read from logs/), not one per ok run")
+    p.add_argument("--per-run", action="store_true",
+                   help="the front of the individual ok runs, even when design points are replicated")
+    p.add_argument("--front-threshold", type=float, default=fronts.DEFAULT_THRESHOLD,
+                   help=f"replicated data: a design point is on the front when its probability of being "
+                        f"non-dominated is above this (default {fronts.DEFAULT_THRESHOLD:g})")
+    p.add_argument("--resamples", type=int, default=fronts.DEFAULT_RESAMPLES,
+                   help=f"replicated data: bootstrap resamples over each point's replicates "
+                        f"(default {fronts.DEFAULT_RESAMPLES})")
+    p.add_argument("--seed", type=int, default=fronts.DEFAULT_SEED,
+                   help=f"replicated data: the bootstrap's seed (default {fronts.DEFAULT_SEED})")
+    p.add_argument("--level", type=float, default=fronts.DEFAULT_LEVEL,
+                   help=f"replicated data: level of the means' t intervals and of the hypervolume's bootstrap "
+                        f"interval (default {fronts.DEFAULT_LEVEL:g})")
     return p
+
+
+def front_csv(front: ParetoFront) -> str:
+    """The per-run (or per-epoch) front as CSV: run key, objectives, then the point and factor columns present."""
+    columns = [c for c in (*KEY_COLUMNS, *(o.column for o in front.objectives)) if c in front.runs.columns]
+    extra = [c for c in front.runs.columns if c not in columns and c in POINT_COLUMNS + front.factor_columns]
+    return front.front[columns + extra].to_csv(index=False)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     objectives = parse_objectives(args.objectives)
     reference = parse_reference(args.reference, objectives) if args.reference else None
-    harvest = None
+    fronts.compute.check_options(args.resamples, args.front_threshold, args.level)
+    if args.per_epoch and args.per_run:
+        raise SearchOptionError("--per-epoch and --per-run are two kinds of point: give one")
+    factors = manifest_factors(args.campaign)
+    harvest, note = None, None
     if args.per_epoch:
         front, harvest = per_epoch_front(args.campaign, objectives, reference, args.cost)
     else:
-        front = pareto_front(read_campaign(args.campaign), objectives, reference, args.cost)
-    front = replace(front, factors=manifest_factors(args.campaign))
+        table = read_campaign(args.campaign)
+        if not args.per_run:
+            if fronts.is_replicated(ok_runs(table, objectives, args.cost)[0], factors):
+                found = fronts.configuration_front(table, objectives, factors, reference, args.cost, args.resamples,
+                                                   args.seed, args.front_threshold, args.level)
+                return show_configurations(found, args)
+            note = fronts.UNREPLICATED_NOTE
+        front = pareto_front(table, objectives, reference, args.cost)
+    front = replace(front, factors=factors)
     what = "ok runs" if harvest is None else "validated epochs"
-    figure_path = None
-    if not args.no_plot:
-        target = args.plot or (args.campaign / "pareto.png" if args.campaign.is_dir() else Path("pareto.png"))
-        if target.suffix not in (".png", ".svg"):
-            raise SearchOptionError(f"--plot {target} must end in .png or .svg")
-        figure_path = save(front_figure(front, what), target)
+    figure_path = None if args.no_plot else save(front_figure(front, what), figure_target(args))
+    if args.format == "csv":
+        print(front_csv(front), end="")
+        return 0
     if args.format == "json":
         extra = {} if harvest is None else {"per_epoch": True, "harvested_runs": harvest.runs,
                                             "points": len(harvest.points)}
-        print(json.dumps({**front.as_json(), **extra, "figure": None if figure_path is None else str(figure_path)},
-                         indent=2))
+        print(json.dumps({**front.as_json(), "per": "run" if harvest is None else "epoch", **extra,
+                          "notes": [note] if note else [],
+                          "figure": None if figure_path is None else str(figure_path)}, indent=2))
         return 0
     print(front_table(front))
     ref = ", ".join(f"{o.column}={r:.6g}" for o, r in zip(objectives, front.reference))
@@ -367,8 +272,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         counted = (f"{len(front.runs)} validated epochs of {harvest.runs} ok or pruned runs on the front "
                    f"({front.excluded} failed or incomplete runs left out)")
     print(f"\n{int(front.on_front.sum())} of {counted}; hypervolume {front.hypervolume:.6g} (reference {ref})")
+    if note:
+        print(f"note: {note}")
     if figure_path is not None:
         print(f"wrote {figure_path}")
+    return 0
+
+
+def figure_target(args: argparse.Namespace) -> Path:
+    """--plot, else pareto.png in the campaign folder (or here for a CSV file); .png or .svg."""
+    target = args.plot or (args.campaign / "pareto.png" if args.campaign.is_dir() else Path("pareto.png"))
+    if target.suffix not in (".png", ".svg"):
+        raise SearchOptionError(f"--plot {target} must end in .png or .svg")
+    return target
+
+
+def show_configurations(found: fronts.ConfigurationFront, args: argparse.Namespace) -> int:
+    """Print the front of design points in --format and write its figure unless --no-plot."""
+    figure_path = None if args.no_plot else save(fronts.front_figure(found), figure_target(args))
+    if args.format == "json":
+        print(json.dumps({**found.to_dict(), "figure": None if figure_path is None else str(figure_path)}, indent=2))
+    elif args.format == "csv":
+        print(fronts.format_csv(found), end="")
+    else:
+        print(fronts.format_text(found))
+        if figure_path is not None:
+            print(f"wrote {figure_path}")
     return 0
 
 

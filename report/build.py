@@ -461,7 +461,7 @@ def build_report(path: str | Path, response: str = "cost", cost: str | None = No
          time_section(campaign.raw, campaign.source if campaign.is_campaign else None, design.names)),
     ]
     front = time_accuracy.render(campaign.raw, plots, target_accuracy,  # None without time and accuracy columns
-                                 campaign.source if campaign.is_campaign else None)
+                                 campaign.source if campaign.is_campaign else None, tuple(design.names))
     if front is not None:
         sections.append(("front", "Time against accuracy", front))
     surfaces = render_surfaces(campaign.raw, design, plots)  # None unless the design allows quadratic surfaces

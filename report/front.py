@@ -9,6 +9,12 @@ accuracy between neighbours on the front is (T2 - T1) / (100 (A2 - A1)) seconds.
 For a campaign folder whose runs validated more than one epoch, one more paragraph counts every
 validated epoch of the ok and pruned runs (:mod:`optimize.harvest`: a run of E epochs also measured
 epochs 1..E-1 on its way), with its hypervolume against the same reference point.
+
+On replicated data (a design point with two or more ok runs) the section opens with the front of the
+design points (:mod:`optimize.fronts`): each configuration's mean time and accuracy with 95 % t
+intervals and its probability of being on the front, from a bootstrap over its replicates (2,000
+resamples, seed 0); the front of the individual runs follows, since on replicated data it mostly
+shows which replicates were lucky.
 """
 
 from __future__ import annotations
@@ -19,8 +25,11 @@ from pathlib import Path
 import pandas as pd
 
 from report import html as h
+from optimize import fronts
+from optimize.fronts.format import SHOWN_ABOVE, varying
 from optimize.errors import CampaignDataError
-from optimize.pareto import FACTOR_COLUMNS, ObjectiveSpec, ParetoFront, front_figure, pareto_front, per_epoch_front
+from optimize.pareto import (FACTOR_COLUMNS, ObjectiveSpec, ParetoFront, front_figure, ok_runs, pareto_front,
+                             per_epoch_front)
 
 OBJECTIVES = (ObjectiveSpec("wall_clock_s", "min"), ObjectiveSpec("accuracy", "max"))
 
@@ -88,11 +97,53 @@ def per_epoch_paragraph(campaign: Path, front: ParetoFront, target: float) -> st
                   "lists them.")
 
 
+def configurations(raw: pd.DataFrame, factors: tuple[str, ...] = (), plots: bool = True) -> list[str]:
+    """The front of the design points on replicated data (paragraph, figure, table); [] when no point is replicated."""
+    try:
+        if not fronts.is_replicated(ok_runs(raw, OBJECTIVES)[0], factors):
+            return []
+        c = fronts.configuration_front(raw, OBJECTIVES, factors)
+    except CampaignDataError as exc:
+        return [h.notice(f"No front of design points: {exc}.")]
+    lo, hi = c.hypervolume_interval
+    parts = [h.para(f"Design points: {len(c.front)} of {len(c.points)} configurations are on the front of mean "
+                    f"training time against mean accuracy with a probability above {c.threshold:g} (the share of "
+                    f"{c.resamples:,} bootstrap resamples of each point's {c.ok_runs} ok runs, seed {c.seed}, in "
+                    f"which no other point's means dominate it). Intervals are {c.level:.0%} t intervals on the "
+                    f"replicates. Hypervolume of the means {h.num(c.hypervolume)}, bootstrap interval "
+                    f"[{h.num(lo)}, {h.num(hi)}] (reference: wall_clock_s {h.num(c.reference[0])} s, accuracy "
+                    f"{h.num(c.reference[1])}).")]
+    parts.extend(h.notice(n[0].upper() + n[1:] + ".") for n in c.notes)
+    if plots:
+        parts.append(h.figure(fronts.front_figure(c), "Pareto front of the design points' mean time and accuracy",
+                              "Each design point's means with their t intervals; the points with a probability above "
+                              "the threshold solid and joined."))
+    cols = varying(c)
+    names = [c.setting_columns[i] for i in cols]
+    rows = [[*(h.tcell(h.level(p.settings[i][1])) for i in cols), h.ncell(p.n), h.ncell(p.mean[0]),
+             h.tcell(_interval(p, 0)), h.ncell(p.mean[1]), h.tcell(_interval(p, 1)), h.ncell(p.probability),
+             h.tcell("yes" if p.on_front else "")]
+            for p in c.ranked() if p.on_front or p.probability >= SHOWN_ABOVE]
+    parts.append(h.table([*names, "n", "mean wall_clock_s", "interval", "mean accuracy", "interval", "P(front)",
+                          "front"], rows, table_id="design-point-front",
+                         numeric_headers=[False] * len(names) + [True] * 6 + [False],
+                         caption="design points on the front first (by time), then the others by probability; "
+                                 "points with P(front) under 0.01 are left out"))
+    parts.append(h.para("The front of the individual runs below counts each replicate apart: on replicated data it "
+                        "mostly shows which replicates were quicker or luckier than their siblings."))
+    return parts
+
+
+def _interval(p: "fronts.DesignPoint", j: int) -> str:
+    return "-" if p.n < 2 else f"[{h.num(p.low[j])}, {h.num(p.high[j])}]"
+
+
 def render(raw: pd.DataFrame, plots: bool = True, target: float | None = None,
-           campaign: Path | None = None) -> str | None:
+           campaign: Path | None = None, factors: tuple[str, ...] = ()) -> str | None:
     """The section's HTML; None when the table has no time and accuracy to trade (e.g. a bare cost table).
 
-    ``campaign``: the folder of ``raw``, whose logs give the per-epoch paragraph (none without it)."""
+    ``campaign``: the folder of ``raw``, whose logs give the per-epoch paragraph (none without it).
+    ``factors``: the design's factors, which name its design points (else the ``run`` column)."""
     if not {"wall_clock_s", "accuracy", "status"} <= set(raw.columns):
         return None
     try:
@@ -100,7 +151,8 @@ def render(raw: pd.DataFrame, plots: bool = True, target: float | None = None,
     except CampaignDataError as exc:
         return h.notice(f"No front: {exc}.")
     f = ta.front
-    parts = [h.para(f"{int(f.on_front.sum())} of {len(f.runs)} ok runs are on the front of training time (lower is "
+    parts = configurations(raw, tuple(factors), plots)
+    parts += [h.para(f"{int(f.on_front.sum())} of {len(f.runs)} ok runs are on the front of training time (lower is "
                     "better) against accuracy (higher is better): no other run is both faster and at least as "
                     f"accurate. {f.excluded} run(s) not ok are left out. Hypervolume {h.num(f.hypervolume)} "
                     f"(reference: wall_clock_s {h.num(f.reference[0])} s, accuracy {h.num(f.reference[1])}).")]

@@ -133,6 +133,11 @@ def test_the_analyses_read_the_ingested_folder_unchanged(study, tmp_path, capsys
     assert f"{len(ok)} jobs at" in stdout
     code, stdout, err = run(capsys, pareto_main, str(out), "--no-plot", "--format", "json")
     assert code == 0, err
+    front = json.loads(stdout)  # replicated: the front of design points, named by the manifest's factors
+    assert front["per"] == "design point" and front["key_columns"][-1] == "regularisation"
+    assert all("regularisation" in p["settings"] for p in front["front"])
+    code, stdout, err = run(capsys, pareto_main, str(out), "--no-plot", "--format", "json", "--per-run")
+    assert code == 0, err
     front = json.loads(stdout)
     walls = {x.wall_clock_s for x in ok}
     assert min(walls) in {p["wall_clock_s"] for p in front["front"]}  # the fastest ok run is on the front

@@ -8,7 +8,9 @@
 
 Objectives default to wall_clock_s:min,accuracy:max. Progress: one line per trial with the cluster
 time used against the budget and an ETA. At the end: the front of the ok runs (optimize.pareto), its
-hypervolume, pareto.png and search.json in --out.
+hypervolume, pareto.png and search.json in --out. When a configuration was run more than once, the front is
+of configurations (optimize.fronts): each one's mean with its interval and its probability of being on the
+front, from a bootstrap over its runs seeded by --seed.
 
 ``--per-epoch`` (multi-fidelity, :mod:`optimize.harvest`): when ``epochs`` is a factor of the space,
 every trial runs at its largest level and Optuna searches the other factors only; the front is then
@@ -34,7 +36,9 @@ import optuna
 from optimize.epochs import parse_config
 from optimize import harvest as harvesting
 from optimize.errors import SearchOptionError
-from optimize.pareto import ParetoFront, front_figure, front_table, pareto_front, parse_objectives, read_campaign
+from optimize import fronts
+from optimize.pareto import (ParetoFront, front_figure, front_table, manifest_factors, ok_runs, pareto_front,
+                             parse_objectives, read_campaign)
 from optimize.search.pruning import make_rules
 from optimize.search.space import at_largest_epochs, load_space
 from optimize.search.study import (SAMPLERS, MultiObjectiveSearch, SearchConfig, SearchOutcome, check_objectives,
@@ -144,9 +148,12 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def campaign_front(out: Path, config: SearchConfig, per_epoch: bool) -> tuple[ParetoFront, str] | None:
-    """The front of the campaign in ``out`` (per ok run, or per validated epoch) and what its points are; None
-    before any point."""
+def campaign_front(out: Path, config: SearchConfig,
+                   per_epoch: bool) -> tuple[ParetoFront | fronts.ConfigurationFront, str] | None:
+    """The front of the campaign in ``out`` and what its points are; None before any point.
+
+    Per validated epoch with ``per_epoch``; else per design point when a configuration was run more than once
+    (:mod:`optimize.fronts`, its bootstrap seeded by the search's seed), per ok run otherwise."""
     if not (out / "results.csv").exists():
         return None
     table = read_campaign(out)
@@ -158,11 +165,15 @@ def campaign_front(out: Path, config: SearchConfig, per_epoch: bool) -> tuple[Pa
         return replace(front, excluded=harvest.excluded), "validated epochs"
     if not (table["status"] == "ok").any():
         return None
+    factors = manifest_factors(out)
+    if fronts.is_replicated(ok_runs(table, config.objectives, config.cost)[0], factors):
+        return fronts.configuration_front(table, config.objectives, factors, cost=config.cost,
+                                          seed=config.seed), "design points"
     return pareto_front(table, config.objectives, cost=config.cost), "ok runs"
 
 
 def report(out: Path, config: SearchConfig, outcome: SearchOutcome, per_epoch: bool = False) -> dict[str, object]:
-    """Print the front of the campaign (per ok run, or per validated epoch); write pareto.png and search.json."""
+    """Print the campaign's front (per ok run, design point or validated epoch); write pareto.png and search.json."""
     summary: dict[str, object] = {"trials": len(outcome.trials), "ok": outcome.count("ok"),
                                   "pruned": outcome.count("pruned"), "cluster_time_s": outcome.cluster_time_s,
                                   "stop_reason": outcome.stop_reason}
@@ -170,7 +181,12 @@ def report(out: Path, config: SearchConfig, outcome: SearchOutcome, per_epoch: b
           f"{outcome.count('failed') + outcome.count('incomplete')} not ok); cluster time "
           f"{outcome.cluster_time_s / 60:.1f} min; stopped: {outcome.stop_reason}")
     found = campaign_front(out, config, per_epoch)
-    if found is not None:
+    if isinstance(found, tuple) and isinstance(found[0], fronts.ConfigurationFront):
+        configurations = found[0]
+        print(fronts.format_text(configurations))
+        summary["front"] = {**configurations.to_dict(), "per_epoch": False}
+        print(f"wrote {save(fronts.front_figure(configurations), out / 'pareto.png')}")
+    elif found is not None:
         front, what = found
         print(front_table(front))
         print(f"{int(front.on_front.sum())} of {len(front.runs)} {what} on the front; hypervolume "
