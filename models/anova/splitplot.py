@@ -212,9 +212,23 @@ class _Sums:
         return 0.5 * (df * math.log(q / df) + float(np.sum(np.log1p(self.sizes * gamma))) + logdet)
 
 
-def _best_gamma(sums: _Sums, df: int) -> tuple[float, bool]:
+def _score(x: np.ndarray, y: np.ndarray, groups: np.ndarray, sizes: np.ndarray, gamma: float, df: int) -> float:
+    """d/d gamma of the profiled REML log-likelihood (times 2): (n-p) y'P ZZ'P y / y'P y - tr(P ZZ')."""
+    n, g = len(y), len(sizes)
+    z = np.zeros((n, g))
+    z[np.arange(n), groups] = 1.0
+    vinv = np.eye(n) - (z * (gamma / (1.0 + sizes * gamma))) @ z.T
+    w = vinv @ x
+    p = vinv - w @ linalg.solve(x.T @ w, w.T, assume_a="sym")
+    py = p @ y
+    zpy = z.T @ py
+    return df * float(zpy @ zpy) / float(y @ py) - float(np.trace(z.T @ p @ z))
+
+
+def _best_gamma(sums: _Sums, x: np.ndarray, y: np.ndarray, groups: np.ndarray, df: int) -> tuple[float, bool]:
     """The REML ratio s2_w / s2 (unbounded below, down to where V stops being positive definite) and whether
-    it sits at that lower bound. Searched on t = log(1 + m * gamma): a grid, then Brent's method."""
+    it sits at that lower bound. Searched on t = log(1 + m * gamma): a grid brackets the maximum, whose score
+    equation is then solved to machine precision (Brent's root finder)."""
     m = float(sums.sizes.max())
 
     def gamma_of(t: float) -> float:
@@ -224,10 +238,15 @@ def _best_gamma(sums: _Sums, df: int) -> tuple[float, bool]:
     grid = np.linspace(lo, hi, 97)
     values = [sums.neg_reml(gamma_of(t), df) for t in grid]
     k = int(np.argmin(values))
-    a, b = grid[max(k - 1, 0)], grid[min(k + 1, len(grid) - 1)]
-    res = optimize.minimize_scalar(lambda t: sums.neg_reml(gamma_of(t), df), bounds=(a, b), method="bounded",
-                                   options={"xatol": 1e-12})
-    t = float(res.x) if res.fun <= values[k] else float(grid[k])
+    a, b = float(grid[max(k - 1, 0)]), float(grid[min(k + 1, len(grid) - 1)])
+    score_a, score_b = (_score(x, y, groups, sums.sizes, gamma_of(t), df) for t in (a, b))
+    if score_a > 0 > score_b:
+        t = optimize.brentq(lambda u: _score(x, y, groups, sums.sizes, gamma_of(u), df), a, b, xtol=1e-14,
+                            rtol=1e-15, maxiter=200)
+    else:  # the maximum is at an end of the search range
+        res = optimize.minimize_scalar(lambda u: sums.neg_reml(gamma_of(u), df), bounds=(a, b), method="bounded",
+                                       options={"xatol": 1e-12})
+        t = float(res.x) if res.fun <= values[k] else float(grid[k])
     return gamma_of(t), t <= lo + 1e-6
 
 
@@ -247,7 +266,7 @@ def reml_fit(x: np.ndarray, y: np.ndarray, groups: np.ndarray) -> RemlFit:
                              "columns): the subplot terms use up every run; fit fewer terms or run more jobs")
     sums = _Sums.of(x, y, groups)
     if df_wp > 0:
-        gamma, at_bound = _best_gamma(sums, n - p)
+        gamma, at_bound = _best_gamma(sums, x, y, groups, n - p)
     else:  # no whole-plot error contrasts: the REML likelihood does not depend on the whole-plot variance
         gamma, at_bound = 0.0, False
     xvx, beta, q = sums.gls(gamma)
