@@ -294,3 +294,63 @@ def test_any_response_of_a_table_without_cost_columns(capsys: pytest.CaptureFixt
     assert sum(r["sum_sq"] for r in doc["rows"] if r["term"] == "Residual") == pytest.approx(expected.ssr, rel=1e-9)
     with pytest.raises(CostInputsMissingError, match="cannot compute the cost"):
         anova_main([str(path), "--factors", "A,S"])
+
+
+# --- response surfaces -------------------------------------------------------------------------------
+
+
+def surface_split_plot_table(seed: int) -> pd.DataFrame:
+    """nodes (whole plot, 3 levels) x a 3^2 grid of learning_rate and batch_size in each whole plot, 2 replicates
+    with their own whole plots (6 in all), one run dropped."""
+    rng = np.random.default_rng(seed)
+    rows, plot_id = [], 0
+    for rep in (1, 2):
+        for nodes in rng.permutation([2, 4, 6]):
+            plot_id += 1
+            plot = rng.normal(0, 3.0)
+            for lr, bs in itertools.product([0.01, 0.02, 0.03], [64, 128, 192]):
+                w, a, b = (nodes - 4) / 2, (lr - 0.02) / 0.01, (bs - 128) / 64
+                y = 80 + 4 * w - 3 * w * w + 2 * a - 2.5 * a * a + 1.5 * b + 0.8 * a * b
+                rows.append({"whole_plot": plot_id, "replicate": rep, "nodes": int(nodes), "learning_rate": lr,
+                             "batch_size": bs, "accuracy_pct": y + plot + rng.normal(0, 1.0)})
+    return pd.DataFrame(rows).drop(index=[10]).reset_index(drop=True)
+
+
+def test_rsm_tests_terms_by_the_split_plot_fit(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    import statsmodels.formula.api as smf
+
+    from models.rsm.cli import main as rsm_main
+
+    d = surface_split_plot_table(seed=4)
+    path = tmp_path / "results.csv"
+    d.to_csv(path, index=False)
+    factors = "nodes,learning_rate,batch_size"
+    assert rsm_main([str(path), "--response", "accuracy_pct", "--factors", factors, "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    sp = doc["split_plot"]
+    assert sp["whole_plot_factors"] == ["nodes"] and sp["whole_plots"] == 6
+    assert all(c["p"] is None for c in doc["coded_coefficients"].values())  # no randomized-design p-values
+    assert all(r["p"] is None for r in doc["anova"] if r["source"] != "lack of fit")
+    # statsmodels MixedLM on the same coded columns
+    coded = pd.DataFrame({"w": (d["nodes"] - 4) / 2, "a": (d["learning_rate"] - 0.02) / 0.01,
+                          "b": (d["batch_size"] - 128) / 64, "y": d["accuracy_pct"], "g": d["whole_plot"]})
+    fit = smf.mixedlm("y ~ w + a + b + w:a + w:b + a:b + I(w**2) + I(a**2) + I(b**2)", coded, groups=coded["g"]).fit(
+        reml=True, method=["bfgs"], gtol=1e-10)
+    names = {"nodes": "w", "learning_rate": "a", "batch_size": "b", "nodes:learning_rate": "w:a",
+             "nodes:batch_size": "w:b", "learning_rate:batch_size": "a:b", "I(nodes**2)": "I(w ** 2)",
+             "I(learning_rate**2)": "I(a ** 2)", "I(batch_size**2)": "I(b ** 2)"}
+    tests = {t["term"]: t for t in sp["tests"]}
+    for ours, theirs in names.items():
+        t = tests[ours]
+        assert t["estimate"] == pytest.approx(fit.fe_params[theirs], rel=1e-4, abs=1e-6), ours
+        assert t["se"] == pytest.approx(fit.bse[theirs], rel=1e-3), ours
+        whole = ours in ("nodes", "I(nodes**2)")
+        assert t["stratum"] == ("whole plot" if whole else "subplot"), ours
+        assert t["df_den"] == (6 - 3 if whole else 53 - 6 - 7), ours
+        assert t["p"] == pytest.approx(2 * stats.t.sf(abs(fit.fe_params[theirs] / fit.bse[theirs]), t["df_den"]),
+                                       rel=2e-3), ours
+    assert sp["variance_components"]["whole_plot"] == pytest.approx(float(fit.cov_re.iloc[0, 0]), rel=1e-3)
+    assert tests["quadratic"]["stratum"] == "subplot" and tests["quadratic"]["df_num"] == 3
+    assert rsm_main([str(path), "--response", "accuracy_pct", "--factors", factors]) == 0
+    text = capsys.readouterr().out
+    assert "split-plot tests (6 whole plots; whole-plot factors: nodes)" in text
