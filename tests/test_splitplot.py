@@ -115,7 +115,8 @@ def stratum_anova(d: pd.DataFrame) -> dict[str, tuple[float, int]]:
     ss_as = ss_of(["A", "S"]) - ss_a - ss_s
     ss_res = float(((y - grand) ** 2).sum()) - ss_block - ss_a - ss_wp - ss_s - ss_as
     return {"block": (ss_block, r - 1), "A": (ss_a, a - 1), "wp_error": (ss_wp, (r - 1) * (a - 1)),
-            "S": (ss_s, s - 1), "A:S": (ss_as, (a - 1) * (s - 1)), "residual": (ss_res, r * a * (s - 1) - (s - 1) - (a - 1) * (s - 1))}
+            "S": (ss_s, s - 1), "A:S": (ss_as, (a - 1) * (s - 1)),
+            "residual": (ss_res, r * a * (s - 1) - (s - 1) - (a - 1) * (s - 1))}
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -354,3 +355,20 @@ def test_rsm_tests_terms_by_the_split_plot_fit(capsys: pytest.CaptureFixture[str
     assert rsm_main([str(path), "--response", "accuracy_pct", "--factors", factors]) == 0
     text = capsys.readouterr().out
     assert "split-plot tests (6 whole plots; whole-plot factors: nodes)" in text
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--whole-plot", "foo"], "whole-plot factor(s) ['foo'] are not among the factors ['V', 'N']"),
+    (["--whole-plot", "V", "--block", "Q"], "block column 'Q' is not in the table"),
+    (["--whole-plot", "V", "--block", "B", "--robust", "hc3"], "--robust is not available with the split-plot"),
+    (["--whole-plot", "none", "--block", "B"], "--block goes with the split-plot analysis"),
+])
+def test_bad_split_plot_options_are_one_line_and_exit_2(capsys: pytest.CaptureFixture[str], extra: list[str],
+                                                       message: str) -> None:
+    from sparkdl.cli import run_cli
+
+    code = run_cli(anova_main, [str(OATS), "--response", "Y", "--factors", "V,N", *extra])
+    err = capsys.readouterr().err
+    assert code == 2
+    lines = [ln for ln in err.splitlines() if ln.startswith("error:")]
+    assert len(lines) == 1 and message in lines[0]

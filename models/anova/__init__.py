@@ -6,6 +6,9 @@
 ``fit``                :func:`fit_anova`: OLS, sums of squares, transforms, the summary
 ``effects``            coded effects and Lenth's PSE
 ``result``             the result dataclasses (:class:`AnovaResult` and its parts)
+``splitplot``          :func:`fit_split_plot`: REML with a random intercept per whole plot,
+                       each term tested in its stratum (containment df)
+``splitplot_result``   its result dataclasses (:class:`SplitPlotResult`)
 ``format``             text and CSV renderings
 ``analysis``           :func:`~models.anova.analysis.analyse`: fit + checks + plots, used by
                        the CLI and by ``harness.report``
@@ -27,7 +30,7 @@ from models.anova.design import (
 )
 from models.anova.effects import lenth
 from models.anova.fit import ROBUST, TRANSFORMS, boxcox_lambda, fit_anova, press
-from models.anova.format import format_csv, format_summary, format_table
+from models.anova.format import format_csv, format_split_plot, format_split_plot_csv, format_summary, format_table
 from models.anova.result import (
     RESIDUAL,
     Alias,
@@ -40,6 +43,8 @@ from models.anova.result import (
     StandardizedEffects,
     json_safe,
 )
+from models.anova.splitplot import WHOLE_PLOT_COLUMN, SplitPlotError, fit_split_plot, split_plot_structure
+from models.anova.splitplot_result import SplitPlotResult, SplitPlotRow
 from models.anova.terms import default_terms, parse_aliases
 
 __all__ = [
@@ -47,4 +52,6 @@ __all__ = [
     "Effect", "LenthResult", "ModelMatrix", "ModelSummary", "StandardizedEffects", "boxcox_lambda",
     "code_factors", "default_terms", "fit_anova", "format_csv", "format_summary", "format_table", "is_numeric",
     "json_safe", "lenth", "model_matrix", "parse_aliases", "press", "term_parts", "two_level_numeric",
+    "WHOLE_PLOT_COLUMN", "SplitPlotError", "SplitPlotResult", "SplitPlotRow", "fit_split_plot", "format_split_plot",
+    "format_split_plot_csv", "split_plot_structure",
 ]

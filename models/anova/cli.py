@@ -9,7 +9,8 @@ and a column that cannot be a factor is refused). Other options: ``--terms RHS``
 Split-plot: when the table has a ``whole_plot`` column (a campaign of a split-plot design), or with
 ``--whole-plot FACTORS [--block COLUMN]``, the split-plot model is fitted instead
 (:mod:`models.anova.splitplot`): REML, each term tested in its stratum. ``--whole-plot none`` forces
-the ordinary ANOVA. Its JSON is ``SplitPlotResult.to_dict()`` plus ``"input"``. Otherwise JSON output is ``{"rows": [{"term", "df", "sum_sq", "mean_sq",
+the ordinary ANOVA. Its JSON is ``SplitPlotResult.to_dict()`` plus ``"input"``. Otherwise JSON output
+is ``{"rows": [{"term", "df", "sum_sq", "mean_sq",
 "F", "p", "pct_variation", "effect", "coefficient"}, ...], "summary": {...}, "lenth": {...} |
 null, "diagnostics": {...}, "kruskal": [...] | null, "log_transform_preview": {...} | null,
 "input": {...}}``; NaN is written as null. CSV output is the rows alone.

@@ -75,7 +75,8 @@ def format_split_plot(result: SplitPlotResult) -> str:
     size = f"{lo}" if lo == hi else f"{lo} to {hi}"
     lines = [
         f"split-plot ANOVA: {result.n} runs in {wp.count} whole plots of {size} runs (whole plot = {wp.source}); "
-        f"whole-plot factors: {', '.join(wp.factors) or 'none'}" + (f"; blocks: {wp.block} (fixed)" if wp.block else ""),
+        f"whole-plot factors: {', '.join(wp.factors) or 'none'}"
+        + (f"; blocks: {wp.block} (fixed)" if wp.block else ""),
         f"model: {result.formula}, with a random intercept per whole plot, fitted by REML",
         f"tests: {TESTS_TEXT}",
         f"denominator df: {DF_METHOD_TEXT}",

@@ -309,12 +309,7 @@ def _check_block(frame: pd.DataFrame, block: str | None, factors: Sequence[str])
     return block if frame[block].nunique() > 1 else None
 
 
-def _check_whole_plot_factors(frame: pd.DataFrame, wpf: Sequence[str], factors: Sequence[str],
-                              groups: np.ndarray) -> None:
-    unknown = [f for f in wpf if f not in factors]
-    if unknown:
-        raise FormulaError(f"whole-plot factor(s) {unknown} are not among the factors {list(factors)}; "
-                           "give factor names to --whole-plot")
+def _check_whole_plot_factors(frame: pd.DataFrame, wpf: Sequence[str], groups: np.ndarray) -> None:
     constant = set(factors_constant_within(frame, wpf, groups))
     for f in wpf:
         if f not in constant:
@@ -402,6 +397,10 @@ def fit_split_plot(
     y = response_values(df, response)
     facs = resolve_factors(df, response, terms, factors)
     blk = _check_block(df, block, facs)
+    unknown = [f for f in whole_plot_factors or () if f not in facs]
+    if unknown:
+        raise FormulaError(f"whole-plot factor(s) {unknown} are not among the factors {list(facs)}; "
+                           "give factor names to --whole-plot")
     groups, source = whole_plot_groups(df, whole_plot_factors or (), whole_plot, blk)
     n_groups = int(groups.max()) + 1
     if n_groups < 2:
@@ -409,7 +408,7 @@ def fit_split_plot(
     varying = [f for f in facs if df[f].nunique(dropna=True) > 1]
     wpf = (factors_constant_within(df, varying, groups) if whole_plot_factors is None
            else tuple(whole_plot_factors))
-    _check_whole_plot_factors(df, wpf, facs, groups)
+    _check_whole_plot_factors(df, wpf, groups)
     rhs, _ = resolve_terms(df, facs, terms, aliases)
     categorical = [f for f in facs if not is_numeric(df[f])]
     coded = code_factors(df, [f for f in facs if is_numeric(df[f])])
