@@ -86,14 +86,14 @@ def test_oats_ordinary_anova_is_the_overconfident_one(capsys: pytest.CaptureFixt
 # --- balanced data equals the hand-computed stratum ANOVA ----------------------------------------------
 
 
-def blocked_split_plot(seed: int, blocks: int = 4) -> pd.DataFrame:
+def blocked_split_plot(seed: int, blocks: int = 4, plot_sd: float = 2.0) -> pd.DataFrame:
     """Blocks x whole-plot factor A (3 text levels) x subplot factor S (4 text levels), one run per cell."""
     rng = np.random.default_rng(seed)
     rows = []
     for b in range(blocks):
         block_effect = rng.normal(0, 3)
         for a in ("a1", "a2", "a3"):
-            plot = rng.normal(0, 2.0)
+            plot = rng.normal(0, plot_sd)
             for s in ("s1", "s2", "s3", "s4"):
                 y = 50 + block_effect + {"a1": 0, "a2": 1.5, "a3": -1}[a] + {"s1": 0, "s2": 2, "s3": 3, "s4": -1}[s]
                 rows.append({"block": f"b{b}", "A": a, "S": s, "y": y + plot + rng.normal(0, 1.0)})
@@ -139,6 +139,25 @@ def test_balanced_blocked_split_plot_equals_the_stratum_anova(seed: int) -> None
     wp_var, res_var = (v.variance for v in result.variance_components)
     assert res_var == pytest.approx(ms["residual"], rel=1e-6)
     assert wp_var == pytest.approx((ms["wp_error"] - ms["residual"]) / 4, rel=1e-5, abs=1e-6)
+
+
+def test_negative_whole_plot_variance_is_kept_unbounded_and_said() -> None:
+    """No whole-plot variation: the first seed whose whole-plot error MS is below the residual MS (by the hand
+    computation) gives a negative REML estimate, a note, and still the stratum ANOVA's F."""
+    for seed in range(100):
+        d = blocked_split_plot(seed, plot_sd=0.0)
+        table = stratum_anova(d)
+        ms = {k: ss / df for k, (ss, df) in table.items()}
+        if ms["wp_error"] < ms["residual"]:
+            break
+    else:
+        pytest.fail("no seed gave a whole-plot error mean square below the residual's")
+    result = fit_split_plot(d, "y", ["A", "S"], whole_plot_factors=["A"], block="block")
+    wp_var = result.variance_components[0]
+    assert wp_var.variance == pytest.approx((ms["wp_error"] - ms["residual"]) / 4, rel=1e-5)
+    assert wp_var.variance < 0 and wp_var.share == 0.0
+    assert any("whole-plot variance is" in n and "read it as 0" in n for n in result.notes)
+    assert result.row("C(A)").F == pytest.approx(ms["A"] / ms["wp_error"], rel=1e-6)
 
 
 def two_level_split_plot(seed: int, reps: int = 3, drift: float = 2.0) -> pd.DataFrame:
