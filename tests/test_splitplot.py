@@ -29,6 +29,12 @@ from models.anova.splitplot import SplitPlotError, fit_split_plot, split_plot_st
 from models.errors import AnalysisOptionError, CostInputsMissingError
 
 OATS = Path(__file__).parent / "fixtures" / "splitplot" / "oats.csv"
+#: Montgomery's paper tensile-strength split plot (Design and Analysis of Experiments, section 14.4 in the 8th
+#: edition, 2012): 3 days (blocks), 3 pulp preparation methods (whole plots: one batch of pulp each), 4 cooking
+#: temperatures (subplots). The 36 rows, in run order, are those of Stat-Ease's tutorial data file for this example
+#: (cdn.statease.com .../pulp.dxpx, "Split-Plot Multilevel Categoric Factorial" tutorial). Montgomery's whole-plot
+#: test of the method is F = 7.08 on 2 and 4 df (MS 64.20 against the day x method MS 9.07), p = 0.049.
+PULP = Path(__file__).parent / "fixtures" / "splitplot" / "pulp.csv"
 
 
 def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
@@ -81,6 +87,23 @@ def test_oats_ordinary_anova_is_the_overconfident_one(capsys: pytest.CaptureFixt
     assert v["df"] == 2 and v["F"] == pytest.approx(F, rel=1e-4)
     assert v["p"] == pytest.approx(stats.f.sf(F, 2, 55), rel=1e-3)
     assert v["p"] < 0.05 < 0.2724  # the ordinary ANOVA calls the variety effect significant; the split-plot does not
+
+
+def test_pulp_whole_plot_test_is_montgomerys(capsys: pytest.CaptureFixture[str]) -> None:
+    """The example of the issue: the method's correct test is F = 7.08 on 2 and 4 df, p = 0.049, where the
+    ordinary ANOVA of the same runs (with or without the days) says p < 0.002."""
+    doc = run_json(capsys, str(PULP), "--response", "strength", "--factors", "method,temperature",
+                   "--terms", "C(method) + C(temperature) + C(method):C(temperature)",
+                   "--whole-plot", "method", "--block", "day")
+    method = by_term(doc)["C(method)"]
+    assert (method["stratum"], method["df_num"], method["df_den"]) == ("whole plot", 2, 4)
+    assert method["F"] == pytest.approx(7.08, abs=0.005) and method["p"] == pytest.approx(0.049, abs=0.0005)
+    wp = {s["name"]: s for s in doc["strata"]}["whole-plot error"]
+    assert wp["df"] == 4 and wp["mean_sq"] == pytest.approx(9.07, abs=0.005)
+    for terms in ("C(day) + C(method)*C(temperature)", "C(method)*C(temperature)"):
+        ordinary = by_term(run_json(capsys, str(PULP), "--response", "strength", "--factors", "method,temperature",
+                                    "--whole-plot", "none", "--terms", terms))["C(method)"]
+        assert ordinary["p"] < 0.002 < method["p"] / 20
 
 
 # --- balanced data equals the hand-computed stratum ANOVA ----------------------------------------------
