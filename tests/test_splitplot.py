@@ -279,6 +279,7 @@ def test_one_whole_plot_per_level_gets_a_line_and_no_p_value(capsys: pytest.Capt
         assert rows[term]["F"] == pytest.approx(ordinary[term]["F"], rel=1e-6), term
         assert rows[term]["df_den"] == 24 - 7
     assert any("cannot be estimated" in n for n in doc["notes"])
+    assert doc["variance_components"][0]["variance"] is None and doc["variance_components"][0]["share"] is None
     assert anova_main([str(path), "--response", "wall_clock_s", "--factors", "nodes,x1,x2"]) == 0
     text = capsys.readouterr().out
     assert "cannot be tested: nodes: one whole plot per level, its effect is confounded with drift" in text

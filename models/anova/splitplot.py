@@ -350,6 +350,9 @@ def _strata(x: np.ndarray, y: np.ndarray, groups: np.ndarray, fit: RemlFit) -> t
 
 
 def _components(fit: RemlFit) -> tuple[VarianceComponent, VarianceComponent]:
+    if not fit.estimated:  # no whole-plot error df: the whole-plot variance and the shares are unknown
+        return (VarianceComponent("whole plot", math.nan, math.nan),
+                VarianceComponent("residual", fit.sigma2, math.nan))
     w = max(fit.sigma2_w, 0.0)
     total = w + fit.sigma2
     return (VarianceComponent("whole plot", fit.sigma2_w, w / total if total > 0 else math.nan),

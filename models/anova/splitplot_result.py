@@ -54,7 +54,8 @@ class ErrorStratum:
 
 @dataclass(frozen=True)
 class VarianceComponent:
-    """A REML variance estimate and its share of the total (a negative estimate counts as 0 in the share)."""
+    """A REML variance estimate and its share of the total (a negative estimate counts as 0 in the share);
+    NaN (null in JSON) when it cannot be estimated."""
 
     name: str
     variance: float
