@@ -31,7 +31,7 @@ a block and the whole-plot factors' levels when there is no such column.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -413,10 +413,34 @@ def fit_split_plot(
            else tuple(whole_plot_factors))
     _check_whole_plot_factors(df, wpf, groups)
     rhs, _ = resolve_terms(df, facs, terms, aliases)
-    categorical = [f for f in facs if not is_numeric(df[f])]
-    coded = code_factors(df, [f for f in facs if is_numeric(df[f])])
     shown_rhs = f"C({blk}) + {rhs}" if blk else rhs
-    fitted_rhs = f"C({blk}, Sum) + {sum_coding(rhs, categorical)}" if blk else sum_coding(rhs, categorical)
+    matrix, names = _coded_design(df, facs, rhs, shown_rhs, blk)
+    yt, label, _ = transform_response(y, transform, matrix.x, response)
+    fit = reml_fit(matrix.x, yt, groups)
+    strata = _strata(matrix.x, yt, groups, fit)
+    settings = len(df[list(wpf)].drop_duplicates()) if wpf else 1
+    rows = _term_rows(fit, matrix, names, blk, lambda name: _untestable_line(name, df, groups, n_groups, settings))
+    se = np.sqrt(np.clip(np.diag(fit.cov), 0.0, None))
+    coefs = tuple(Coefficient(c, float(b), float(s)) for c, b, s in zip(matrix.columns, fit.beta, se))
+    sizes = np.bincount(groups)
+    plots = WholePlots(n_groups, tuple(wpf), source, blk, (int(sizes.min()), int(sizes.max())))
+    notes = _variance_notes(fit, strata)
+    if block is not None and blk is None:
+        notes.append(f"block {block!r} has one level among these runs; it is left out")
+    return SplitPlotResult(
+        response=label, formula=f"{label} ~ {shown_rhs}", n=len(df), whole_plots=plots, rows=rows,
+        strata=strata, variance_components=_components(fit), coefficients=coefs, alpha=alpha,
+        untestable=tuple(r.note for r in rows if r.note), notes=tuple(notes),
+    )
+
+
+def _coded_design(df: pd.DataFrame, factors: Sequence[str], rhs: str, shown_rhs: str,
+                  block: str | None) -> tuple[_Matrix, list[str]]:
+    """The fitted model matrix (numeric factors coded -1..+1, sum-to-zero contrasts, the block first) and the
+    terms' names as the formula shows them; aliased terms are refused."""
+    categorical = [f for f in factors if not is_numeric(df[f])]
+    coded = code_factors(df, [f for f in factors if is_numeric(df[f])])
+    fitted_rhs = f"C({block}, Sum) + {sum_coding(rhs, categorical)}" if block else sum_coding(rhs, categorical)
     matrix = _design(fitted_rhs, coded)
     names = list(_design(shown_rhs, df).slices)
     if len(names) != len(matrix.slices):
@@ -426,35 +450,24 @@ def fit_split_plot(
         bad = [names[list(matrix.slices).index(t)] for t, _ in split.aliased]
         raise FormulaError(f"terms {bad} are aliased with earlier terms (or the block) in these runs, so they are "
                            "not estimable; drop them from --terms")
-    yt, label, _ = transform_response(y, transform, matrix.x, response)
-    fit = reml_fit(matrix.x, yt, groups)
-    strata = _strata(matrix.x, yt, groups, fit)
-    settings = len(df[list(wpf)].drop_duplicates()) if wpf else 1
-    rows, untestable = [], []
+    return matrix, names
+
+
+def _term_rows(fit: RemlFit, matrix: _Matrix, names: Sequence[str], block: str | None,
+               untestable_line: Callable[[str], str]) -> tuple[SplitPlotRow, ...]:
+    """Each term's Wald F in its stratum; a term whose stratum has no error df gets its line instead."""
+    rows = []
     for name, (key, sl) in zip(names, matrix.slices.items()):
         if key == INTERCEPT:
             continue
         F, q, den = fit.test(range(sl.start, sl.stop))
         stratum = WHOLE_PLOT if bool(np.all(fit.whole_plot_columns[sl])) else SUBPLOT
-        role = "block" if blk and name == f"C({blk})" else "term"
+        role = "block" if block and name == f"C({block})" else "term"
         if den <= 0:
-            line = _untestable_line(name, df, groups, n_groups, settings)
-            untestable.append(line)
-            rows.append(SplitPlotRow(name, stratum, role, q, None, None, None, line))
-            continue
-        rows.append(SplitPlotRow(name, stratum, role, q, den, F, float(stats.f.sf(F, q, den))))
-    se = np.sqrt(np.clip(np.diag(fit.cov), 0.0, None))
-    coefs = tuple(Coefficient(c, float(b), float(s)) for c, b, s in zip(matrix.columns, fit.beta, se))
-    sizes = np.bincount(groups)
-    plots = WholePlots(n_groups, tuple(wpf), source, blk, (int(sizes.min()), int(sizes.max())))
-    notes = _variance_notes(fit, strata)
-    if block is not None and blk is None:
-        notes.append(f"block {block!r} has one level among these runs; it is left out")
-    return SplitPlotResult(
-        response=label, formula=f"{label} ~ {shown_rhs}", n=len(df), whole_plots=plots, rows=tuple(rows),
-        strata=strata, variance_components=_components(fit), coefficients=coefs, alpha=alpha,
-        untestable=tuple(untestable), notes=tuple(notes),
-    )
+            rows.append(SplitPlotRow(name, stratum, role, q, None, None, None, untestable_line(name)))
+        else:
+            rows.append(SplitPlotRow(name, stratum, role, q, den, F, float(stats.f.sf(F, q, den))))
+    return tuple(rows)
 
 
 __all__ = [
