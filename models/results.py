@@ -14,7 +14,8 @@ Rules, in order:
    a measured training time; such rows are dropped and counted.
 3. The cost: an existing ``cost`` column is used as is when no cost function is asked for;
    otherwise the cost (default ``T / (A*100)^2``) is computed from ``wall_clock_s`` and ``accuracy``.
-   Accuracy must be a fraction in [0, 1].
+   Accuracy must be a fraction in [0, 1]. A table with neither, analysed for another ``response``,
+   has no cost (it is not refused).
 4. Rows whose response (the cost, and ``response`` if another column) is NaN, infinite or beyond
    +-1e100 are dropped and counted.
 
@@ -66,6 +67,7 @@ NON_FACTOR_COLUMNS = frozenset(
     {
         "run",
         "replicate",
+        "whole_plot",
         "status",
         "reason",
         "wall_clock_s",
@@ -392,6 +394,14 @@ def _with_cost(df: pd.DataFrame, cost: CostFunction | str | None) -> tuple[pd.Da
     return df.assign(**{COST_COLUMN: values}), fn.formula
 
 
+def _cost_wanted(df: pd.DataFrame, cost: CostFunction | str | None, response: str | None) -> bool:
+    """Whether rule 3 applies: the response is the cost, a cost function was asked for, or the table has
+    the cost or what it is computed from. A table without them analysed for another response is not refused."""
+    if response in (None, COST_COLUMN) or cost is not None or COST_COLUMN in df.columns:
+        return True
+    return all(c in df.columns for c in (TIME_COLUMN, ACCURACY_COLUMN))
+
+
 @dataclass(frozen=True)
 class FactorChoice:
     """The factor columns of a table, where they come from, and columns set aside as measurements."""
@@ -447,6 +457,8 @@ def build_table(
         _check_accuracy(df[ACCURACY_COLUMN])
     _check_whole_columns(df)
     _check_factor_values(df, choice.factors)
+    if compute_cost and not _cost_wanted(df, cost, response):
+        compute_cost = False  # the response is another column and this table has nothing to compute a cost from
     df, cost_name = _with_cost(df, cost) if compute_cost else (df, "not computed")
     for column in dict.fromkeys([COST_COLUMN if compute_cost else None, response]):
         if column is not None and column in df.columns:

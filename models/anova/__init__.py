@@ -7,6 +7,9 @@
 ``effects``            coded effects and Lenth's PSE
 ``result``             the result dataclasses (:class:`AnovaResult` and its parts)
 ``shares``             LMG shares of R^2 (they add up when the design is not orthogonal)
+``splitplot``          :func:`fit_split_plot`: REML with a random intercept per whole plot,
+                       each term tested in its stratum (containment df)
+``splitplot_result``   its result dataclasses (:class:`SplitPlotResult`)
 ``format``             text and CSV renderings
 ``analysis``           :func:`~models.anova.analysis.analyse`: fit + checks + plots, used by
                        the CLI and by ``harness.report``
@@ -28,7 +31,7 @@ from models.anova.design import (
 )
 from models.anova.effects import lenth
 from models.anova.fit import ROBUST, TRANSFORMS, boxcox_lambda, fit_anova, press
-from models.anova.format import format_csv, format_summary, format_table
+from models.anova.format import format_csv, format_split_plot, format_split_plot_csv, format_summary, format_table
 from models.anova.result import (
     RESIDUAL,
     Alias,
@@ -41,6 +44,8 @@ from models.anova.result import (
     StandardizedEffects,
     json_safe,
 )
+from models.anova.splitplot import WHOLE_PLOT_COLUMN, SplitPlotError, fit_split_plot, split_plot_structure
+from models.anova.splitplot_result import SplitPlotResult, SplitPlotRow
 from models.anova.terms import default_terms, parse_aliases
 
 __all__ = [
@@ -48,4 +53,6 @@ __all__ = [
     "Effect", "LenthResult", "ModelMatrix", "ModelSummary", "StandardizedEffects", "boxcox_lambda",
     "code_factors", "default_terms", "fit_anova", "format_csv", "format_summary", "format_table", "is_numeric",
     "json_safe", "lenth", "model_matrix", "parse_aliases", "press", "term_parts", "two_level_numeric",
+    "WHOLE_PLOT_COLUMN", "SplitPlotError", "SplitPlotResult", "SplitPlotRow", "fit_split_plot", "format_split_plot",
+    "format_split_plot_csv", "split_plot_structure",
 ]

@@ -4,7 +4,13 @@
 for a bare CSV give ``--factors a,b,c`` (else the columns taken as factors are named on stderr,
 and a column that cannot be a factor is refused). Other options: ``--terms RHS``,
 ``--typ 1|2|3``, ``--format text|json|csv``, ``--transform log|boxcox``, ``--robust hc3``,
-``--kruskal``, ``--plots DIR``. JSON output is ``{"rows": [{"term", "df", "sum_sq", "mean_sq",
+``--kruskal``, ``--plots DIR``.
+
+Split-plot: when the table has a ``whole_plot`` column (a campaign of a split-plot design), or with
+``--whole-plot FACTORS [--block COLUMN]``, the split-plot model is fitted instead
+(:mod:`models.anova.splitplot`): REML, each term tested in its stratum. ``--whole-plot none`` forces
+the ordinary ANOVA. Its JSON is ``SplitPlotResult.to_dict()`` plus ``"input"``. Otherwise JSON output
+is ``{"rows": [{"term", "df", "sum_sq", "mean_sq",
 "F", "p", "pct_variation", "effect", "coefficient"}, ...], "summary": {...}, "lenth": {...} |
 null, "shares": {...} | null, "diagnostics": {...}, "kruskal": [...] | null, "log_transform_preview":
 {...} | null, "input": {...}}``; NaN is written as null. CSV output is the rows alone, plus an ``lmg_pct``
@@ -21,7 +27,9 @@ from pathlib import Path
 
 from models.anova.analysis import Analysis, analyse
 from models.anova.fit import ROBUST, TRANSFORMS
-from models.anova.format import format_csv, format_summary, format_table
+from models.anova.format import format_csv, format_split_plot, format_split_plot_csv, format_summary, format_table
+from models.anova.splitplot import WHOLE_PLOT_COLUMN, fit_split_plot, split_plot_structure
+from models.anova.splitplot_result import SplitPlotResult
 from models.diagnostics import format_kruskal
 from models.errors import AnalysisOptionError
 from models.plots import save_figures
@@ -36,7 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--response", default="cost", help="response column (default: cost)")
     p.add_argument("--terms", help="right-hand side of the model formula, e.g. 'a + b*c'; default: "
                    "main effects plus estimable two-factor interactions")
-    p.add_argument("--typ", type=int, choices=(1, 2, 3), default=2, help="sums of squares type (default 2)")
+    p.add_argument("--typ", type=int, choices=(1, 2, 3), help="sums of squares type (default 2; the split-plot "
+                   "analysis always uses Type III Wald tests)")
     p.add_argument("--format", choices=("text", "json", "csv"), default="text")
     p.add_argument("--transform", choices=TRANSFORMS, help="analyse log(y) or Box-Cox(y)")
     p.add_argument("--robust", choices=ROBUST, help="HC3 robust F tests (with --typ 2 or 3)")
@@ -49,7 +58,76 @@ def build_parser() -> argparse.ArgumentParser:
                    help="alias group such as 'a:b = c:d' (repeatable)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     p.add_argument("--plots", metavar="DIR", help="also write the effect and residual plots as PNG files")
+    p.add_argument("--whole-plot", metavar="FACTORS",
+                   help="split-plot analysis: the hard-to-change (whole-plot) factors, e.g. nodes,runtime; a whole "
+                        f"plot is each combination of block and their levels, unless the table has a "
+                        f"{WHOLE_PLOT_COLUMN!r} column (then used with no flag). 'none' forces the ordinary ANOVA")
+    p.add_argument("--block", metavar="COLUMN",
+                   help="block column of a split-plot analysis (fixed effect), e.g. replicate")
     return p
+
+
+#: Options of the ordinary ANOVA that test whole-plot factors as if the runs were randomized.
+RANDOMIZED_ONLY = (("robust", "--robust"), ("kruskal", "--kruskal"), ("plots", "--plots"), ("typ", "--typ"))
+
+
+def split_plot_request(args: argparse.Namespace, table: ResultsTable,
+                       factors: Sequence[str]) -> tuple[tuple[str, ...] | None, str | None] | None:
+    """(whole-plot factors or None to infer them, whole-plot column or None) when the split-plot model is
+    to be fitted; None for the ordinary ANOVA."""
+    wanted = None if args.whole_plot is None else args.whole_plot.strip()
+    if wanted is not None and wanted.lower() == "none":
+        if args.block:
+            raise AnalysisOptionError("--block goes with the split-plot analysis; with --whole-plot none put the "
+                                      "block in --terms, e.g. --terms 'C(replicate) + a + b'")
+        return None
+    structure = split_plot_structure(table.frame, factors)
+    column = WHOLE_PLOT_COLUMN if structure is not None else None
+    if wanted is not None:
+        names = factor_list(wanted) or ()
+        return names, column
+    if structure is not None:
+        return None, column
+    if args.block:
+        raise AnalysisOptionError(f"--block {args.block} needs whole plots: give --whole-plot FACTORS (the "
+                                  f"hard-to-change factors), or a table with a {WHOLE_PLOT_COLUMN!r} column")
+    return None
+
+
+def check_split_plot_options(args: argparse.Namespace) -> None:
+    for attr, flag in RANDOMIZED_ONLY:
+        if getattr(args, attr):
+            raise AnalysisOptionError(f"{flag} is not available with the split-plot analysis (it would treat the "
+                                      "runs as fully randomized); drop it, or give --whole-plot none for the "
+                                      "ordinary ANOVA")
+
+
+def split_plot_text(table: ResultsTable, result: SplitPlotResult, response: str) -> str:
+    what = f"cost = {table.cost_name}" if response == "cost" else f"response = {response}"
+    return "\n".join([f"input: {table.source}: {table.describe_dropped()}; {what}", "", format_split_plot(result)])
+
+
+def run_split_plot(args: argparse.Namespace, table: ResultsTable, factors: Sequence[str],
+                   request: tuple[tuple[str, ...] | None, str | None]) -> None:
+    check_split_plot_options(args)
+    whole_plot_factors, column = request
+    result = fit_split_plot(table.frame, args.response, factors, whole_plot_factors=whole_plot_factors,
+                            whole_plot=column, block=args.block, terms=args.terms, transform=args.transform,
+                            aliases=args.alias, alpha=args.alpha)
+    if whole_plot_factors is None:
+        print(f"note: split-plot analysis: {result.whole_plots.count} whole plots from the {column!r} column; "
+              f"whole-plot factors (constant within every whole plot): "
+              f"{', '.join(result.whole_plots.factors) or 'none'} (--whole-plot none for the ordinary ANOVA)",
+              file=sys.stderr)
+    if args.format == "csv":
+        sys.stdout.write(format_split_plot_csv(result))
+    elif args.format == "json":
+        doc = result.to_dict()
+        doc["input"] = table.to_dict()
+        json.dump(doc, sys.stdout, indent=2, allow_nan=False)
+        sys.stdout.write("\n")
+    else:
+        print(split_plot_text(table, result, args.response))
 
 
 def run_numbers(text: str) -> list[int]:
@@ -84,8 +162,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     for line in table.notices():
         print(f"note: {line}", file=sys.stderr)
     table.require_rows()
-    analysis = analyse(table.frame, args.response, [f for f in table.factors if f != args.response],
-                       terms=args.terms, typ=args.typ, transform=args.transform, robust=args.robust,
+    factors = [f for f in table.factors if f not in (args.response, args.block, WHOLE_PLOT_COLUMN)]
+    request = split_plot_request(args, table, factors)
+    if request is not None:
+        run_split_plot(args, table, factors, request)
+        return 0
+    analysis = analyse(table.frame, args.response, factors,
+                       terms=args.terms, typ=args.typ or 2, transform=args.transform, robust=args.robust,
                        aliases=args.alias, alpha=args.alpha, kruskal=args.kruskal, plots=bool(args.plots))
     written = save_figures(analysis.figures, args.plots) if args.plots else []
     if args.format == "csv":

@@ -1,10 +1,12 @@
-"""Text and CSV renderings of an ANOVA result (JSON is ``AnovaResult.to_dict`` / ``Analysis.to_dict``)."""
+"""Text and CSV renderings of an ANOVA result (JSON is ``AnovaResult.to_dict`` / ``Analysis.to_dict``) and of a
+split-plot ANOVA (JSON is ``SplitPlotResult.to_dict``)."""
 
 from __future__ import annotations
 
 import math
 
 from models.anova.result import RESIDUAL, AnovaResult
+from models.anova.splitplot_result import DF_METHOD_TEXT, TESTS_TEXT, SplitPlotResult
 
 
 def num(v: float | None, fmt: str = "{:.4g}") -> str:
@@ -93,3 +95,54 @@ def format_csv(result: AnovaResult) -> str:
         sh = result.shares
         table["lmg_pct"] = [sh.residual_pct if t == RESIDUAL else sh.share(t) for t in table["term"]]
     return table.to_csv(index=False)
+
+
+def _p_cell(p: float | None) -> str:
+    if p is None or not math.isfinite(p):
+        return "-"
+    return f"{p:.3g}" if p >= 1e-4 else f"{p:.1e}"
+
+
+def format_split_plot(result: SplitPlotResult) -> str:
+    """A split-plot ANOVA as text: the whole plots, the term tests by stratum, both error strata, the
+    variance components, the untestable terms (one line each) and the notes."""
+    wp = result.whole_plots
+    lo, hi = wp.sizes
+    size = f"{lo}" if lo == hi else f"{lo} to {hi}"
+    lines = [
+        f"split-plot ANOVA: {result.n} runs in {wp.count} whole plots of {size} runs (whole plot = {wp.source}); "
+        f"whole-plot factors: {', '.join(wp.factors) or 'none'}"
+        + (f"; blocks: {wp.block} (fixed)" if wp.block else ""),
+        f"model: {result.formula}, with a random intercept per whole plot, fitted by REML",
+        f"tests: {TESTS_TEXT}",
+        f"denominator df: {DF_METHOD_TEXT}",
+        "",
+    ]
+    head = ["term", "stratum", "df", "den df", "F", "p"]
+    body = [[r.term, r.stratum, f"{r.df_num}", "-" if r.df_den is None else f"{r.df_den}", num(r.F),
+             _p_cell(r.p)] for r in result.rows]
+    widths = [max(len(row[i]) for row in [head] + body) for i in range(len(head))]
+    lines += ["  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
+              for row in [head] + body]
+    lines += ["", "error strata:"]
+    for s in result.strata:
+        lines.append(f"  {s.name}: df = {s.df}, SS = {num(s.sum_sq)}, MS = {num(s.mean_sq)}")
+    parts = [f"{v.name} {num(v.variance)} ({num(100 * v.share, '{:.1f}')} %)" for v in result.variance_components]
+    lines.append("variance components (REML): " + ", ".join(parts))
+    lines += [f"cannot be tested: {u}" for u in result.untestable]
+    lines += [f"note: {n}" for n in result.notes]
+    return "\n".join(lines)
+
+
+def format_split_plot_csv(result: SplitPlotResult) -> str:
+    """The split-plot term tests as CSV (term first); untestable terms have empty F and p."""
+    import csv
+    import io
+
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(["term", "stratum", "role", "df_num", "df_den", "F", "p", "note"])
+    for r in result.rows:
+        w.writerow([r.term, r.stratum, r.role, r.df_num, "" if r.df_den is None else r.df_den,
+                    "" if r.F is None else repr(r.F), "" if r.p is None else repr(r.p), r.note or ""])
+    return out.getvalue()

@@ -4,14 +4,18 @@ and the ridge when the stationary point does not answer the question; as text or
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from models.anova.splitplot import factors_constant_within, group_codes, whole_plot_groups
 from models.rsm.canonical import Optimum, RidgePoint, StationaryPoint, optimum, ridge_path, stationary_point
+from models.rsm.coding import model_matrix, term_names
 from models.rsm.fit import SurfaceFit, fit_surface
 from models.rsm.recognise import recognise
+from models.rsm.splitplot import SurfaceSplitPlot, surface_split_plot
 
 
 @dataclass(frozen=True, eq=False)
@@ -21,6 +25,7 @@ class SurfaceAnalysis:
     goal: str
     best: Optimum
     ridge: tuple[RidgePoint, ...]  # empty when the stationary point is the wanted kind and inside
+    split_plot: SurfaceSplitPlot | None = None  # the tests of the terms when the runs were in whole plots
 
     @property
     def ridge_reason(self) -> str:
@@ -38,6 +43,7 @@ class SurfaceAnalysis:
         f = self.fit
         sp = self.stationary
         lof = f.lack_of_fit
+        sp_tests = self.split_plot is not None  # then the least-squares t, F and p are not valid and not given
         return {
             "response": f.response,
             "factors": list(f.factors),
@@ -47,7 +53,8 @@ class SurfaceAnalysis:
             "design": recognise(f.coded_x),
             "distinct_settings": f.n_points,
             "coefficients": {c.term: c.natural for c in f.coefficients},
-            "coded_coefficients": {c.term: {"estimate": c.coded, "se": _j(c.se), "t": _j(c.t), "p": _j(c.p)}
+            "coded_coefficients": {c.term: {"estimate": c.coded, "se": None if sp_tests else _j(c.se),
+                                            "t": None if sp_tests else _j(c.t), "p": None if sp_tests else _j(c.p)}
                                    for c in f.coefficients},
             "coding": {fa: {"centre": c, "half_range": h} for fa, c, h in zip(f.factors, f.coding.centre,
                                                                               f.coding.half)},
@@ -56,8 +63,10 @@ class SurfaceAnalysis:
             "r2": _j(f.r2), "adj_r2": _j(f.adj_r2), "pred_r2": _j(f.pred_r2), "rmse": _j(f.rmse),
             "df_resid": f.df_resid,
             "warning": f.warning(),
-            "anova": [{"source": r.source, "df": r.df, "ss": r.ss, "ms": _j(r.ms), "F": _j(r.F), "p": _j(r.p)}
-                      for r in f.anova],
+            "anova": [{"source": r.source, "df": r.df, "ss": r.ss, "ms": _j(r.ms),
+                       "F": None if sp_tests and r.source != "lack of fit" else _j(r.F),
+                       "p": None if sp_tests and r.source != "lack of fit" else _j(r.p)} for r in f.anova],
+            "split_plot": self.split_plot.to_dict() if self.split_plot is not None else None,
             "lack_of_fit": {"F": _j(lof.F), "p": _j(lof.p), "df_lof": lof.df_lof, "df_pe": lof.df_pe,
                             "ss_lof": lof.ss_lof, "ss_pe": lof.ss_pe, "note": lof.note},
             "lack_of_fit_p": _j(lof.p),
@@ -86,12 +95,21 @@ class SurfaceAnalysis:
                  f"{f.n} jobs at {f.n_points} distinct settings, residual df {f.df_resid}",
                  f"design: {recognise(f.coded_x)}"]
         lines += ["coding: " + "; ".join(f.coding.describe()), f"region: {f.region.describe()}", ""]
-        lines.append(f"{'term':<34} {'natural':>13} {'coded':>11} {'se':>10} {'t':>8} {'p':>9}")
-        for c in f.coefficients:
-            lines.append(f"{c.term:<34} {c.natural:>13.6g} {c.coded:>11.5g} {c.se:>10.4g} {c.t:>8.3g} {_p(c.p):>9}")
-        lines += ["", f"{'source':<24} {'df':>4} {'SS':>12} {'MS':>12} {'F':>9} {'p':>9}"]
-        for r in f.anova:
-            lines.append(f"{r.source:<24} {r.df:>4} {r.ss:>12.5g} {r.ms:>12.5g} {_n(r.F):>9} {_p(r.p):>9}")
+        if self.split_plot is not None:
+            lines.append(f"{'term':<34} {'natural':>13} {'coded':>11}   (tests: the split-plot table below)")
+            for c in f.coefficients:
+                lines.append(f"{c.term:<34} {c.natural:>13.6g} {c.coded:>11.5g}")
+            lines += ["", f"{'source':<24} {'df':>4} {'SS':>12} {'MS':>12}"]
+            lines += [f"{r.source:<24} {r.df:>4} {r.ss:>12.5g} {r.ms:>12.5g}" for r in f.anova]
+            lines += ["", *self.split_plot.text()]
+        else:
+            lines.append(f"{'term':<34} {'natural':>13} {'coded':>11} {'se':>10} {'t':>8} {'p':>9}")
+            for c in f.coefficients:
+                lines.append(f"{c.term:<34} {c.natural:>13.6g} {c.coded:>11.5g} {c.se:>10.4g} {c.t:>8.3g} "
+                             f"{_p(c.p):>9}")
+            lines += ["", f"{'source':<24} {'df':>4} {'SS':>12} {'MS':>12} {'F':>9} {'p':>9}"]
+            for r in f.anova:
+                lines.append(f"{r.source:<24} {r.df:>4} {r.ss:>12.5g} {r.ms:>12.5g} {_n(r.F):>9} {_p(r.p):>9}")
         lines += ["", f"R^2 {f.r2:.4f}, adjusted {f.adj_r2:.4f}, predicted {_n(f.pred_r2)}, root MSE {f.rmse:.4g}",
                   f"lack of fit: {f.lack_of_fit.note}"
                   + (f" (F = {f.lack_of_fit.F:.3g}, p = {_p(f.lack_of_fit.p)})" if f.lack_of_fit.testable else ""),
@@ -111,13 +129,33 @@ class SurfaceAnalysis:
 
 
 def analyse(frame: pd.DataFrame, response: str, factors: tuple[str, ...] | list[str], goal: str = "max",
-            seed: int = 0, transform: str = "none") -> SurfaceAnalysis:
+            seed: int = 0, transform: str = "none", *, whole_plot_factors: Sequence[str] | None = None,
+            whole_plot: str | None = None, block: str | None = None) -> SurfaceAnalysis:
+    """The surface analysis; with ``whole_plot`` (a column) or ``whole_plot_factors`` the terms are tested by
+    the split-plot REML fit (:mod:`models.rsm.splitplot`) instead of least squares."""
     fit = fit_surface(frame, response, tuple(factors), transform)
     sp = stationary_point(fit)
     best = optimum(fit, goal, seed)
     wanted = "maximum" if goal == "max" else "minimum"
     ridge = () if (sp.kind == wanted and sp.inside) else ridge_path(fit, goal)
-    return SurfaceAnalysis(fit, sp, goal, best, ridge)
+    split = None
+    if whole_plot is not None or whole_plot_factors is not None:
+        split = _split_plot(frame, fit, whole_plot_factors, whole_plot, block)
+    return SurfaceAnalysis(fit, sp, goal, best, ridge, split)
+
+
+def _split_plot(frame: pd.DataFrame, fit: SurfaceFit, whole_plot_factors: Sequence[str] | None,
+                whole_plot: str | None, block: str | None) -> SurfaceSplitPlot:
+    groups, _ = whole_plot_groups(frame, whole_plot_factors or (), whole_plot, block)
+    wpf = (factors_constant_within(frame, fit.factors, groups) if whole_plot_factors is None
+           else tuple(whole_plot_factors))
+    k = fit.k
+    n_int = k * (k - 1) // 2
+    parts = [("linear", 1, 1 + k), ("two-factor interaction", 1 + k, 1 + k + n_int),
+             ("quadratic", 1 + k + n_int, 1 + 2 * k + n_int)]
+    blocks = group_codes(frame[block]) if block else None
+    return surface_split_plot(model_matrix(fit.coded_x), fit.y, term_names(fit.factors), parts, groups, wpf,
+                              block, blocks)
 
 
 def _named(names: tuple[str, ...], values: tuple[float, ...] | None) -> dict[str, float] | None:

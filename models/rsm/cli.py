@@ -1,5 +1,8 @@
 """``python -m models.rsm RESULTS --response R --factors A,B,C [--goal max|min] [--transform log]
-[--format text|json] [--plots DIR]``."""
+[--format text|json] [--plots DIR] [--whole-plot FACTORS|none] [--block COLUMN]``.
+
+When the table has a ``whole_plot`` column (a split-plot campaign), or with ``--whole-plot``, the terms
+are tested by the split-plot REML fit (:mod:`models.rsm.splitplot`) instead of least squares."""
 
 from __future__ import annotations
 
@@ -7,6 +10,9 @@ import argparse
 import json
 from collections.abc import Sequence
 
+import pandas as pd
+
+from models.anova.splitplot import WHOLE_PLOT_COLUMN, split_plot_structure
 from models.errors import SurfaceError
 from models.results import load_results
 from models.rsm.analysis import analyse
@@ -34,7 +40,35 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("--plots", metavar="DIR", help="write contour and surface PNGs for every pair of factors here")
     p.add_argument("--seed", type=int, default=0, help="seed of the search over the region (default 0)")
+    p.add_argument("--whole-plot", metavar="FACTORS",
+                   help="split-plot tests: the hard-to-change (whole-plot) factors; a whole plot is each combination "
+                        f"of block and their levels, unless the table has a {WHOLE_PLOT_COLUMN!r} column (then used "
+                        "with no flag). 'none': least-squares tests as if the runs were randomized")
+    p.add_argument("--block", metavar="COLUMN", help="block column of the split-plot tests (fixed effect)")
     return p
+
+
+def whole_plot_options(args: argparse.Namespace, frame: pd.DataFrame,
+                       factors: tuple[str, ...]) -> tuple[tuple[str, ...] | None, str | None] | None:
+    """(whole-plot factors or None to infer, whole-plot column or None), or None for least-squares tests."""
+    wanted = None if args.whole_plot is None else args.whole_plot.strip()
+    if wanted is not None and wanted.lower() == "none":
+        if args.block:
+            raise SurfaceError("--block goes with the split-plot tests; drop it with --whole-plot none")
+        return None
+    column = WHOLE_PLOT_COLUMN if split_plot_structure(frame, factors) is not None else None
+    if wanted is not None:
+        names = tuple(n.strip() for n in wanted.split(",") if n.strip())
+        unknown = [n for n in names if n not in factors]
+        if unknown:
+            raise SurfaceError(f"--whole-plot {wanted}: {unknown} are not among --factors {','.join(factors)}")
+        return names, column
+    if column is not None:
+        return None, column
+    if args.block:
+        raise SurfaceError(f"--block {args.block} needs whole plots: give --whole-plot FACTORS, or a table with a "
+                           f"{WHOLE_PLOT_COLUMN!r} column")
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -44,7 +78,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     frame = table.frame
     if args.response in frame.columns:
         frame = frame[frame[args.response].notna()].reset_index(drop=True)
-    result = analyse(frame, args.response, factors, args.goal, args.seed, args.transform)
+    split = whole_plot_options(args, frame, factors)
+    if split is None:
+        result = analyse(frame, args.response, factors, args.goal, args.seed, args.transform)
+    else:
+        result = analyse(frame, args.response, factors, args.goal, args.seed, args.transform,
+                         whole_plot_factors=split[0], whole_plot=split[1], block=args.block)
     written = save_all(result.fit, args.plots, mark=result.best.natural) if args.plots else []
     if args.format == "json":
         d = result.to_dict()
