@@ -187,3 +187,13 @@ def adjust_for_drift(frame: pd.DataFrame, response: str, drift: DriftResult) -> 
             f"{drift.slope_per_h:+.4g} per hour (p = {drift.p:.3g}); each run's value minus that trend "
             "(centred on the campaign's mean time) is analysed")
     return frame.assign(**{response: adjusted.to_numpy()}), note
+
+
+def table_drift(frame: pd.DataFrame, reference: pd.DataFrame, response: str, rhs: str | None = None, *,
+                whole_plot: str | None = None, alpha: float = 0.05) -> DriftResult:
+    """:func:`check_drift` of an analysed table and its campaign's reference runs (may be empty)."""
+    if reference is None or len(reference) == 0 or response not in reference.columns:
+        return check_drift(frame, response, rhs, whole_plot=whole_plot, alpha=alpha)
+    both = pd.concat([frame, reference], ignore_index=True)
+    mask = np.r_[np.zeros(len(frame), dtype=bool), np.ones(len(reference), dtype=bool)]
+    return check_drift(both, response, rhs, whole_plot=whole_plot, reference=mask, alpha=alpha)

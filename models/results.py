@@ -43,7 +43,7 @@ import pandas as pd
 from logparse import Status
 from models.cost import CostFunction, parse_cost
 from models.errors import CostInputsMissingError, InvalidTableError, MissingColumnError, ResultsNotFoundError
-from sparkdl.campaign import CampaignDir
+from sparkdl.campaign import CampaignDir, Manifest
 from sparkdl.errors import CampaignError
 
 RESULTS_FILE = "results.csv"
@@ -123,6 +123,8 @@ class ResultsTable:
     measurements: tuple[str, ...] = ()
     constant_factors: tuple[str, ...] = ()
     has_status: bool = True
+    #: a campaign's reference runs (ok, plausible): out of ``frame``, in for the drift check
+    reference: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def n_dropped(self) -> int:
@@ -213,8 +215,8 @@ def factor_list(text: str | None) -> tuple[str, ...] | None:
     return names
 
 
-def manifest_factors(csv_path: Path) -> tuple[str, ...] | None:
-    """The factors declared by the campaign manifest beside a campaign's ``results.csv`` (None if absent).
+def manifest_of(csv_path: Path) -> Manifest | None:
+    """The campaign manifest beside a campaign's ``results.csv`` (None if absent or not a campaign's table).
 
     Read by :class:`sparkdl.campaign.CampaignDir`, the one owner of the campaign folder's layout.
     """
@@ -222,10 +224,31 @@ def manifest_factors(csv_path: Path) -> tuple[str, ...] | None:
         return None
     folder = CampaignDir(csv_path.parent)
     try:
-        manifest = folder.read_manifest()
+        return folder.read_manifest()
     except CampaignError as exc:
         raise InvalidTableError(f"{exc}") from None
+
+
+def manifest_factors(csv_path: Path) -> tuple[str, ...] | None:
+    """The factors declared by the campaign manifest beside a campaign's ``results.csv`` (None if absent)."""
+    manifest = manifest_of(csv_path)
     return None if manifest is None else manifest.factors
+
+
+#: The reason a reference run is kept out of the analysed rows (``harness.submit --reference-every``).
+REFERENCE_REASON = "reference runs (kept for the drift check)"
+
+
+def _split_reference(df: pd.DataFrame, csv_path: Path | None, dropped: dict[str, int]) -> tuple[pd.DataFrame,
+                                                                                             pd.DataFrame]:
+    """(design rows, reference rows): a campaign's reference runs measure drift, they are not design points."""
+    manifest = manifest_of(csv_path) if csv_path is not None else None
+    if manifest is None or manifest.reference_run is None or "run" not in df.columns:
+        return df, df.iloc[0:0]
+    is_reference = pd.to_numeric(df["run"], errors="coerce") == manifest.reference_run
+    if is_reference.any():
+        dropped[REFERENCE_REASON] = int(is_reference.sum())
+    return df[~is_reference], df[is_reference].reset_index(drop=True)
 
 
 def status_is_ok(value: object) -> bool:
@@ -463,12 +486,13 @@ def build_table(
     for column in dict.fromkeys([COST_COLUMN if compute_cost else None, response]):
         if column is not None and column in df.columns:
             df = _drop_bad_values(df, column, dropped)
+    df, reference = _split_reference(df, csv_path, dropped)
     df = df.reset_index(drop=True)
     constant = tuple(f for f in choice.factors if df[f].nunique(dropna=True) <= 1)
     return ResultsTable(
         frame=df, source=source, factors=tuple(f for f in choice.factors if f not in constant), n_read=len(frame),
         dropped=dropped, cost_name=cost_name, factors_from=choice.source, measurements=choice.measurements,
-        constant_factors=constant, has_status=STATUS_COLUMN in frame.columns,
+        constant_factors=constant, has_status=STATUS_COLUMN in frame.columns, reference=reference,
     )
 
 

@@ -232,7 +232,8 @@ def _anova(a: Analysis, ceiling: NoiseCeiling | None = None) -> str:
     if a.anova is None:
         return h.notice(a.unavailable or "No ANOVA was fitted.")
     r, s = a.anova, a.anova.summary
-    parts = [h.para(f"Model: {s.formula}"), h.para(f"Why this model: {a.choice.reason}." if a.choice else ""),]
+    parts = [_split_plot(a) if a.split_plot is not None else "",
+             h.para(f"Model: {s.formula}"), h.para(f"Why this model: {a.choice.reason}." if a.choice else ""),]
     saturated = s.df_resid <= 0
     rows = []
     for row in r.rows:
@@ -279,6 +280,46 @@ def _anova(a: Analysis, ceiling: NoiseCeiling | None = None) -> str:
                               "points or run more of them to test the effects."))
     parts.append(_figures(a, EFFECT_FIGURES, pair=True))
     return "\n".join(p for p in parts if p)
+
+
+def _split_plot(a: Analysis) -> str:
+    """The split-plot ANOVA: each term tested in its stratum, both error strata and the variance components."""
+    sp = a.split_plot
+    assert sp is not None
+    wp = sp.whole_plots
+    parts = [h.para(f"The runs ran in {wp.count} whole plots (whole-plot factors: {', '.join(wp.factors) or 'none'}): "
+                    "the cluster was set once per whole plot, so these factors are tested against the variation "
+                    "between whole plots, not against the run-to-run residual. Model: "
+                    f"{sp.formula}, with a random intercept per whole plot, fitted by REML.")]
+    rows = [[h.tcell(r.term), h.tcell(r.stratum), h.ncell(float(r.df_num)),
+             h.ncell(None if r.df_den is None else float(r.df_den)), h.ncell(r.F), h.ncell(r.p, h.pval)]
+            for r in sp.rows]
+    parts.append(h.table(["term", "stratum", "df", "denominator df", "F", "p"], rows, table_id="split-plot",
+                         numeric_headers=[False, False, True, True, True, True],
+                         caption=f"Type III Wald F tests; denominator df by the containment method ({sp.df_method})"))
+    items = [f"{s.name}: df = {s.df}, mean square = {h.num(s.mean_sq)}" for s in sp.strata]
+    items.append("variance components (REML): " + ", ".join(
+        f"{v.name} {h.num(v.variance)}" + ("" if not math.isfinite(v.share) else f" ({h.pct(100 * v.share)}%)")
+        for v in sp.variance_components))
+    items += [f"cannot be tested: {u}" for u in sp.untestable]
+    items += [f"note: {n}" for n in sp.notes]
+    parts.append(h.bullets(items))
+    parts.append(h.para("The ordinary ANOVA below treats the runs as fully randomized: its sums of squares and "
+                        "effects describe the data, but its F and p for the whole-plot factors are not valid "
+                        "tests; the table above is.", "small"))
+    return "\n".join(parts)
+
+
+def _drift(a: Analysis) -> str:
+    d = a.drift
+    if d is None:
+        return h.notice(a.unavailable or "Drift was not checked: no model was fitted.")
+    parts = [h.bullets(d.to_text().splitlines())]
+    if "residuals_vs_run_order" in a.figures:
+        parts.append(h.figure(a.figures["residuals_vs_run_order"], "residuals vs run order",
+                              "The ANOVA's residuals against each run's start: a trend is drift the design did not "
+                              "randomize away."))
+    return "\n".join(parts)
 
 
 def _f(v: float | None) -> float | None:
@@ -439,7 +480,11 @@ def build_report(path: str | Path, response: str = "cost", cost: str | None = No
     elif frame.empty:
         analysis = Analysis(unavailable=_no_rows(campaign))
     else:
-        analysis = analyse_campaign(_finite_response(frame, response), response, design.names, alpha, plots)
+        reference = campaign.table.reference if campaign.table is not None else None
+        if reference is not None and response in reference.columns:
+            reference = _finite_response(reference, response)
+        analysis = analyse_campaign(_finite_response(frame, response), response, design.names, alpha, plots,
+                                    reference)
     summary = point_summary(frame, design.names)
     best = best_point(summary, design.names, "cost" if "cost" in frame.columns else response)
     q = queueing(frame, str(campaign.results_path)) if len(frame) else "no usable jobs, so no job sizes"
@@ -455,6 +500,7 @@ def build_report(path: str | Path, response: str = "cost", cost: str | None = No
         ("anova", "ANOVA", _anova(analysis, _ceiling(_finite_response(frame, response), response, design.names)
                                   if response in frame.columns and len(frame) else None)),
         ("checks", "Assumption checks", _checks(analysis)),
+        ("drift", "Drift over run order", _drift(analysis)),
         ("plots", "Effect plots", _plots(analysis)),
         ("queueing", "Queueing", _queueing(queue, queue_problem)),
         ("time", "Where the time goes",

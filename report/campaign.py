@@ -131,7 +131,8 @@ def load_campaign(path: str | Path, response: str = "cost", cost: str | None = N
     problem = None
     try:
         keyed = raw.assign(**{ROW_KEY: np.arange(len(raw))})
-        table = build_table(keyed, cost=cost, source=str(csv_path), factors=choice.factors, response=response)
+        table = build_table(keyed, cost=cost, source=str(csv_path), factors=choice.factors, response=response,
+                            csv_path=csv_path)
     except CostInputsMissingError as exc:
         if cost is not None:
             raise

@@ -13,6 +13,8 @@ from report.campaign import CampaignData
 from report.recover import RecoveredDesign
 from models.anova import RESIDUAL, AnovaResult, AnovaRow, term_parts
 from models.anova.analysis import Analysis, ModelChoice
+from models.anova.splitplot_result import SplitPlotResult
+from models.drift import DriftResult
 from models.results import ok_mask
 
 
@@ -204,16 +206,45 @@ def design_sentence(design: RecoveredDesign, result: AnovaResult | None) -> str 
     return None
 
 
+def split_plot_sentences(sp: SplitPlotResult) -> list[str]:
+    """What the split-plot ANOVA says: which terms are significant in their stratum, and which cannot be tested."""
+    wp = sp.whole_plots
+    factors = ", ".join(wp.factors) or "none"
+    tested = [r for r in sp.rows if r.role != "block" and r.p is not None]
+    sig = [r for r in tested if r.p < sp.alpha]
+    out = [f"The runs ran in {wp.count} whole plots, so the hard-to-change factors ({factors}) are tested against "
+           "the variation between whole plots (a split-plot ANOVA), not as if every run had been randomized."]
+    if sig:
+        out.append("Significant at alpha = " + f"{sp.alpha:g}: " + _list(
+            [f"{_name(r.term)} ({r.stratum}: F = {h.num(r.F)} on {r.df_num} and {r.df_den} df, p = {h.pval(r.p)})"
+             for r in sig]) + ".")
+    elif tested:
+        out.append(f"No term is significant at alpha = {sp.alpha:g} in the split-plot ANOVA.")
+    out += [f"{u[0].upper()}{u[1:]}: it cannot be tested." for u in sp.untestable]
+    return out
+
+
+def drift_sentence(drift: DriftResult | None) -> str | None:
+    if drift is None or not drift.tested or not drift.significant:
+        return None
+    return (f"The response drifted during the campaign: {h.num(drift.slope_per_h)} per hour (p = {h.pval(drift.p)}); "
+            "see the drift section before trusting effects that changed with time.")
+
+
 def findings(campaign: CampaignData, design: RecoveredDesign, analysis: Analysis, best: Best | None,
              queue: Queueing | None) -> list[str]:
     """The sentences of the "What the data say" section, in reading order."""
     out = [jobs_sentence(campaign)]
-    if analysis.anova is not None:
+    if analysis.split_plot is not None:
+        out += split_plot_sentences(analysis.split_plot)
+        out += assumption_sentences(analysis)
+    elif analysis.anova is not None:
         out += effect_sentences(analysis.anova, analysis.choice)
         out += assumption_sentences(analysis)
     elif len(campaign.frame):
         out.append(analysis.unavailable or "No ANOVA was fitted.")
-    for s in (design_sentence(design, analysis.anova), best_sentence(best), queue_sentence(queue)):
+    for s in (design_sentence(design, analysis.anova), drift_sentence(analysis.drift), best_sentence(best),
+              queue_sentence(queue)):
         if s:
             out.append(s)
     return out

@@ -73,3 +73,18 @@ def test_split_plot_campaign_rescales_only_between_whole_plots_and_keeps_them(lo
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["whole_plot_factors"] == ["nodes"] and manifest["reference_run"] == 5
     assert "whole_plot" not in manifest["factors"]
+    # the analysis: the split-plot ANOVA with no flags, the reference runs out of it and in the drift check
+    anova = subprocess.run([sys.executable, "-m", "models.anova", str(out), "--response", "wall_clock_s", "--format",
+                            "json"], capture_output=True, text=True, timeout=300)
+    assert anova.returncode == 0, anova.stderr
+    doc = json.loads(anova.stdout)
+    assert doc["analysis"] == "split-plot" and doc["whole_plots"]["factors"] == ["nodes"]
+    nodes = next(r for r in doc["rows"] if r["term"] == "nodes")
+    assert nodes["stratum"] == "whole plot" and nodes["df_den"] == 2
+    assert doc["drift"]["reference_runs"] == 2 or doc["drift"]["n"] == 8  # 2 reference runs: the model's trend
+    report = subprocess.run([sys.executable, "-m", "report", str(out), "-o", str(out / "report.html"), "--response",
+                             "wall_clock_s"], capture_output=True, text=True, timeout=600)
+    assert report.returncode == 0, report.stderr
+    page = (out / "report.html").read_text()
+    assert 'id="split-plot"' in page and "Drift over run order" in page and "residuals vs run order" in page
+    assert "2 reference runs (kept for the drift check)" in page

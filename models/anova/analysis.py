@@ -29,6 +29,7 @@ from matplotlib.figure import Figure
 from models.anova.design import INTERCEPT, code_factors, estimable_terms, factor_term, model_matrix
 from models.anova.fit import fit_anova
 from models.anova.result import AnovaResult, json_safe
+from models.anova.splitplot_result import SplitPlotResult
 from models.anova.terms import default_terms
 from models.diagnostics import (
     Diagnostics,
@@ -38,6 +39,7 @@ from models.diagnostics import (
     compare_transforms,
     kruskal_wallis,
 )
+from models.drift import DriftResult
 from models.errors import InvalidTableError
 from models.plots import all_figures
 
@@ -75,6 +77,10 @@ class Analysis:
     kruskal: tuple[KruskalRow, ...] | None = None
     figures: dict[str, Figure] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    #: the split-plot ANOVA, when the runs ran in whole plots: it, not ``anova``, tests the factors
+    split_plot: SplitPlotResult | None = None
+    #: the trend of the response over the campaign's run time
+    drift: DriftResult | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The ANOVA rows, summary and Lenth, with diagnostics, Kruskal-Wallis and the log preview."""
@@ -82,6 +88,8 @@ class Analysis:
         doc["diagnostics"] = self.diagnostics.to_dict() if self.diagnostics else None
         doc["kruskal"] = [json_safe(asdict(k)) for k in self.kruskal] if self.kruskal is not None else None
         doc["log_transform_preview"] = self.log_comparison.to_dict() if self.log_comparison else None
+        doc["split_plot"] = self.split_plot.to_dict() if self.split_plot is not None else None
+        doc["drift"] = self.drift.to_dict() if self.drift is not None else None
         doc["notes"] = list(self.notes)
         return doc
 

@@ -20,6 +20,7 @@ column when the design is not orthogonal (see :mod:`models.anova.shares`).
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 import json
 import sys
 from collections.abc import Sequence
@@ -31,6 +32,7 @@ from models.anova.format import format_csv, format_split_plot, format_split_plot
 from models.anova.splitplot import WHOLE_PLOT_COLUMN, fit_split_plot, split_plot_structure
 from models.anova.splitplot_result import SplitPlotResult
 from models.diagnostics import format_kruskal
+from models.drift import MIN_REFERENCE_RUNS, DriftResult, adjust_for_drift, table_drift
 from models.errors import AnalysisOptionError
 from models.plots import save_figures
 from models.results import ResultsTable, factor_list, load_results, table_options
@@ -108,7 +110,7 @@ def split_plot_text(table: ResultsTable, result: SplitPlotResult, response: str)
 
 
 def run_split_plot(args: argparse.Namespace, table: ResultsTable, factors: Sequence[str],
-                   request: tuple[tuple[str, ...] | None, str | None]) -> None:
+                   request: tuple[tuple[str, ...] | None, str | None], reference_drift: DriftResult | None) -> None:
     check_split_plot_options(args)
     whole_plot_factors, column = request
     result = fit_split_plot(table.frame, args.response, factors, whole_plot_factors=whole_plot_factors,
@@ -119,15 +121,19 @@ def run_split_plot(args: argparse.Namespace, table: ResultsTable, factors: Seque
               f"whole-plot factors (constant within every whole plot): "
               f"{', '.join(result.whole_plots.factors) or 'none'} (--whole-plot none for the ordinary ANOVA)",
               file=sys.stderr)
+    rhs = result.formula.split("~", 1)[1].strip()
+    drift = reference_drift or table_drift(table.frame, table.reference, args.response, rhs, whole_plot=column,
+                                           alpha=args.alpha)
     if args.format == "csv":
         sys.stdout.write(format_split_plot_csv(result))
     elif args.format == "json":
         doc = result.to_dict()
+        doc["drift"] = drift.to_dict()
         doc["input"] = table.to_dict()
         json.dump(doc, sys.stdout, indent=2, allow_nan=False)
         sys.stdout.write("\n")
     else:
-        print(split_plot_text(table, result, args.response))
+        print(split_plot_text(table, result, args.response) + "\n\n" + drift.to_text())
 
 
 def run_numbers(text: str) -> list[int]:
@@ -163,22 +169,39 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"note: {line}", file=sys.stderr)
     table.require_rows()
     factors = [f for f in table.factors if f not in (args.response, args.block, WHOLE_PLOT_COLUMN)]
+    table, reference_drift = with_reference_drift(table, args.response, args.alpha)
     request = split_plot_request(args, table, factors)
     if request is not None:
-        run_split_plot(args, table, factors, request)
+        run_split_plot(args, table, factors, request, reference_drift)
         return 0
     analysis = analyse(table.frame, args.response, factors,
                        terms=args.terms, typ=args.typ or 2, transform=args.transform, robust=args.robust,
                        aliases=args.alias, alpha=args.alpha, kruskal=args.kruskal, plots=bool(args.plots))
     written = save_figures(analysis.figures, args.plots) if args.plots else []
+    assert analysis.anova is not None
+    drift = reference_drift or table_drift(table.frame, table.reference, args.response, analysis.anova.summary.terms,
+                                           alpha=args.alpha)
     if args.format == "csv":
-        assert analysis.anova is not None
         sys.stdout.write(format_csv(analysis.anova))
     elif args.format == "json":
         doc = analysis.to_dict()
+        doc["drift"] = drift.to_dict()
         doc["input"] = table.to_dict()
         json.dump(doc, sys.stdout, indent=2, allow_nan=False)
         sys.stdout.write("\n")
     else:
-        print(to_text(table, analysis, args.response, written))
+        print(to_text(table, analysis, args.response, written) + "\n\n" + drift.to_text())
     return 0
+
+
+def with_reference_drift(table: ResultsTable, response: str, alpha: float) -> tuple[ResultsTable, DriftResult | None]:
+    """The table with a significant drift of its reference runs taken out of ``response`` (said on stderr), and
+    that drift; the table unchanged and None when it has fewer than 3 reference runs."""
+    if len(table.reference) < MIN_REFERENCE_RUNS or response not in table.reference.columns:
+        return table, None
+    drift = table_drift(table.frame, table.reference, response, alpha=alpha)
+    frame, note = adjust_for_drift(table.frame, response, drift)
+    if note:
+        print(f"note: {note}", file=sys.stderr)
+        table = replace(table, frame=frame)
+    return table, drift
