@@ -41,6 +41,7 @@ from harness.metrics import Metrics, read_metrics, reserved_names
 from harness.runspec import RunSpec, format_value
 from harness.schema import CampaignDir, Execution, Manifest, Outcome, RunRecord, now, status_counts
 from harness.store import ResultStore
+from harness.times import bigdl_times, wall_clock_of
 from sparkdl.options import DEFAULT_MASTER_PORT, DEFAULT_STATE_DIR, DEFAULT_WEBUI_PORT
 from sparkdl.crash import crash_later, crash_point
 
@@ -123,7 +124,8 @@ def judged_json_outcome(completed: Completed, out: Path, figures: Metrics) -> Ou
     """logparse's status for one attempt of a job that reports its figures as JSON."""
     j = logparse.judge_json_run(out, _process(completed), figures.problem)
     return Outcome(status=j.status, reason=j.reason, failure_kind=j.failure_kind, app_id=j.log.app_id,
-                   wall_clock_s=figures.wall_clock_s, accuracy=figures.accuracy)
+                   wall_clock_s=figures.wall_clock_s, accuracy=figures.accuracy,
+                   epochs_completed=figures.epochs_completed)
 
 
 # ---------------------------------------------------------------- the loop
@@ -213,8 +215,11 @@ class Campaign:
                 outcome = judged_json_outcome(completed, out, figures)
                 if outcome.ok:
                     metrics.update(figures.extra())
+                    metrics["wall_clock_of"] = wall_clock_of(figures.figures)
             else:
                 outcome = judged_outcome(spec, completed, out)
+                if outcome.ok:
+                    metrics.update(bigdl_times(out, outcome.wall_clock_s))
             if outcome.app_id is None:
                 outcome = replace(outcome, app_id=self._app_id(argv[argv.index("--name") + 1]))
             if not outcome.ok and outcome.failure_kind == "infrastructure":
