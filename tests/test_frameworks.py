@@ -258,7 +258,7 @@ def test_four_frameworks_in_one_design_have_the_same_time_columns_with_the_same_
         "4,mlp,1,1,2,,,,,,4,0.5,128\n")
     out = tmp_path / "four"
     proc = cli("harness.submit", str(design), "--out", str(out), "--train-samples", "512", "--test-samples", "128",
-               "--timeout", "900", *cluster_args(local_cluster))
+               "--timeout", "900", *cluster_args(local_cluster), timeout=3600)  # 3 runtimes, 4 frameworks
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     rows = {r["model"]: r for r in csv.DictReader(open(out / "results.csv"))}
     assert {m: r["status"] for m, r in rows.items()} == dict.fromkeys(("lenet", "torch-lenet", "xgboost", "mlp"), "ok")
