@@ -92,6 +92,7 @@ def test_a_script_logging_to_mlflow_fills_results_and_epochs_in_the_local_store_
 
     from tests.test_mlflow_server import Tracker
 
+    (tmp_path / "server").mkdir()
     tracker = Tracker(tmp_path / "server")  # starts while the first campaign runs
     try:
         # 1. no --mlflow: the campaign's own SQLite store
