@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,8 +113,6 @@ class ProgramRuns:
                  meta: Mapping[str, object] | None = None) -> None:
         from harness.mlflow_export import QUIET, require_mlflow
 
-        import os
-
         for name, value in QUIET.items():
             os.environ.setdefault(name, value)
         mlflow = require_mlflow()
@@ -165,16 +164,14 @@ class ProgramRuns:
         if not data.metrics:
             return ProgramFigures(Metrics(problem=f"the job logged no metrics to its MLflow run {run.run_id} "
                                                   f"({self.uri}): log them with mlflow.log_metric or autolog"), {})
-        latest: dict[str, float] = {}
+        latest: dict[str, float] = {}  # MLflow's latest: the value at the largest step, last logged
         histories: dict[str, tuple[tuple[int, float], ...]] = {}
         for metric in sorted(data.metrics):
             name = column_name(metric)
             latest[name] = data.metrics[metric]
-            history = self.client.get_metric_history(run.run_id, metric)
-            points = sorted((int(m.step), float(m.value)) for m in history)
+            points = sorted((int(m.step), float(m.value)) for m in self.client.get_metric_history(run.run_id, metric))
             if points:
                 histories[name] = tuple(points)
-                latest[name] = max(history, key=lambda m: (m.step, m.timestamp)).value  # the last step's value
         return ProgramFigures(parse_metrics(json.dumps(latest), reserved, design), histories)
 
     def end(self, run: ProgramRun, ok: bool) -> None:

@@ -57,3 +57,25 @@ def test_the_report_line_names_each_jobs_span():
                                          "torch-lenet: the training call (fit_s); xgboost: the training call (fit_s)")
     assert describe_wall_clock([{"wall_clock_of": "fit"}], "mlp") == "mlp: the training call (fit_s)"
     assert describe_wall_clock([{"x": 1}]) is None
+
+
+def test_a_model_column_mixes_jobs_whose_columns_differ(tmp_path):
+    from harness.designfile import check_design
+
+    design = tmp_path / "design.csv"
+    design.write_text("run,model,nodes,executors,executor_cores,epochs,learning_rate,batch_size,rounds,max_depth\n"
+                      "1,lenet,1,1,2,2,0.05,64,,\n2,xgboost,1,1,2,,0.3,,3,3\n3,lenet,1,1,2,2,0.05,64,4,\n"
+                      "4,xgboost,1,1,2,,0.3,,,3\n")
+    checked = check_design(design)
+    assert [dict(s.params) for s in checked.specs] == [
+        {"model": "lenet", "epochs": 2, "learning_rate": 0.05, "batch_size": 64, "rounds": None, "max_depth": None},
+        {"model": "xgboost", "epochs": None, "learning_rate": 0.3, "batch_size": None, "rounds": 3, "max_depth": 3}]
+    assert checked.problems == [
+        "row 3: rounds='4' is for the design's other jobs: the job lenet does not use rounds; leave it empty on this row",
+        "row 4: rounds is empty: give a value"]
+    design.write_text("run,model,nodes,executors,executor_cores,epochs,learning_rate,batch_size,trees\n"
+                      "1,lenet,1,1,2,2,0.05,64,\n")
+    from harness.errors import DesignFileError
+
+    with pytest.raises(DesignFileError, match="design column trees is not used by the job lenet"):
+        check_design(design)  # a column no job uses is still refused
