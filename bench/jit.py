@@ -11,7 +11,7 @@ once), ``tuned-c2`` (tuned but with Java's JIT) and ``c1-driver`` (tuned, C1 on 
 On a fresh local standalone cluster of the job's runtime on free ports, runs one design row
 ``--runs`` times per variant, the variants interleaved run by run (so drift hits them alike), each
 run through the harness's own campaign loop. Prints, per variant, the medians of the time outside
-training, the training time (BigDL's wall clock, or a JSON job's ``train_time_s``), the elapsed
+training, the training time (BigDL's wall clock, or a JSON job's ``fit_s``), the elapsed
 time and the runs' CPU seconds (bench/campaign.py's CpuMeter). A short and a long run of a BigDL and
 of a non-BigDL job (README, "Where the time goes")::
 
@@ -59,9 +59,9 @@ def nan_if_none(value: object) -> float:
 
 
 def training_s(row: dict) -> float:
-    """BigDL's training phase (from its log), or a JSON job's own train_time_s."""
+    """BigDL's training phase (from its log), or a JSON job's own fit_s (train_time_s before it had one)."""
     value = row.get("phase_training_s")
-    return float(value if value is not None else row.get("train_time_s", 0.0))
+    return float(value if value is not None else row.get("fit_s", row.get("train_time_s", 0.0)))
 
 
 def main(argv: list[str] | None = None) -> int:

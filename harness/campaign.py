@@ -42,11 +42,13 @@ from harness.metrics import Metrics, read_metrics, reserved_names
 from harness.runspec import RunSpec, format_value
 from harness.schema import CampaignDir, Execution, Manifest, Outcome, RunRecord, now, status_counts
 from harness.store import ResultStore
+from harness.times import bigdl_times, wall_clock_of
 from sparkdl.options import DEFAULT_MASTER_PORT, DEFAULT_STATE_DIR, DEFAULT_WEBUI_PORT
 from sparkdl.crash import crash_later, crash_point
 
 if TYPE_CHECKING:
     from harness.mlflow_export import LiveExport
+    from harness.mlflow_run import ProgramRun, ProgramRuns
 
 Progress = Callable[[str], None]
 EnvFor = Callable[[str, str], SparkEnv]
@@ -124,7 +126,8 @@ def judged_json_outcome(completed: Completed, out: Path, figures: Metrics) -> Ou
     """logparse's status for one attempt of a job that reports its figures as JSON."""
     j = logparse.judge_json_run(out, _process(completed), figures.problem)
     return Outcome(status=j.status, reason=j.reason, failure_kind=j.failure_kind, app_id=j.log.app_id,
-                   wall_clock_s=figures.wall_clock_s, accuracy=figures.accuracy)
+                   wall_clock_s=figures.wall_clock_s, accuracy=figures.accuracy,
+                   epochs_completed=figures.epochs_completed)
 
 
 # ---------------------------------------------------------------- the loop
@@ -144,6 +147,36 @@ class Campaign:
         self.observer = observer
         self.tracker: "LiveExport | None" = None  # --mlflow: set by open_campaign
         self._reset_noted = False
+        self._program_runs: "ProgramRuns | None" = None  # results = "mlflow": made at the first such run
+
+    def program_runs(self) -> "ProgramRuns":
+        """The MLflow runs handed to ``results = "mlflow"`` jobs: in --mlflow's tracker, else the folder's own store."""
+        if self._program_runs is None:
+            from harness.mlflow_run import ProgramRuns
+
+            self._program_runs = ProgramRuns(self.folder, self.tracker, self.store.meta())
+        return self._program_runs
+
+    def _program_outcome(self, spec: RunSpec, completed: Completed, out: Path, run: "ProgramRun",
+                         metrics: dict[str, object]) -> Outcome:
+        """A ``results = "mlflow"`` attempt: its run's metrics as figures, their histories as its epochs.csv."""
+        from harness.mlflow_run import RUN_ID_COLUMN, write_run_epochs
+
+        runs = self.program_runs()
+        try:
+            got = runs.read(run, reserved_names(spec), spec.as_row())
+        except Exception as e:  # noqa: BLE001 - the tracker went away: the run's reason, never the campaign's end
+            outcome = judged_json_outcome(completed, out, Metrics(problem=f"cannot read the job's MLflow run "
+                                                                          f"{run.run_id} from {run.uri} ({e})"))
+            return outcome
+        outcome = judged_json_outcome(completed, out, got.metrics)
+        runs.end(run, outcome.ok)
+        if outcome.ok:
+            metrics.update(got.metrics.extra())
+            metrics[RUN_ID_COLUMN] = run.run_id
+            metrics["wall_clock_of"] = wall_clock_of(got.metrics.figures)
+            write_run_epochs(self.folder.run_dir(spec.key), got.epoch_rows())
+        return outcome
 
     def _app_id(self, name: str) -> str | None:
         """The application id by name from the master, when the log did not show it."""
@@ -163,6 +196,7 @@ class Campaign:
         sibling = Campaign(self.folder, self.settings, self.backend, self.env, self.runner, ResultStore(self.folder),
                            self.progress, self.observer, self.env_for)
         sibling.tracker = self.tracker
+        sibling._program_runs = self._program_runs
         return sibling
 
     def close(self) -> None:
@@ -198,11 +232,13 @@ class Campaign:
             if job.results == "json":  # a figure left by an earlier attempt must not count for this one
                 self.folder.run_dir(spec.key)
                 metrics_path(spec, self.options).unlink(missing_ok=True)
+            program = self.program_runs().open(spec.key, attempt) if job.results == "mlflow" else None
+            environ = {**env.environ(), **(program.environ() if program is not None else {})}
             start = now()
             n = self.store.begin_attempt(spec, start, argv)
             watch = self.observer.start(run_dir) if self.observer is not None and run_dir is not None else None
             try:
-                completed = self.runner.run(argv, env.environ(), out, err, self.settings.timeout,
+                completed = self.runner.run(argv, environ, out, err, self.settings.timeout,
                                             on_start=lambda pid: self._started(spec, n, pid))
             except BaseException:
                 if watch is not None:
@@ -215,8 +251,13 @@ class Campaign:
                 outcome = judged_json_outcome(completed, out, figures)
                 if outcome.ok:
                     metrics.update(figures.extra())
+                    metrics["wall_clock_of"] = wall_clock_of(figures.figures)
+            elif program is not None:  # results = "mlflow": what the job logged to the run it was handed
+                outcome = self._program_outcome(spec, completed, out, program, metrics)
             else:
                 outcome = judged_outcome(spec, completed, out)
+                if outcome.ok:
+                    metrics.update(bigdl_times(out, outcome.wall_clock_s))
             if outcome.app_id is None:
                 outcome = replace(outcome, app_id=self._app_id(argv[argv.index("--name") + 1]))
             if not outcome.ok and outcome.failure_kind == "infrastructure":
@@ -256,6 +297,12 @@ class Campaign:
     def record(self, record: RunRecord) -> None:
         crash_point("store")
         self.store.record(record)
+        if self._program_runs is not None:  # the runs' per-epoch figures, one table (harness.mlflow_run)
+            from harness.mlflow_run import campaign_epoch_rows
+
+            rows = campaign_epoch_rows(self.folder, self.store.results())
+            if rows:
+                self.folder.write_rows(rows, self.folder.epochs_csv)
         if self.tracker is not None:  # a tracker that is down is a note; the next run's export catches up
             self.tracker.sync(self.store.results(), self.store.meta())
 
@@ -336,7 +383,7 @@ class Campaign:
 
 
 def describe_spec(spec: RunSpec) -> str:
-    params = " ".join(f"{k}={format_value(v)}" for k, v in spec.params if k != "model")
+    params = " ".join(f"{k}={format_value(v)}" for k, v in spec.params if k != "model" and v is not None)
     return f"{spec.get('model', '')} nodes={spec.nodes} executors={spec.executors} cores={spec.executor_cores} {params}".strip()
 
 
@@ -441,7 +488,7 @@ def plan_manifest(plan: CampaignPlan, runtime_names: tuple[str, ...]) -> Manifes
 
 
 def plan_results(plan: CampaignPlan) -> str:
-    """Where the plan's runs get their figures: "bigdl", "json" or "mixed" (the manifest's ``results``)."""
+    """Where the plan's runs get their figures: "bigdl", "json", "mlflow" or "mixed" (the manifest's ``results``)."""
     jobs = plan.settings.options.jobs
     kinds = {jobs.for_spec(s).results for s in plan.shapes}
     return "mixed" if len(kinds) > 1 else next(iter(kinds), "bigdl")

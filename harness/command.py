@@ -76,7 +76,7 @@ def job_args(spec: RunSpec, options: SubmitOptions) -> list[str]:
 
 def app_name(spec: RunSpec, job: Job) -> str:
     """The Spark application name: the job, its parameters and the cell, readable in the master's UI."""
-    params = " ".join(f"{k}={format_value(v)}" for k, v in spec.params if k != "model")
+    params = " ".join(f"{k}={format_value(v)}" for k, v in spec.params if k != "model" and v is not None)
     return f"{job.name} {params} run={spec.key}".replace("  ", " ")
 
 

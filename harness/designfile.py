@@ -64,8 +64,13 @@ def read_table(path: Path) -> DesignTable:
     return DesignTable(table.header, table.rows)
 
 
-def parse_row(header: Sequence[str], record: Sequence[str], choice: JobChoice, default_run: int) -> RunSpec | list[str]:
-    """A :class:`RunSpec` from one row, or the list of what is wrong with it."""
+def parse_row(header: Sequence[str], record: Sequence[str], choice: JobChoice, default_run: int,
+              job_columns: frozenset[str] = frozenset()) -> RunSpec | list[str]:
+    """A :class:`RunSpec` from one row, or the list of what is wrong with it.
+
+    ``job_columns``: in a design whose ``model`` column mixes jobs, the columns some of its jobs use;
+    a row leaves those its own job does not use empty (they hold None in its spec).
+    """
     if len(record) > len(header):
         return [f"{len(record)} values for {len(header)} columns: check the commas (quote a value holding one)"]
     if len(record) < len(header):
@@ -83,8 +88,16 @@ def parse_row(header: Sequence[str], record: Sequence[str], choice: JobChoice, d
         return [f"model={cells['model']!r} but the job is {choice.job.name}: remove the model column or make it "
                 f"{choice.job.name}"]
     job = job or choice.job or builtin(choice.default)
+    others = job_columns - set(job.fields())  # columns of the design's other jobs
     for name, text in cells.items():
         if name in ("run", "replicate") and not text:
+            continue
+        if name in others:
+            if text:
+                problems.append(f"{name}={text!r} is for the design's other jobs: the job {job.name} does not use "
+                                f"{name}; leave it empty on this row")
+            else:
+                values[name] = None
             continue
         if name == choice.selector and not text:
             values[name] = choice.default
@@ -137,7 +150,10 @@ def check_design(path: Path, choice: JobChoice = JobChoice(), check_batch: bool 
     if missing:
         raise _fail(path, f"missing column(s) {', '.join(missing)}: every design names {', '.join(CLUSTER)}")
     jobs = [choice.job] if choice.job else _selected_jobs(path, table, choice)
-    problems = list(dict.fromkeys(p for job in jobs for p in column_problems(job, table.header, option_fields)))
+    job_columns = frozenset(c for job in jobs for c in job.fields() if c in table.header) if len(jobs) > 1 \
+        else frozenset()
+    problems = list(dict.fromkeys(p for job in jobs for p in column_problems(
+        job, [c for c in table.header if c not in job_columns or c in job.fields()], option_fields)))
     if "njobs" in table.header:
         problems.append("njobs (concurrent copies, seed 004) is run by `python -m optimize.concurrent`, not here")
     if problems:
@@ -145,7 +161,7 @@ def check_design(path: Path, choice: JobChoice = JobChoice(), check_batch: bool 
     specs: list[RunSpec] = []
     seen: dict[tuple[int, int], int] = {}
     for number, (_, record) in enumerate(table.rows, start=1):
-        result = parse_row(table.header, record, choice, default_run=number)
+        result = parse_row(table.header, record, choice, default_run=number, job_columns=job_columns)
         if isinstance(result, list):
             problems.extend(f"row {number}: {p}" for p in result)
             continue

@@ -8,7 +8,8 @@ A job is a small TOML file next to the design (paths in it are relative to the f
     py_files = ["helpers.py"]          # optional, Python apps only
     args = ["--max-iter", "{max_iter}", "--step-size", "{step_size}", "--seed", "{seed}",
             ["--data-dir", "{data_dir}"]]
-    results = "json"                   # or "bigdl": logparse reads BigDL's log
+    results = "json"                   # or "bigdl": logparse reads BigDL's log; or "mlflow": what the
+                                       # job logs to the MLflow run the harness made (harness.mlflow_run)
     runtime = "spark4"                 # the environment it runs in: a built-in runtime or a runtime TOML
                                        # (python -m harness.runtime list); default spark4
     jvm = "stock"                      # or "tuned": the local backend's start-up tuning (see below)
@@ -57,7 +58,7 @@ from harness.runspec import CELL, CLUSTER, RESERVED, ParamRule, RunSpec, Value, 
 from sparkdl import config
 
 BUILTIN_DIR = Path(jobs.__file__).parent
-RESULTS = ("bigdl", "json")
+RESULTS = ("bigdl", "json", "mlflow")
 #: ``jvm``: the runtime's stock JVMs, or the local backend's start-up tuning.
 JVM_CHOICES = ("stock", "tuned")
 #: Design columns the harness itself reads (besides the cluster factors): which job, runtime and JVM.
@@ -237,7 +238,8 @@ def load_job(path: Path) -> Job:
         raise _fail(path, "[job] name must be a word of letters, digits, '_', '.' or '-', e.g. name = \"mlp\"")
     results = job.get("results", "bigdl")
     if results not in RESULTS:
-        raise _fail(path, f"[job] results = {results!r}: use \"bigdl\" (BigDL's log) or \"json\" (--metrics-out)")
+        raise _fail(path, f"[job] results = {results!r}: use \"bigdl\" (BigDL's log), \"json\" (--metrics-out) or "
+                          "\"mlflow\" (the MLflow run the harness hands the job)")
     if ("app" in job) == ("jar" in job):
         raise _fail(path, "[job] needs exactly one of app = \"file.py\" or jar = \"file.jar\" (with main_class)")
     app = jar = None

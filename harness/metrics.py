@@ -8,7 +8,8 @@ object such as ``{"accuracy": 0.91, "train_time_s": 12.3, "loss_history": [2.3, 
 * a list of numbers (e.g. one per epoch) is kept in the run's ``metrics.json`` only;
 * ``accuracy`` (a fraction in [0, 1]) and ``wall_clock_s`` (seconds, >= 0) fill the columns the
   BigDL jobs fill from their logs, so the default cost ``T/(A*100)^2``, the ANOVA and the report
-  work unchanged.
+  work unchanged; ``epochs_completed`` (a whole number >= 0) fills the column of that name;
+* a whole number stays an integer (``"processes": 2`` is 2 in results.csv, not 2.0).
 
 No file, a file that is not one JSON object, a value of another kind or an impossible
 accuracy or time is a failed run with that reason (:attr:`Metrics.problem`).
@@ -35,9 +36,9 @@ NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{0,63}", re.ASCII)
 #: Prefixes of the figures the harness measures itself for every run (harness.observer): spark_*, host_*, phase_*.
 HARNESS_PREFIXES = ("spark_", "host_", "phase_")
 
-Figure = float | str | None
+Figure = float | int | str | None
 #: Figures that fill the columns the BigDL jobs fill from their logs.
-FILLED = frozenset({"accuracy", "wall_clock_s"})
+FILLED = frozenset({"accuracy", "wall_clock_s", "epochs_completed"})
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,11 @@ class Metrics:
         value = self.figures.get("wall_clock_s")
         return value if isinstance(value, float) else None
 
+    @property
+    def epochs_completed(self) -> int | None:
+        value = self.figures.get("epochs_completed")
+        return value if isinstance(value, int) else None
+
     def extra(self, taken: frozenset[str] | set[str] = frozenset()) -> dict[str, Figure]:
         """The figures that are not ``accuracy``/``wall_clock_s`` nor a name in ``taken`` (e.g. design columns)."""
         return {k: v for k, v in self.figures.items() if k not in FILLED and k not in taken}
@@ -71,11 +77,13 @@ def _failed(problem: str) -> Metrics:
     return Metrics(problem=problem)
 
 
-def _number(value: object) -> float | None:
+def _number(value: object) -> float | int | None:
+    """A finite number: a JSON integer stays an int (a count), anything else a float."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    number = float(value)
-    return number if math.isfinite(number) else None
+    if isinstance(value, int):
+        return value if abs(value) < 2**63 else None  # what SQLite and pandas hold as an integer
+    return value if math.isfinite(value) else None
 
 
 def _same(reported: object, planned: object) -> bool:
@@ -136,15 +144,23 @@ def parse_metrics(text: str, reserved: frozenset[str] | set[str] = frozenset(),
             numbers = [_number(v) for v in value]
             if any(n is None for n in numbers):
                 return _failed(f"the job's figure {key!r} is a list with a value that is not a finite number")
-            series[key] = tuple(numbers)  # type: ignore[arg-type]
+            series[key] = tuple(float(n) for n in numbers)  # type: ignore[arg-type]
         else:
             return _failed(f"the job's figure {key!r} = {str(value)[:40]} is not a finite number, a text or a list "
                            "of numbers")
+    for name in ("accuracy", "wall_clock_s"):  # these columns are floats, whatever JSON wrote
+        if isinstance(figures.get(name), int):
+            figures[name] = float(figures[name])  # type: ignore[arg-type]
     accuracy, wall = figures.get("accuracy"), figures.get("wall_clock_s")
     if "accuracy" in figures and not (isinstance(accuracy, float) and 0.0 <= accuracy <= 1.0):
         return _failed(f"the job reported accuracy {accuracy!r}: it must be a fraction in [0, 1]")
     if "wall_clock_s" in figures and not (isinstance(wall, float) and wall >= 0.0):
         return _failed(f"the job reported wall_clock_s {wall!r}: it must be a time in seconds >= 0")
+    epochs = figures.get("epochs_completed")
+    if isinstance(epochs, float) and epochs.is_integer() and epochs >= 0:  # 3.0 from a job that counts in floats
+        epochs = figures["epochs_completed"] = int(epochs)
+    if "epochs_completed" in figures and not (isinstance(epochs, int) and epochs >= 0):
+        return _failed(f"the job reported epochs_completed {epochs!r}: it must be a whole number >= 0")
     return Metrics(figures, series)
 
 
@@ -168,4 +184,7 @@ def read_metrics(path: Path, reserved: frozenset[str] | set[str] = frozenset(),
 
 def reserved_names(spec: RunSpec) -> set[str]:
     """Names a json job's figures may not take: the harness's own columns and the run's design columns."""
-    return (set(OUTCOME_COLUMNS) | set(EXECUTION_COLUMNS) | {"status"} | set(spec.as_row())) - FILLED
+    from harness.times import HARNESS_TIMES
+
+    return (set(OUTCOME_COLUMNS) | set(EXECUTION_COLUMNS) | {"status"} | set(HARNESS_TIMES)
+            | set(spec.as_row())) - FILLED

@@ -22,6 +22,11 @@ Both paths call :meth:`MlflowExporter.sync`, which brings the experiment up to d
   campaign, MLflow having no experiment-level files: results.csv, manifest.json, the provenance,
   the report (``report*.html``) and a search's ``pareto.png``/``search.json``.
 
+A ``results = "mlflow"`` job logged into a run the harness made for it (:mod:`harness.mlflow_run`;
+tag ``sparkdl.program_run``, named in the record's ``mlflow_run_id``): that run is the design run's
+run, and the export fills it (params it does not have, metrics it does not have, tags, files)
+instead of making another, and never deletes it.
+
 Idempotent: each run carries ``sparkdl.run_key`` and a fingerprint of what it was made from (the
 record, its files' names and sizes, the export's settings). A sync creates the runs that are
 missing, replaces (deletes and recreates) a run whose fingerprint changed or whose export was cut
@@ -539,6 +544,19 @@ class MlflowExporter:
         self.client.log_batch(run_id, tags=_tags({FINGERPRINT: payload.fingerprint, COMPLETE: "complete"}))
         return run_id
 
+    def _fill(self, run: Any, payload: RunPayload) -> str:
+        """Add the payload to a run a program logged into: what it lacks, keeping what it logged itself."""
+        run_id = run.info.run_id
+        params = {k: v for k, v in payload.params.items() if k not in run.data.params}
+        points = [p for p in payload.metrics if p.name not in run.data.metrics]
+        tags = {k: v for k, v in payload.tags.items() if k != FINGERPRINT}
+        self._log(run_id, params, points, tags)
+        for artifact in payload.artifacts:
+            self._upload(run_id, artifact)
+        self.client.set_terminated(run_id, payload.status, end_time=payload.end_ms)
+        self.client.log_batch(run_id, tags=_tags({FINGERPRINT: payload.fingerprint, COMPLETE: "complete"}))
+        return run_id
+
     # -- the campaign run
     def _campaign_run(self, experiment_id: str, existing: Sequence[Any], facts: CampaignFacts,
                       records: Sequence[RunRecord]) -> list[str]:
@@ -596,13 +614,19 @@ class MlflowExporter:
             known = by_key.pop(record.key, [])
             keep = [r for r in known if r.data.tags.get(FINGERPRINT) == source.fingerprint
                     and r.data.tags.get(COMPLETE) == "complete"][:1]
+            program = [r for r in known if r.info.run_id == record.metrics.get("mlflow_run_id")][:1]
             for run in known:
-                if run not in keep:
+                if run not in keep and run not in program:
                     self.client.delete_run(run.info.run_id)
             if keep:
                 summary.unchanged += 1
                 continue
-            self._create(experiment_id, run_payload(record, self.folder, facts, self.cap_bytes, source))
+            payload = run_payload(record, self.folder, facts, self.cap_bytes, source)
+            if program:  # the run the job logged into is the design run's run
+                self._fill(program[0], payload)
+                (summary.replaced if program[0].data.tags.get(COMPLETE) else summary.created).append(record.key)
+                continue
+            self._create(experiment_id, payload)
             (summary.replaced if known else summary.created).append(record.key)
         summary.campaign_files = self._campaign_run(experiment_id, existing, facts, records)
         return summary

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 
 from harness.phases import run_phases
+from harness.times import startup_s
 from harness.sampler import SAMPLES_TABLE, HostSample, HostSampler, Roots, SampleTable, read_samples
 from logparse.errors import LogParseError
 from logparse.eventlog import STAGE_TABLE, AppMetrics, find_event_log, read_event_log, write_stage_table
@@ -132,6 +133,7 @@ class RunWatch:
             except (OSError, ValueError) as e:
                 notes.append(f"BigDL log: {e}")
         metrics.update(run_phases(self.submitted, exited, app, times).columns())
+        metrics["startup_s"] = startup_s(metrics["phase_submit_s"])  # the time vocabulary (harness.times)
         write_notes(self.run_dir, notes)
         return Observation(app, times, metrics)
 

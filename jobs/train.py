@@ -5,13 +5,18 @@
 
 The job's stdout is BigDL's own log (DistriOptimizer lines with the wall clock, the
 learning rate, per-epoch times and Top1Accuracy after every epoch); logparse reads
-that. The job adds one human-readable summary line at the end, which nothing
-downstream depends on.
+that. After training the job prints one line with the time of the training call,
+``optimizer.optimize()`` from its call to the model it returns (the harness's ``fit_s``)::
+
+    sparkdl-times {"fit_s": 14.213}
+
+and one human-readable summary line, which nothing downstream depends on.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
 import time
@@ -23,6 +28,7 @@ from jobs.args import positive
 
 
 MODELS = ("birnn", "lenet")
+TIMES_TAG = "sparkdl-times "  # logparse.epochlines.read_times reads the line
 DEFAULT_LR_DECAY = 0.0002
 
 
@@ -236,6 +242,7 @@ def run(args: JobArgs) -> None:
                   f"{len(tracker.getExecutorInfos()) - 1}", flush=True)
         started = time.monotonic()
         optimizer.optimize()
+        print(TIMES_TAG + json.dumps({"fit_s": round(time.monotonic() - started, 3)}), flush=True)
         print(f"jobs.train: {args.model} trained {len(train)} digits for {args.epochs} epoch(s) "
               f"in {time.monotonic() - started:.1f} s (validated on {len(test)})", flush=True)
     finally:

@@ -47,7 +47,7 @@ class Campaigns:
         row = rows.get(os.path.abspath(log_path))
         if row is None or row.get("status") not in STATUSES:
             return None
-        if results in ("json", "mixed"):
+        if results in ("json", "mlflow", "mixed"):
             return row
         if results == "" and os.path.isfile(os.path.join(root, RUNS, f"{row.get('run')}-{row.get('replicate')}",
                                                          METRICS)):

@@ -70,3 +70,38 @@ def read_epochs(path: str | os.PathLike[str]) -> list[EpochLine]:
     except FileNotFoundError:
         return []
     return [by_epoch[e] for e in sorted(by_epoch)]
+
+
+#: A job's own measurement of its training's times, one line (the last counts): ``sparkdl-times {"fit_s": 14.2}``.
+TIMES_TAG = b"sparkdl-times "
+#: The times such a line may give (docs/runtimes-and-jobs.md: the time vocabulary).
+TIME_NAMES = ("fit_s", "train_loop_s")
+
+
+def parse_times(line: bytes) -> dict[str, float] | None:
+    """The times of one ``sparkdl-times`` line (finite numbers >= 0 of :data:`TIME_NAMES`), else None."""
+    at = line.find(TIMES_TAG)
+    if at < 0 or len(line) > MAX_LINE:
+        return None
+    try:
+        data = json.loads(line[at + len(TIMES_TAG):].decode("utf-8"))
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    times = {k: float(v) for k, v in data.items() if k in TIME_NAMES and isinstance(v, (int, float))
+             and not isinstance(v, bool) and math.isfinite(v) and v >= 0}
+    return times or None
+
+
+def read_times(path: str | os.PathLike[str]) -> dict[str, float]:
+    """The times of the last ``sparkdl-times`` line of a log; {} when there is none."""
+    found: dict[str, float] = {}
+    try:
+        with open(path, "rb") as f:
+            for line in f:
+                if TIMES_TAG in line:
+                    found = parse_times(line.rstrip(b"\r\n")) or found
+    except FileNotFoundError:
+        return {}
+    return found

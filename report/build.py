@@ -82,6 +82,9 @@ def _provenance(c: CampaignData, response: str, generated: str) -> str:
         ("response", response),
         ("cost", c.table.cost_name if c.table is not None else (c.cost_problem or "-")),
     ]
+    measured = _wall_clock_measured(c)
+    if measured:
+        pairs.append(("wall_clock_s measured", measured))
     keys = [k for k in META_ORDER if k in c.meta] + sorted(k for k in c.meta if k not in META_ORDER)
     for k in keys:
         v = c.meta[k]
@@ -95,6 +98,29 @@ def _provenance(c: CampaignData, response: str, generated: str) -> str:
     elif not c.is_campaign:
         body += h.para("A plain results table: no campaign records (provenance, attempts, logs) come with it.", "small")
     return body
+
+
+def _wall_clock_measured(c: CampaignData) -> str | None:
+    """Which span each job's wall_clock_s is (harness.times): the training call, or BigDL's own Wall Clock."""
+    from harness.times import describe_wall_clock
+
+    if "wall_clock_of" not in c.raw.columns:
+        return None
+    rows = c.raw.astype(object).where(c.raw.notna(), None).to_dict("records")
+    return describe_wall_clock(rows, _manifest_job(c.source))
+
+
+def _manifest_job(source: Path) -> str | None:
+    """The campaign's job as its manifest names it (None for a plain table or an unreadable manifest)."""
+    from sparkdl.campaign import CampaignDir
+    from sparkdl.errors import CampaignError
+
+    folder = CampaignDir.of(source)
+    try:
+        manifest = folder.read_manifest() if folder is not None else None
+    except CampaignError:
+        return None
+    return manifest.job if manifest is not None else None
 
 
 def _compact(v: object) -> str:

@@ -141,7 +141,7 @@ class JobTable(msgspec.Struct, forbid_unknown_fields=True):
 
     name: Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
     args: Annotated[list[Union[ArgText, ArgGroup]], msgspec.Meta(max_length=1_000)] = []
-    results: Literal["bigdl", "json"] = "bigdl"
+    results: Literal["bigdl", "json", "mlflow"] = "bigdl"
     app: Optional[FileName] = None
     py_files: Annotated[list[FileName], msgspec.Meta(max_length=100)] = []
     jar: Optional[FileName] = None

@@ -8,6 +8,7 @@ Fast checks read the per-epoch line format and real logs of failed TorchDistribu
 from __future__ import annotations
 
 import csv
+import html
 import json
 import sqlite3
 import subprocess
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+import logparse
 from cluster import runtime as runtimes
 from logparse import FailureKind, ProcessFacts, Status
 from logparse.epochlines import parse_line, read_epochs
@@ -158,7 +160,8 @@ def test_bigdl_and_torch_lenet_in_one_design_each_on_its_runtime(tmp_path, local
         assert [e.epoch for e in lines] == [1, 2]  # validated after every epoch, streamed to the driver's log
         figures = json.loads((out / "runs" / f"{run}-1" / "metrics.json").read_text())
         assert float(rows[run]["accuracy"]) == figures["accuracy"] == lines[-1].accuracy
-        assert float(rows[run]["wall_clock_s"]) == lines[-1].wall_clock_s
+        assert float(rows[run]["train_loop_s"]) == lines[-1].wall_clock_s  # the epochs inside the processes
+        assert float(rows[run]["wall_clock_s"]) == figures["fit_s"] > lines[-1].wall_clock_s  # the training call
         assert lines[-1].extra["count"] == 256 and lines[-1].extra["processes"] == 2
         assert figures["accuracy"] > 0.3  # it learns (chance is 0.1)
     # the per-epoch harvest puts both epochs of every torch run on the table, as for BigDL
@@ -231,3 +234,64 @@ def test_more_processes_than_slots_fail_the_run_with_the_barrier_reason(tmp_path
     (row,) = list(csv.DictReader(open(out / "results.csv")))
     assert row["status"] == "failed" and row["failure_kind"] == "infrastructure"
     assert "BarrierJobSlotsNumberCheckFailed" in row["reason"]
+
+
+# ---------------------------------------------------------------- one time vocabulary (harness.times)
+
+
+def _float(row: dict, name: str) -> float:
+    assert row.get(name) not in (None, ""), (name, row)
+    return float(row[name])
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_four_frameworks_in_one_design_have_the_same_time_columns_with_the_same_meaning(tmp_path, local_cluster):
+    design = tmp_path / "design.csv"
+    # the model column picks each row's job; a column of another job's is left empty on a row
+    design.write_text(
+        "run,model,nodes,executors,executor_cores,epochs,learning_rate,batch_size,rounds,max_depth,max_iter,step_size,"
+        "block_size\n"
+        "1,lenet,1,1,2,2,0.05,64,,,,,\n"
+        "2,torch-lenet,1,1,2,2,0.05,64,,,,,\n"
+        "3,xgboost,1,1,2,,0.3,,3,3,,,\n"
+        "4,mlp,1,1,2,,,,,,4,0.5,128\n")
+    out = tmp_path / "four"
+    proc = cli("harness.submit", str(design), "--out", str(out), "--train-samples", "512", "--test-samples", "128",
+               "--timeout", "900", *cluster_args(local_cluster), timeout=3600)  # 3 runtimes, 4 frameworks
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    rows = {r["model"]: r for r in csv.DictReader(open(out / "results.csv"))}
+    assert {m: r["status"] for m, r in rows.items()} == dict.fromkeys(("lenet", "torch-lenet", "xgboost", "mlp"), "ok")
+    for model, row in rows.items():
+        elapsed, startup, fit, wall = (_float(row, c) for c in ("elapsed_s", "startup_s", "fit_s", "wall_clock_s"))
+        # the spans nest: submit -> SparkContext up -> the training call -> exit
+        assert 0 < startup < elapsed and 0 < fit < elapsed - startup, (model, startup, fit, elapsed)
+        assert startup == _float(row, "phase_submit_s")  # the event log's application start, less the submit
+        assert row["epochs_completed"].isdigit(), (model, row["epochs_completed"])  # an int, never "2.0"
+    # wall_clock_s is the training call for every framework but BigDL, which keeps its log's own Wall Clock
+    for model in ("torch-lenet", "xgboost", "mlp"):
+        assert rows[model]["wall_clock_of"] == "fit" and _float(rows[model], "wall_clock_s") == _float(rows[model], "fit_s")
+    lenet = rows["lenet"]
+    assert lenet["wall_clock_of"] == "bigdl-wall-clock"
+    log = logparse.parse(out / lenet["log"])
+    assert _float(lenet, "wall_clock_s") == _float(lenet, "train_loop_s") == log.wall_clock_s
+    assert _float(lenet, "fit_s") > _float(lenet, "wall_clock_s")  # optimize() holds more than BigDL's clock
+    # torch: the training call includes TorchDistributor's start (torchrun, the processes importing PyTorch)
+    torch = rows["torch-lenet"]
+    lines = read_epochs(out / torch["log"])
+    assert _float(torch, "train_loop_s") == lines[-1].wall_clock_s
+    assert _float(torch, "fit_s") - _float(torch, "train_loop_s") > 1.0
+    assert lines[0].extra["fit_s"] > lines[0].wall_clock_s  # epoch 1 reached the driver after the processes started
+    # counts are integers, epochs_completed what each job did
+    figures = json.loads((out / "runs" / "2-1" / "metrics.json").read_text())
+    assert (torch["epochs_completed"], torch["processes"], torch["train_samples"]) == ("2", "2", "512")
+    assert figures["epochs_completed"] == figures["epochs_trained"] == len(lines) == 2
+    assert (lenet["epochs_completed"], rows["xgboost"]["epochs_completed"]) == ("2", "3")
+    mlp = json.loads((out / "runs" / "4-1" / "metrics.json").read_text())
+    assert rows["mlp"]["epochs_completed"] == str(mlp["epochs_completed"]) and 1 <= mlp["epochs_completed"] <= 4
+    # the report says which span each job's wall_clock_s is
+    report = cli("report", str(out), "--no-plots", "--response", "wall_clock_s")
+    assert report.returncode == 0, report.stderr[-2000:]
+    page = html.unescape((out / "report.html").read_text())
+    assert ("lenet: BigDL's own Wall Clock in its log (train_loop_s); mlp: the training call (fit_s); "
+            "torch-lenet: the training call (fit_s); xgboost: the training call (fit_s)") in page
