@@ -98,6 +98,7 @@ class RunWatch:
     run_dir: Path
     submitted: float
     sampler: HostSampler | None
+    app: AppMetrics | None = None  # the event log as read by the last observe (None: none, or unreadable)
 
     def cancel(self) -> None:
         """Stop sampling without reading anything (the run was interrupted)."""
@@ -133,6 +134,7 @@ class RunWatch:
                 notes.append(f"BigDL log: {e}")
         metrics.update(run_phases(self.submitted, exited, app, times).columns())
         write_notes(self.run_dir, notes)
+        self.app = app
         return Observation(app, times, metrics)
 
 

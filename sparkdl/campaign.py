@@ -246,6 +246,9 @@ class Manifest:
     #: "" (not recorded: a manifest of an older version). ``python -m logparse`` reads it (logparse.campaign).
     results: str = ""
     source: str | None = None  # how the folder was made when not by a design (e.g. "ingest": harness.ingest)
+    #: the column holding the time of the runs' work: "wall_clock_s", "spark_jobs_span_s" (a job that reports
+    #: no time: its first Spark job to its last), "mixed", or "" (not recorded)
+    time: str = ""
 
     def to_json(self) -> str:
         data = {"version": 1, "factors": list(self.factors), "responses": list(self.responses),
@@ -253,6 +256,8 @@ class Manifest:
                 "runtimes": list(self.runtimes), "results": self.results}
         if self.source is not None:
             data["source"] = self.source
+        if self.time:
+            data["time"] = self.time
         return json.dumps(data, indent=2)
 
     @classmethod
@@ -270,7 +275,7 @@ class Manifest:
         data = config.convert(doc, ManifestDoc, source, "manifest", error)
         # responses named twice (a manifest written before with_responses kept each name once) are read once
         return cls(tuple(data.factors), tuple(dict.fromkeys(data.responses)), data.job, data.design, tuple(data.runtimes),
-                   data.results or "", data.source)
+                   data.results or "", data.source, data.time or "")
 
     @classmethod
     def for_design(cls, specs: Sequence[RunSpec], job: str | None = None, design: str | None = None) -> "Manifest":
