@@ -314,10 +314,10 @@ def load_job(path: Path) -> Job:
         raise _fail(path, "[params] must hold one table per design column, e.g. [params.epochs]")
     rules = {k: _rule(path, k, v) for k, v in params.items()}
     bigdl_app = _imports_bigdl(app) if app is not None else ".bigdl." in f".{main_class}"
-    results = results or ("bigdl" if bigdl_app else "none")
+    declared, results = results, results or ("bigdl" if bigdl_app else "none")
     figures = _figures(path, results, job.get("figures"), doc.get("derived"))
     if results == "bigdl" or bigdl_app:
-        problem = bigdl_problem(name, runtime, "results = \"bigdl\"" if results == "bigdl" else "its app imports bigdl")
+        problem = bigdl_problem(name, runtime, "results = \"bigdl\"" if declared == "bigdl" else "its app imports bigdl")
         if problem:
             raise _fail(path, problem)
     workdir = _workdir(path, job["workdir"]) if "workdir" in job else None
