@@ -23,7 +23,7 @@ import subprocess
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Sequence
 
 import logparse
 from cluster import runtime as runtimes
@@ -217,7 +217,7 @@ class Campaign:
             if job.results == "bigdl":
                 outcome = judged_outcome(spec, completed, out)
             else:  # any other program: its exit, Spark's record of it, the figures it declares
-                figures = self._figures(job, spec, out)
+                figures = self._figures(job, spec, out, metrics)
                 app = getattr(watch, "app", None)
                 outcome = judged_program_outcome(completed, out, figures,
                                                  None if app is None else logparse.SparkRecord.of(app))
@@ -239,12 +239,12 @@ class Campaign:
             return RunRecord(spec, outcome, execution, metrics)  # type: ignore[arg-type]
         raise AssertionError("unreachable")
 
-    def _figures(self, job: "Job", spec: RunSpec, out: Path) -> Metrics:
+    def _figures(self, job: "Job", spec: RunSpec, out: Path, measured: Mapping[str, object]) -> Metrics:
         """The figures a job that is not BigDL declares: its JSON file, its output's regexes, or none."""
         if job.results == "json":
             return read_metrics(metrics_path(spec, self.options), reserved_names(spec), spec.as_row())
         if job.results == "output":
-            return read_output_figures(out, job.figures, reserved_names(spec), spec.as_row())
+            return read_output_figures(out, job.figures, reserved_names(spec), spec.as_row(), measured)
         return Metrics()
 
     def _note(self, spec: RunSpec, notes: Sequence[str]) -> None:

@@ -17,6 +17,9 @@ from sparkdl.errors import CostError
 #: At most this many regexes and derived figures per job, each regex at most MAX_REGEX characters.
 MAX_PATTERNS = 50
 MAX_REGEX = 1_000
+#: The harness's measurements a derived figure may use besides the job's own (e.g. ``wall_clock_s =
+#: "spark_jobs_span_s"``, so the default cost has its time).
+MEASURED = ("spark_jobs_span_s",)
 
 
 class FigureSpecError(HarnessError):
@@ -54,7 +57,7 @@ class FigureSpec:
         return tuple(dict.fromkeys(groups + [n for n, _ in self.derived]))
 
     def formulas(self) -> tuple[tuple[str, Formula], ...]:
-        known = [n for rx in self.compiled() for n in rx.groupindex]
+        known = [n for rx in self.compiled() for n in rx.groupindex] + list(MEASURED)
         out = []
         for name, expr in self.derived:
             out.append((name, formula(expr, known, f"[derived] {name}")))

@@ -8,6 +8,7 @@ A job description declares regexes over the driver's output, and figures derived
 
     [derived]
     accuracy = "1 - test_error"    # the arithmetic --cost uses: numbers, + - * / **, log, exp, sqrt, min, max...
+    wall_clock_s = "spark_jobs_span_s"   # the harness's measurement of the run may be used too
 
 Each named group of a regex is a column. The driver's stdout is searched first, then its stderr
 (Python's logging and log4j write there); in each, the *last* match wins (a script that prints its
@@ -60,9 +61,11 @@ def _last_values(rx: re.Pattern[str], texts: Sequence[str]) -> dict[str, str] | 
 
 
 def read_output_figures(out: Path, spec: FigureSpec, reserved: frozenset[str] | set[str] = frozenset(),
-                        design: Mapping[str, object] | None = None) -> Metrics:
+                        design: Mapping[str, object] | None = None,
+                        measured: Mapping[str, object] | None = None) -> Metrics:
     """The run's declared figures from its .out (the driver's stdout) and the .err beside it; a figure that
-    cannot be read is :attr:`Metrics.problem` (the run fails with it), never an exception."""
+    cannot be read is :attr:`Metrics.problem` (the run fails with it), never an exception. ``measured``: the
+    harness's measurements of the run (``spark_jobs_span_s``), which derived figures may use."""
     design = design or {}
     try:
         texts = [_tail(out), _tail(err_path_for(out))]
@@ -77,7 +80,7 @@ def read_output_figures(out: Path, spec: FigureSpec, reserved: frozenset[str] | 
         raw.update(found)
     values: dict[str, Figure] = {n: typed(v, kind_of([v])) for n, v in raw.items()}  # type: ignore[misc]
     for name, f in spec.formulas():
-        args = {n: values.get(n) for n in f.names}
+        args = {n: values[n] if n in values else (measured or {}).get(n) for n in f.names}
         bad = [n for n, v in args.items() if not isinstance(v, (int, float))]
         if bad:
             return Metrics(problem=f"[derived] {name} = {f.text!r}: figure {bad[0]} is "

@@ -27,6 +27,7 @@ from harness.outputfigures import read_output_figures
 from logparse import FailureKind, ProcessFacts, SparkRecord, Status, judge_program_run
 from logparse.errorline import error_line_of
 from logparse.eventlog import parse_events
+from models.results import load_results
 from sparkdl.cost import formula
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -175,6 +176,14 @@ def test_a_declared_figure_missing_from_the_output_fails_the_run_with_its_regex(
     assert "it ran another configuration" in echo.problem
 
 
+def test_a_derived_time_may_be_the_harness_s_span_so_the_default_cost_has_its_t(tmp_path):
+    out = _run_logs(tmp_path, b"Test Error = 0.25\n", b"")
+    spec = _spec(["Test Error = (?P<test_error>[0-9.]+)"], {"accuracy": "1 - test_error", "wall_clock_s": "spark_jobs_span_s"})
+    m = read_output_figures(out, spec, measured={"spark_jobs_span_s": 12.5})
+    assert (m.accuracy, m.wall_clock_s) == (0.75, 12.5) and "spark_jobs_span_s" not in m.figures
+    assert "spark_jobs_span_s is missing" in read_output_figures(out, spec, measured={}).problem
+
+
 @pytest.mark.parametrize("patterns, derived, needle", [
     (["Test Error = ([0-9.]+)"], None, "names no group"),
     (["(?P<a>[0-9]+"], None, "is not a regular expression"),
@@ -245,3 +254,106 @@ def test_a_bigdl_row_on_a_runtime_without_bigdl_is_refused_before_anything_runs(
 def test_bad_job_keys_name_the_fix(tmp_path, body, needle):
     with pytest.raises(JobFileError, match=re.escape(needle)):
         load_job(_job(tmp_path, body))
+
+
+# ---------------------------------------------------------------- an unchanged upstream script, on a real Spark 4 cluster
+
+
+def _pyspark_dir() -> Path:
+    """pyspark as the spark4 runtime installed it: its wheel ships Apache Spark's examples and their data."""
+    return runtimes.site_packages(runtimes.home(runtimes.resolve("spark4"))) / "pyspark"
+
+
+def _submit(design: Path, job: Path, out: Path, cluster) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "harness.submit", str(design), "--job", str(job), "--out", str(out),
+                           "--state-dir", str(cluster.state_dir), "--port", str(cluster.port), "--webui-port",
+                           str(cluster.webui_port), "--keep-cluster", "--retries", "0", "--timeout", "1200"],
+                          capture_output=True, text=True, timeout=3600, cwd=ROOT)
+
+
+def _rows(out: Path) -> list[dict[str, str]]:
+    return list(csv.DictReader(open(out / "results.csv")))
+
+
+def _events(run_dir: Path) -> list[dict]:
+    """Every event of the run's Spark event log, read here with lz4 directly (not through logparse)."""
+    from logparse.eventlog import iter_lines  # the bytes only (lz4 blocks decoded): the fold into jobs is the test's
+
+    (log,) = [p for p in run_dir.iterdir() if p.name.startswith(("eventlog_v2_", "app-"))]
+    return [json.loads(line) for line in iter_lines(log) if line.strip()]
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_an_unchanged_spark_example_is_judged_by_what_every_program_has(tmp_path, spark4_cluster):
+    pyspark = _pyspark_dir()
+    example = pyspark / "examples" / "src" / "main" / "python" / "ml" / "gradient_boosted_tree_classifier_example.py"
+    text = example.read_text()
+    assert 'load("data/mllib/sample_libsvm_data.txt")' in text and 'print("Test Error = %g" % (1.0 - accuracy))' in text
+    user = tmp_path / "user"  # a user's folder: the script as Spark ships it, its data at the relative path it expects
+    (user / "data" / "mllib").mkdir(parents=True)
+    shutil.copy(example, user)
+    shutil.copy(pyspark / "data" / "mllib" / "sample_libsvm_data.txt", user / "data" / "mllib")
+    shutil.copy(pyspark / "examples" / "src" / "main" / "python" / "pi.py", user)
+    head = '[job]\nname = "gbt"\napp = "gradient_boosted_tree_classifier_example.py"\nruntime = "spark4"\n'
+    (user / "gbt.toml").write_text(head + 'workdir = "."\n')  # no results line
+    (user / "gbt-output.toml").write_text(
+        head + 'workdir = "."\nresults = "output"\n'
+        "figures = ['Test Error = (?P<test_error>[0-9.eE+-]+)', 'Running Spark version (?P<spark_version>[0-9.]+)']\n"
+        '[derived]\naccuracy = "1 - test_error"\nwall_clock_s = "spark_jobs_span_s"\n')
+    (user / "pi.toml").write_text('[job]\nname = "pi"\napp = "pi.py"\nruntime = "spark4"\nresults = "output"\n'
+                                  "figures = ['Pi is roughly (?P<pi>[0-9.]+)', 'Test Error = (?P<test_error>[0-9.]+)']\n")
+    (user / "gbt-elsewhere.toml").write_text(head)  # runs where the harness runs: its data is not there
+    two, one = user / "design.csv", user / "one.csv"
+    two.write_text("nodes,executors,executor_cores\n1,1,2\n1,1,2\n")
+    one.write_text("nodes,executors,executor_cores\n1,1,2\n")
+
+    # 1. no results line: each run is ok, with the time of its work from Spark's event log
+    proc = _submit(two, user / "gbt.toml", tmp_path / "none", spark4_cluster)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "BigDL" not in proc.stdout + proc.stderr
+    manifest = json.loads((tmp_path / "none" / "manifest.json").read_text())
+    assert (manifest["results"], manifest["time"]) == ("none", "spark_jobs_span_s")
+    assert "spark_jobs_span_s" in manifest["responses"]
+    for row in _rows(tmp_path / "none"):
+        assert (row["status"], row["reason"], row["exit_code"]) == ("ok", "", "0")
+        events = _events(tmp_path / "none" / "runs" / f"{row['run']}-{row['replicate']}")
+        starts = [e["Submission Time"] for e in events if e["Event"] == "SparkListenerJobStart"]
+        ends = [e["Completion Time"] for e in events if e["Event"] == "SparkListenerJobEnd"]
+        assert len(starts) == len(ends) == int(row["spark_jobs"]) > 0
+        span = (max(ends) - min(starts)) / 1000
+        assert float(row["spark_jobs_span_s"]) == pytest.approx(span, abs=1e-3)
+        assert 0 < span < float(row["spark_app_s"]) < float(row["elapsed_s"])
+
+    # 2. results = "output": the printed figure is a column, the derived ones too; a name of the harness's is kept
+    proc = _submit(one, user / "gbt-output.toml", tmp_path / "output", spark4_cluster)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    (row,) = _rows(tmp_path / "output")
+    printed = [line for line in (tmp_path / "output" / row["log"]).read_text().splitlines()
+               if line.startswith("Test Error = ")]
+    assert len(printed) == 1 and row["status"] == "ok"
+    assert float(row["test_error"]) == float(printed[0].split(" = ")[1])
+    assert float(row["accuracy"]) == pytest.approx(1 - float(printed[0].split(" = ")[1]))
+    assert float(row["wall_clock_s"]) == float(row["spark_jobs_span_s"]) > 0
+    assert row["job_spark_version"] == "4.3.0" and "spark_version" not in row
+    assert "kept as job_spark_version" in (tmp_path / "output" / "runs" / "1-1" / "notes.txt").read_text()
+    table = load_results(tmp_path / "output")  # the default cost, as every analysis computes it
+    expected = float(row["wall_clock_s"]) / (float(row["accuracy"]) * 100) ** 2  # T / (A*100)^2
+    assert table.frame["cost"].tolist() == [pytest.approx(expected)]
+
+    # 3. a declared figure missing from the output fails the run, with its regex in the reason
+    proc = _submit(one, user / "pi.toml", tmp_path / "missing", spark4_cluster)
+    assert proc.returncode == 3, proc.stdout[-3000:] + proc.stderr[-3000:]
+    (row,) = _rows(tmp_path / "missing")
+    assert (row["status"], row["failure_kind"], row["exit_code"]) == ("failed", "job", "0")
+    assert row["reason"] == ("the job's output has no line matching its figures regex 'Test Error = "
+                             "(?P<test_error>[0-9.]+)': check what the program prints (its .out and .err)")
+
+    # 4. a failing program: its own last error line and exit code are the reason
+    proc = _submit(one, user / "gbt-elsewhere.toml", tmp_path / "failed", spark4_cluster)
+    assert proc.returncode == 3, proc.stdout[-3000:] + proc.stderr[-3000:]
+    (row,) = _rows(tmp_path / "failed")
+    assert (row["status"], row["failure_kind"]) == ("failed", "job")
+    assert row["reason"].startswith(f"the job exited with code {row['exit_code']}: ") and row["exit_code"] != "0"
+    assert "PATH_NOT_FOUND" in row["reason"] and "data/mllib/sample_libsvm_data.txt" in row["reason"]
+    assert "BigDL" not in row["reason"]
