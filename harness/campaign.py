@@ -355,6 +355,9 @@ def describe_outcome(record: RunRecord) -> str:
         return record.reason
     wall = "?" if record.wall_clock_s is None else f"{record.wall_clock_s:.1f}"
     acc = "?" if record.accuracy is None else f"{record.accuracy:.4f}"
+    span = record.metrics.get("spark_jobs_span_s")
+    if record.wall_clock_s is None and isinstance(span, (int, float)):  # a job that reports no time of its own
+        return f"Spark jobs span {span:.1f} s" + ("" if record.accuracy is None else f", accuracy {acc}")
     return f"wall clock {wall} s, accuracy {acc}"
 
 
