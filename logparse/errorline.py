@@ -12,7 +12,9 @@ exception (``ModuleNotFoundError: No module named 'bigdl'``), the JVM prints ``E
 3. else the last ``error:`` line.
 
 Only the tail of each stream is read (:data:`TAIL_BYTES`): the end of the output is where a program
-that failed says why. The driver's stderr is read before its stdout (Python writes tracebacks there).
+that failed says why. Each rule is tried on the driver's stderr, then its stdout, before the next rule: under
+spark-submit a Python traceback may be in either, and the .err also holds the stack traces Spark logs as
+warnings (a ``java.io.FileNotFoundException`` logged at WARN before Python raised its own error).
 """
 
 from __future__ import annotations
@@ -70,26 +72,41 @@ def _after_traceback(lines: list[bytes], start: int) -> str | None:
     return None
 
 
-def error_line_of(text: bytes) -> str | None:
-    """The last error line of one stream's text (the rules of the module docstring), else None."""
-    lines = text.split(b"\n")
+def _python_error(lines: list[bytes]) -> str | None:
     for i in range(len(lines) - 1, -1, -1):
         if lines[i].rstrip(b"\r") == TRACEBACK:
             found = _after_traceback(lines, i)
             if found:
                 return found
-    for pattern in (JAVA_EXCEPTION, ERROR_LINE):
+    return None
+
+
+def _matching(pattern: re.Pattern[bytes]):
+    def last(lines: list[bytes]) -> str | None:
         for line in reversed(lines):
             line = line.rstrip(b"\r")
             if pattern.match(line):
                 return _text(line.removeprefix(b"Caused by: "))
+        return None
+    return last
+
+
+#: The rules of the module docstring, most telling first.
+RULES = (_python_error, _matching(JAVA_EXCEPTION), _matching(ERROR_LINE))
+
+
+def error_line_of(*texts: bytes) -> str | None:
+    """The last error line of the streams' texts, else None: each rule in turn over every stream (a Python
+    traceback in either stream wins over a Java exception a warning logged in the other)."""
+    streams = [t.split(b"\n") for t in texts]
+    for rule in RULES:
+        for lines in streams:
+            found = rule(lines)
+            if found:
+                return found
     return None
 
 
 def last_error_line(out: str | os.PathLike[str]) -> str | None:
-    """The program's last error line in its .err (the file beside ``out``), else in its .out; None when neither has one."""
-    for path in (err_path_for(out), out):
-        found = error_line_of(_tail(path))
-        if found:
-            return found
-    return None
+    """The program's last error line in its .err (the file beside ``out``) and its .out; None when neither has one."""
+    return error_line_of(_tail(err_path_for(out)), _tail(out))

@@ -31,6 +31,7 @@ from models.results import load_results
 from sparkdl.cost import formula
 
 ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).parent / "fixtures" / "anyprogram"
 
 
 # ---------------------------------------------------------------- a failed program's own words
@@ -101,6 +102,15 @@ def test_a_failed_program_s_reason_is_its_last_error_line_and_exit_code_never_a_
     out = _run_logs(tmp_path, b"", b"")  # the program gave nothing: the exit code alone, still no "BigDL"
     j = judge_program_run(out, ProcessFacts(2, False, 1.0))
     assert j.reason == "the job exited with code 2 (see its .err)"
+
+
+def test_a_python_error_in_the_out_wins_over_a_java_stack_trace_spark_logged_as_a_warning():
+    # real logs: the unchanged GBT example run where its data is missing (tests/fixtures/anyprogram/README.md)
+    j = judge_program_run(FIXTURES / "path-not-found.out", ProcessFacts(1, False, 229.0))
+    assert (j.status, j.failure_kind) == (Status.FAILED, FailureKind.JOB)
+    assert j.reason == ("the job exited with code 1: pyspark.errors.exceptions.captured.AnalysisException: "
+                        "[PATH_NOT_FOUND] Path does not exist: file:/work/wt-anyprogram-a/data/mllib/"
+                        "sample_libsvm_data.txt. SQLSTATE: 42K03")
 
 
 def test_spark_s_record_judges_a_program_that_exited_0(tmp_path):
@@ -355,5 +365,6 @@ def test_an_unchanged_spark_example_is_judged_by_what_every_program_has(tmp_path
     (row,) = _rows(tmp_path / "failed")
     assert (row["status"], row["failure_kind"]) == ("failed", "job")
     assert row["reason"].startswith(f"the job exited with code {row['exit_code']}: ") and row["exit_code"] != "0"
-    assert "PATH_NOT_FOUND" in row["reason"] and "data/mllib/sample_libsvm_data.txt" in row["reason"]
+    assert "AnalysisException: [PATH_NOT_FOUND] Path does not exist: " in row["reason"]
+    assert "data/mllib/sample_libsvm_data.txt" in row["reason"]
     assert "BigDL" not in row["reason"]
