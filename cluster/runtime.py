@@ -103,6 +103,12 @@ class Runtime:
             return self.lock.read_text()
         return "\n".join(self.requirements) + "\n"
 
+    @property
+    def has_bigdl(self) -> bool:
+        """Whether BigDL is among the packages the environment is built from (its lock, else its requirements)."""
+        return any(re.match(r"bigdl(?:-dllib)?(?:-spark\d)?\b", line.strip(), re.IGNORECASE)
+                   for line in self.lock_text().splitlines())
+
     def key(self) -> str:
         """Digest of what the environment is made of: the name, Python and the lock."""
         h = hashlib.sha256(f"{self.name}\n{self.python}\n".encode())
@@ -207,6 +213,11 @@ def load_runtime(path: Path) -> Runtime:
 
 def builtin_names() -> tuple[str, ...]:
     return tuple(sorted(p.stem for p in BUILTIN_DIR.glob("*.toml")))
+
+
+def bigdl_runtimes() -> tuple[str, ...]:
+    """The built-in runtimes that have BigDL (for a message naming the runtime a BigDL job needs)."""
+    return tuple(n for n in builtin_names() if resolve(n).has_bigdl)
 
 
 def resolve(text: str | Path, relative_to: Path | None = None) -> Runtime:

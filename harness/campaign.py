@@ -23,7 +23,7 @@ import subprocess
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Sequence
 
 import logparse
 from cluster import runtime as runtimes
@@ -39,6 +39,7 @@ from harness.job import jvm_of, runtime_of
 from harness.wholeplots import Planned, needs_reset, plan_whole_plots
 from harness.runner import Completed, Runner
 from harness.metrics import Metrics, read_metrics, reserved_names
+from harness.outputfigures import read_output_figures
 from harness.runspec import RunSpec, format_value
 from harness.schema import CampaignDir, Execution, Manifest, Outcome, RunRecord, now, status_counts
 from harness.store import ResultStore
@@ -47,6 +48,7 @@ from sparkdl.options import DEFAULT_MASTER_PORT, DEFAULT_STATE_DIR, DEFAULT_WEBU
 from sparkdl.crash import crash_later, crash_point
 
 if TYPE_CHECKING:
+    from harness.job import Job
     from harness.mlflow_export import LiveExport
     from harness.mlflow_run import ProgramRun, ProgramRuns
 
@@ -54,6 +56,8 @@ Progress = Callable[[str], None]
 EnvFor = Callable[[str, str], SparkEnv]
 #: The status of an attempt that could not start (a host it needs is lost); never a run's final status.
 NOT_RUN = "not run"
+#: A run's notes (what was done to keep its figures), in its folder runs/<key>/.
+RUN_NOTES = "notes.txt"
 
 
 @dataclass(frozen=True)
@@ -122,9 +126,10 @@ def judged_outcome(spec: RunSpec, completed: Completed, out: Path) -> Outcome:
     return replace(Outcome.from_log(j.log), status=j.status, reason=j.reason, failure_kind=j.failure_kind)
 
 
-def judged_json_outcome(completed: Completed, out: Path, figures: Metrics) -> Outcome:
-    """logparse's status for one attempt of a job that reports its figures as JSON."""
-    j = logparse.judge_json_run(out, _process(completed), figures.problem)
+def judged_program_outcome(completed: Completed, out: Path, figures: Metrics,
+                           spark: "logparse.SparkRecord | None" = None) -> Outcome:
+    """logparse's status for one attempt of a job that is not BigDL (its exit, Spark's record, its figures)."""
+    j = logparse.judge_program_run(out, _process(completed), figures.problem, spark)
     return Outcome(status=j.status, reason=j.reason, failure_kind=j.failure_kind, app_id=j.log.app_id,
                    wall_clock_s=figures.wall_clock_s, accuracy=figures.accuracy,
                    epochs_completed=figures.epochs_completed)
@@ -166,10 +171,10 @@ class Campaign:
         try:
             got = runs.read(run, reserved_names(spec), spec.as_row())
         except Exception as e:  # noqa: BLE001 - the tracker went away: the run's reason, never the campaign's end
-            outcome = judged_json_outcome(completed, out, Metrics(problem=f"cannot read the job's MLflow run "
+            outcome = judged_program_outcome(completed, out, Metrics(problem=f"cannot read the job's MLflow run "
                                                                           f"{run.run_id} from {run.uri} ({e})"))
             return outcome
-        outcome = judged_json_outcome(completed, out, got.metrics)
+        outcome = judged_program_outcome(completed, out, got.metrics, None)
         runs.end(run, outcome.ok)
         if outcome.ok:
             metrics.update(got.metrics.extra())
@@ -237,27 +242,31 @@ class Campaign:
             start = now()
             n = self.store.begin_attempt(spec, start, argv)
             watch = self.observer.start(run_dir) if self.observer is not None and run_dir is not None else None
+            where = {} if job.workdir is None else {"cwd": job.workdir}  # only a job with a workdir asks for one
             try:
                 completed = self.runner.run(argv, environ, out, err, self.settings.timeout,
-                                            on_start=lambda pid: self._started(spec, n, pid))
+                                            on_start=lambda pid: self._started(spec, n, pid), **where)
             except BaseException:
                 if watch is not None:
                     watch.cancel()
                 raise
             metrics: dict[str, object] = dict(watch.stop(out)) if watch is not None else {}
             crash_point("parse")
-            if job.results == "json":  # the job's own figures; its log only says what Spark lost
-                figures = read_metrics(metrics_path(spec, self.options), reserved_names(spec), spec.as_row())
-                outcome = judged_json_outcome(completed, out, figures)
-                if outcome.ok:
-                    metrics.update(figures.extra())
-                    metrics["wall_clock_of"] = wall_clock_of(figures.figures)
-            elif program is not None:  # results = "mlflow": what the job logged to the run it was handed
-                outcome = self._program_outcome(spec, completed, out, program, metrics)
-            else:
+            if job.results == "bigdl":
                 outcome = judged_outcome(spec, completed, out)
                 if outcome.ok:
                     metrics.update(bigdl_times(out, outcome.wall_clock_s))
+            elif program is not None:  # results = "mlflow": what the job logged to the run it was handed
+                outcome = self._program_outcome(spec, completed, out, program, metrics)
+            else:  # any other program: its exit, Spark's record of it, the figures it declares
+                figures = self._figures(job, spec, out, metrics)
+                app = getattr(watch, "app", None)
+                outcome = judged_program_outcome(completed, out, figures,
+                                                 None if app is None else logparse.SparkRecord.of(app))
+                if outcome.ok:
+                    metrics.update(figures.extra())
+                    metrics["wall_clock_of"] = wall_clock_of(figures.figures)
+                    self._note(spec, figures.notes)
             if outcome.app_id is None:
                 outcome = replace(outcome, app_id=self._app_id(argv[argv.index("--name") + 1]))
             if not outcome.ok and outcome.failure_kind == "infrastructure":
@@ -272,6 +281,21 @@ class Campaign:
                                   exit_code=completed.returncode, log=str(out.relative_to(self.folder.path)))
             return RunRecord(spec, outcome, execution, metrics)  # type: ignore[arg-type]
         raise AssertionError("unreachable")
+
+    def _figures(self, job: "Job", spec: RunSpec, out: Path, measured: Mapping[str, object]) -> Metrics:
+        """The figures a job that is not BigDL declares: its JSON file, its output's regexes, or none."""
+        if job.results == "json":
+            return read_metrics(metrics_path(spec, self.options), reserved_names(spec), spec.as_row())
+        if job.results == "output":
+            return read_output_figures(out, job.figures, reserved_names(spec), spec.as_row(), measured)
+        return Metrics()
+
+    def _note(self, spec: RunSpec, notes: Sequence[str]) -> None:
+        """Notes on a run (a figure kept under another name): ``runs/<key>/notes.txt`` and the progress."""
+        if notes:
+            (self.folder.run_dir(spec.key) / RUN_NOTES).write_text("".join(f"{n}\n" for n in notes))
+            for note in notes:
+                self.progress(f"run {spec.key}: note: {note}")
 
     def _unavailable(self, spec: RunSpec, retry: bool) -> HostLost | None:
         """A lost host that keeps ``spec`` from starting (a retry waits for it to come back), else None."""
@@ -392,6 +416,9 @@ def describe_outcome(record: RunRecord) -> str:
         return record.reason
     wall = "?" if record.wall_clock_s is None else f"{record.wall_clock_s:.1f}"
     acc = "?" if record.accuracy is None else f"{record.accuracy:.4f}"
+    span = record.metrics.get("spark_jobs_span_s")
+    if record.wall_clock_s is None and isinstance(span, (int, float)):  # a job that reports no time of its own
+        return f"Spark jobs span {span:.1f} s" + ("" if record.accuracy is None else f", accuracy {acc}")
     return f"wall clock {wall} s, accuracy {acc}"
 
 
@@ -488,10 +515,19 @@ def plan_manifest(plan: CampaignPlan, runtime_names: tuple[str, ...]) -> Manifes
 
 
 def plan_results(plan: CampaignPlan) -> str:
-    """Where the plan's runs get their figures: "bigdl", "json", "mlflow" or "mixed" (the manifest's ``results``)."""
+    """Where the plan's runs get their figures: "bigdl", "json", "output", "none" or "mixed" (the manifest's
+    ``results``)."""
     jobs = plan.settings.options.jobs
     kinds = {jobs.for_spec(s).results for s in plan.shapes}
     return "mixed" if len(kinds) > 1 else next(iter(kinds), "bigdl")
+
+
+def plan_time(plan: CampaignPlan) -> str:
+    """The column holding the time of the plan's runs' work (the manifest's ``time``): "wall_clock_s",
+    "spark_jobs_span_s" (jobs that report no time of their own) or "mixed"."""
+    jobs = plan.settings.options.jobs
+    kinds = {jobs.for_spec(s).time_column for s in plan.shapes}
+    return "mixed" if len(kinds) > 1 else next(iter(kinds), "wall_clock_s")
 
 
 def runtime_provenance(plan: CampaignPlan) -> dict[str, dict[str, object]]:
@@ -569,7 +605,7 @@ def open_campaign(folder: CampaignDir, plan: CampaignPlan, backend: Backend, *, 
                     raise CapacityError("\n".join([f"{len(problems)} run(s) cannot run on this cluster; "
                                                    "nothing was submitted", *problems]))
                 names = tuple(runtimes.resolve(n).name for n in plan_runtimes(plan))
-                folder.write_manifest(plan_manifest(plan, names))
+                folder.write_manifest(replace(plan_manifest(plan, names), time=plan_time(plan)))
                 meta = provenance(plan, env, backend)
                 meta["created"] = store.meta().get("created", meta["updated"])
                 store.set_meta(meta)

@@ -16,7 +16,7 @@ from typing import Sequence
 from cluster import runtime as runtimes
 from cluster.errors import EnvironmentProblem
 from harness.errors import DesignFileError
-from harness.job import JVM_CHOICES, Job, JobChoice, JobFileError, builtin, column_problems
+from harness.job import JVM_CHOICES, Job, JobChoice, JobFileError, bigdl_problem, builtin, column_problems, runtime_of
 from harness.runspec import CELL, CLUSTER, CLUSTER_RULES, MAX_DESIGN_ROWS, RunSpec, Value, batch_problem, parse_value, shape_problem
 from sparkdl import config
 
@@ -172,6 +172,11 @@ def check_design(path: Path, choice: JobChoice = JobChoice(), check_batch: bool 
         batch = batch_problem(result) if check_batch and choice.for_spec(result).results == "bigdl" else None
         if batch:
             problems.append(f"row {number}: {batch}")
+            continue
+        job = choice.for_spec(result)
+        no_bigdl = bigdl_problem(job.name, runtime_of(job, result)) if job.results == "bigdl" else None
+        if no_bigdl:  # a BigDL job's row on a runtime without BigDL: refused before anything runs
+            problems.append(f"row {number}: {no_bigdl}")
             continue
         cell = (result.run, result.replicate)
         if cell in seen:

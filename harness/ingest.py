@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import math
 import os
 import platform
 import re
@@ -53,6 +52,7 @@ from logparse.losses import resource_losses
 from logparse.parser import collect_logs
 from logparse.source import err_path_for
 from sparkdl.cli import run_cli
+from sparkdl.runspec import kind_of, typed
 from sparkdl.errors import EXIT_INPUT, EXIT_OK, EXIT_RUNS_FAILED
 
 Value = int | float | str | None
@@ -74,24 +74,7 @@ class IngestError(HarnessError):
 
 
 _INT = re.compile(r"[+-]?[0-9]+", re.ASCII)
-_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
-
-
-def kind_of(values: Sequence[str | None]) -> str:
-    """``int`` when every value given is an integer, ``float`` when every one is a finite number, else ``str``."""
-    given = [v for v in values if v is not None and v != ""]
-    if given and all(_INT.fullmatch(v) for v in given):
-        return "int"
-    if given and all(_NUMBER.fullmatch(v) and math.isfinite(float(v)) for v in given):
-        return "float"
-    return "str"
-
-
-def typed(value: str | None, kind: str) -> Value:
-    """One field's text as its column's kind (missing stays None)."""
-    if value is None or value == "":
-        return None
-    return int(value) if kind == "int" else float(value) if kind == "float" else value
+# kind_of, typed: how a field's text becomes a typed column (sparkdl.runspec, shared with results = "output")
 
 
 def level(value: str | None) -> Value:

@@ -8,14 +8,17 @@ A job is a small TOML file next to the design (paths in it are relative to the f
     py_files = ["helpers.py"]          # optional, Python apps only
     args = ["--max-iter", "{max_iter}", "--step-size", "{step_size}", "--seed", "{seed}",
             ["--data-dir", "{data_dir}"]]
-    results = "json"                   # or "bigdl": logparse reads BigDL's log; or "mlflow": what the
-                                       # job logs to the MLflow run the harness made (harness.mlflow_run)
+    results = "json"                   # how the run reports (below); default "bigdl" for a BigDL app, else "none";
+                                       # "mlflow": what the job logs to the MLflow run the harness made
     runtime = "spark4"                 # the environment it runs in: a built-in runtime or a runtime TOML
                                        # (python -m harness.runtime list); default spark4
     jvm = "stock"                      # or "tuned": the local backend's start-up tuning (see below)
 
     [spark]                            # optional extra --conf settings
     "spark.sql.shuffle.partitions" = "4"
+
+    [derived]                          # optional, with results = "output": figures computed from others
+    accuracy = "1 - test_error"
 
     [params.max_iter]                  # optional: type and plausible range of a design column
     type = "int"
@@ -30,6 +33,24 @@ and, when the campaign was given them, ``{data_dir}``, ``{train_samples}``, ``{t
 ``{learning_rate_decay}``, ``{data_cache}`` (the MNIST split decoded once per campaign). A ``json``
 job gets ``--metrics-out PATH`` appended and must write one JSON object of named figures there
 (see :mod:`harness.metrics`).
+
+``results`` says where a run's figures come from, and so how it is judged:
+
+* ``"bigdl"``: logparse reads BigDL's training log (the default for a BigDL app: one that imports
+  ``bigdl``); a BigDL job on a runtime without BigDL is refused before anything runs;
+* ``"json"``: the file the job writes to ``--metrics-out``;
+* ``"output"``: ``figures = ['regex with (?P<name>...)', ...]`` over what the unchanged program prints
+  (:mod:`harness.outputfigures`), and a ``[derived]`` table of figures computed from them;
+* ``"none"`` (the default for every other app): no figures; the time of the work is ``spark_jobs_span_s``,
+  from the application's first Spark job to its last (its event log).
+
+Every job that is not BigDL is judged by its exit code (a failure's reason is the program's own last
+error line), Spark's record of the application (a failed Spark job, an application that never ended)
+and the figures it declares (:func:`logparse.judgement.judge_program_run`).
+
+``workdir = "."`` (relative to the job file) runs the program in that folder, for a script that opens
+its data at relative paths (``data/mllib/sample_libsvm_data.txt``); without it, the program runs where
+the harness was started.
 
 ``--job birnn``, ``--job lenet`` or ``--job mlp`` names a built-in job: ``jobs/<name>.toml``.
 
@@ -54,11 +75,14 @@ import jobs
 from cluster import runtime as runtimes
 from cluster.errors import EnvironmentProblem
 from harness.errors import HarnessError
+from harness.figurespec import FigureSpec, FigureSpecError, figure_spec
 from harness.runspec import CELL, CLUSTER, RESERVED, ParamRule, RunSpec, Value, format_value
 from sparkdl import config
 
 BUILTIN_DIR = Path(jobs.__file__).parent
-RESULTS = ("bigdl", "json", "mlflow")
+RESULTS = ("bigdl", "json", "mlflow", "output", "none")
+#: A Python app that imports BigDL (at any indentation): a BigDL job.
+IMPORTS_BIGDL = re.compile(rb"^[ \t]*(?:from|import)[ \t]+bigdl\b", re.MULTILINE)
 #: ``jvm``: the runtime's stock JVMs, or the local backend's start-up tuning.
 JVM_CHOICES = ("stock", "tuned")
 #: Design columns the harness itself reads (besides the cluster factors): which job, runtime and JVM.
@@ -112,6 +136,16 @@ class Job:
     params: Mapping[str, ParamRule] = field(default_factory=dict)
     runtime: str = runtimes.DEFAULT  # a built-in runtime's name, or a runtime TOML's absolute path
     jvm: str = "stock"
+    figures: FigureSpec = FigureSpec()  # results = "output": the regexes and derived figures
+    workdir: Path | None = None  # where the program runs (None: where the harness was started)
+
+    @property
+    def time_column(self) -> str:
+        """The column that holds the time of a run's work: ``wall_clock_s``, or ``spark_jobs_span_s`` for a job
+        that reports no time of its own."""
+        if self.results in ("bigdl", "json") or "wall_clock_s" in self.figures.names():
+            return "wall_clock_s"
+        return "spark_jobs_span_s"
 
     @property
     def application(self) -> Path:
@@ -222,24 +256,26 @@ def load_job(path: Path) -> Job:
     """Read and check a job description; raises :class:`JobFileError` with one line naming the fix."""
     path = Path(path)
     doc = _read_toml(path)
-    unknown = sorted(set(doc) - {"job", "spark", "params"})
+    unknown = sorted(set(doc) - {"job", "spark", "params", "derived"})
     if unknown:
-        raise _fail(path, f"unknown table(s) {', '.join(unknown)}: a job file has [job], [spark] and [params.NAME]")
+        raise _fail(path, f"unknown table(s) {', '.join(unknown)}: a job file has [job], [spark], [derived] and "
+                          "[params.NAME]")
     job = doc.get("job")
     if not isinstance(job, dict):
         raise _fail(path, "no [job] table: add [job] with name, app (or jar and main_class), args and results")
     bad_keys = sorted(set(job) - {"name", "app", "py_files", "jar", "main_class", "args", "results", "description",
-                                  "runtime", "jvm"})
+                                  "runtime", "jvm", "figures", "workdir"})
     if bad_keys:
-        raise _fail(path, f"[job] has unknown key(s) {', '.join(bad_keys)}: "
-                          "use name, app, py_files, jar, main_class, args, results, description, runtime, jvm")
+        raise _fail(path, f"[job] has unknown key(s) {', '.join(bad_keys)}: use name, app, py_files, jar, main_class, "
+                          "args, results, figures, description, runtime, jvm, workdir")
     name = job.get("name")
     if not isinstance(name, str) or not NAME.fullmatch(name):
         raise _fail(path, "[job] name must be a word of letters, digits, '_', '.' or '-', e.g. name = \"mlp\"")
-    results = job.get("results", "bigdl")
-    if results not in RESULTS:
-        raise _fail(path, f"[job] results = {results!r}: use \"bigdl\" (BigDL's log), \"json\" (--metrics-out) or "
-                          "\"mlflow\" (the MLflow run the harness hands the job)")
+    results = job.get("results")
+    if results is not None and results not in RESULTS:
+        raise _fail(path, f"[job] results = {results!r}: use \"bigdl\" (BigDL's log), \"json\" (--metrics-out), "
+                          "\"mlflow\" (the MLflow run the harness hands the job), \"output\" (figures regexes over "
+                          "what it prints) or \"none\" (its time alone)")
     if ("app" in job) == ("jar" in job):
         raise _fail(path, "[job] needs exactly one of app = \"file.py\" or jar = \"file.jar\" (with main_class)")
     app = jar = None
@@ -281,13 +317,69 @@ def load_job(path: Path) -> Job:
     if not isinstance(params, dict):
         raise _fail(path, "[params] must hold one table per design column, e.g. [params.epochs]")
     rules = {k: _rule(path, k, v) for k, v in params.items()}
+    bigdl_app = _imports_bigdl(app) if app is not None else ".bigdl." in f".{main_class}"
+    declared, results = results, results or ("bigdl" if bigdl_app else "none")
+    figures = _figures(path, results, job.get("figures"), doc.get("derived"))
+    if results == "bigdl" or bigdl_app:
+        problem = bigdl_problem(name, runtime, "results = \"bigdl\"" if declared == "bigdl" else "its app imports bigdl")
+        if problem:
+            raise _fail(path, problem)
+    workdir = _workdir(path, job["workdir"]) if "workdir" in job else None
     parsed = Job(name=name, source=path.resolve(), args=_template(path, job.get("args", [])), results=str(results),
                  app=app, py_files=py_files or (), jar=jar, main_class=main_class, spark=tuple(confs),
-                 params=rules, runtime=runtime, jvm=str(jvm))
+                 params=rules, runtime=runtime, jvm=str(jvm), figures=figures, workdir=workdir)
     from sparkdl.schemas import JobDoc  # the declared schema: what the checks above do not name (sizes, lengths)
 
     config.convert(doc, JobDoc, path, "job file", JobFileError)
     return parsed
+
+
+def _imports_bigdl(app: Path) -> bool:
+    """Whether a Python app imports BigDL (its first MAX_JOB_BYTES; an unreadable file is left to spark-submit)."""
+    try:
+        with open(app, "rb") as f:
+            return IMPORTS_BIGDL.search(f.read(MAX_JOB_BYTES)) is not None
+    except OSError:
+        return False
+
+
+def bigdl_problem(job_name: str, runtime: str, why: str = "results = \"bigdl\"") -> str | None:
+    """Why a BigDL job cannot run on ``runtime`` (a runtime without BigDL, naming the one to use), else None."""
+    try:
+        rt = runtimes.resolve(runtime)
+    except EnvironmentProblem:
+        return None  # a bad runtime is reported where it is named
+    if rt.has_bigdl:
+        return None
+    use = " or ".join(f"runtime = \"{n}\"" for n in runtimes.bigdl_runtimes()) or "a runtime with BigDL"
+    return (f"the job {job_name} is a BigDL job ({why}) but its runtime {rt.name} has no BigDL: "
+            f"name {use} in [job] (or in the design's runtime column)")
+
+
+def _figures(path: Path, results: str, raw: object, derived: object) -> FigureSpec:
+    """``figures`` and ``[derived]``: required by, and only for, ``results = "output"``."""
+    if results != "output":
+        if raw is not None or derived is not None:
+            raise _fail(path, f"figures and [derived] are read with results = \"output\" (this job's results are "
+                              f"{results!r}): set results = \"output\", or remove them")
+        return FigureSpec()
+    if not raw:
+        raise _fail(path, "results = \"output\" needs figures = ['regex with (?P<name>...)', ...]: the figures to read "
+                          "from what the program prints")
+    try:
+        return figure_spec(raw, derived, "[job] figures")
+    except FigureSpecError as e:
+        raise _fail(path, str(e).removeprefix("[job] figures: ")) from None
+
+
+def _workdir(path: Path, raw: object) -> Path:
+    if not isinstance(raw, str) or not raw:
+        raise _fail(path, "[job] workdir must be a folder (relative to the job file), e.g. workdir = \".\"")
+    config.check_path(raw, f"{path}: [job] workdir", JobFileError)
+    target = (path.parent / raw).resolve()
+    if not target.is_dir():
+        raise _fail(path, f"[job] workdir = {raw!r}: no such folder {target}: fix the path (relative to the job file)")
+    return target
 
 
 def _runtime(path: Path, raw: object) -> str:

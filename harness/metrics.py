@@ -3,8 +3,9 @@
 The harness appends ``--metrics-out PATH`` to a ``json`` job's arguments; the job writes there one
 object such as ``{"accuracy": 0.91, "train_time_s": 12.3, "loss_history": [2.3, 1.1]}``:
 
-* a number (finite) or a short string becomes a column of results.csv, named by its key (not
-  ``spark_*``, ``host_*`` or ``phase_*``: the harness's own measurements of every run);
+* a number (finite) or a short string becomes a column of results.csv, named by its key; a name the
+  harness writes itself (its ``spark_*``, ``host_*`` and ``phase_*`` measurements, a field of the run's
+  record) is kept as ``job_<name>``, with a note on the run: a figure's name never costs a run;
 * a list of numbers (e.g. one per epoch) is kept in the run's ``metrics.json`` only;
 * ``accuracy`` (a fraction in [0, 1]) and ``wall_clock_s`` (seconds, >= 0) fill the columns the
   BigDL jobs fill from their logs, so the default cost ``T/(A*100)^2``, the ANOVA and the report
@@ -48,6 +49,7 @@ class Metrics:
     figures: Mapping[str, Figure] = field(default_factory=dict)
     series: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
     problem: str | None = None
+    notes: tuple[str, ...] = ()  # what was done to keep a figure (a name the harness writes, renamed)
 
     @property
     def accuracy(self) -> float | None:
@@ -117,6 +119,7 @@ def parse_metrics(text: str, reserved: frozenset[str] | set[str] = frozenset(),
         return _failed(f"the job reported {len(doc)} figures: at most {MAX_FIGURES}")
     figures: dict[str, Figure] = {}
     series: dict[str, tuple[float, ...]] = {}
+    notes: list[str] = []
     for key, value in doc.items():
         if not NAME.fullmatch(key):
             return _failed(f"the job reported a figure named {key[:40]!r}: names are letters, digits, '_' and '.'")
@@ -125,11 +128,10 @@ def parse_metrics(text: str, reserved: frozenset[str] | set[str] = frozenset(),
                 return _failed(f"the job reported {key} = {str(value)[:40]} but the design asked {design[key]}: "
                                "it ran another configuration")
             continue  # an echo of the design's value: already a column
-        if key in reserved:
-            return _failed(f"the job reported {key!r}, a column the harness writes itself: rename it")
-        if key.startswith(HARNESS_PREFIXES):
-            return _failed(f"the job reported {key!r}: names starting with {', '.join(HARNESS_PREFIXES)} are the "
-                           "harness's own measurements: rename it")
+        if harness_name(key, reserved):
+            kept = kept_name(key, set(doc) | set(figures) | set(series) | set(reserved))
+            notes.append(f"the job's figure {key} is kept as {kept}: {key} is a name the harness writes itself")
+            key = kept
         number = _number(value)
         if number is not None:
             figures[key] = number
@@ -161,7 +163,22 @@ def parse_metrics(text: str, reserved: frozenset[str] | set[str] = frozenset(),
         epochs = figures["epochs_completed"] = int(epochs)
     if "epochs_completed" in figures and not (isinstance(epochs, int) and epochs >= 0):
         return _failed(f"the job reported epochs_completed {epochs!r}: it must be a whole number >= 0")
-    return Metrics(figures, series)
+    return Metrics(figures, series, notes=tuple(notes))
+
+
+def harness_name(name: str, reserved: frozenset[str] | set[str]) -> bool:
+    """Whether ``name`` is one the harness writes itself: a field of the run's record, or a ``spark_``,
+    ``host_`` or ``phase_`` measurement."""
+    return name in reserved or name.startswith(HARNESS_PREFIXES)
+
+
+def kept_name(name: str, taken: set[str]) -> str:
+    """The name a job's figure is kept under when ``name`` is the harness's: ``job_<name>`` (prefixed again
+    while that is taken too)."""
+    kept = f"job_{name}"
+    while kept in taken:
+        kept = f"job_{kept}"
+    return kept
 
 
 def read_metrics(path: Path, reserved: frozenset[str] | set[str] = frozenset(),

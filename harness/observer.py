@@ -99,6 +99,7 @@ class RunWatch:
     run_dir: Path
     submitted: float
     sampler: HostSampler | None
+    app: AppMetrics | None = None  # the event log as read by the last observe (None: none, or unreadable)
 
     def cancel(self) -> None:
         """Stop sampling without reading anything (the run was interrupted)."""
@@ -135,6 +136,7 @@ class RunWatch:
         metrics.update(run_phases(self.submitted, exited, app, times).columns())
         metrics["startup_s"] = startup_s(metrics["phase_submit_s"])  # the time vocabulary (harness.times)
         write_notes(self.run_dir, notes)
+        self.app = app
         return Observation(app, times, metrics)
 
 

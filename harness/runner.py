@@ -73,10 +73,11 @@ class ProcessRunner:
         self.watch = watch
 
     def run(self, argv: list[str], env: Mapping[str, str], out: Path, err: Path,
-            timeout: float | None, on_start: OnStart | None = None) -> Completed:
+            timeout: float | None, on_start: OnStart | None = None, cwd: Path | None = None) -> Completed:
+        """``cwd``: the folder the job runs in (its job's ``workdir``; None: this process's)."""
         started, stopped = time.monotonic(), None
         with open(out, "wb") as fout, open(err, "wb") as ferr:
-            proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=fout, stderr=ferr,
+            proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=fout, stderr=ferr, cwd=cwd,
                                     env=dict(env), start_new_session=True, preexec_fn=_die_with_parent)
             try:
                 if on_start is not None:

@@ -13,7 +13,8 @@ from logparse.errors import LogNotFoundError, LogParseError, LogReadError, LogTo
 from logparse.parser import find_logs, parse
 from logparse.records import EpochEnd, FailureKind, Iteration, JobLog, Metric, Status, Validation
 
-_LAZY = {"judge": "logparse.judgement", "judge_run": "logparse.judgement", "judge_json_run": "logparse.judgement", "Judgement": "logparse.judgement",
+_LAZY = {"judge": "logparse.judgement", "judge_run": "logparse.judgement", "judge_json_run": "logparse.judgement",
+         "judge_program_run": "logparse.judgement", "SparkRecord": "logparse.judgement", "Judgement": "logparse.judgement",
          "Planned": "logparse.judgement", "ProcessFacts": "logparse.judgement"}
 
 
@@ -27,6 +28,6 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "parse", "find_logs", "judge", "judge_run", "judge_json_run", "Judgement", "Planned", "ProcessFacts", "JobLog", "Status", "FailureKind", "Iteration", "EpochEnd", "Validation", "Metric",
+    "parse", "find_logs", "judge", "judge_run", "judge_json_run", "judge_program_run", "SparkRecord", "Judgement", "Planned", "ProcessFacts", "JobLog", "Status", "FailureKind", "Iteration", "EpochEnd", "Validation", "Metric",
     "LogParseError", "LogNotFoundError", "LogReadError", "LogTooLargeError", "OptionError",
 ]

@@ -4,8 +4,8 @@ A job with ``results = "json"`` (TorchDistributor, XGBoost, a user's own) prints
 line: read alone, its log is "incomplete: no BigDL training line". The campaign judged it when it
 ran (``logparse.judge_json_run``: the process's exit, the job's figures file, lost executors) and
 kept that judgement in results.csv. ``python -m logparse`` on such a log reports the recorded status,
-reason and figures, when the campaign's manifest says its jobs report JSON (``"results": "json"`` or
-``"mixed"``; a manifest written before that field: the run's ``runs/<key>/metrics.json`` exists).
+reason and figures, when the campaign's manifest says its jobs are not BigDL (``"results"``: ``"json"``,
+``"output"``, ``"none"`` or ``"mixed"``; a manifest written before that field: the run's ``runs/<key>/metrics.json`` exists).
 
 The folder's layout is ``harness.schema.CampaignDir``'s; logparse sits below harness, so the few
 names it needs are repeated here and tests/test_logparse_campaign.py checks that they agree.
@@ -22,7 +22,7 @@ RESULTS = "results.csv"
 LOGS = "logs"
 RUNS = "runs"
 METRICS = "metrics.json"
-NOTE = "status and figures as the campaign recorded them (its job reports JSON, not BigDL lines)"
+NOTE = "status and figures as the campaign recorded them (its job is not BigDL: no BigDL lines to read)"
 
 
 class Campaigns:
@@ -47,7 +47,7 @@ class Campaigns:
         row = rows.get(os.path.abspath(log_path))
         if row is None or row.get("status") not in STATUSES:
             return None
-        if results in ("json", "mlflow", "mixed"):
+        if results in ("json", "mlflow", "output", "none", "mixed"):
             return row
         if results == "" and os.path.isfile(os.path.join(root, RUNS, f"{row.get('run')}-{row.get('replicate')}",
                                                          METRICS)):

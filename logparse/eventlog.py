@@ -177,6 +177,23 @@ class AppMetrics:
             return None
         return (self.end_ms - self.start_ms) / 1000
 
+    @property
+    def jobs_span_s(self) -> float | None:
+        """Seconds from the first Spark job's submission to the last job's completion (None without a finished job).
+
+        The time of the work of any program, whatever it prints: the application's start-up before its
+        first job and its shutdown after its last are left out."""
+        starts = [s for s, _ in self.job_times_ms if s]
+        ends = [e for _, e in self.job_times_ms if e]
+        if not starts or not ends or max(ends) < min(starts):
+            return None
+        return (max(ends) - min(starts)) / 1000
+
+    def failed_stage(self) -> str | None:
+        """The failure reason of the last stage attempt that failed (its first line), else None."""
+        failed = [s for _, s in sorted(self.stages.items()) if s.failure]
+        return failed[-1].failure if failed else None
+
     def stage_rows(self) -> list[dict[str, object]]:
         return [s.row() for _, s in sorted(self.stages.items())]
 
@@ -192,6 +209,8 @@ class AppMetrics:
             "spark_app_s": None if self.duration_s is None else round(self.duration_s, 3),
             "spark_executors": len(self.executors),
             "spark_jobs": self.jobs,
+            "spark_jobs_span_s": None if self.jobs_span_s is None else round(self.jobs_span_s, 3),
+            "spark_failed_jobs": self.jobs_failed,
             "spark_stages": len(self.stages),
             "spark_tasks": t.tasks,
             "spark_failed_tasks": t.failed_tasks,

@@ -12,12 +12,18 @@ status itself. On top of the log's own status (``logparse.status``), in order:
 5. a non-zero exit code after training finished keeps ``ok``, with a note (an error after
    training, e.g. in a later save or shutdown, does not undo the training it followed).
 
-A job whose figures come from its own JSON file (``results = "json"``, :func:`judge_json_run`) has
-no BigDL evidence to read; its log only says what Spark lost. In order: stopped by an optimizer after
-an epoch is ``pruned`` (its log ends with the prune line the runner appends); stopped by the harness is
-``failed`` (timeout); a non-zero exit is ``failed`` (kind ``infrastructure`` when its log shows a lost
-executor, worker or master, or a signal ended it, else ``job``, with the error its log names); figures missing or malformed (the harness says why) are
-``failed`` (job); a lost executor during an exit-0 run is ``failed`` (infrastructure); else ``ok``.
+A job that is not BigDL (its figures come from its own JSON file, from regexes over what it prints, or
+it reports none: :func:`judge_program_run`) has no BigDL evidence to read. It is judged by what every
+program has: its exit code, Spark's own record of the application (its event log: :class:`SparkRecord`)
+and the figures it declares. In order: stopped by an optimizer after an epoch is ``pruned`` (its log ends
+with the prune line the runner appends); stopped by the harness is ``failed`` (timeout); a non-zero exit
+is ``failed`` (kind ``infrastructure`` when its log shows a lost executor, worker or master, or a signal
+ended it, else ``job``), and the reason is the program's own last error line
+(:func:`logparse.errorline.last_error_line`) with its exit code; a Spark job that failed is ``failed``
+(job), with the failed stage's reason; an application whose event log never ended is ``failed``
+(infrastructure); figures missing or malformed (the harness says why) are ``failed`` (job); a lost
+executor during an exit-0 run is ``failed`` (infrastructure); else ``ok``. "No BigDL training line" is
+never said of such a job.
 """
 
 from __future__ import annotations
@@ -25,11 +31,16 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
+from logparse.errorline import last_error_line
 from logparse.errors import LogParseError
 from logparse.losses import resource_losses
 from logparse.parser import parse
 from logparse.records import FailureKind, JobLog, Status
+
+if TYPE_CHECKING:
+    from logparse.eventlog import AppMetrics
 
 
 @dataclass(frozen=True)
@@ -134,8 +145,30 @@ def judge_run(out: str | os.PathLike[str], planned: Planned = Planned(),
     return judge(log, planned, process, losses)
 
 
-def judge_json_run(out: str | os.PathLike[str], process: ProcessFacts, metrics_problem: str | None) -> Judgement:
+@dataclass(frozen=True)
+class SparkRecord:
+    """What Spark's event log says of an application, for judging any program."""
+
+    ended: bool                       # the log holds the application's end
+    jobs: int = 0
+    failed_jobs: int = 0
+    failed_stage: str | None = None   # the last failed stage attempt's reason (its first line)
+
+    @classmethod
+    def of(cls, app: "AppMetrics") -> "SparkRecord":
+        return cls(app.complete, app.jobs, app.jobs_failed, app.failed_stage())
+
+
+def judge_json_run(out: str | os.PathLike[str], process: ProcessFacts, metrics_problem: str | None,
+                   spark: SparkRecord | None = None) -> Judgement:
     """The status of a job that reports its figures as JSON (rules at the end of the module docstring)."""
+    return judge_program_run(out, process, metrics_problem, spark)
+
+
+def judge_program_run(out: str | os.PathLike[str], process: ProcessFacts, figures_problem: str | None = None,
+                      spark: SparkRecord | None = None) -> Judgement:
+    """The status of a job that is not BigDL (rules at the end of the module docstring); ``spark`` is None when
+    the run has no event log to read (then only the exit code and the figures judge it)."""
     try:
         log = parse(out)
     except LogParseError as e:  # never an exception from a log: one bad file must not stop a campaign
@@ -152,16 +185,25 @@ def judge_json_run(out: str | os.PathLike[str], process: ProcessFacts, metrics_p
         # nothing about a job that is not BigDL
         if log.status == Status.FAILED and log.failure_kind == FailureKind.INFRASTRUCTURE:
             return replace(base, status=Status.FAILED, failure_kind=FailureKind.INFRASTRUCTURE, reason=log.reason)
-        if log.status == Status.FAILED and log.reason:
-            return replace(base, status=Status.FAILED, failure_kind=FailureKind.JOB,
-                           reason=f"the job exited with code {process.exit_code}: {log.reason}")
         if process.exit_code < 0:
             return replace(base, status=Status.FAILED, failure_kind=FailureKind.INFRASTRUCTURE,
                            reason=f"the job was killed by signal {-process.exit_code}")
+        own = last_error_line(out) or (log.reason if log.status == Status.FAILED else "")
+        if own:  # the program's own words, not a generic "no training line"
+            return replace(base, status=Status.FAILED, failure_kind=FailureKind.JOB,
+                           reason=f"the job exited with code {process.exit_code}: {own}")
         return replace(base, status=Status.FAILED, failure_kind=FailureKind.JOB,
                        reason=f"the job exited with code {process.exit_code} (see its .err)")
-    if metrics_problem:
-        return replace(base, status=Status.FAILED, failure_kind=FailureKind.JOB, reason=metrics_problem)
+    if spark is not None and spark.failed_jobs:
+        why = f": {spark.failed_stage}" if spark.failed_stage else ""
+        return replace(base, status=Status.FAILED, failure_kind=FailureKind.JOB,
+                       reason=f"{spark.failed_jobs} of the application's {spark.jobs} Spark job(s) failed{why}")
+    if spark is not None and not spark.ended:
+        return replace(base, status=Status.FAILED, failure_kind=FailureKind.INFRASTRUCTURE,
+                       reason="Spark's event log never records the application's end: it did not finish "
+                              "(its driver was stopped or lost)")
+    if figures_problem:
+        return replace(base, status=Status.FAILED, failure_kind=FailureKind.JOB, reason=figures_problem)
     losses = resource_losses(out)
     if losses:
         return replace(base, status=Status.FAILED, failure_kind=FailureKind.INFRASTRUCTURE, reason=loss_reason(losses))

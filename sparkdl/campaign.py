@@ -253,6 +253,9 @@ class Manifest:
     whole_plots: int = 0
     #: the run number of the campaign's reference runs (``harness.submit --reference-every``), if any
     reference_run: int | None = None
+    #: the column holding the time of the runs' work: "wall_clock_s", "spark_jobs_span_s" (a job that reports
+    #: no time: its first Spark job to its last), "mixed", or "" (not recorded)
+    time: str = ""
 
     def to_json(self) -> str:
         data = {"version": 1, "factors": list(self.factors), "responses": list(self.responses),
@@ -265,6 +268,8 @@ class Manifest:
             data["whole_plots"] = self.whole_plots
         if self.reference_run is not None:
             data["reference_run"] = self.reference_run
+        if self.time:
+            data["time"] = self.time
         return json.dumps(data, indent=2)
 
     @classmethod
@@ -282,7 +287,8 @@ class Manifest:
         data = config.convert(doc, ManifestDoc, source, "manifest", error)
         # responses named twice (a manifest written before with_responses kept each name once) are read once
         return cls(tuple(data.factors), tuple(dict.fromkeys(data.responses)), data.job, data.design, tuple(data.runtimes),
-                   data.results or "", data.source, tuple(data.whole_plot_factors), data.whole_plots, data.reference_run)
+                   data.results or "", data.source, tuple(data.whole_plot_factors), data.whole_plots, data.reference_run,
+                   data.time or "")
 
     @classmethod
     def for_design(cls, specs: Sequence[RunSpec], job: str | None = None, design: str | None = None) -> "Manifest":

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import ast
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -135,58 +135,62 @@ _ARITY = {"min": 2, "max": 2}
 _MAX_EXPR_CHARS = 200
 
 
-def _check(node: ast.AST, expr: str) -> None:
-    """Raise CostError unless every node of the tree is whitelisted."""
+_COST_NAMES = ("T", "A")
+
+
+def _check(node: ast.AST, expr: str, names: Sequence[str] = _COST_NAMES, what: str = "cost expression") -> None:
+    """Raise CostError unless every node of the tree is whitelisted (``names``: the names it may use)."""
     if isinstance(node, ast.Expression):
-        _check(node.body, expr)
+        _check(node.body, expr, names, what)
     elif isinstance(node, ast.Constant):
         if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
-            raise CostError(f"cost expression {expr!r}: only numeric constants are allowed")
+            raise CostError(f"{what} {expr!r}: only numeric constants are allowed")
     elif isinstance(node, ast.Name):
-        if node.id not in ("T", "A"):
-            raise CostError(f"cost expression {expr!r}: unknown name {node.id!r}; use T and A")
+        if node.id not in names:
+            use = " and ".join(names) if names == _COST_NAMES else ", ".join(names) or "no name yet"
+            raise CostError(f"{what} {expr!r}: unknown name {node.id!r}; use {use}")
     elif isinstance(node, ast.BinOp):
         if type(node.op) not in _BINOPS:
-            raise CostError(f"cost expression {expr!r}: operator not allowed; use + - * / **")
-        _check(node.left, expr)
-        _check(node.right, expr)
+            raise CostError(f"{what} {expr!r}: operator not allowed; use + - * / **")
+        _check(node.left, expr, names, what)
+        _check(node.right, expr, names, what)
     elif isinstance(node, ast.UnaryOp):
         if type(node.op) not in _UNARY:
-            raise CostError(f"cost expression {expr!r}: unary operator not allowed; use - or +")
-        _check(node.operand, expr)
+            raise CostError(f"{what} {expr!r}: unary operator not allowed; use - or +")
+        _check(node.operand, expr, names, what)
     elif isinstance(node, ast.Call):
         if not isinstance(node.func, ast.Name) or node.func.id not in _FUNCS:
             raise CostError(
-                f"cost expression {expr!r}: only the functions {', '.join(sorted(_FUNCS))} may be called"
+                f"{what} {expr!r}: only the functions {', '.join(sorted(_FUNCS))} may be called"
             )
         if node.keywords or len(node.args) != _ARITY.get(node.func.id, 1):
             raise CostError(
-                f"cost expression {expr!r}: {node.func.id}() takes "
+                f"{what} {expr!r}: {node.func.id}() takes "
                 f"{_ARITY.get(node.func.id, 1)} positional argument(s)"
             )
         for arg in node.args:
-            _check(arg, expr)
+            _check(arg, expr, names, what)
     else:
         raise CostError(
-            f"cost expression {expr!r}: {type(node).__name__} is not allowed; "
-            "write arithmetic of T and A"
+            f"{what} {expr!r}: {type(node).__name__} is not allowed; "
+            f"write arithmetic of {' and '.join(names) if names == _COST_NAMES else 'the figures'}"
         )
 
 
-def _evaluate(node: ast.AST, t: np.ndarray, a: np.ndarray) -> np.ndarray:
+def _evaluate(node: ast.AST, env: Mapping[str, np.ndarray]) -> np.ndarray:
     if isinstance(node, ast.Expression):
-        return _evaluate(node.body, t, a)
+        return _evaluate(node.body, env)
     if isinstance(node, ast.Constant):
         return np.asarray(float(node.value))
     if isinstance(node, ast.Name):
-        return t if node.id == "T" else a
+        return env[node.id]
     if isinstance(node, ast.BinOp):
-        return _BINOPS[type(node.op)](_evaluate(node.left, t, a), _evaluate(node.right, t, a))
+        return _BINOPS[type(node.op)](_evaluate(node.left, env), _evaluate(node.right, env))
     if isinstance(node, ast.UnaryOp):
-        return _UNARY[type(node.op)](_evaluate(node.operand, t, a))
+        return _UNARY[type(node.op)](_evaluate(node.operand, env))
     if isinstance(node, ast.Call):
         assert isinstance(node.func, ast.Name)
-        return _FUNCS[node.func.id](*(_evaluate(x, t, a) for x in node.args))
+        return _FUNCS[node.func.id](*(_evaluate(x, env) for x in node.args))
     raise CostError(f"unexpected node {type(node).__name__}")  # unreachable after _check
 
 
@@ -204,7 +208,7 @@ def expression(expr: str) -> CostFunction:
         raise CostError(f"cost expression {expr!r} does not use T; a cost must depend on the wall clock")
 
     def fn(t: np.ndarray, a: np.ndarray) -> np.ndarray:
-        return np.broadcast_to(_evaluate(tree, t, a), np.broadcast_shapes(t.shape, a.shape))
+        return np.broadcast_to(_evaluate(tree, {"T": t, "A": a}), np.broadcast_shapes(t.shape, a.shape))
 
     return CostFunction(expr.strip(), expr.strip(), fn)
 
@@ -225,3 +229,38 @@ def parse_cost(spec: str | None) -> CostFunction:
             raise CostError(f"cost {spec!r}: the target after tta: must be a number, e.g. tta:0.98") from None
         return time_to_accuracy(target)
     return expression(spec)
+
+
+# --- the same expressions over named figures -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Formula:
+    """An expression of named figures in the cost's language (e.g. a job's ``accuracy = "1 - test_error"``)."""
+
+    text: str
+    names: tuple[str, ...]  # the figures it uses
+    tree: ast.Expression
+
+    def __call__(self, values: Mapping[str, float]) -> float:
+        """The value for one run's figures (NaN or inf where the arithmetic gives them, never an exception)."""
+        env = {n: np.asarray(float(values[n])) for n in self.names}
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return float(_evaluate(self.tree, env))
+
+
+def formula(expr: str, names: Sequence[str], what: str = "expression") -> Formula:
+    """Parse ``expr`` as the cost's arithmetic over ``names`` (numbers, + - * / **, the same functions);
+    :class:`CostError` names what is wrong."""
+    if not isinstance(expr, str) or not expr.strip():
+        raise CostError(f"{what} must be a non-empty arithmetic expression, e.g. \"1 - test_error\"")
+    if len(expr) > _MAX_EXPR_CHARS:
+        raise CostError(f"{what} is {len(expr)} characters; keep it under {_MAX_EXPR_CHARS}")
+    try:
+        tree = ast.parse(expr.strip(), mode="eval")
+    except SyntaxError as exc:
+        raise CostError(f"{what} {expr!r} does not parse: {exc.msg}") from None
+    allowed = tuple(names)
+    _check(tree, expr, allowed, what)
+    used = tuple(dict.fromkeys(n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in allowed))
+    return Formula(expr.strip(), used, tree)

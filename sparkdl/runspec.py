@@ -321,3 +321,27 @@ def batch_problem(spec: RunSpec) -> str | None:
     hint = f"{lo} or {lo + spec.total_cores}" if lo else str(spec.total_cores)
     return (f"batch_size={batch} is not a multiple of nodes x executors x executor_cores = "
             f"{spec.total_cores} (BigDL rejects it): use e.g. {hint}")
+
+
+# ---------------------------------------------------------------- text read from logs as typed columns
+
+
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
+
+
+def kind_of(values: Sequence[str | None]) -> str:
+    """``int`` when every value given is an integer, ``float`` when every one is a finite number, else ``str``
+    (``harness.ingest --fields`` and a job's ``figures`` type their columns so)."""
+    given = [v for v in values if v is not None and v != ""]
+    if given and all(_INT.fullmatch(v) for v in given):
+        return "int"
+    if given and all(_NUMBER.fullmatch(v) and math.isfinite(float(v)) for v in given):
+        return "float"
+    return "str"
+
+
+def typed(value: str | None, kind: str) -> Value:
+    """One field's text as its column's kind (missing stays None)."""
+    if value is None or value == "":
+        return None
+    return int(value) if kind == "int" else float(value) if kind == "float" else value

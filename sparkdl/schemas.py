@@ -123,6 +123,7 @@ class ManifestDoc(msgspec.Struct):
     whole_plot_factors: Names = []  # a split-plot campaign's hard-to-change factors
     whole_plots: Annotated[int, msgspec.Meta(ge=0, le=10**9)] = 0
     reference_run: Optional[Annotated[int, msgspec.Meta(ge=1, le=10**9 + 1)]] = None
+    time: Optional[Text] = None  # the column holding the time of the runs' work (wall_clock_s, spark_jobs_span_s)
     version: int = 1
 
     def __post_init__(self) -> None:
@@ -141,7 +142,9 @@ class JobTable(msgspec.Struct, forbid_unknown_fields=True):
 
     name: Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
     args: Annotated[list[Union[ArgText, ArgGroup]], msgspec.Meta(max_length=1_000)] = []
-    results: Literal["bigdl", "json", "mlflow"] = "bigdl"
+    results: Optional[Literal["bigdl", "json", "mlflow", "output", "none"]] = None  # None: "bigdl" for a BigDL app, else "none"
+    figures: Annotated[list[Annotated[str, msgspec.Meta(max_length=1_000)]], msgspec.Meta(max_length=50)] = []
+    workdir: Optional[FileName] = None
     app: Optional[FileName] = None
     py_files: Annotated[list[FileName], msgspec.Meta(max_length=100)] = []
     jar: Optional[FileName] = None
@@ -159,3 +162,5 @@ class JobDoc(msgspec.Struct, forbid_unknown_fields=True):
                      msgspec.Meta(max_length=1_000)] = {}
     params: Annotated[dict[Annotated[str, msgspec.Meta(max_length=200)], ParamTable],
                       msgspec.Meta(max_length=200)] = {}
+    derived: Annotated[dict[Annotated[str, msgspec.Meta(max_length=64)], Annotated[str, msgspec.Meta(max_length=200)]],
+                       msgspec.Meta(max_length=50)] = {}

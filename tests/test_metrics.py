@@ -33,14 +33,25 @@ def test_scalars_become_figures_and_lists_series():
     ('{"x": {"a": 1}}', "not a finite number"),
     ('{"x": [1, "a"]}', "list with a value"),
     ('{"bad name": 1}', "names are letters"),
-    ('{"status": "ok"}', "a column the harness writes itself"),
-    ('{"spark_gc_s": 1}', "the harness's own measurements"),
     ('{"x": "a\\nb"}', "line breaks"),
     ("[" * 100_000 + "]" * 100_000, "not valid JSON"),
 ])
 def test_unusable_documents_are_reasons(text, needle):
     m = parse_metrics(text, reserved={"status"})
     assert m.problem is not None and needle in m.problem and not m.figures
+
+
+def test_a_figure_named_like_the_harness_s_own_columns_is_kept_as_job_name_with_a_note():
+    # a stock pyspark.ml script writing {"accuracy": ..., "spark_version": "4.3.0"}: the run keeps both
+    m = parse_metrics('{"accuracy": 0.9, "spark_version": "4.3.0", "status": "done", "job_status": 1, '
+                      '"host_cpu": 3}', reserved={"status"})
+    assert m.problem is None and m.accuracy == 0.9
+    assert m.figures == {"accuracy": 0.9, "job_spark_version": "4.3.0", "job_job_status": "done", "job_status": 1.0,
+                         "job_host_cpu": 3.0}
+    assert len(m.notes) == 3 and "spark_version is kept as job_spark_version" in m.notes[0]
+    # an echoed design value that differs still fails the run: it ran another configuration
+    bad = parse_metrics('{"max_iter": 20, "spark_version": "4.3.0"}', design={"max_iter": 10})
+    assert "ran another configuration" in bad.problem
 
 
 def test_files(tmp_path):
