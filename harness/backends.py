@@ -302,15 +302,15 @@ class LocalBackend:
             crash_point("rescale")
         self.cluster.scale(spec.nodes, self.size.cores, self.size.memory_mb)
 
-    def reset(self, spec: RunSpec) -> None:
-        """Start a new whole plot on a newly started cluster of ``spec.nodes`` workers (a cluster of someone
-        else's is only rescaled: it is not ours to restart)."""
+    def reset(self, spec: RunSpec, runtime: str) -> None:
+        """Start a new whole plot on a newly started cluster of ``spec.nodes`` workers running ``runtime`` (one
+        restart, also when the runtime changes; a cluster of someone else's is left as it is: not ours to restart)."""
         assert self.size is not None and self.runtime is not None, "open() first"
         if not self.started_here:
             return
         crash_point("rescale")
         self.cluster.stop()
-        self._switch(self.runtime, spec.nodes)
+        self._switch(runtime, spec.nodes)
 
     def describe(self) -> dict[str, object]:
         assert self.size is not None

@@ -399,7 +399,7 @@ class Campaign:
                 self._reset_noted = True
             return
         self.progress(f"whole plot {whole_plot}: resetting the cluster ({spec.nodes} worker(s))")
-        reset(spec)
+        reset(spec, self.runtime(spec))
 
 
     def runtime(self, spec: RunSpec) -> str:
