@@ -52,8 +52,10 @@ from logparse.judgement import Planned, ProcessFacts, judge, unreadable
 from logparse.losses import resource_losses
 from logparse.parser import collect_logs
 from logparse.source import err_path_for
+from sparkdl import userregex
 from sparkdl.cli import run_cli
 from sparkdl.errors import EXIT_INPUT, EXIT_OK, EXIT_RUNS_FAILED
+from sparkdl.userregex import UserRegex
 
 Value = int | float | str | None
 
@@ -115,12 +117,9 @@ class IngestOptions:
     epochs: bool = False
     expected_epochs: int | None = None
 
-    def pattern(self) -> re.Pattern[str]:
-        try:
-            rx = re.compile(self.fields)
-        except re.error as e:
-            raise IngestError(f"--fields {self.fields!r} is not a regular expression ({e}); e.g. "
-                              "--fields 'exp(?P<replicate>\\d+)_(?P<learning_rate>[^_/]+)/'") from None
+    def pattern(self) -> UserRegex:
+        rx = userregex.compile(self.fields, "--fields", IngestError,
+                               "--fields 'exp(?P<replicate>\\d+)_(?P<learning_rate>[^_/]+)/'")
         if not rx.groupindex:
             raise IngestError(f"--fields {self.fields!r} names no group: name each setting, e.g. "
                               "(?P<learning_rate>[^_/]+)")
@@ -130,7 +129,7 @@ class IngestOptions:
                               "(e.g. (?P<planned_status>...))")
         return rx
 
-    def factor_names(self, rx: re.Pattern[str]) -> tuple[str, ...]:
+    def factor_names(self, rx: UserRegex) -> tuple[str, ...]:
         names = tuple(n for n in rx.groupindex if n not in IDENTIFIERS)
         if self.factors is None:
             if not names:
@@ -223,7 +222,7 @@ class IngestResult:
         return out
 
 
-def find(options: IngestOptions, rx: re.Pattern[str], say) -> tuple[list[tuple[str, dict[str, str | None]]], list[str]]:
+def find(options: IngestOptions, rx: UserRegex, say) -> tuple[list[tuple[str, dict[str, str | None]]], list[str]]:
     """The logs under the PATHs with their fields, and the paths that did not match (reported by ``say``)."""
     found = collect_logs(options.paths)
     if found.problems:
