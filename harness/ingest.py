@@ -129,8 +129,8 @@ class IngestOptions:
                               "(?P<learning_rate>[^_/]+)")
         clash = [n for n in rx.groupindex if n in OWNED]
         if clash:
-            raise IngestError(f"--fields group(s) {', '.join(clash)} have the names of columns other stages write "
-                              "(results.csv, epochs.csv, the cost model): rename them (e.g. (?P<planned_status>...))")
+            raise IngestError(f"--fields group(s) {', '.join(clash)} have the names of result columns other stages "
+                              "write (results.csv, epochs.csv, the cost model): rename them (e.g. (?P<planned_status>...))")
         return rx
 
     def factor_names(self, rx: UserRegex) -> tuple[str, ...]:

@@ -21,7 +21,7 @@ EVIL = r"(?P<x>(a|aa)+)b"   # the regex module too backtracks without end on 50 
 NESTED = r"(?P<x>(a+)+)b"   # re: 2^200 steps on 200 a's; the regex module answers it in ~0.1 s
 
 
-def command(module: str, *argv: str, deadline: float = 60) -> tuple[int, str, str, float]:
+def command(module: str, *argv: str, deadline: float = 120) -> tuple[int, str, str, float]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     start = time.monotonic()
     done = subprocess.run([sys.executable, "-m", module, *argv], capture_output=True, text=True, env=env,
@@ -43,13 +43,13 @@ def test_a_backtracking_fields_regex_is_refused_with_the_path(long_path: Path, t
     lines = err.strip().splitlines()
     assert code == 2 and len(lines) == 1, err
     assert "--fields" in lines[0] and str(long_path) in lines[0] and "took over 1 s" in lines[0]
-    assert took < 30 and not out.exists()
+    assert took < 90 and not out.exists()
 
 
 def test_a_nested_repeat_over_a_long_path_is_answered_not_run_forever(long_path: Path, tmp_path: Path):
     out = tmp_path / "campaign"
     code, _, err, took = command("harness.ingest", str(long_path.parent), "--fields", NESTED, "--out", str(out))
-    assert code == 2 and f"error: {long_path}: its path does not match --fields" in err and took < 30, err
+    assert code == 2 and f"error: {long_path}: its path does not match --fields" in err and took < 90, err
     assert not out.exists()
 
 
@@ -57,7 +57,7 @@ def test_a_backtracking_point_pattern_is_refused_with_the_path(long_path: Path):
     code, _, err, took = command("logparse", "--min-replications", "1", "--point-pattern", EVIL, str(long_path.parent))
     lines = err.strip().splitlines()
     assert code == 2 and len(lines) == 1, err
-    assert "--point-pattern" in lines[0] and str(long_path) in lines[0] and took < 30
+    assert "--point-pattern" in lines[0] and str(long_path) in lines[0] and took < 90
 
 
 def test_patterns_keep_their_meaning_under_the_bound():
