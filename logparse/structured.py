@@ -14,8 +14,6 @@ A line that starts like one (``{"ts":``) but does not parse (cut mid-write, dama
 
 from __future__ import annotations
 
-import json
-
 OPEN = b'{"ts":'
 #: Exceptions nested deeper than this (``cause`` of a ``cause``...) are not rendered.
 MAX_CAUSES = 8
@@ -41,6 +39,8 @@ def as_layout(data: bytes) -> bytes:
 
 
 def _line(raw: bytes) -> bytes:
+    import json  # only when a log holds such lines: python -m logparse starts without it (tests/test_logparse_cli.py)
+
     body = raw.rstrip(b"\r")
     try:
         rec = json.loads(body)
