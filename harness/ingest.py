@@ -51,9 +51,12 @@ from logparse.judgement import Planned, ProcessFacts, judge, unreadable
 from logparse.losses import resource_losses
 from logparse.parser import collect_logs
 from logparse.source import err_path_for
+from sparkdl import userregex
 from sparkdl.cli import run_cli
 from sparkdl.runspec import kind_of, typed
 from sparkdl.errors import EXIT_INPUT, EXIT_OK, EXIT_RUNS_FAILED
+from sparkdl.numbers import NumberError, number
+from sparkdl.userregex import UserRegex
 
 Value = int | float | str | None
 
@@ -63,6 +66,9 @@ OUTCOME = ("status", "reason", "failure_kind", "wall_clock_s", "accuracy", "app_
            "notes", "log")
 RESPONSES = ("wall_clock_s", "accuracy")
 SOURCE = "ingest"
+#: Column names other stages write: results.csv's outcome, epochs.csv's per-epoch figures, the cost model's.
+OWNED = frozenset((*OUTCOME, "key", "epoch", "iterations", "records", "mean_loss", "last_loss", "mean_throughput",
+                   "last_learning_rate", "validation_wall_clock_s", "run_status", "cost"))
 PLAN_FIELD = "epochs"
 
 
@@ -98,22 +104,19 @@ class IngestOptions:
     epochs: bool = False
     expected_epochs: int | None = None
 
-    def pattern(self) -> re.Pattern[str]:
-        try:
-            rx = re.compile(self.fields)
-        except re.error as e:
-            raise IngestError(f"--fields {self.fields!r} is not a regular expression ({e}); e.g. "
-                              "--fields 'exp(?P<replicate>\\d+)_(?P<learning_rate>[^_/]+)/'") from None
+    def pattern(self) -> UserRegex:
+        rx = userregex.compile(self.fields, "--fields", IngestError,
+                               "--fields 'exp(?P<replicate>\\d+)_(?P<learning_rate>[^_/]+)/'")
         if not rx.groupindex:
             raise IngestError(f"--fields {self.fields!r} names no group: name each setting, e.g. "
                               "(?P<learning_rate>[^_/]+)")
-        clash = [n for n in rx.groupindex if n in OUTCOME or n in ("key",)]
+        clash = [n for n in rx.groupindex if n in OWNED]
         if clash:
-            raise IngestError(f"--fields group(s) {', '.join(clash)} have the names of result columns: rename them "
-                              "(e.g. (?P<planned_status>...))")
+            raise IngestError(f"--fields group(s) {', '.join(clash)} have the names of result columns other stages "
+                              "write (results.csv, epochs.csv, the cost model): rename them (e.g. (?P<planned_status>...))")
         return rx
 
-    def factor_names(self, rx: re.Pattern[str]) -> tuple[str, ...]:
+    def factor_names(self, rx: UserRegex) -> tuple[str, ...]:
         names = tuple(n for n in rx.groupindex if n not in IDENTIFIERS)
         if self.factors is None:
             if not names:
@@ -206,7 +209,7 @@ class IngestResult:
         return out
 
 
-def find(options: IngestOptions, rx: re.Pattern[str], say) -> tuple[list[tuple[str, dict[str, str | None]]], list[str]]:
+def find(options: IngestOptions, rx: UserRegex, say) -> tuple[list[tuple[str, dict[str, str | None]]], list[str]]:
     """The logs under the PATHs with their fields, and the paths that did not match (reported by ``say``)."""
     found = collect_logs(options.paths)
     if found.problems:
@@ -216,6 +219,12 @@ def find(options: IngestOptions, rx: re.Pattern[str], say) -> tuple[list[tuple[s
     if not logs:
         raise IngestError(f"no log in {', '.join(options.paths)} (*.out or *.out.gz, searched recursively): "
                           "pass the folder that holds the jobs' .out files")
+    for p in logs:
+        try:
+            p.encode("utf-8")
+        except UnicodeEncodeError:
+            raise IngestError(f"{_shown(p)}: its path is not UTF-8 text (results.csv and the report could not name "
+                              "it): rename the file or folder, or pass PATHs without it") from None
     matched, unmatched = [], []
     for p in logs:
         m = rx.search(p)
@@ -233,14 +242,46 @@ def find(options: IngestOptions, rx: re.Pattern[str], say) -> tuple[list[tuple[s
     return matched, unmatched
 
 
+#: The largest run or replicate number (the store keeps them as 64-bit integers; no study has more).
+MAX_IDENTIFIER = 10**9
+
+
+def _shown(path: str) -> str:
+    """A path as a message shows it: a byte that is not UTF-8 as its escape, a control character too."""
+    text = path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
+
+
+def _stat(path: str) -> tuple[int, int]:
+    """(size, mtime_ns) of a log, (-1, -1) when it cannot be stat'ed (a dangling or looping link): its row says why."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return -1, -1
+    return st.st_size, st.st_mtime_ns
+
+
+def _plan(fields: Mapping[str, str | None], path: str) -> int | None:
+    """The epochs group as the plan (None without one); a value no run is asked for is refused naming the log."""
+    text = fields.get(PLAN_FIELD)
+    if text is None or not _INT.fullmatch(text):
+        return None
+    try:
+        return int(number(text, integer=True, minimum=0, maximum=MAX_IDENTIFIER)) or None
+    except NumberError as e:
+        raise IngestError(f"{_shown(path)}: {PLAN_FIELD} {text[:40]!r} (from --fields) is not a number of epochs ({e}); "
+                          "capture the planned epochs, e.g. (?P<epochs>\\d+)") from None
+
+
 def _identifier(name: str, fields: Mapping[str, str | None], path: str) -> int | None:
     text = fields.get(name)
     if text is None:
         return None
-    if not _INT.fullmatch(text) or int(text) < 1:
-        raise IngestError(f"{path}: {name} {text!r} (from --fields) is not a whole number >= 1; capture digits "
-                          f"only, e.g. (?P<{name}>\\d+)")
-    return int(text)
+    try:
+        return int(number(text, integer=True, minimum=1, maximum=MAX_IDENTIFIER))
+    except NumberError as e:
+        raise IngestError(f"{_shown(path)}: {name} {text[:40]!r} (from --fields) is not a whole number from 1 to "
+                          f"{MAX_IDENTIFIER:,} ({e}); capture digits only, e.g. (?P<{name}>\\d+)") from None
 
 
 def place(logs: list[Ingested], new: list[tuple[str, str, dict[str, str | None]]],
@@ -331,6 +372,31 @@ def ingest(options: IngestOptions, say=lambda _: None) -> IngestResult:
     names = tuple(rx.groupindex)
     matched, unmatched = find(options, rx, say)
     folder = CampaignDir(options.out)
+    created = not os.path.lexists(folder.path)
+    try:
+        return _ingest(options, folder, factors, names, matched, unmatched, say)
+    except BaseException:
+        if created:  # a refused first ingest leaves no folder behind (its lock, its store)
+            shutil.rmtree(folder.path, ignore_errors=True)
+        raise
+
+
+def _vanished(logs: Mapping[str, Ingested], copy: bool, result: IngestResult, say) -> None:
+    """Say which logs read before are gone: their rows are kept as read then; --copy cannot copy them."""
+    for x in logs.values():
+        if os.path.lexists(x.source):
+            continue
+        if copy and not x.log.startswith(CampaignDir.LOGS + "/"):
+            say(f"error: {_shown(x.source)}: cannot copy it (--copy): the log is gone; its row (run {x.run} replicate "
+                f"{x.replicate}) is kept as read before")
+            result.unreadable.append(x.source)
+        else:
+            say(f"warning: {_shown(x.source)}: the log is gone; its row (run {x.run} replicate {x.replicate}) is kept "
+                "as read before (ingest into a new --out to leave it out)")
+
+
+def _ingest(options: IngestOptions, folder: CampaignDir, factors: tuple[str, ...], names: tuple[str, ...],
+            matched: list[tuple[str, dict[str, str | None]]], unmatched: list[str], say) -> IngestResult:
     with folder.locked():
         store = ResultStore(folder)
         try:
@@ -349,8 +415,7 @@ def ingest(options: IngestOptions, say=lambda _: None) -> IngestResult:
             for path, fields in matched:
                 source = os.path.realpath(path)
                 known = logs.get(source)
-                st = os.stat(source)
-                if known is not None and (known.size, known.mtime_ns) == (st.st_size, st.st_mtime_ns) and (
+                if known is not None and (known.size, known.mtime_ns) == _stat(source) >= (0, 0) and (
                         not options.epochs or known.epochs is not None):
                     result.kept += 1
                     continue
@@ -362,28 +427,30 @@ def ingest(options: IngestOptions, say=lambda _: None) -> IngestResult:
             placed += place(list(logs.values()), todo, factors)
             fresh: list[Ingested] = []
             for i, (source, path, fields, run, rep) in enumerate(placed, start=1):
-                planned = options.expected_epochs
-                if planned is None and fields.get(PLAN_FIELD) is not None and _INT.fullmatch(fields[PLAN_FIELD] or ""):
-                    planned = int(fields[PLAN_FIELD]) or None  # type: ignore[arg-type]
-                outcome, epochs, error = read_log(path, planned, options.epochs)
-                if error:
-                    say(f"error: {error}")
-                    result.unreadable.append(path)
-                st = os.stat(source)
+                planned = options.expected_epochs if options.expected_epochs is not None else _plan(fields, path)
                 prior = logs.get(source)
-                x = Ingested(source, run, rep, st.st_size, st.st_mtime_ns, path, fields, outcome,
+                # a log read with its epochs before keeps them when it is read again (epochs.csv keeps its rows)
+                with_epochs = options.epochs or (prior is not None and prior.epochs is not None)
+                size, mtime_ns = _stat(source)
+                outcome, epochs, error = read_log(path, planned, with_epochs)
+                if error:
+                    say(f"error: {_shown(error)}")
+                    result.unreadable.append(path)
+                x = Ingested(source, run, rep, size, mtime_ns, path, fields, outcome,
                              prior.log if prior is not None else source, epochs)
-                if options.copy:
+                if options.copy and not error:
                     x.log = _copy(folder, x)
                 fresh.append(x)
                 logs[source] = x
                 if i % 100 == 0:
                     say(f"read {i} of {len(placed)} log(s)")
             result.new, result.reread = len(todo), len(changed)
+            _vanished(logs, options.copy, result, say)
             if options.copy:  # logs ingested before without --copy are copied now
                 done = {x.source for x in fresh}
                 for x in logs.values():
-                    if x.source not in done and not x.log.startswith(CampaignDir.LOGS + "/"):
+                    if (x.source not in done and not x.log.startswith(CampaignDir.LOGS + "/")
+                            and os.path.lexists(x.source) and x.size >= 0):
                         x.log = _copy(folder, x)
                         fresh.append(x)
             store.record_ingested([(x.source, x.run, x.replicate, x.size, x.mtime_ns, x.record()) for x in fresh])
@@ -432,9 +499,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     factors = None
     if args.factors is not None:
-        factors = tuple(f.strip() for f in args.factors.split(",") if f.strip())
-        if not factors:
-            raise IngestError(f"--factors {args.factors!r} names no group; give e.g. --factors learning_rate,batch_size")
+        # argparse gives a list for --factors=-- (it drops the "--"): that names no group either
+        text = args.factors if isinstance(args.factors, str) else "--"
+        factors = tuple(f.strip() for f in text.split(",") if f.strip())
+        if not factors or any(f.startswith("-") for f in factors):
+            raise IngestError(f"--factors {text!r} names no group; give e.g. --factors learning_rate,batch_size")
     options = IngestOptions(tuple(args.paths), args.fields, args.out, factors, args.copy, args.skip_unmatched,
                             args.epochs, args.expected_epochs)
     result = ingest(options, say=lambda line: print(line, file=sys.stderr, flush=True))

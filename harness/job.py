@@ -394,6 +394,10 @@ def _runtime(path: Path, raw: object) -> str:
     return rt.name if rt.builtin else str(rt.source)
 
 
+#: A built-in job's name is a file name (jobs/<name>.toml): longer ones are no built-in (the system refuses them).
+MAX_BUILTIN_NAME = 64
+
+
 def builtin_names() -> tuple[str, ...]:
     return tuple(sorted(p.stem for p in BUILTIN_DIR.glob("*.toml")))
 
@@ -401,8 +405,9 @@ def builtin_names() -> tuple[str, ...]:
 @lru_cache(maxsize=None)
 def builtin(name: str) -> Job:
     """The built-in job ``jobs/<name>.toml``."""
-    if not NAME.fullmatch(name) or not (BUILTIN_DIR / f"{name}.toml").is_file():
-        raise JobFileError(f"no built-in job {name!r}: use one of {', '.join(builtin_names())} or a job TOML file")
+    if not NAME.fullmatch(name) or len(name) > MAX_BUILTIN_NAME or not (BUILTIN_DIR / f"{name}.toml").is_file():
+        shown = name if len(name) <= 80 else name[:77] + "..."
+        raise JobFileError(f"no built-in job {shown!r}: use one of {', '.join(builtin_names())} or a job TOML file")
     return load_job(BUILTIN_DIR / f"{name}.toml")
 
 

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import os
 
+from logparse.errors import LogReadError
 from logparse.records import STATUSES
+from logparse.status import MAX_WALL_CLOCK_S
 
 MANIFEST = "manifest.json"
 RESULTS = "results.csv"
@@ -56,51 +58,72 @@ class Campaigns:
 
 
 def _read(root: str) -> tuple[str, dict[str, dict[str, str]]] | None:
-    """(the manifest's ``results``, "" when it has none; results.csv rows by their log's absolute path)."""
-    import json
+    """(the manifest's ``results``, "" when it has none; results.csv rows by their log's absolute path).
 
-    try:
-        with open(os.path.join(root, MANIFEST), encoding="utf-8") as f:
-            manifest = json.load(f)
-    except (OSError, ValueError):
+    None when the folder is no campaign (no manifest.json or results.csv); both files are read by the one
+    reader (``sparkdl.config``: a FIFO, a device, a link loop, a bad byte or an oversized field is a
+    LogReadError naming the file, never a hang)."""
+    from sparkdl import config
+
+    manifest_path = os.path.join(root, MANIFEST)
+    if not os.path.lexists(manifest_path):
         return None
+    manifest = config.read_json(manifest_path, "campaign manifest", error=LogReadError)
     results = manifest.get("results", "") if isinstance(manifest, dict) else ""
     if results == "bigdl":
         return None
-    import csv
-
-    rows: dict[str, dict[str, str]] = {}
-    try:
-        with open(os.path.join(root, RESULTS), newline="", encoding="utf-8") as f:
-            for row in csv.DictReader(f):
-                log = row.get("log") or f"{LOGS}/{row.get('run')}-{row.get('replicate')}.out"
-                rows[os.path.abspath(os.path.join(root, log))] = row
-    except (OSError, ValueError, csv.Error):
+    results_path = os.path.join(root, RESULTS)
+    if not os.path.lexists(results_path):
         return None
+    table = config.read_table(results_path, "campaign results table", error=LogReadError)
+    rows: dict[str, dict[str, str]] = {}
+    for _line, record in table.rows:
+        row = dict(zip(table.header, record))
+        log = row.get("log") or f"{LOGS}/{row.get('run')}-{row.get('replicate')}.out"
+        if "\x00" in log or len(log) > config.MAX_PATH_CHARS:
+            continue
+        rows[os.path.abspath(os.path.join(root, log))] = row
     return str(results), rows
 
 
-def _number(text: str | None, kind: type) -> float | int | None:
-    if text is None or text == "":
+#: What a recorded figure may be: (integer, minimum, maximum): a run's figures, bounded as logparse.status bounds them.
+FIGURES = {"wall_clock_s": (False, 0.0, MAX_WALL_CLOCK_S), "accuracy": (False, 0.0, 1.0),
+           "epochs_completed": (True, 0, 10**9), "learning_rate_used": (False, 0.0, None),
+           "batch_size_used": (True, 0, 10**9)}
+
+
+def _number(path: str, row: dict[str, str], name: str) -> float | int | None:
+    """The recorded figure ``name``, read by the one bounded number parser; a figure no run can have is a
+    LogReadError naming it."""
+    from sparkdl.numbers import NumberError, number
+
+    text = row.get(name)
+    if text is None or text.strip() == "":
         return None
+    integer, lo, hi = FIGURES[name]
     try:
-        return kind(float(text)) if kind is int else kind(text)
-    except ValueError:
-        return None
+        value = number(text, minimum=lo, maximum=hi)
+        if integer and not float(value).is_integer():
+            raise NumberError(f"{text.strip()} is not a whole number")
+    except NumberError as e:
+        raise LogReadError(f"{path}: its campaign's {RESULTS} records {name} {text[:40]!r} ({e}): not a figure a "
+                           "run can have; fix or remove that row") from None
+    return int(value) if integer else float(value)
 
 
 def recorded_log(path: str, row: dict[str, str]):
-    """The JobLog of a json job's log: its record's status, reason and figures."""
+    """The JobLog of a json job's log: its record's status, reason and figures (each checked: a figure no run can
+    have, ``accuracy`` 5.5, ``wall_clock_s`` -7, ``epochs_completed`` inf, is a LogReadError naming it)."""
     from logparse.records import FailureKind, JobLog, Status
 
     kind = row.get("failure_kind") or None
     return JobLog(
         path=path, status=Status(row["status"]), reason=row.get("reason") or "",
         failure_kind=FailureKind(kind) if kind in {k.value for k in FailureKind} else None,
-        wall_clock_s=_number(row.get("wall_clock_s"), float), accuracy=_number(row.get("accuracy"), float),
-        epochs_completed=_number(row.get("epochs_completed"), int) or 0,
-        learning_rate=_number(row.get("learning_rate_used"), float),
-        batch_size=_number(row.get("batch_size_used"), int), app_id=row.get("app_id") or None,
+        wall_clock_s=_number(path, row, "wall_clock_s"), accuracy=_number(path, row, "accuracy"),
+        epochs_completed=_number(path, row, "epochs_completed") or 0,
+        learning_rate=_number(path, row, "learning_rate_used"),
+        batch_size=_number(path, row, "batch_size_used"), app_id=row.get("app_id") or None,
         epoch_wall_clock_ms=None, notes=(NOTE,))
 
 

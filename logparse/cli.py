@@ -187,9 +187,16 @@ def run(args: SimpleNamespace, out: TextIOBase, err: TextIOBase) -> int:
             from logparse import campaign  # no BigDL line: a json job of a campaign has its record
 
             campaigns = campaigns or campaign.Campaigns()
-            row = campaigns.record(p)
-            if row is not None:
-                log = campaign.recorded_log(p, row)
+            try:
+                row = campaigns.record(p)
+                recorded = None if row is None else campaign.recorded_log(p, row)
+            except LogParseError as e:  # an unreadable manifest or results.csv, a figure no run can have
+                bad += 1
+                err.write(f"error: {e}\n")
+                rows.append(error_row(str(p), str(e)))
+                continue
+            if recorded is not None:
+                log = recorded
                 logs.append(log)
                 rows.extend(campaign.epoch_rows(p) if args.epochs else [log.summary()])
                 continue

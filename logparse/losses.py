@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 from logparse import patterns as P
+from logparse import structured
 from logparse.source import Source, err_path_for
 
 LOSS_MARKERS = tuple(m for m in P.MARKERS if m.name in ("lost_executor", "worker_lost"))
@@ -20,6 +21,8 @@ def _line_at(data: bytes, pos: int) -> str:
     start = data.rfind(b"\n", 0, pos) + 1
     end = data.find(b"\n", pos)
     raw = data[start:end if end >= 0 else len(data)]
+    if raw.startswith(structured.OPEN):  # Spark 4's JSON line: its message, as the log4j layout reads
+        raw = structured.as_layout(raw).split(b"\n", 1)[0]
     return P.LOG_PREFIX.sub(b"", raw.strip()).decode("utf-8", "replace")
 
 

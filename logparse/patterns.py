@@ -74,7 +74,9 @@ _LAZY["LOG_PREFIX"] = (rb"^" + DATE + rb" \d\d:\d\d:\d\d(?:[.,]\d+)? (?:\[[^\]\r
 # report's "#" lines, "OpenJDK ... VM warning: ...". A Python warning ("x.py:12: UserWarning: ..."). BigDL's
 # println of cached block ids during training ("[rdd_22_0, test_0weights0, test_0gradients0]").
 _BLOCK_ID = rb"(?:rdd_\d+_\d+|\w*(?:weights|gradients|weightBytes)\d+)"
-LOG_LINE_START = rb"\[?" + DATE + rb"[ T]\d\d:\d\d:\d\d|(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|SEVERE|FATAL|CRITICAL)\b"
+# Spark 4's structured (JSON) lines are rewritten into the layout (logparse.structured); one that does not
+# parse (cut, damaged) is still a logger's line, never the program's own output.
+LOG_LINE_START = rb"\[?" + DATE + rb"[ T]\d\d:\d\d:\d\d|(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|SEVERE|FATAL|CRITICAL)\b" + rb'|\{"ts":'
 _LAZY["LOG_LINE"] = (rb"(?:" + LOG_LINE_START + rb")", 0)
 _LAZY["NOT_PROGRAM"] = (
     rb"(?:" + LOG_LINE_START

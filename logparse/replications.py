@@ -8,6 +8,8 @@ from pathlib import Path
 
 from logparse.errors import OptionError
 from logparse.records import JobLog
+from sparkdl import userregex
+from sparkdl.userregex import UserRegex
 
 
 @dataclass(frozen=True)
@@ -24,7 +26,7 @@ class PointCount:
 HARNESS_LOG = re.compile(r"^(\d+)-\d+(?:\.attempt\d+)?\.out(?:\.gz)?$")
 
 
-def point_of(path: str, pattern: re.Pattern[str] | None) -> str:
+def point_of(path: str, pattern: UserRegex | None) -> str:
     """The design point a log belongs to: ``pattern``'s first group (or whole match); without a
     pattern, the run number of a harness log (``DIR run N``), else the log's directory."""
     if pattern is None:
@@ -37,16 +39,14 @@ def point_of(path: str, pattern: re.Pattern[str] | None) -> str:
     return m.group(1) if m.groups() else m.group(0)
 
 
-def compile_point_pattern(text: str | None) -> re.Pattern[str] | None:
+def compile_point_pattern(text: str | None) -> UserRegex | None:
+    """``--point-pattern``, searched with a time bound (:mod:`sparkdl.userregex`)."""
     if text is None:
         return None
-    try:
-        return re.compile(text)
-    except re.error as e:
-        raise OptionError(f"--point-pattern {text!r} is not a valid regex ({e}); e.g. '(point\\d+)'") from None
+    return userregex.compile(text, "--point-pattern", OptionError, "'(point\\d+)'")
 
 
-def count_points(logs: list[JobLog], pattern: re.Pattern[str] | None = None) -> list[PointCount]:
+def count_points(logs: list[JobLog], pattern: UserRegex | None = None) -> list[PointCount]:
     """Per design point, the number of logs of each status, sorted by point."""
     counts: dict[str, list[int]] = {}
     for log in logs:
@@ -55,7 +55,7 @@ def count_points(logs: list[JobLog], pattern: re.Pattern[str] | None = None) -> 
     return [PointCount(p, *c) for p, c in sorted(counts.items())]
 
 
-def short_points(logs: list[JobLog], minimum: int, pattern: re.Pattern[str] | None = None) -> list[PointCount]:
+def short_points(logs: list[JobLog], minimum: int, pattern: UserRegex | None = None) -> list[PointCount]:
     """Design points with fewer than ``minimum`` ok logs."""
     if minimum < 1:
         raise OptionError(f"--min-replications must be >= 1, got {minimum}")

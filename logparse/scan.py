@@ -16,6 +16,7 @@ import re
 from collections import namedtuple
 
 from logparse import patterns as P
+from logparse import structured
 from logparse.records import EpochEnd, Iteration, Metric, Validation
 from logparse.source import Source
 
@@ -246,7 +247,7 @@ def read_head(src: Source, limit: int | None = None) -> Head:
         if whole or (at >= 0 and data.find(b"\n", at) >= 0):  # the first iteration line is all here
             break
         length *= GROW
-    part = data if at < 0 else data[:at]
+    part = structured.as_layout(data if at < 0 else data[:at])
     at_name = part.find(b"Submitted application: ")
     name = P.APP_NAME.match(part, at_name) if at_name >= 0 else None
     return Head(
@@ -273,7 +274,7 @@ def _evidence(src: Source, head: Head, c: _Collector, region: bytes, last: bytes
         last_epoch=c.last_epoch, last_epoch_at=c.last_epoch_at,
         last_validation=c.last_validation, last_validation_at=c.last_validation_at,
         last_complete=c.last_complete, last_complete_at=c.last_complete_at,
-        region=region, iterations=c.iterations, epochs=c.epochs, validations=c.validations,
+        region=structured.as_layout(region), iterations=c.iterations, epochs=c.epochs, validations=c.validations,
     )
 
 

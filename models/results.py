@@ -496,6 +496,26 @@ def build_table(
     )
 
 
+_NUMBER_TEXT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
+
+
+def _check_numbers(p: Path, table) -> None:
+    """Every cell written as a number passes the one bounded parser (:func:`sparkdl.numbers.number`): a 400-digit
+    integer (which no float holds: numpy and statsmodels overflow on it) or a 400-digit accuracy is refused,
+    naming its line and column. Short cells (the usual ones) are not parsed twice."""
+    from sparkdl.numbers import MAX_INT_DIGITS, NumberError, number
+
+    for line, record in table.rows:
+        for name, cell in zip(table.header, record):
+            text = cell.strip()
+            if len(text) <= MAX_INT_DIGITS or not _NUMBER_TEXT.fullmatch(text):
+                continue
+            try:
+                number(text, integer=text.lstrip("+-").isdigit())
+            except NumberError as e:
+                raise InvalidTableError(f"{p}: line {line}, column {name!r}: {e}: fix that value") from None
+
+
 def read_csv(path: str | Path) -> tuple[Path, pd.DataFrame]:
     """The CSV behind a results path, read through the one table reader (:func:`sparkdl.config.read_table`: a
     regular UTF-8 file, strict CSV, every column named once); an unreadable file is an :class:`InvalidTableError`."""
@@ -505,6 +525,7 @@ def read_csv(path: str | Path) -> tuple[Path, pd.DataFrame]:
 
     p = resolve_path(path)
     table = config.read_table(p, "results table", InvalidTableError, same_width=True)
+    _check_numbers(p, table)
     try:
         return p, pd.read_csv(io.StringIO(table.text))
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as exc:

@@ -132,11 +132,20 @@ def epoch_figures(path: Path) -> list[tuple[int, float, float]]:
 
 def run_points(row: Mapping[str, object], root: Path) -> list[EpochPoint]:
     """The points of one ok or pruned run (its log must exist; an ok run's last point must be its recorded one)."""
-    key = f"{int(row['run'])}-{int(row['replicate'])}"  # type: ignore[call-overload]
+    ids = {c: _whole(row.get(c)) for c in ("run", "replicate")}
+    empty = [c for c, v in ids.items() if v is None]
+    if empty:
+        value = row.get(empty[0])
+        shown = f"an empty {empty[0]} cell" if value is None or value != value or str(value).strip() == "" else \
+            f"{empty[0]} {str(value)[:40]!r}"
+        raise CampaignDataError(f"a {row['status']} row of results.csv has {shown}: every run has a whole run and "
+                                "replicate number; fix that row")
+    key = f"{ids['run']}-{ids['replicate']}"
     path = run_log(row, root)
-    if not path.is_file():
-        raise CampaignDataError(f"run {key} is {row['status']} but its log {path} is missing: per-epoch points are "
-                                "read from the campaign's logs/, copy them with results.csv")
+    problem = _not_a_log(path)
+    if problem:
+        raise CampaignDataError(f"run {key} is {row['status']} but its log {str(path)[:300]} {problem}: per-epoch "
+                                "points are read from the campaign's logs/, copy them with results.csv")
     figures = epoch_figures(path)
     if row["status"] == Status.OK and figures:
         _check_last(key, row, figures[-1])
@@ -181,9 +190,31 @@ def check_objectives(objectives: Sequence[Objective]) -> None:
 def _float(value: object) -> float | None:
     try:
         out = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
     return out if math.isfinite(out) else None
+
+
+def _whole(value: object) -> int | None:
+    """A run or replicate number (a whole number >= 1 of at most 18 digits), else None."""
+    number = _float(value)
+    return int(number) if number is not None and number.is_integer() and 1 <= number < 1e18 else None
+
+
+def _not_a_log(path: Path) -> str:
+    """Why ``path`` cannot be read as a log ("" when it can): missing, not a regular file, a refused name."""
+    import os
+    import stat
+
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return "is missing"
+    except (OSError, ValueError) as e:
+        return f"cannot be read ({getattr(e, 'strerror', None) or e})"
+    if not stat.S_ISREG(st.st_mode):
+        return "is not a regular file (a FIFO, socket, device or folder)"
+    return ""
 
 
 def _int(value: object) -> int | None:

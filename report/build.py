@@ -29,7 +29,7 @@ from report.timing import time_section
 from models.anova import RESIDUAL
 from models.anova.analysis import Analysis
 from models.anova.format import shares_lines
-from models.errors import ModelError
+from models.errors import MissingColumnError, ModelError
 from models.predict.ceiling import NoiseCeiling, noise_ceiling
 from models.results import ok_mask
 
@@ -499,6 +499,9 @@ def build_report(path: str | Path, response: str = "cost", cost: str | None = No
     time-against-accuracy section finds the fastest run for (default: the best observed).
     """
     campaign = load_campaign(path, response=response, cost=cost, factors=factors)
+    if response != "cost" and response not in campaign.raw.columns:  # as models.anova: a misspelt column is bad input
+        raise MissingColumnError(f"--response {response!r} is not a column of the results table; pick one of "
+                                 f"{', '.join(map(str, campaign.raw.columns))[:600]}")
     design = recover_design(campaign.raw, campaign.candidates)
     frame = campaign.frame
     if campaign.table is None and response == "cost":

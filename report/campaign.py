@@ -73,11 +73,19 @@ class CampaignData:
         else:
             return None
         for p in candidates:
-            if p.is_file():
+            if _is_file(p):
                 text = _tail(p, lines)
                 if text.strip():
                     return str(p) if p.is_absolute() and not p.is_relative_to(self.source) else p.name, text
         return None
+
+
+def _is_file(path: Path) -> bool:
+    """A regular file; a name the system refuses (over 255 bytes, a NUL byte) is none."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def _tail(path: Path, lines: int, max_bytes: int = 16384) -> str:

@@ -333,8 +333,8 @@ def kind_of(values: Sequence[str | None]) -> str:
     """``int`` when every value given is an integer, ``float`` when every one is a finite number, else ``str``
     (``harness.ingest --fields`` and a job's ``figures`` type their columns so)."""
     given = [v for v in values if v is not None and v != ""]
-    if given and all(_INT.fullmatch(v) for v in given):
-        return "int"
+    if given and all(_INT.fullmatch(v) and len(v.lstrip("+-").lstrip("0")) <= 18 for v in given):
+        return "int"  # longer integers stay text: no 400-digit number reaches an analysis
     if given and all(_NUMBER.fullmatch(v) and math.isfinite(float(v)) for v in given):
         return "float"
     return "str"
