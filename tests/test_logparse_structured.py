@@ -103,8 +103,11 @@ def test_the_real_runs_are_judged_as_the_harness_judges_a_json_job():
     assert lost.reason.endswith(f"ERROR {rec['logger']}: {rec['msg']}")
     assert resource_losses(SPARK4 / "lost.out")[0] == f"ERROR {rec['logger']}: {rec['msg']}"
     oom = judge_json_run(SPARK4 / "oom.out", ProcessFacts(1, False, 60.0), None)
-    assert oom.status == Status.FAILED and "java.lang.OutOfMemoryError: Java heap space" in oom.reason
-    assert '"' not in oom.reason.split("OutOfMemoryError", 1)[1]
+    # the run's reason is the program's own last error line and exit code; the log's reading of the JSON lines
+    # found the OOM, whole (not cut mid-JSON)
+    assert oom.status == Status.FAILED and oom.reason.startswith("the job exited with code 1: ")
+    assert "java.lang.OutOfMemoryError: Java heap space" in oom.log.reason
+    assert '"' not in oom.log.reason.split("OutOfMemoryError", 1)[1]
 
 
 @pytest.mark.parametrize("line", [
