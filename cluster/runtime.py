@@ -106,7 +106,8 @@ class Runtime:
         The lock is read by the one reader (:func:`sparkdl.config.read_text`): a FIFO, a device, a loop or
         an oversized file is one :class:`RuntimeFileError`, never a hang.
         """
-        if self.lock is not None and (self.lock.exists() or self.lock.is_symlink()):
+        if _present(self.lock):
+            assert self.lock is not None
             return config.read_text(self.lock, f"lock file of runtime {self.name}", MAX_LOCK_BYTES, RuntimeFileError)
         return "\n".join(self.requirements) + "\n"
 
@@ -121,6 +122,27 @@ class Runtime:
 # ---------------------------------------------------------------- reading a runtime file
 
 
+def _present(path: Path | None) -> bool:
+    """Whether a file of that name is there in any form (a FIFO, a dangling link): the reader then says what it is."""
+    if path is None:
+        return False
+    try:
+        os.lstat(path)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True  # a name too long, a loop on the way: the reader refuses it, naming why
+    return True
+
+
+def _check_name(path: Path, key: str, name: str) -> None:
+    """A file name of the runtime file (``requirements``, ``lock``): every part at most 255 bytes."""
+    config.check_path(name, f"[runtime] {key} file", lambda m: _fail(path, m))
+    long = [part for part in Path(name).parts if len(part.encode("utf-8", "surrogateescape")) > 255]
+    if long:
+        raise _fail(path, f"[runtime] {key} = {name[:40]!r}...: a file name part is too long (over 255 bytes)")
+
+
 def _fail(path: Path, message: str) -> RuntimeFileError:
     return RuntimeFileError(f"runtime {path}: {message}")
 
@@ -133,7 +155,8 @@ def _strings(path: Path, table: str, key: str, raw: object) -> tuple[str, ...]:
 
 def _requirements(path: Path, raw: object) -> tuple[str, ...]:
     if isinstance(raw, str):
-        req = path.parent / config.check_path(raw, "[runtime] requirements file", lambda m: _fail(path, m))
+        _check_name(path, "requirements", raw)
+        req = path.parent / raw
         lines = config.read_text(req, "requirements file", MAX_LOCK_BYTES,
                                  lambda m: _fail(path, f"[runtime] requirements = {raw[:80]!r}: {m}")).splitlines()
         raw = [line.split("#", 1)[0].strip() for line in lines]
@@ -218,7 +241,7 @@ def load_runtime(path: Path) -> Runtime:
     if lock is not None and (not isinstance(lock, str) or not lock):
         raise _fail(path, "[runtime] lock must be a file name (relative to the runtime file)")
     if lock is not None:
-        config.check_path(lock, "[runtime] lock file", lambda m: _fail(path, m))
+        _check_name(path, "lock", lock)
     log_config = jvm.get("log_config")
     if log_config is not None and (not isinstance(log_config, str) or not (SITE_DIR / log_config).is_file()):
         raise _fail(path, f"[jvm] log_config = {log_config!r}: not a file of {SITE_DIR}")
@@ -409,7 +432,7 @@ def prepare(runtime: Runtime, root: Path | None = None, progress: Progress = lam
             _run([*uv, "venv", "--quiet", "--python", base, str(tmp)], f"creating the environment of {runtime.name}")
         else:
             _run([base, "-m", "venv", str(tmp)], f"creating the environment of {runtime.name}")
-        if runtime.lock is not None and (runtime.lock.exists() or runtime.lock.is_symlink()):
+        if _present(runtime.lock):
             locked.write_text(runtime.lock_text())  # read by the one reader
         elif uv:
             lock(runtime, locked, progress)

@@ -66,9 +66,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not uri.strip():
         raise TrackingOptionError("no tracking URI: pass --tracking-uri http://HOST:5000 or set MLFLOW_TRACKING_URI")
     uri = tracking_uri(uri)  # the form, before anything else (nothing is sent, no store is made)
-    require_mlflow()  # then: without MLflow, say how to install it
     if not args.campaign.is_dir():
         raise MlflowExportError(f"{args.campaign}: no such campaign folder")
+    require_mlflow()  # then: without MLflow, say how to install it
     folder = CampaignDir(args.campaign)
     records, meta = read_campaign(folder)
     exporter = MlflowExporter(uri, folder, experiment=args.experiment, cost=args.cost,

@@ -143,3 +143,14 @@ def test_doctor_names_a_runtime_file_as_prepare_takes_it_and_an_empty_name_is_re
         done = cli("doctor", name)
         assert done.returncode == 2 and "empty runtime name" in done.stderr and "'.'" not in done.stderr, done.stderr
         assert ": ." not in done.stderr
+
+
+@pytest.mark.parametrize("key", ["requirements", "lock"])
+def test_a_file_name_part_over_255_bytes_is_refused_not_a_traceback(tmp_path: Path, key: str) -> None:
+    name = "x" * 300  # found by bench/fuzz.py: os.stat raised ENAMETOOLONG out of Path.exists()
+    body = f'requirements = "{name}"\n' if key == "requirements" else f'requirements = ["pyspark==3.5.3"]\nlock = "{name}"\n'
+    path = runtime_file(tmp_path, body)
+    with pytest.raises(RuntimeFileError, match="too long"):
+        runtimes.load_runtime(path)
+    done = cli("doctor", str(path))
+    assert done.returncode == 2 and "too long" in done.stderr and "Traceback" not in done.stderr, done.stderr
