@@ -112,6 +112,8 @@ def _file(uri: str, parts: SplitResult, base: Path | None) -> str:
         raise _fail(uri, "a tracking URI has no ?query or #fragment")
     if not parts.path:
         raise _fail(uri, "no folder: name one, e.g. file:///ABSOLUTE/mlruns")
+    if parts.path.startswith("//"):  # file://localhost//x: a network path's form, not a folder of this machine
+        raise _fail(uri, "a file store is file:///ABSOLUTE/FOLDER (one slash before the folder)")
     resolved = _resolved(parts.path, base, uri, "file store")
     return uri if resolved is None else f"file://{resolved}"
 

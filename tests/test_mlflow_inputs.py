@@ -30,6 +30,7 @@ REFUSED = {
     "127.0.0.1:5000": "did you mean http://127.0.0.1:5000",
     "localhost:5000": "did you mean http://localhost:5000",
     "file://otherhost/x": "on this machine",
+    "file://localhost//": "one slash before the folder",  # found by bench/fuzz.py: accepted as a store at /
     "sqlite://": "in-memory",
     "sqlite:///:memory:": "in-memory",
     "sqlite:relative.db": "sqlite:///FILE.db",
