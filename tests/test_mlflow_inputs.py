@@ -255,3 +255,10 @@ def test_the_export_lock_takes_no_file(tmp_path: Path) -> None:
     with export_lock(folder):
         assert [p.name for p in tmp_path.iterdir()] == ["mlflow-export.owner.json"]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_dispatcher_refuses_an_unknown_command_in_one_short_escaped_line(tmp_path: Path) -> None:
+    for name in ("x" * 5000, "ab\x1b[31mc", "run\nforged"):  # found by bench/fuzz.py: a 5,000-character echo
+        done = _run("sparkdl", name, cwd=tmp_path)
+        assert done.returncode == 2 and "no command" in done.stderr, done.stderr
+        assert len(done.stderr) < 400 and "\x1b" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
