@@ -10,6 +10,13 @@ three times (a token replaced by one of the values the 20 classes were made of, 
 or dropped, a value nested 2,000 deep, a stray byte, a cut, UTF-16). Each input runs in this
 process through ``sparkdl.cli.run_cli`` with ``--dry-run`` or a reading command: nothing starts.
 
+The surfaces of tests/surface_inputs.py are generated too: MLflow tracking URIs (hosts, ports of thousands of
+digits, passwords, SQLite and file stores), ``--max-artifact-mb`` values, an ingested campaign's results.csv as
+the export reads it, runtime files whose requirements or lock is a FIFO, /dev/zero, a loop, a folder or a name
+over 255 bytes or not UTF-8, ``runtime lock --out`` targets, and argv of the ``sparkdl`` dispatcher. Each case
+runs in a forked child killed at ``--timeout`` (``--in-process`` runs them here), and ``--keep`` holds each
+failure's files and a ``case.txt`` with its command and the judge's finding.
+
 An outcome is right when it is a one-line input error (exit 2), or a success whose values are the
 input's own (tests/inputs.py says per kind what that means: the argv keeps the design's cells,
 no ok row keeps an impossible accuracy or learning rate...). Otherwise it is counted as a
@@ -33,7 +40,27 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests import inputs  # noqa: E402
+from tests import inputs, surface_inputs  # noqa: E402
+
+#: Every kind: the files of tests/inputs.py, then the surfaces of tests/surface_inputs.py (MLflow URIs, sizes and
+#: results tables, runtime files with special requirements and locks, ``runtime lock --out``, the dispatcher).
+ALL_KINDS = (*inputs.KINDS, *surface_inputs.KINDS)
+
+
+def generated(kind: inputs.Kind, folder: Path, rng: random.Random) -> inputs.Case:
+    if kind in surface_inputs.KINDS:
+        return surface_inputs.generated_case(kind, folder, rng)
+    return inputs.generated_case(kind, folder, rng)
+
+
+def keep_case(keep: Path, case: inputs.Case, verdict: str, problem: str) -> None:
+    """What reproduces a failure beside its files: the command, its argv (shell-quoted) and the judge's finding."""
+    import shlex
+
+    keep.mkdir(parents=True, exist_ok=True)
+    main = f"{case.main.__module__}.{case.main.__name__}"
+    argv = shlex.join(a.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace") for a in case.argv)
+    (keep / "case.txt").write_text(f"{verdict}: {problem}\nmain: {main}\nargv: {argv}\n")
 
 
 def classify(problem: str | None) -> str:
@@ -65,13 +92,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=1, help="seed of the generator (default 1)")
     p.add_argument("--timeout", type=float, default=30.0, help="seconds before a run counts as a hang (default 30)")
     p.add_argument("--kinds", help="comma-separated kinds (default: all of " +
-                   ", ".join(k.name for k in inputs.KINDS) + ")")
+                   ", ".join(k.name for k in ALL_KINDS) + ")")
     p.add_argument("--keep", type=Path, default=Path("fuzz-failures"),
                    help="where the inputs that failed are copied (default ./fuzz-failures)")
+    p.add_argument("--in-process", action="store_true",
+                   help="run each case in this process (default: each in a forked child, killed at --timeout, so a "
+                        "hang in C code or a half-done import stays with its case)")
     p.add_argument("--memory-gb", type=float, default=6.0,
                    help="address-space limit of this process, so an input asking for too much fails (default 6)")
     args = p.parse_args(argv)
-    kinds = [k for k in inputs.KINDS if args.kinds is None or k.name in args.kinds.split(",")]
+    kinds = [k for k in ALL_KINDS if args.kinds is None or k.name in args.kinds.split(",")]
+    keep_root = args.keep.resolve()  # before the chdir below (a relative --keep is the caller's folder)
     limit = int(args.memory_gb * 2**30)
     resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))
     rng = random.Random(args.seed)
@@ -81,14 +112,20 @@ def main(argv: list[str] | None = None) -> int:
     os.chdir(root)  # a command's default output folder lands here
     start = time.monotonic()
 
+    run = inputs.run_main if args.in_process else surface_inputs.run_forked
+    if not args.in_process:
+        surface_inputs.warm_up()  # imported once here; every forked case inherits them
+
     def record(kind: str, case: inputs.Case, folder: Path) -> None:
-        outcome = inputs.run_main(case.main, case.argv, timeout=args.timeout)
-        verdict = classify(case.judge(outcome))
+        outcome = run(case.main, case.argv, timeout=args.timeout)
+        problem = case.judge(outcome)
+        verdict = classify(problem)
         counts[kind][verdict] += 1
         counts[kind]["input error" if outcome.input_error else "accepted"] += verdict == "right"
         if verdict != "right":
-            keep = args.keep.resolve() / f"{kind}-{sum(counts[kind].values())}"
+            keep = keep_root / f"{kind}-{sum(counts[kind].values())}"
             keep_files(folder, keep)
+            keep_case(keep, case, verdict, problem or "")
             if len(examples) < 30:
                 examples.append(f"{verdict} [{kind}] {case.name} {' '.join(case.argv)[:200]}: "
                                 f"{case.judge(outcome)[:300]} (kept in {keep})")
@@ -104,9 +141,14 @@ def main(argv: list[str] | None = None) -> int:
             kind = kinds[i % len(kinds)]
             folder = root / f"{i}"
             folder.mkdir()
-            case = inputs.generated_case(kind, folder, random.Random(rng.getrandbits(64)))
+            case = generated(kind, folder, random.Random(rng.getrandbits(64)))
             record(kind.name, case, folder)
             shutil.rmtree(folder, ignore_errors=True)
+            if (i + 1) % 500 == 0:  # a long run says how it goes
+                bad = {v: sum(c[v] for c in counts.values()) for v in ("traceback", "hang", "silent")}
+                print(f"{i + 1}/{args.inputs} generated inputs, {time.monotonic() - start:.0f} s: "
+                      f"{bad['traceback']} tracebacks, {bad['hang']} hangs, {bad['silent']} silent", file=sys.stderr,
+                      flush=True)
     finally:
         os.chdir(ROOT)
         shutil.rmtree(root, ignore_errors=True)

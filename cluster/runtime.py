@@ -38,6 +38,7 @@ import shutil
 import subprocess
 import sys
 import time
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
@@ -57,6 +58,8 @@ NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,63}", re.ASCII)
 DEFAULT = "spark4"
 BIGDL = "bigdl"
 MAX_TOML_BYTES = 1 << 16
+#: The largest requirements or lock file (a lock with hashes of every wheel is a few hundred KB).
+MAX_LOCK_BYTES = 4 << 20
 INSTALL_TIMEOUT_S = 1800.0
 JVM_DIRS = (Path("/usr/lib/jvm"),)
 
@@ -98,9 +101,14 @@ class Runtime:
         return self.source.parent == BUILTIN_DIR
 
     def lock_text(self) -> str:
-        """The exact requirements the environment is built from (the lock file, else the requirements)."""
-        if self.lock is not None and self.lock.is_file():
-            return self.lock.read_text()
+        """The exact requirements the environment is built from (the lock file, else the requirements).
+
+        The lock is read by the one reader (:func:`sparkdl.config.read_text`): a FIFO, a device, a loop or
+        an oversized file is one :class:`RuntimeFileError`, never a hang.
+        """
+        if _present(self.lock):
+            assert self.lock is not None
+            return config.read_text(self.lock, f"lock file of runtime {self.name}", MAX_LOCK_BYTES, RuntimeFileError)
         return "\n".join(self.requirements) + "\n"
 
     @property
@@ -120,6 +128,27 @@ class Runtime:
 # ---------------------------------------------------------------- reading a runtime file
 
 
+def _present(path: Path | None) -> bool:
+    """Whether a file of that name is there in any form (a FIFO, a dangling link): the reader then says what it is."""
+    if path is None:
+        return False
+    try:
+        os.lstat(path)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True  # a name too long, a loop on the way: the reader refuses it, naming why
+    return True
+
+
+def _check_name(path: Path, key: str, name: str) -> None:
+    """A file name of the runtime file (``requirements``, ``lock``): every part at most 255 bytes."""
+    config.check_path(name, f"[runtime] {key} file", lambda m: _fail(path, m))
+    long = [part for part in Path(name).parts if len(part.encode("utf-8", "surrogateescape")) > 255]
+    if long:
+        raise _fail(path, f"[runtime] {key} = {name[:40]!r}...: a file name part is too long (over 255 bytes)")
+
+
 def _fail(path: Path, message: str) -> RuntimeFileError:
     return RuntimeFileError(f"runtime {path}: {message}")
 
@@ -132,11 +161,10 @@ def _strings(path: Path, table: str, key: str, raw: object) -> tuple[str, ...]:
 
 def _requirements(path: Path, raw: object) -> tuple[str, ...]:
     if isinstance(raw, str):
-        req = (path.parent / raw)
-        try:
-            lines = req.read_text().splitlines()
-        except (OSError, UnicodeDecodeError) as e:
-            raise _fail(path, f"[runtime] requirements = {raw!r}: cannot read {req} ({e})") from None
+        _check_name(path, "requirements", raw)
+        req = path.parent / raw
+        lines = config.read_text(req, "requirements file", MAX_LOCK_BYTES,
+                                 lambda m: _fail(path, f"[runtime] requirements = {raw[:80]!r}: {m}")).splitlines()
         raw = [line.split("#", 1)[0].strip() for line in lines]
         raw = [line for line in raw if line]
     reqs = _strings(path, "runtime", "requirements", raw)
@@ -146,6 +174,36 @@ def _requirements(path: Path, raw: object) -> tuple[str, ...]:
     if bad:
         raise _fail(path, f"[runtime] requirements: {bad[0]!r} is an installer option; list packages only")
     return reqs
+
+
+#: The longest description ``list`` shows.
+MAX_DESCRIPTION_CHARS = 200
+
+
+def _check_description(path: Path, text: str) -> None:
+    """One line of text: a line break or an escape code would forge rows or colours in ``list``."""
+    if len(text) > MAX_DESCRIPTION_CHARS:
+        raise _fail(path, f"[runtime] description has {len(text)} characters: at most {MAX_DESCRIPTION_CHARS}")
+    bad = next((c for c in text if unicodedata.category(c) in ("Cc", "Cf", "Cs", "Zl", "Zp", "Co", "Cn")), None)
+    if bad is not None:
+        raise _fail(path, f"[runtime] description holds the control character U+{ord(bad):04X}: write it on one "
+                          "line of plain text")
+
+
+def _check_site_pattern(path: Path, pattern: str) -> None:
+    """A ``class_path`` or ``natives_jar`` glob names files inside the environment's site-packages."""
+    parts = Path(pattern).parts
+    if not pattern or Path(pattern).is_absolute() or ".." in parts or "\0" in pattern or len(pattern) > 1024:
+        raise _fail(path, f"[jvm] {pattern[:80]!r}: class_path and natives_jar are globs relative to the runtime's "
+                          "site-packages (e.g. \"bigdl/share/lib/*.jar\"), not absolute and without '..'")
+
+
+def _resolved(path: Path) -> Path:
+    """``path`` with its symlinks resolved; a symlink loop stays as written (the reader refuses it when read)."""
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError):
+        return path.absolute()
 
 
 def load_runtime(path: Path) -> Runtime:
@@ -188,6 +246,8 @@ def load_runtime(path: Path) -> Runtime:
     lock = rt.get("lock")
     if lock is not None and (not isinstance(lock, str) or not lock):
         raise _fail(path, "[runtime] lock must be a file name (relative to the runtime file)")
+    if lock is not None:
+        _check_name(path, "lock", lock)
     log_config = jvm.get("log_config")
     if log_config is not None and (not isinstance(log_config, str) or not (SITE_DIR / log_config).is_file()):
         raise _fail(path, f"[jvm] log_config = {log_config!r}: not a file of {SITE_DIR}")
@@ -199,15 +259,19 @@ def load_runtime(path: Path) -> Runtime:
     for key, value in (("class_data_list", cds), ("natives_jar", natives), ("description", rt.get("description"))):
         if value is not None and not isinstance(value, str):
             raise _fail(path, f"{key} must be a string")
+    _check_description(path, rt.get("description", ""))
+    for pattern in (*_strings(path, "jvm", "class_path", jvm.get("class_path", [])),
+                    *([natives] if natives is not None else [])):
+        _check_site_pattern(path, pattern)
     return Runtime(
         name=name, source=path.resolve(), spark_version=spark, java_versions=tuple(java), python=python,
         requirements=_requirements(path, rt["requirements"]),
-        lock=(path.parent / lock).resolve() if lock else None,
+        lock=_resolved(path.parent / lock) if lock else None,
         description=str(rt.get("description", "")),
         class_path=_strings(path, "jvm", "class_path", jvm.get("class_path", [])),
         java_options=_strings(path, "jvm", "java_options", jvm.get("java_options", [])),
         log_config=SITE_DIR / log_config if log_config else None, sitecustomize=site,
-        class_data_list=(path.parent / cds).resolve() if cds else None, natives_jar=natives,
+        class_data_list=_resolved(path.parent / cds) if cds else None, natives_jar=natives,
         find_links=_strings(path, "runtime", "find_links", rt.get("find_links", [])))
 
 
@@ -222,7 +286,9 @@ def bigdl_runtimes() -> tuple[str, ...]:
 
 def resolve(text: str | Path, relative_to: Path | None = None) -> Runtime:
     """A built-in runtime's name (``bigdl``, ``spark4``) or a runtime TOML file's path."""
-    text = str(text)
+    text = str(text) if not isinstance(text, Path) else os.fspath(text)
+    if not text.strip():
+        raise RuntimeFileError(f"an empty runtime name: use one of {', '.join(builtin_names())} or a runtime TOML file")
     if NAME.fullmatch(text) and not text.endswith(".toml"):
         if (BUILTIN_DIR / f"{text}.toml").is_file():
             return load_runtime(BUILTIN_DIR / f"{text}.toml")
@@ -327,11 +393,24 @@ def _find_links(runtime: Runtime) -> list[str]:
     return [a for f in folders for a in ("--find-links", f)]
 
 
+def check_lock_out(out: Path) -> Path:
+    """Where ``lock`` may write: a file name in an existing folder (not a folder, not a FIFO or device)."""
+    out = config.check_path(out, "lock file (--out)", RuntimeFileError)
+    if len(out.name.encode(errors="surrogateescape")) > 250:
+        raise RuntimeFileError(f"{str(out)[:80]}...: the lock file's name is over 250 bytes: give a shorter one")
+    if not out.parent.is_dir():
+        raise RuntimeFileError(f"{out.parent}: no such folder for the lock file: create it or give another --out")
+    if out.is_dir() or ((out.exists() or out.is_symlink()) and not out.is_file()):
+        raise RuntimeFileError(f"{out}: not a regular file: give a lock file name")
+    return out
+
+
 def lock(runtime: Runtime, out: Path, progress: Progress = lambda _: None) -> Path:
     """Resolve the runtime's requirements into an exact lock file ``out`` (uv pip compile)."""
     uv = _installer()
     if not uv:
         raise RuntimeProblem("locking a runtime needs uv: pip install uv (make venv installs it)")
+    out = check_lock_out(out)
     reqs = out.with_name(f".{out.name}.in")
     reqs.write_text("\n".join(runtime.requirements) + "\n")
     progress(f"runtime {runtime.name}: resolving {len(runtime.requirements)} requirement(s)")
@@ -364,8 +443,8 @@ def prepare(runtime: Runtime, root: Path | None = None, progress: Progress = lam
             _run([*uv, "venv", "--quiet", "--python", base, str(tmp)], f"creating the environment of {runtime.name}")
         else:
             _run([base, "-m", "venv", str(tmp)], f"creating the environment of {runtime.name}")
-        if runtime.lock is not None and runtime.lock.is_file():
-            shutil.copyfile(runtime.lock, locked)
+        if _present(runtime.lock):
+            locked.write_text(runtime.lock_text())  # read by the one reader
         elif uv:
             lock(runtime, locked, progress)
         else:
@@ -379,7 +458,8 @@ def prepare(runtime: Runtime, root: Path | None = None, progress: Progress = lam
             _run([str(python_of(tmp)), "-m", "pip", "install", "--quiet", "--no-deps", *_find_links(runtime),
                   "-r", str(locked)], f"installing runtime {runtime.name}")
         _check_spark(runtime, tmp)
-        (tmp / "runtime.toml").write_bytes(runtime.source.read_bytes())
+        (tmp / "runtime.toml").write_bytes(config.read_bytes(runtime.source, "runtime file", MAX_TOML_BYTES,
+                                                             RuntimeFileError))
         (tmp / ".prepared").write_text(f"{runtime.name} {runtime.key()}\n")
         shutil.rmtree(target, ignore_errors=True)
         os.replace(tmp, target)

@@ -31,6 +31,7 @@ from cluster.errors import ClusterError, HostLost
 from cluster.local import LocalCluster, start_ticks
 from cluster.sparkenv import SparkEnv
 from harness.backends import Backend, FixedBackend, LocalBackend
+from harness import scratch
 from harness.command import SubmitOptions, job_for, metrics_path, submit_argv
 from harness.datacache import with_data_cache
 from harness.observer import Observer, observer_for
@@ -148,7 +149,8 @@ class Campaign:
         self.folder, self.settings, self.backend, self.env = folder, settings, backend, env
         self.env_for = env_for or (lambda runtime, jvm: env)
         self.runner, self.store, self.progress = runner, store, progress
-        self.options = replace(settings.options, master_url=backend.master_url, out=folder.path)
+        self.options = replace(settings.options, master_url=backend.master_url, out=folder.path,
+                               driver_scratch=getattr(backend, "drivers_here", True))
         self.observer = observer
         self.tracker: "LiveExport | None" = None  # --mlflow: set by open_campaign
         self._reset_noted = False
@@ -237,6 +239,8 @@ class Campaign:
             if job.results == "json":  # a figure left by an earlier attempt must not count for this one
                 self.folder.run_dir(spec.key)
                 metrics_path(spec, self.options).unlink(missing_ok=True)
+            if self.options.driver_scratch:
+                scratch.make(self.folder.path, spec.key)
             program = self.program_runs().open(spec.key, attempt) if job.results == "mlflow" else None
             environ = {**env.environ(), **(program.environ() if program is not None else {})}
             start = now()
@@ -250,6 +254,8 @@ class Campaign:
                 if watch is not None:
                     watch.cancel()
                 raise
+            finally:
+                scratch.clear(self.folder.path, spec.key)  # what a killed driver left
             metrics: dict[str, object] = dict(watch.stop(out)) if watch is not None else {}
             crash_point("parse")
             if job.results == "bigdl":
@@ -352,6 +358,9 @@ class Campaign:
             self.folder.keep_attempt(f"{run}-{replicate}", attempt)
             self.progress(f"run {run}-{replicate} was in flight when the harness stopped: it runs again")
         self.store.mark_interrupted(now())
+        left = scratch.sweep(self.folder.path)  # the scratch of drivers that died with an earlier harness
+        if left:
+            self.progress(f"removed the driver scratch of {len(left)} run(s) of the stopped harness")
 
     def run(self, specs: Sequence[RunSpec]) -> CampaignSummary:
         """Every spec not finished yet, in order, with progress and an ETA."""

@@ -23,6 +23,7 @@ import jobs
 from cluster.sparkenv import MERGED, SparkEnv
 from harness.job import Job, JobChoice, harness_values, job_confs
 from harness.runspec import RunSpec, Value, format_value
+from harness.scratch import driver_confs
 
 JOB_SCRIPT = Path(jobs.__file__).resolve().with_name("train.py")
 METRICS_FLAG = "--metrics-out"
@@ -44,6 +45,7 @@ class SubmitOptions:
     jobs: JobChoice = JobChoice()  # the --job, or the built-in named by the model column
     out: Path | None = None  # the campaign folder: json jobs write OUT/runs/<key>/metrics.json
     data_cache: Path | None = None  # the MNIST split decoded once per campaign (jobs.mnist.ensure_cache)
+    driver_scratch: bool = False  # drivers run here: their temp files go to OUT/spark-tmp/<key> (harness.scratch)
 
     def option_values(self) -> dict[str, Value | None]:
         """The optional template fields this campaign gives (None: not given)."""
@@ -103,6 +105,9 @@ def submit_argv(spec: RunSpec, options: SubmitOptions, env: SparkEnv, event_log_
     job = job_for(spec, options)
     own = dict(job_confs(job, spec))
     confs = [a for k, v in own.items() if k not in MERGED for a in ("--conf", f"{k}={v}")]
+    if options.out is not None and options.driver_scratch:  # the driver's scratch in the campaign, not /tmp
+        scratch, own = driver_confs(options.out, spec.key, own)
+        confs += scratch
     app: list[str] = []
     if job.py_files:
         app += ["--py-files", ",".join(str(p) for p in job.py_files)]

@@ -14,6 +14,7 @@ Exit 2 without MLflow installed (it says how to install it) or without a campaig
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from pathlib import Path
@@ -22,6 +23,24 @@ from typing import Sequence
 from sparkdl.cli import run_cli
 from sparkdl.errors import EXIT_OK
 from sparkdl.options import TrackingOptionError
+from sparkdl.tracking import tracking_uri
+
+
+def _artifact_mb(text: str) -> float:
+    """A size in MB above 0 and at most a terabyte (``inf`` and ``nan`` are not sizes)."""
+    from harness.mlflow_export import MAX_ARTIFACT_MB
+
+    try:
+        value = float(text) if len(text) <= 40 else math.nan
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and 0 < value <= MAX_ARTIFACT_MB):
+        raise argparse.ArgumentTypeError(f"{text[:40]!r}: give a size in MB above 0 and at most {MAX_ARTIFACT_MB:.0f}")
+    return value
+
+
+_artifact_mb.__name__ = "size in MB"
+ARTIFACT_MB = _artifact_mb
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -32,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tracking-uri", help="MLflow tracking URI, e.g. http://127.0.0.1:5000 (default $MLFLOW_TRACKING_URI)")
     p.add_argument("--experiment", help="experiment name (default: the campaign folder's name)")
     p.add_argument("--cost", help="formula of the cost metric (models.cost; default the report's)")
-    p.add_argument("--max-artifact-mb", type=float, default=DEFAULT_MAX_ARTIFACT_MB,
+    p.add_argument("--max-artifact-mb", type=ARTIFACT_MB, default=DEFAULT_MAX_ARTIFACT_MB,
                    help=f"leave out files larger than this (default {DEFAULT_MAX_ARTIFACT_MB:g}; event logs of long runs)")
     return p
 
@@ -43,24 +62,23 @@ def main(argv: Sequence[str] | None = None) -> int:
                                        require_mlflow)
     from harness.schema import CampaignDir
 
-    require_mlflow()  # first: without MLflow, say how to install it
-    uri = args.tracking_uri or os.environ.get("MLFLOW_TRACKING_URI", "")
+    uri = args.tracking_uri if args.tracking_uri is not None else os.environ.get("MLFLOW_TRACKING_URI", "")
     if not uri.strip():
         raise TrackingOptionError("no tracking URI: pass --tracking-uri http://HOST:5000 or set MLFLOW_TRACKING_URI")
+    uri = tracking_uri(uri)  # the form, before anything else (nothing is sent, no store is made)
     if not args.campaign.is_dir():
         raise MlflowExportError(f"{args.campaign}: no such campaign folder")
-    if args.max_artifact_mb <= 0:
-        raise MlflowExportError(f"--max-artifact-mb {args.max_artifact_mb:g}: give a positive size in MB")
+    require_mlflow()  # then: without MLflow, say how to install it
     folder = CampaignDir(args.campaign)
     records, meta = read_campaign(folder)
-    exporter = MlflowExporter(uri.strip(), folder, experiment=args.experiment, cost=args.cost,
+    exporter = MlflowExporter(uri, folder, experiment=args.experiment, cost=args.cost,
                               max_artifact_mb=args.max_artifact_mb)
     from mlflow.exceptions import MlflowException
 
     try:
         summary = exporter.sync(records, meta)
     except MlflowException as e:
-        raise TrackerUnreachableError(f"MLflow at {uri} refused the export ({str(e).splitlines()[0][:300]}); "
+        raise TrackerUnreachableError(f"MLflow at {exporter.uri} refused the export ({str(e).splitlines()[0][:300]}); "
                                       "what was exported stays, run this again to finish") from None
     print(summary.describe())
     return EXIT_OK

@@ -36,10 +36,14 @@ are added. ``mlflow`` is imported only here, and only when an export is asked fo
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import math
 import os
+import re
+import socket
 import threading
 import urllib.error
 import urllib.request
@@ -47,11 +51,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from harness.errors import CampaignError, HarnessError
 from harness.schema import CampaignDir, RunRecord, status_counts
-from sparkdl.errors import EXIT_CLUSTER, EXIT_INPUT
+from sparkdl.errors import EXIT_CLUSTER, EXIT_INPUT, ToolError
+from sparkdl.status import STATUSES
+from sparkdl.tracking import is_http, store_path, tracking_uri
 
 #: The pinned MLflow of the ``mlflow`` extra (constraints.txt).
 MLFLOW_REQUIREMENT = "mlflow==3.17.2"
@@ -384,22 +390,88 @@ def read_campaign(folder: CampaignDir) -> tuple[list[RunRecord], dict[str, objec
             return store.results(), store.meta()
         finally:
             store.close()
-    if folder.results_csv.is_file():
-        import csv
-
-        from harness.runspec import CLUSTER
-
-        manifest = folder.read_manifest()
-        params = [f for f in manifest.factors if f not in CLUSTER] if manifest else None
-        with open(folder.results_csv, newline="") as f:
-            rows = list(csv.DictReader(f))
-        try:
-            return [RunRecord.from_row(row, params) for row in rows], {}
-        except (KeyError, ValueError) as e:
-            raise MlflowExportError(f"{folder.results_csv}: not a campaign's results table ({e}): "
-                                    "give the folder harness.submit or an optimizer wrote") from None
+    if folder.results_csv.exists() or folder.results_csv.is_symlink():
+        return read_results_table(folder), {}
     raise MlflowExportError(f"{folder.path}: no campaign here (no {CampaignDir.STORE} or {CampaignDir.RESULTS}): "
                             "give a campaign folder (the --out of harness.submit or an optimizer)")
+
+
+#: The longest cell of a results table (a reason is a few hundred characters; MLflow keeps 8,000 of a tag).
+MAX_FIELD_CHARS = 1 << 16
+#: The most digits of a whole number in a results table (a run number, attempts, an exit code).
+MAX_WHOLE_DIGITS = 12
+_WHOLE = re.compile(r"[+-]?[0-9]{1,%d}" % MAX_WHOLE_DIGITS, re.ASCII)
+#: Columns of a record that are whole numbers, and those that are finite numbers (empty: not measured).
+_WHOLE_COLUMNS = ("run", "replicate", "nodes", "executors", "executor_cores", "epochs_completed", "batch_size_used",
+                  "attempts", "exit_code")
+_FINITE_COLUMNS = ("wall_clock_s", "accuracy", "learning_rate_used", "elapsed_s")
+
+
+def _row_problem(row: Mapping[str, str]) -> str | None:
+    """What makes a results.csv row something no campaign writes (None: fine)."""
+    for column in _WHOLE_COLUMNS:
+        value = row.get(column)
+        if value is None or (value == "" and column not in ("run", "replicate", "nodes", "executors",
+                                                            "executor_cores")):
+            continue
+        if not _WHOLE.fullmatch(value.strip()):
+            return f"{column} {value[:40]!r} is not a whole number of at most {MAX_WHOLE_DIGITS} digits"
+    for column in _FINITE_COLUMNS:
+        value = (row.get(column) or "").strip()
+        if not value:
+            continue
+        try:
+            number = float(value) if len(value) <= 40 else math.nan
+        except ValueError:
+            return f"{column} {value[:40]!r} is not a number"
+        if not math.isfinite(number):
+            return f"{column} {value[:40]!r} is not a finite number (leave it empty when it was not measured)"
+    status = row.get("status")
+    if status not in STATUSES:
+        return f"status {str(status)[:40]!r} is not one of {', '.join(STATUSES)}"
+    return None
+
+
+def read_results_table(folder: CampaignDir) -> list[RunRecord]:
+    """The records of an ingested campaign's results.csv, read by the one table reader and checked row by row.
+
+    Refused, each as one :class:`MlflowExportError` naming the line: what :func:`sparkdl.config.read_table`
+    refuses (a FIFO, a byte that is not UTF-8, an overlong field, a row of the wrong width), a run key
+    (run-replicate) written twice (MLflow would get one of them in silence), a whole-number column that
+    is not one, a measured figure that is not finite, an unknown status.
+    """
+    from harness.runspec import CLUSTER
+    from sparkdl import config
+
+    table = config.read_table(folder.results_csv, "results table", MlflowExportError, same_width=True,
+                              max_field=MAX_FIELD_CHARS)
+    missing = [c for c in ("run", "replicate", "status", "nodes", "executors", "executor_cores")
+               if c not in table.header]
+    if missing:
+        raise MlflowExportError(f"{folder.results_csv}: not a campaign's results table (no column "
+                                f"{', '.join(missing)}): give the folder harness.submit, harness.ingest or an "
+                                "optimizer wrote")
+    manifest = folder.read_manifest()
+    params = [f for f in manifest.factors if f not in CLUSTER] if manifest else None
+    records: list[RunRecord] = []
+    seen: dict[str, int] = {}
+    for line, cells in table.rows:
+        row = dict(zip(table.header, cells))
+        problem = _row_problem(row)
+        if problem is None:
+            key = f"{int(row['run'])}-{int(row['replicate'])}"
+            if key in seen:
+                problem = f"run {key} is also on line {seen[key]}: keep one row per run and replicate"
+            seen[key] = line
+        if problem is None:
+            try:
+                records.append(RunRecord.from_row(row, params))
+                continue
+            except (KeyError, ValueError, TypeError) as e:
+                problem = f"not a campaign's row ({e})"
+        raise MlflowExportError(f"{folder.results_csv}: line {line}: {problem}: fix the row, or give the folder "
+                                "harness.submit, harness.ingest or an optimizer wrote")
+    return records
 
 
 # ---------------------------------------------------------------- talking to MLflow
@@ -421,9 +493,97 @@ class ExportSummary:
                 + (f"; campaign files updated: {', '.join(self.campaign_files)}" if self.campaign_files else ""))
 
 
+#: The largest --max-artifact-mb: a terabyte.
+MAX_ARTIFACT_MB = 1e6
+
+
+def artifact_cap_bytes(max_artifact_mb: float) -> int:
+    """The size cap in bytes of ``max_artifact_mb``: a finite number above 0 and at most :data:`MAX_ARTIFACT_MB`."""
+    if (isinstance(max_artifact_mb, bool) or not isinstance(max_artifact_mb, (int, float))
+            or not math.isfinite(max_artifact_mb) or not 0 < max_artifact_mb <= MAX_ARTIFACT_MB):
+        raise MlflowExportError(f"--max-artifact-mb {max_artifact_mb!r}: give a size in MB above 0 and at most "
+                                f"{MAX_ARTIFACT_MB:.0f}")
+    return max(1, int(max_artifact_mb * 1e6))
+
+
+def _artifact_root(uri: str, store: Path | None) -> str | None:
+    """Where a new experiment's files go: beside a SQLite store (MLflow's default is ./mlruns in the current
+    folder, wherever the command was started); a server or a file store chooses its own."""
+    if store is None or not uri.startswith("sqlite:"):
+        return None
+    return (store.parent / "mlartifacts").as_uri()
+
+
+def _check_store_folder(uri: str, folder: CampaignDir) -> None:
+    """A SQLite or file store's folder must exist (SQLite would fail deep inside MLflow), unless it is the
+    campaign folder (made by the campaign)."""
+    store = store_path(uri)
+    if store is None:
+        return
+    parent = store.parent if uri.startswith("sqlite:") else store
+    if parent.is_dir() or parent.absolute() == folder.path.absolute():
+        if uri.startswith("sqlite:") and store.exists() and not store.is_file():
+            raise MlflowExportError(f"{store}: the SQLite store is not a regular file: name a database file")
+        return
+    if uri.startswith("file:") and not parent.exists() and parent.parent.is_dir():
+        return  # MLflow makes the store's own folder
+    raise MlflowExportError(f"{parent}: no such folder for the MLflow store: create it, or give a path in an "
+                            "existing folder")
+
+
+class ExportBusyError(MlflowExportError):
+    """Another export of the same campaign is running."""
+
+
+@contextlib.contextmanager
+def export_lock(folder: CampaignDir) -> Iterator[None]:
+    """Hold the campaign's export lock (an OS lock on the campaign folder itself: no file is made to take it).
+
+    A second export of the same campaign at the same time (a ``--mlflow`` campaign's live export and a
+    ``python -m harness.mlflow``, or two of those) would create the same runs twice: it is refused with
+    :class:`ExportBusyError` naming the export that holds the lock. The lock dies with its process.
+    """
+    owner = folder.path / EXPORT_OWNER
+    fd = os.open(folder.path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            who = _export_owner(owner)
+            raise ExportBusyError(f"another MLflow export of {folder.path} is running ({who}): wait for it to "
+                                  "finish, then export again (it adds only what is missing)") from None
+        wrote = False
+        with contextlib.suppress(OSError):  # a read-only campaign folder is still exported
+            owner.write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+                                         "since": datetime.now(timezone.utc).isoformat(timespec="seconds")}) + "\n")
+            wrote = True
+        try:
+            yield
+        finally:
+            if wrote:
+                with contextlib.suppress(OSError):
+                    owner.unlink()
+    finally:
+        os.close(fd)
+
+
+#: Who holds a campaign's export lock (written while it is held, removed after).
+EXPORT_OWNER = "mlflow-export.owner.json"
+
+
+def _export_owner(path: Path) -> str:
+    try:
+        from sparkdl import config
+
+        data = config.read_json(path, "export owner", limit=4096)
+        return f"pid {int(data['pid'])} on {str(data['host'])[:100]} since {str(data['since'])[:40]}"
+    except (ToolError, KeyError, TypeError, ValueError):
+        return "another process"
+
+
 def check_reachable(uri: str, timeout: float = 5.0) -> None:
     """An HTTP tracker must answer its /health within ``timeout`` (MLflow's own client would retry for minutes)."""
-    if not uri.startswith(("http://", "https://")):
+    if not is_http(uri):
         return
     try:
         with urllib.request.urlopen(f"{uri.rstrip('/')}/health", timeout=timeout) as r:  # noqa: S310 - the user's URI
@@ -436,7 +596,7 @@ def check_reachable(uri: str, timeout: float = 5.0) -> None:
 
 def ui_url(uri: str, experiment_id: str) -> str:
     """The experiment's run list in MLflow's UI (its "Model training" view), for an HTTP tracker."""
-    if uri.startswith(("http://", "https://")):
+    if is_http(uri):
         return f"{uri.rstrip('/')}/#/experiments/{experiment_id}/runs?workflowType=machine_learning"
     return f"{uri} (experiment {experiment_id})"
 
@@ -457,18 +617,29 @@ class MlflowExporter:
                  max_artifact_mb: float = DEFAULT_MAX_ARTIFACT_MB, client: Any = None) -> None:
         from sparkdl.cost import DEFAULT_COST, parse_cost
 
-        self.uri, self.folder, self.experiment = uri, folder, experiment
+        self.uri = tracking_uri(uri, folder.path)  # the form checked, a store path made absolute: before anything
+        self.folder, self.experiment = folder, experiment
         self.cost = cost or DEFAULT_COST
         parse_cost(self.cost)  # a formula models.cost cannot read is an error before anything is sent
-        self.cap_bytes = int(max_artifact_mb * 1e6)
+        self.cap_bytes = artifact_cap_bytes(max_artifact_mb)
         for name, value in QUIET.items():
             os.environ.setdefault(name, value)
+        store = store_path(self.uri)
+        if store is not None and self.uri.startswith("file:"):
+            os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")  # the user named a file store: MLflow 3 asks this
+        self.artifact_root = _artifact_root(self.uri, store)
         if client is None:
-            mlflow = require_mlflow()
-            client = mlflow.MlflowClient(tracking_uri=uri)
-        self.client = client
+            require_mlflow()
+        self._client = client
         self._experiment_id: str | None = None
         self._experiment_name = ""
+
+    @property
+    def client(self) -> Any:
+        """MLflow's client, made at the first use: a SQLite store is created then, after the checks of :meth:`sync`."""
+        if self._client is None:
+            self._client = require_mlflow().MlflowClient(tracking_uri=self.uri)
+        return self._client
 
     # -- the experiment
     def experiment_id(self, facts: CampaignFacts) -> tuple[str, str]:
@@ -485,7 +656,8 @@ class MlflowExporter:
         for name in names:
             found = self.client.get_experiment_by_name(name)
             if found is None:
-                eid = self.client.create_experiment(name, tags={CAMPAIGN_ID: facts.campaign_id})
+                eid = self.client.create_experiment(name, artifact_location=self.artifact_root,
+                                                    tags={CAMPAIGN_ID: facts.campaign_id})
             elif found.lifecycle_stage == "active" and found.tags.get(CAMPAIGN_ID) in accepted:
                 eid = found.experiment_id
             else:
@@ -596,6 +768,11 @@ class MlflowExporter:
     def sync(self, records: Sequence[RunRecord], meta: Mapping[str, object]) -> ExportSummary:
         """Create the missing runs, replace the changed ones, refresh the experiment and the campaign run."""
         check_reachable(self.uri)
+        _check_store_folder(self.uri, self.folder)
+        with export_lock(self.folder):
+            return self._sync(records, meta)
+
+    def _sync(self, records: Sequence[RunRecord], meta: Mapping[str, object]) -> ExportSummary:
         facts = CampaignFacts.read(self.folder, meta, self.cost)
         experiment_id, name = self.experiment_id(facts)
         wanted = experiment_tags(facts, self.folder, records)
@@ -653,8 +830,8 @@ class LiveExport:
                  exporter: MlflowExporter | None = None) -> None:
         for name, value in LIVE_HTTP.items():
             os.environ.setdefault(name, value)
-        self.uri, self.folder, self.progress = uri, folder, progress
         self.exporter = exporter or MlflowExporter(uri, folder)
+        self.uri, self.folder, self.progress = self.exporter.uri, folder, progress
         self.down = False
         self.last: ExportSummary | None = None
         self._lock = threading.Lock()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -46,6 +47,11 @@ def _runtimes(names: Sequence[str]) -> list[Runtime]:
     return [runtimes.resolve(n) for n in (names or runtimes.builtin_names())]
 
 
+def prepare_name(runtime: Runtime) -> str:
+    """What ``prepare`` resolves to this runtime: a built-in's name, else its file (quoted for a shell)."""
+    return runtime.name if runtime.builtin else shlex.quote(str(runtime.source))
+
+
 def doctor(runtime: Runtime, required: bool = True) -> list[DoctorLine]:
     """Is the runtime prepared, is its Java there, do its Python and Spark start and report the right versions.
 
@@ -53,7 +59,7 @@ def doctor(runtime: Runtime, required: bool = True) -> list[DoctorLine]:
     """
     say = lambda check, ok, detail: DoctorLine(runtime.name, check, ok, detail)  # noqa: E731
     if not runtimes.is_prepared(runtime):
-        return [say("prepared", not required, f"not prepared: python -m harness.runtime prepare {runtime.name}"
+        return [say("prepared", not required, f"not prepared: python -m harness.runtime prepare {prepare_name(runtime)}"
                     + ("" if required else " (or the first campaign that needs it)"))]
     lines = [say("prepared", True, str(runtimes.home(runtime)))]
     try:
@@ -114,6 +120,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                                           if done.seconds else " (already prepared)"))
         return EXIT_OK
     if args.command == "lock":
+        if args.out is not None:
+            runtimes.check_lock_out(args.out)  # before the runtime is resolved and uv is run
         rt = runtimes.resolve(args.runtime)
         out = args.out or rt.lock or Path(f"{rt.name}.lock")
         print(runtimes.lock(rt, out, progress=say))

@@ -194,6 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if note and not (args.master or args.cluster):
         print(note, file=sys.stderr)
     mem_mb = parse_memory_mb(args.executor_memory)
+    tracking = mlflow_uri(args.mlflow)  # checked before a dry run too
     if args.dry_run:
         local = not (args.master or args.cluster)
 
@@ -207,7 +208,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     plan = CampaignPlan(
         design_id=hashlib.sha256(args.design.read_bytes()).hexdigest(), shapes=tuple(specs),
         settings=CampaignSettings(options=options, timeout=args.timeout, retries=args.retries,
-                                  mlflow=mlflow_uri(args.mlflow)),
+                                  mlflow=tracking),
         manifest=replace(Manifest.for_design(specs, job=choice.job.name if choice.job else None, design=str(args.design)),
                          reference_run=reference_run),
         provenance={"design_path": str(args.design)})

@@ -37,7 +37,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK if args else EXIT_INPUT
     command = find(args[0])
     if command is None:
-        print(f"error: no command {args[0]!r}: use one of {', '.join(c.name for c in COMMANDS)} "
+        name = repr(args[0][:60]) + ("..." if len(args[0]) > 60 else "")  # escaped and cut: one short line
+        print(f"error: no command {name}: use one of {', '.join(c.name for c in COMMANDS)} "
               "(sparkdl --help)", file=sys.stderr)
         return EXIT_INPUT
     return run_cli(load(command), args[1:])

@@ -147,7 +147,9 @@ def mlflow_uri(value: str | None, environ: Mapping[str, str] = os.environ) -> st
     uri = value.strip() or environ.get("MLFLOW_TRACKING_URI", "").strip()
     if not uri:
         raise TrackingOptionError("--mlflow needs a tracking URI: --mlflow http://HOST:5000, or set MLFLOW_TRACKING_URI")
-    return uri
+    from sparkdl.tracking import tracking_uri
+
+    return tracking_uri(uri)  # its form checked here (a --dry-run too); a relative store path stays for the export
 
 
 class RenamedOptionError(ToolError):

@@ -1,0 +1,99 @@
+"""A run's driver keeps its temporary files in the campaign folder, and a resumed campaign removes those of killed runs.
+
+The argv checks are pure; the real check runs a LeNet campaign on the local cluster, kills the harness
+with SIGKILL while the driver runs (its ``spark-*`` scratch left behind, as in /tmp before), and resumes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from cluster.sparkenv import SparkEnv
+from harness.command import SubmitOptions, submit_argv
+from harness.job import JobChoice, resolve_job
+from harness.runspec import RunSpec
+from tests.test_campaign_faults import HEADER, harness, query, wait_for
+
+
+def _spec() -> RunSpec:
+    return RunSpec.from_row({"run": "1", "replicate": "1", "nodes": "1", "executors": "1", "executor_cores": "1",
+                             "model": "lenet", "epochs": "1", "learning_rate": "0.05", "batch_size": "32"})
+
+
+def _env(tmp_path: Path) -> SparkEnv:
+    return SparkEnv(python=tmp_path / "bin" / "python", java_home=tmp_path / "java", spark_home=tmp_path / "spark",
+                    java_options=("-XX:+UseParallelGC",))
+
+
+def _conf(argv: list[str], key: str) -> list[str]:
+    return [argv[i + 1].split("=", 1)[1] for i, a in enumerate(argv[:-1]) if a == "--conf"
+            and argv[i + 1].startswith(f"{key}=")]
+
+
+def test_the_driver_scratch_is_the_runs_folder_in_the_campaign(tmp_path: Path) -> None:
+    out = tmp_path / "my camp"
+    argv = submit_argv(_spec(), SubmitOptions("spark://h:7077", out=out, driver_scratch=True), _env(tmp_path))
+    folder = out.absolute() / "spark-tmp" / "1-1"
+    assert _conf(argv, "spark.local.dir") == [str(folder)]
+    (driver,) = _conf(argv, "spark.driver.extraJavaOptions")
+    assert driver == f'-XX:+UseParallelGC "-Djava.io.tmpdir={folder}"'  # the runtime's options kept, the path quoted
+    assert "java.io.tmpdir" not in " ".join(_conf(argv, "spark.executor.extraJavaOptions"))
+    plain = submit_argv(_spec(), SubmitOptions("spark://h:7077", out=out), _env(tmp_path))  # drivers elsewhere
+    assert not _conf(plain, "spark.local.dir") and "java.io.tmpdir" not in " ".join(plain)
+
+
+def test_a_jobs_own_local_dir_and_java_options_are_kept(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text("print('hi')\n")
+    job_file = tmp_path / "job.toml"
+    job_file.write_text('[job]\nname = "own"\napp = "app.py"\nargs = []\n'
+                        '[spark]\n"spark.local.dir" = "/scratch/fast"\n'
+                        '"spark.driver.extraJavaOptions" = "-Dmine=1"\n')
+    options = SubmitOptions("spark://h:7077", out=tmp_path / "c", driver_scratch=True,
+                            jobs=JobChoice(resolve_job(str(job_file))))
+    argv = submit_argv(_spec(), options, _env(tmp_path))
+    assert _conf(argv, "spark.local.dir") == ["/scratch/fast"]
+    (driver,) = _conf(argv, "spark.driver.extraJavaOptions")
+    assert driver.endswith("-Dmine=1") and "-Djava.io.tmpdir=" in driver
+
+
+def _scratch_dirs(out: Path) -> list[Path]:
+    root = out / "spark-tmp"
+    return sorted(root.rglob("spark-*")) if root.is_dir() else []
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_a_killed_drivers_scratch_is_in_the_campaign_and_resume_removes_it(local_cluster, tmp_path: Path) -> None:
+    local_cluster.start(workers=1, cores=1, memory="700m")
+    design = tmp_path / "design.csv"
+    design.write_text(HEADER + "1,lenet,1,1,1,1,0.05,32\n")
+    out = tmp_path / "campaign"
+    small = ("--train-samples", "256", "--test-samples", "128", "--executor-memory", "600m")
+    proc = harness(design, out, local_cluster.state_dir, *small)
+    wait_for(lambda: query(out, "SELECT pid FROM attempts WHERE run=1 AND pid IS NOT NULL"), 600, "run 1 to start")
+    (pid,) = query(out, "SELECT pid FROM attempts WHERE run=1")[0]
+    wait_for(lambda: _scratch_dirs(out), 300, "the driver to make its scratch in the campaign")
+    drivers = subprocess.run(["pgrep", "-g", str(os.getpgid(pid))], capture_output=True, text=True).stdout.split()
+    cmdlines = [Path(f"/proc/{p}/cmdline").read_bytes() for p in drivers if Path(f"/proc/{p}/cmdline").exists()]
+    assert any(f"-Djava.io.tmpdir={out.absolute()}/spark-tmp/1-1".encode() in c for c in cmdlines)
+    proc.kill()  # the harness, then its driver (kill -9 both: nothing cleans up)
+    for p in drivers:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(int(p), signal.SIGKILL)
+    proc.wait(30)
+    time.sleep(1)
+    left = _scratch_dirs(out)
+    assert left, "a SIGKILLed driver leaves its scratch"
+    resumed = harness(design, out, local_cluster.state_dir, "--resume", *small)
+    text, _ = resumed.communicate(timeout=900)
+    assert resumed.returncode == 0, text
+    assert "removed the driver scratch of 1 run(s)" in text
+    assert not any(p.exists() for p in left) and _scratch_dirs(out) == []
+    assert query(out, "SELECT run, status FROM results") == [(1, "ok")]
