@@ -134,8 +134,11 @@ def tracking_uri(text: str, base: Path | None = None) -> str:
     if "\\" in uri or any(0xD800 <= ord(c) <= 0xDFFF for c in uri):
         raise _fail(uri, "holds a backslash or a character that is not text")
     rest = uri.split("//", 1)[1] if "//" in uri else uri
-    if "@" in re.split(r"[/?#]", rest, maxsplit=1)[0]:
+    store = uri.lower().startswith(("sqlite:", "file:"))  # their '@' is a file name's
+    if not store and "@" in re.split(r"[/?#]", rest, maxsplit=1)[0]:
         raise _credentials(uri)
+    if store and ("?" in uri or "#" in uri):
+        raise _fail(uri, "a tracking URI has no ?query or #fragment")
     bare = _HOST_PORT.fullmatch(uri)
     if bare and int(bare.group(2)) <= 65535:
         raise _fail(uri, f"no scheme: did you mean http://{redact(uri)}?")

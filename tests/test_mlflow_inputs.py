@@ -31,6 +31,9 @@ REFUSED = {
     "localhost:5000": "did you mean http://localhost:5000",
     "file://otherhost/x": "on this machine",
     "file://localhost//": "one slash before the folder",  # found by bench/fuzz.py: accepted as a store at /
+    "file:/#": "no ?query",  # found by bench/fuzz.py: an empty fragment passed
+    "file://localhost/?": "no ?query",
+    "sqlite:///m.db?": "no ?query",
     "sqlite://": "in-memory",
     "sqlite:///:memory:": "in-memory",
     "sqlite:relative.db": "sqlite:///FILE.db",
@@ -77,6 +80,7 @@ def test_accepted_uris_are_the_values_given_with_store_paths_made_absolute(tmp_p
     assert tracking_uri("sqlite:///mlflow.db") == "sqlite:///mlflow.db"  # no campaign yet: checked, left as written
     assert tracking_uri(f"file://{tmp_path}/store", camp) == f"file://{tmp_path}/store"
     assert tracking_uri("file:store", camp) == f"file://{camp.absolute()}/store"
+    assert tracking_uri("file:@", camp) == f"file://{camp.absolute()}/@"  # a folder named @, not a password
 
 
 def test_the_option_checks_the_uri_and_the_environments() -> None:
