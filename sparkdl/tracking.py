@@ -107,7 +107,7 @@ def _sqlite(uri: str, parts: SplitResult, base: Path | None) -> str:
 
 def _file(uri: str, parts: SplitResult, base: Path | None) -> str:
     if parts.netloc not in ("", "localhost"):
-        raise _fail(uri, f"a file store is on this machine: file:///ABSOLUTE/FOLDER, not on host {parts.netloc[:80]!r}")
+        raise _fail(uri, "a file store is on this machine: file:///ABSOLUTE/FOLDER, not on another host")
     if parts.query or parts.fragment:
         raise _fail(uri, "a tracking URI has no ?query or #fragment")
     if not parts.path:
