@@ -107,7 +107,7 @@ def _sqlite(uri: str, parts: SplitResult, base: Path | None) -> str:
 
 def _file(uri: str, parts: SplitResult, base: Path | None) -> str:
     if parts.netloc not in ("", "localhost"):
-        raise _fail(uri, f"a file store is on this machine: file:///ABSOLUTE/FOLDER, not on host {parts.netloc[:80]!r}")
+        raise _fail(uri, "a file store is on this machine: file:///ABSOLUTE/FOLDER, not on another host")
     if parts.query or parts.fragment:
         raise _fail(uri, "a tracking URI has no ?query or #fragment")
     if not parts.path:
@@ -134,8 +134,11 @@ def tracking_uri(text: str, base: Path | None = None) -> str:
     if "\\" in uri or any(0xD800 <= ord(c) <= 0xDFFF for c in uri):
         raise _fail(uri, "holds a backslash or a character that is not text")
     rest = uri.split("//", 1)[1] if "//" in uri else uri
-    if "@" in re.split(r"[/?#]", rest, maxsplit=1)[0]:
+    store = uri.lower().startswith(("sqlite:", "file:"))  # their '@' is a file name's
+    if not store and "@" in re.split(r"[/?#]", rest, maxsplit=1)[0]:
         raise _credentials(uri)
+    if store and ("?" in uri or "#" in uri):
+        raise _fail(uri, "a tracking URI has no ?query or #fragment")
     bare = _HOST_PORT.fullmatch(uri)
     if bare and int(bare.group(2)) <= 65535:
         raise _fail(uri, f"no scheme: did you mean http://{redact(uri)}?")

@@ -31,6 +31,9 @@ REFUSED = {
     "localhost:5000": "did you mean http://localhost:5000",
     "file://otherhost/x": "on this machine",
     "file://localhost//": "one slash before the folder",  # found by bench/fuzz.py: accepted as a store at /
+    "file:/#": "no ?query",  # found by bench/fuzz.py: an empty fragment passed
+    "file://localhost/?": "no ?query",
+    "sqlite:///m.db?": "no ?query",
     "sqlite://": "in-memory",
     "sqlite:///:memory:": "in-memory",
     "sqlite:relative.db": "sqlite:///FILE.db",
@@ -58,7 +61,7 @@ def test_a_uri_of_no_accepted_form_is_refused_naming_the_forms(uri: str) -> None
 
 def test_a_password_in_the_uri_is_refused_and_never_echoed() -> None:
     for uri in ("http://alice:s3cret-pw@127.0.0.1:5000", "https://alice:s3cret-pw@mlflow.example.org/",
-                "alice:s3cret-pw@127.0.0.1:5000"):
+                "alice:s3cret-pw@127.0.0.1:5000", "file://alice:s3cret-pw@:2/x"):  # the last found by bench/fuzz.py
         with pytest.raises(TrackingURIError) as caught:
             tracking_uri(uri)
         assert "s3cret-pw" not in str(caught.value) and "alice" not in str(caught.value)
@@ -77,6 +80,7 @@ def test_accepted_uris_are_the_values_given_with_store_paths_made_absolute(tmp_p
     assert tracking_uri("sqlite:///mlflow.db") == "sqlite:///mlflow.db"  # no campaign yet: checked, left as written
     assert tracking_uri(f"file://{tmp_path}/store", camp) == f"file://{tmp_path}/store"
     assert tracking_uri("file:store", camp) == f"file://{camp.absolute()}/store"
+    assert tracking_uri("file:@", camp) == f"file://{camp.absolute()}/@"  # a folder named @, not a password
 
 
 def test_the_option_checks_the_uri_and_the_environments() -> None:
