@@ -146,10 +146,11 @@ def load_campaign(path: str | Path, response: str = "cost", cost: str | None = N
             raise
         table, problem = None, str(exc)
     if table is not None:
-        rows = table.frame[ROW_KEY].to_numpy()
-        costs = np.full(len(raw), np.nan)
-        costs[rows] = table.frame["cost"].to_numpy(dtype=float)
-        raw = raw.assign(cost=costs)
+        if "cost" in table.frame.columns:  # not computed for another response of a table without its inputs
+            rows = table.frame[ROW_KEY].to_numpy()
+            costs = np.full(len(raw), np.nan)
+            costs[rows] = table.frame["cost"].to_numpy(dtype=float)
+            raw = raw.assign(cost=costs)
         table = replace(table, frame=table.frame.drop(columns=[ROW_KEY]), factors_from=choice.source,
                         measurements=choice.measurements)
         frame = table.frame

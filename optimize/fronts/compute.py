@@ -216,8 +216,9 @@ def configuration_front(table: pd.DataFrame, objectives: Sequence[ObjectiveSpec]
     shown = (*keys, *described(runs, keys, grouped.values()))
     own = runs[[o.column for o in objectives]].to_numpy(float)
     levels = runs[list(shown)].to_numpy(object)
-    labels = [point_label(r) for r in runs[[c for c in ("run", "replicate", "point") if c in runs.columns]]
-              .to_dict("records")]
+    label_columns = [c for c in ("run", "replicate", "point") if c in runs.columns]
+    labels = ([point_label(r) for r in runs[label_columns].to_dict("records")] if label_columns
+              else [f"row {i + 1}" for i in range(len(runs))])  # a table with no run column: its row numbers
     points = []
     for i, s in enumerate(settings):
         rows = grouped[s]
