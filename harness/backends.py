@@ -309,6 +309,8 @@ class LocalBackend:
         if not self.started_here:
             return
         crash_point("rescale")
+        if runtime != self.runtime:
+            self.progress(f"restarting the local cluster on runtime {runtime} (it ran {self.runtime})")
         self.cluster.stop()
         self._switch(runtime, spec.nodes)
 

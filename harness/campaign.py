@@ -374,9 +374,9 @@ class Campaign:
         previous: Planned | None = None
         for i, plan in enumerate(planned, start=1):
             spec = plan.spec
-            self.progress(f"[{i}/{len(planned)}] run {spec.key}: {describe_spec(spec)}")
-            if needs_reset(previous, plan):
+            if needs_reset(previous, plan):  # between whole plots, before the next one's first run
                 self.reset_cluster(spec, plan.whole_plot)
+            self.progress(f"[{i}/{len(planned)}] run {spec.key}: {describe_spec(spec)}")
             previous = plan
             try:
                 record = self.execute(spec)

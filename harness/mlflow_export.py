@@ -47,7 +47,7 @@ import socket
 import threading
 import urllib.error
 import urllib.request
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from types import ModuleType
@@ -432,6 +432,18 @@ def _row_problem(row: Mapping[str, str]) -> str | None:
     return None
 
 
+def _cell_value(text: object) -> object:
+    """A results.csv cell as the store would hold it: a finite number as a number, other text as it is."""
+    from sparkdl.numbers import NumberError, number
+
+    if not isinstance(text, str) or not text.strip():
+        return text
+    try:
+        return float(number(text))
+    except NumberError:
+        return text
+
+
 def read_results_table(folder: CampaignDir) -> list[RunRecord]:
     """The records of an ingested campaign's results.csv, read by the one table reader and checked row by row.
 
@@ -465,7 +477,8 @@ def read_results_table(folder: CampaignDir) -> list[RunRecord]:
             seen[key] = line
         if problem is None:
             try:
-                records.append(RunRecord.from_row(row, params))
+                record = RunRecord.from_row(row, params)
+                records.append(replace(record, metrics={k: _cell_value(v) for k, v in record.metrics.items()}))
                 continue
             except (KeyError, ValueError, TypeError) as e:
                 problem = f"not a campaign's row ({e})"

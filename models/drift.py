@@ -7,9 +7,9 @@ order is restricted (whole plots), it can masquerade as a whole-plot factor's ef
 * the time of each run is its ``start`` (hours since the campaign's first start); without start
   times there is no check, and the result says so;
 * the model is the analysis's own terms plus ``hours``. Without whole plots it is fitted by
-  OLS, and ``hours`` is tested by its t statistic on the residual df. With whole plots it is a
-  REML mixed model with a random intercept per whole plot (statsmodels ``MixedLM``), and
-  ``hours`` is tested by a Wald z. The result names the method;
+  OLS, and ``hours`` is tested by its t statistic on the residual df. With whole plots it is the
+  split-plot analysis's own REML fit (a random intercept per whole plot), and ``hours`` is tested
+  by its t on the containment df, as the split-plot ANOVA tests its terms. The result names the method;
 * the estimate is the change of the response per hour, also as a percentage of its mean, with
   its 95 % interval.
 
@@ -143,15 +143,24 @@ def _ols_trend(data: pd.DataFrame, terms: str, response: str, span: float, alpha
 
 def _mixed_trend(data: pd.DataFrame, terms: str, whole_plot: str, response: str, span: float,
                  alpha: float) -> DriftResult:
-    import statsmodels.formula.api as smf
+    """``hours`` beside the model in the split-plot analysis's own REML fit (:func:`models.anova.splitplot.reml_fit`),
+    tested by its t on the containment df: the subplot residual's, as hours changes inside whole plots."""
+    import patsy
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        fit = smf.mixedlm(f"__y__ ~ {terms}", data=data, groups=data[whole_plot]).fit(reml=True)
-    slope, se = float(fit.params[HOURS]), float(fit.bse[HOURS])
-    return _result(response, len(data), span, slope, se, None, stats.norm, float(data["__y__"].mean()),
-                   "REML mixed model with the model's terms plus hours and a random intercept per whole plot, "
-                   "Wald z test", alpha)
+    from models.anova.splitplot import SplitPlotError, group_codes, reml_fit
+
+    try:
+        x = patsy.dmatrix(terms, data, return_type="dataframe", NA_action="raise")
+        fit = reml_fit(x.to_numpy(dtype=float), data["__y__"].to_numpy(dtype=float), group_codes(data[whole_plot]))
+    except (SplitPlotError, np.linalg.LinAlgError, patsy.PatsyError):
+        return _not_checked(response, len(data), "too few runs for a trend beside the whole plots and the "
+                            "model's terms (no residual df inside the whole plots)", alpha)
+    i = list(x.columns).index(HOURS)
+    _, _, df = fit.test([i])
+    slope, se = float(fit.beta[i]), float(np.sqrt(fit.cov[i, i]))
+    return _result(response, len(data), span, slope, se, float(df), stats.t, float(data["__y__"].mean()),
+                   "REML with the model's terms plus hours and a random intercept per whole plot, t test on "
+                   "the containment df", alpha)
 
 
 def _reference_trend(y: np.ndarray, hours: np.ndarray, response: str, span: float, alpha: float) -> DriftResult:

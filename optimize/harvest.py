@@ -157,8 +157,15 @@ def run_points(row: Mapping[str, object], root: Path) -> list[EpochPoint]:
 
 
 def _check_last(key: str, row: Mapping[str, object], last: tuple[int, float, float]) -> None:
-    """An ok run's recorded wall clock and accuracy are its last validation's: else the log is another run's."""
-    for column, value in (("wall_clock_s", last[1]), ("accuracy", last[2])):
+    """An ok run's recorded training-loop time and accuracy are its last validation's: else the log is another
+    run's. The epochs' clock is the training loop's (``train_loop_s``; BigDL's Wall Clock is its
+    ``wall_clock_s`` too); a run whose ``wall_clock_s`` is another span (``fit``) is checked on accuracy alone."""
+    of = row.get("wall_clock_of")
+    of = of if isinstance(of, str) and of else "bigdl-wall-clock"  # a table from before the time vocabulary
+    loop = "train_loop_s" if _float(row.get("train_loop_s")) is not None else (
+        "wall_clock_s" if of == "bigdl-wall-clock" else None)
+    checks = ((loop, last[1]),) if loop else ()
+    for column, value in (*checks, ("accuracy", last[2])):
         recorded = _float(row.get(column))
         if recorded is not None and not math.isclose(recorded, value, rel_tol=AGREEMENT, abs_tol=1e-9):
             raise CampaignDataError(f"run {key}: results.csv has {column} {recorded:g} but its log's last validation "

@@ -74,8 +74,35 @@ def test_without_drift_the_test_rejects_at_its_level():
 def test_split_plot_drift_uses_the_mixed_model_and_recovers_the_trend():
     frame = table(5, n=64, slope=4.0, wp_sd=3.0, plots=8)
     got = check_drift(frame, "y", "a", whole_plot="whole_plot")
-    assert "mixed model" in got.method and got.df is None
+    assert "random intercept per whole plot" in got.method and got.df == 64 - 8 - 2
     assert got.ci_low < 4.0 < got.ci_high and got.significant
+
+
+def test_too_few_whole_plots_for_the_mixed_model_is_said_not_a_crash():
+    """Three runs in two whole plots, one per runtime (a real mllib campaign's shape): no df for a trend."""
+    frame = pd.DataFrame({"runtime": ["spark4", "spark4", "bigdl"], "whole_plot": [1, 1, 2],
+                          "start": starts([0.0, 0.05, 0.1]), "y": [20.1, 21.7, 9.3]})
+    got = check_drift(frame, "y", "runtime", whole_plot="whole_plot")
+    assert not got.tested and "no residual df" in got.note and "not checked" in got.to_text()
+
+
+def test_split_plot_trend_is_the_split_plot_fit_of_hours_and_equals_gls_at_its_variances():
+    """Two whole plots of four runs: the slope is the GLS estimate at the REML variances (checked by numpy),
+    on the containment df of the subplot residual (8 runs - 2 whole plots - b - hours = 4)."""
+    from models.anova.splitplot import group_codes, reml_fit
+
+    hours = np.array([0.0, 0.1, 0.2, 0.3, 1.0, 1.1, 1.2, 1.3])
+    y = np.array([10.0, 10.4, 10.9, 11.1, 20.0, 20.6, 20.9, 21.5])
+    frame = pd.DataFrame({"whole_plot": [1] * 4 + [2] * 4, "start": starts(hours), "y": y,
+                          "b": [-1, 1, 1, -1, 1, -1, -1, 1]})
+    got = check_drift(frame, "y", "b", whole_plot="whole_plot")
+    x = np.column_stack([np.ones(8), frame["b"], hours])
+    fit = reml_fit(x, y, group_codes(frame["whole_plot"]))
+    v = fit.sigma2 * np.eye(8) + fit.sigma2_w * (frame["whole_plot"].to_numpy()[:, None] == frame["whole_plot"].to_numpy())
+    w = np.linalg.inv(v)
+    beta = np.linalg.solve(x.T @ w @ x, x.T @ w @ y)
+    assert got.slope_per_h == pytest.approx(beta[2]) and got.df == 4 and "containment" in got.method
+    assert got.p == pytest.approx(2 * stats.t.sf(abs(got.statistic), 4))
 
 
 def test_reference_runs_estimate_the_drift_and_a_significant_one_is_adjusted_out():

@@ -102,7 +102,7 @@ def test_json_jobs_without_usable_figures_fail_with_the_reason(tmp_path, local_c
                "--timeout", "300", *cluster_args(local_cluster))
     assert proc.returncode == 3, proc.stdout[-3000:] + proc.stderr[-3000:]  # finished, some runs failed
     rows = {r["mode"]: r for r in csv.DictReader(open(out / "results.csv"))}
-    assert rows["good"]["status"] == "ok" and rows["good"]["score"] == "7.0" and rows["good"]["accuracy"] == "0.5"
+    assert rows["good"]["status"] == "ok" and rows["good"]["score"] == "7" and rows["good"]["accuracy"] == "0.5"
     assert rows["broken"]["status"] == "failed" and "not valid JSON" in rows["broken"]["reason"]
     assert rows["none"]["status"] == "failed" and "wrote no metrics" in rows["none"]["reason"]
     assert rows["impossible"]["status"] == "failed" and "accuracy 2.0" in rows["impossible"]["reason"]

@@ -79,6 +79,15 @@ def test_every_run_carries_its_results_row(scripted: CampaignDir) -> None:
     assert made["4-1"].tags["status"] == "pruned"
 
 
+def test_a_results_table_alone_gives_the_same_numbers_as_the_store(scripted: CampaignDir) -> None:
+    """An ingested campaign (results.csv, no store): every number of a row is a metric, as from the store."""
+    from_store = {k: {m.name for m in p.metrics} for k, p in payloads(scripted).items()}
+    for path in scripted.path.glob("campaign.sqlite*"):
+        path.unlink()
+    from_table = {k: {m.name for m in p.metrics} for k, p in payloads(scripted).items()}
+    assert from_table == from_store and "train_loop_s" in from_table["1-1"]
+
+
 def _is_number(text: str) -> bool:
     try:
         float(text)

@@ -149,6 +149,25 @@ def test_a_missing_or_foreign_log_is_refused_naming_the_run(tmp_path):
         harvest(results, tmp_path)
 
 
+def test_the_epochs_clock_is_checked_against_the_training_loop_not_the_training_call(tmp_path):
+    """A run whose wall_clock_s is its training call (torch-lenet, harness/times.py) has its epochs on the loop's
+    clock: train_loop_s is what the last epoch must equal; without it, only accuracy is checked."""
+    synthetic_campaign(tmp_path)
+    results = pd.read_csv(tmp_path / "results.csv")
+    results["wall_clock_of"] = ["fit", None, None, None]
+    results["train_loop_s"] = [30.0, None, None, None]
+    results.loc[0, "wall_clock_s"] = 87.0  # the fit call, with the processes' start: longer than the loop
+    assert len(harvest(results, tmp_path).table()) == 4
+    results.loc[0, "train_loop_s"] = 29.0
+    with pytest.raises(CampaignDataError, match=r"run 1-1: results.csv has train_loop_s 29 but its log's last "):
+        harvest(results, tmp_path)
+    results = results.drop(columns=["train_loop_s"])
+    assert len(harvest(results, tmp_path).table()) == 4  # a fit time, no loop time: accuracy alone is checked
+    results["wall_clock_of"] = [None] * 4  # a table from before the time vocabulary: wall_clock_s is the loop's
+    with pytest.raises(CampaignDataError, match=r"run 1-1: results.csv has wall_clock_s 87 but"):
+        harvest(results, tmp_path)
+
+
 def test_without_a_log_column_the_log_is_found_by_the_runs_key(tmp_path):
     synthetic_campaign(tmp_path)
     results = pd.read_csv(tmp_path / "results.csv").drop(columns=["log"])

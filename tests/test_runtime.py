@@ -293,7 +293,11 @@ def test_a_stock_pyspark_ml_script_runs_on_spark_4_with_nothing_of_bigdls(tmp_pa
     for argv in argvs:  # what was submitted: the runtime's spark-submit, no BigDL jar, no JVM tuning
         text = " ".join(argv)
         assert argv[0] == f"{runtimes.home(runtimes.resolve('spark4'))}/lib/python3.11/site-packages/pyspark/bin/spark-submit"
-        assert "bigdl" not in text.lower() and "--jars" not in argv and "extraJavaOptions" not in text
+        assert "bigdl" not in text.lower() and "--jars" not in argv
+        java_options = [a.split("=", 1)[1] for a in argv if "extraJavaOptions=" in a]
+        # the one JVM option: the driver's temp folder in the campaign's scratch (harness/scratch.py)
+        assert [o.split() for o in java_options] == [[f"-Djava.io.tmpdir={out.absolute() / 'spark-tmp' / '1-1'}"]], \
+            java_options
         assert "TieredStopAtLevel" not in text and "UseParallelGC" not in text
     manifest = json.loads((out / "manifest.json").read_text())
     with sqlite3.connect(out / "campaign.sqlite") as db:
@@ -320,6 +324,7 @@ def test_a_runtime_column_runs_the_mllib_job_on_both_and_anova_takes_it_as_a_fac
                "--test-samples", "200", "--timeout", "600", *cluster_args(local_cluster))
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert proc.stdout.count("restarting the local cluster on runtime") == 1
+    assert proc.stdout.count("resetting the cluster") == 1  # two whole plots, one per runtime
     assert local_cluster.status().running is False  # the campaign started it, and stopped it
     rows = list(csv.DictReader(open(out / "results.csv")))
     assert {r["status"] for r in rows} == {"ok"}
@@ -345,7 +350,13 @@ def test_a_runtime_column_runs_the_mllib_job_on_both_and_anova_takes_it_as_a_fac
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["job"] == "mlp" and {"max_iter", "runtime"} <= set(manifest["factors"])
     assert "fit_s" in manifest["responses"]
-    anova = cli("models.anova", str(out), "--terms", "runtime", "--response", "wall_clock_s", "--format", "json")
+    # one whole plot per runtime: the split-plot analysis (from the campaign's whole plots) prints no p-value
+    split = cli("models.anova", str(out), "--terms", "runtime", "--response", "wall_clock_s", "--format", "json")
+    assert split.returncode == 0, split.stderr
+    (term,) = [t for t in json.loads(split.stdout)["rows"] if t["term"] == "runtime"]
+    assert term["p"] is None and "one whole plot per level" in term["note"]
+    anova = cli("models.anova", str(out), "--terms", "runtime", "--response", "wall_clock_s", "--whole-plot", "none",
+                "--format", "json")
     assert anova.returncode == 0, anova.stderr
     table = json.loads(anova.stdout)
     (term,) = [t for t in table["rows"] if t["term"] == "runtime"]

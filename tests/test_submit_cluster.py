@@ -12,6 +12,7 @@ import pytest
 
 from cluster.master import fetch_state
 from harness.schema import EXECUTION_COLUMNS, OUTCOME_COLUMNS, CampaignDir
+from harness.times import TIME_COLUMNS
 
 pytestmark = [pytest.mark.slow, pytest.mark.cluster]
 
@@ -43,7 +44,9 @@ def test_campaign_on_a_real_cluster(local_cluster, tmp_path):
                       "batch_size"]
     n = len(design_columns) + len(OUTCOME_COLUMNS) + len(EXECUTION_COLUMNS)
     assert header[:n] == [*design_columns, *OUTCOME_COLUMNS, *EXECUTION_COLUMNS]
-    assert all(c.startswith(("spark_", "host_", "phase_")) for c in header[n:]) and len(header) > n
+    times = {*TIME_COLUMNS, "wall_clock_of"}  # harness/times.py: the one time vocabulary
+    assert all(c.startswith(("spark_", "host_", "phase_")) or c in times for c in header[n:]), header[n:]
+    assert {"fit_s", "train_loop_s", "wall_clock_of"} <= set(header[n:])
     # the design declared the factors; they travel with the campaign, with the measured responses
     manifest = CampaignDir(out).read_manifest()
     assert manifest is not None and manifest.factors == tuple(design_columns[2:])
@@ -54,6 +57,7 @@ def test_campaign_on_a_real_cluster(local_cluster, tmp_path):
     for r, epochs in ((ok1, 2), (ok3, 1)):
         assert r["status"] == "ok", r["reason"]
         assert 0 < float(r["wall_clock_s"]) < float(r["elapsed_s"])
+        assert float(r["train_loop_s"]) == float(r["wall_clock_s"]) and r["wall_clock_of"] == "bigdl-wall-clock"
         assert 0 <= float(r["accuracy"]) <= 1
         assert int(r["epochs_completed"]) == epochs
         assert re.fullmatch(r"app-\d{14}-\d{4}", r["app_id"])
