@@ -401,7 +401,7 @@ def test_rsm_tests_terms_by_the_split_plot_fit(capsys: pytest.CaptureFixture[str
 
 
 @pytest.mark.parametrize("extra, message", [
-    (["--whole-plot", "foo"], "whole-plot factor(s) ['foo'] are not among the factors ['V', 'N']"),
+    (["--whole-plot", "foo"], "--whole-plot foo: foo not among the factors V, N"),
     (["--whole-plot", "V", "--block", "Q"], "block column 'Q' is not in the table"),
     (["--whole-plot", "V", "--block", "B", "--robust", "hc3"], "--robust is not available with the split-plot"),
     (["--whole-plot", "none", "--block", "B"], "--block goes with the split-plot analysis"),

@@ -23,13 +23,13 @@ import argparse
 from dataclasses import replace
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from models.anova.analysis import Analysis, analyse
 from models.anova.fit import ROBUST, TRANSFORMS
 from models.anova.format import format_csv, format_split_plot, format_split_plot_csv, format_summary, format_table
-from models.anova.splitplot import WHOLE_PLOT_COLUMN, fit_split_plot, split_plot_structure
+from models.anova.splitplot import WHOLE_PLOT_COLUMN, add_split_plot_options, fit_split_plot, split_plot_request
 from models.anova.splitplot_result import SplitPlotResult
 from models.diagnostics import format_kruskal
 from models.drift import MIN_REFERENCE_RUNS, DriftResult, adjust_for_drift, table_drift
@@ -60,40 +60,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="alias group such as 'a:b = c:d' (repeatable)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     p.add_argument("--plots", metavar="DIR", help="also write the effect and residual plots as PNG files")
-    p.add_argument("--whole-plot", metavar="FACTORS",
-                   help="split-plot analysis: the hard-to-change (whole-plot) factors, e.g. nodes,runtime; a whole "
-                        f"plot is each combination of block and their levels, unless the table has a "
-                        f"{WHOLE_PLOT_COLUMN!r} column (then used with no flag). 'none' forces the ordinary ANOVA")
-    p.add_argument("--block", metavar="COLUMN",
-                   help="block column of a split-plot analysis (fixed effect), e.g. replicate")
+    add_split_plot_options(p, "analysis")
     return p
 
 
 #: Options of the ordinary ANOVA that test whole-plot factors as if the runs were randomized.
 RANDOMIZED_ONLY = (("robust", "--robust"), ("kruskal", "--kruskal"), ("plots", "--plots"), ("typ", "--typ"))
-
-
-def split_plot_request(args: argparse.Namespace, table: ResultsTable,
-                       factors: Sequence[str]) -> tuple[tuple[str, ...] | None, str | None] | None:
-    """(whole-plot factors or None to infer them, whole-plot column or None) when the split-plot model is
-    to be fitted; None for the ordinary ANOVA."""
-    wanted = None if args.whole_plot is None else args.whole_plot.strip()
-    if wanted is not None and wanted.lower() == "none":
-        if args.block:
-            raise AnalysisOptionError("--block goes with the split-plot analysis; with --whole-plot none put the "
-                                      "block in --terms, e.g. --terms 'C(replicate) + a + b'")
-        return None
-    structure = split_plot_structure(table.frame, factors)
-    column = WHOLE_PLOT_COLUMN if structure is not None else None
-    if wanted is not None:
-        names = factor_list(wanted) or ()
-        return names, column
-    if structure is not None:
-        return None, column
-    if args.block:
-        raise AnalysisOptionError(f"--block {args.block} needs whole plots: give --whole-plot FACTORS (the "
-                                  f"hard-to-change factors), or a table with a {WHOLE_PLOT_COLUMN!r} column")
-    return None
 
 
 def check_split_plot_options(args: argparse.Namespace) -> None:
@@ -124,16 +96,21 @@ def run_split_plot(args: argparse.Namespace, table: ResultsTable, factors: Seque
     rhs = result.formula.split("~", 1)[1].strip()
     drift = reference_drift or table_drift(table.frame, table.reference, args.response, rhs, whole_plot=column,
                                            alpha=args.alpha)
-    if args.format == "csv":
-        sys.stdout.write(format_split_plot_csv(result))
-    elif args.format == "json":
-        doc = result.to_dict()
-        doc["drift"] = drift.to_dict()
-        doc["input"] = table.to_dict()
-        json.dump(doc, sys.stdout, indent=2, allow_nan=False)
+    render(args.format, table, drift, csv=lambda: format_split_plot_csv(result), doc=result.to_dict,
+           text=lambda: split_plot_text(table, result, args.response))
+
+
+def render(fmt: str, table: ResultsTable, drift: DriftResult, *, csv: Callable[[], str],
+           doc: Callable[[], dict], text: Callable[[], str]) -> None:
+    """Print one analysis (ordinary or split-plot) with its drift check and input, as CSV, JSON or text."""
+    if fmt == "csv":
+        sys.stdout.write(csv())
+    elif fmt == "json":
+        out = {**doc(), "drift": drift.to_dict(), "input": table.to_dict()}
+        json.dump(out, sys.stdout, indent=2, allow_nan=False)
         sys.stdout.write("\n")
     else:
-        print(split_plot_text(table, result, args.response) + "\n\n" + drift.to_text())
+        print(text() + "\n\n" + drift.to_text())
 
 
 def run_numbers(text: str) -> list[int]:
@@ -170,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     table.require_rows()
     factors = [f for f in table.factors if f not in (args.response, args.block, WHOLE_PLOT_COLUMN)]
     table, reference_drift = with_reference_drift(table, args.response, args.alpha)
-    request = split_plot_request(args, table, factors)
+    request = split_plot_request(args.whole_plot, args.block, table.frame, factors, AnalysisOptionError)
     if request is not None:
         run_split_plot(args, table, factors, request, reference_drift)
         return 0
@@ -181,16 +158,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     assert analysis.anova is not None
     drift = reference_drift or table_drift(table.frame, table.reference, args.response, analysis.anova.summary.terms,
                                            alpha=args.alpha)
-    if args.format == "csv":
-        sys.stdout.write(format_csv(analysis.anova))
-    elif args.format == "json":
-        doc = analysis.to_dict()
-        doc["drift"] = drift.to_dict()
-        doc["input"] = table.to_dict()
-        json.dump(doc, sys.stdout, indent=2, allow_nan=False)
-        sys.stdout.write("\n")
-    else:
-        print(to_text(table, analysis, args.response, written) + "\n\n" + drift.to_text())
+    anova = analysis.anova
+    render(args.format, table, drift, csv=lambda: format_csv(anova), doc=analysis.to_dict,
+           text=lambda: to_text(table, analysis, args.response, written))
     return 0
 
 

@@ -30,6 +30,7 @@ a block and the whole-plot factors' levels when there is no such column.
 
 from __future__ import annotations
 
+import argparse
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -111,6 +112,43 @@ def split_plot_structure(frame: pd.DataFrame, factors: Sequence[str],
         return None
     varying = [f for f in factors if f in frame.columns and frame[f].nunique(dropna=True) > 1]
     return factors_constant_within(frame, varying, groups), n_groups
+
+
+def add_split_plot_options(p: argparse.ArgumentParser, what: str = "tests") -> None:
+    """``--whole-plot FACTORS|none`` and ``--block COLUMN``: one meaning in every command that tests factors."""
+    p.add_argument("--whole-plot", metavar="FACTORS",
+                   help=f"split-plot {what}: the hard-to-change (whole-plot) factors, e.g. nodes,runtime; a whole "
+                        "plot is each combination of block and their levels, unless the table has a "
+                        f"{WHOLE_PLOT_COLUMN!r} column (then used with no flag). 'none': the ordinary analysis, as "
+                        "if the runs were fully randomized")
+    p.add_argument("--block", metavar="COLUMN",
+                   help=f"block column of the split-plot {what} (a fixed effect), e.g. replicate")
+
+
+def split_plot_request(whole_plot: str | None, block: str | None, frame: pd.DataFrame, factors: Sequence[str],
+                       error: type[Exception] = SplitPlotError) -> tuple[tuple[str, ...] | None, str | None] | None:
+    """What ``--whole-plot``/``--block`` ask for on ``frame``: (whole-plot factors, or None to infer them from
+    the whole-plot column; that column or None) for the split-plot model, or None for the ordinary analysis."""
+    wanted = None if whole_plot is None else whole_plot.strip()
+    if wanted is not None and wanted.lower() == "none":
+        if block:
+            raise error("--block goes with the split-plot analysis; with --whole-plot none drop it (or put the "
+                        "block in --terms, e.g. --terms 'C(replicate) + a + b')")
+        return None
+    column = WHOLE_PLOT_COLUMN if split_plot_structure(frame, factors) is not None else None
+    if wanted is not None:
+        names = tuple(n.strip() for n in wanted.split(",") if n.strip())
+        unknown = [n for n in names if n not in factors]
+        if unknown or not names:
+            raise error(f"--whole-plot {wanted}: {', '.join(unknown) or 'no factor'} not among the factors "
+                        f"{', '.join(factors)}: name hard-to-change factors, or none")
+        return names, column
+    if column is not None:
+        return None, column
+    if block:
+        raise error(f"--block {block} needs whole plots: give --whole-plot FACTORS (the hard-to-change factors), "
+                    f"or a table with a {WHOLE_PLOT_COLUMN!r} column")
+    return None
 
 
 def whole_plot_groups(frame: pd.DataFrame, whole_plot_factors: Sequence[str], whole_plot: str | None = None,
@@ -472,5 +510,5 @@ def _term_rows(fit: RemlFit, matrix: _Matrix, names: Sequence[str], block: str |
 
 __all__ = [
     "WHOLE_PLOT_COLUMN", "RemlFit", "SplitPlotError", "constant_within", "fit_split_plot", "group_codes",
-    "reml_fit", "split_plot_structure", "whole_plot_groups",
+    "reml_fit", "split_plot_structure", "whole_plot_groups", "add_split_plot_options", "split_plot_request",
 ]

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from models.anova.splitplot import WHOLE_PLOT_COLUMN, split_plot_structure
+from models.anova.splitplot import add_split_plot_options, split_plot_request
 from models.errors import SurfaceError
 from models.results import load_results
 from models.rsm.analysis import analyse
@@ -40,35 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("--plots", metavar="DIR", help="write contour and surface PNGs for every pair of factors here")
     p.add_argument("--seed", type=int, default=0, help="seed of the search over the region (default 0)")
-    p.add_argument("--whole-plot", metavar="FACTORS",
-                   help="split-plot tests: the hard-to-change (whole-plot) factors; a whole plot is each combination "
-                        f"of block and their levels, unless the table has a {WHOLE_PLOT_COLUMN!r} column (then used "
-                        "with no flag). 'none': least-squares tests as if the runs were randomized")
-    p.add_argument("--block", metavar="COLUMN", help="block column of the split-plot tests (fixed effect)")
+    add_split_plot_options(p, "tests")
     return p
-
-
-def whole_plot_options(args: argparse.Namespace, frame: pd.DataFrame,
-                       factors: tuple[str, ...]) -> tuple[tuple[str, ...] | None, str | None] | None:
-    """(whole-plot factors or None to infer, whole-plot column or None), or None for least-squares tests."""
-    wanted = None if args.whole_plot is None else args.whole_plot.strip()
-    if wanted is not None and wanted.lower() == "none":
-        if args.block:
-            raise SurfaceError("--block goes with the split-plot tests; drop it with --whole-plot none")
-        return None
-    column = WHOLE_PLOT_COLUMN if split_plot_structure(frame, factors) is not None else None
-    if wanted is not None:
-        names = tuple(n.strip() for n in wanted.split(",") if n.strip())
-        unknown = [n for n in names if n not in factors]
-        if unknown:
-            raise SurfaceError(f"--whole-plot {wanted}: {unknown} are not among --factors {','.join(factors)}")
-        return names, column
-    if column is not None:
-        return None, column
-    if args.block:
-        raise SurfaceError(f"--block {args.block} needs whole plots: give --whole-plot FACTORS, or a table with a "
-                           f"{WHOLE_PLOT_COLUMN!r} column")
-    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -78,7 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     frame = table.frame
     if args.response in frame.columns:
         frame = frame[frame[args.response].notna()].reset_index(drop=True)
-    split = whole_plot_options(args, frame, factors)
+    split = split_plot_request(args.whole_plot, args.block, frame, factors, SurfaceError)
     if split is None:
         result = analyse(frame, args.response, factors, args.goal, args.seed, args.transform)
     else:
