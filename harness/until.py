@@ -124,6 +124,8 @@ class Interval:
     @property
     def relative_half_width(self) -> float:
         """The half-width over |mean| (0 when there is no spread, inf around a mean of 0)."""
+        if self.n < 2:
+            return math.inf
         if self.half_width == 0:
             return 0.0
         return self.half_width / abs(self.mean) if self.mean != 0 else math.inf
@@ -287,12 +289,15 @@ def final_states(states: Sequence[PointState], budget_spent: bool) -> tuple[Poin
 
 
 def point_table(result: UntilResult) -> list[tuple[str, ...]]:
-    """One row per point (header first): run, levels, replicates, failed, mean, interval, width, reason."""
+    """One row per point (header first): run, the levels that vary between points, replicates, failed, mean,
+    interval, width, reason."""
     unit = "% of mean" if result.rule.relative else result.rule.response
     rows = [("run", "levels", "replicates", "failed", "mean", "interval", f"half-width ({unit})", "stopped")]
+    varied = [k for k in dict.fromkeys(k for p in result.points for k in p.levels)
+              if len({repr(p.levels.get(k)) for p in result.points}) > 1] or None
     for p in result.points:
         i = p.interval
-        levels = " ".join(f"{k}={v}" for k, v in p.levels.items())
+        levels = " ".join(f"{k}={v}" for k, v in p.levels.items() if varied is None or k in varied)
         interval = f"{i.lower:.4g} .. {i.upper:.4g}" if math.isfinite(i.half_width) else "none (< 2 replicates)"
         width = result.rule.width_of(i)
         rows.append((str(p.run), levels, str(i.n), str(p.unusable), "" if math.isnan(i.mean) else f"{i.mean:.4g}",

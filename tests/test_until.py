@@ -29,6 +29,7 @@ from harness.schema import CampaignDir, Manifest
 from harness.store import ResultStore
 from harness.until import Observation, UntilError, UntilRule, judge, next_point, parse_until, t_interval
 from harness.submit import main as submit_main
+from sparkdl.errors import CampaignError
 from sparkdl.cli import run_cli
 from tests.test_campaign import FIXTURES, RecordingBackend, spec
 
@@ -391,3 +392,43 @@ def test_stopping_on_a_p_value_inflates_false_positives():
     rejected = sum(any(stats.ttest_1samp(row[:n], mean).pvalue < 0.05 for n in range(2, 11)) for row in draws)
     print(f"p-value rule: false positives {rejected / points:.3f} of {points} (nominal 0.05)")
     assert rejected / points > 0.12
+
+
+# ---------------------------------------------------------------- the record: manifest and report
+
+
+def test_the_manifest_keeps_the_rule_and_refuses_a_damaged_record(tmp_path):
+    values = {1: [20.0, 20.05], 2: [20.0, 21.0, 20.5, 20.5]}
+    c = until_campaign(tmp_path, ValueRunner(scripted(values)), design=TWO_POINTS)
+    _, result = c.run_until(TWO_POINTS, UntilRule("wall_clock_s", 5.0, True, budget_s=3600.0))
+    folder = CampaignDir(tmp_path)
+    read = folder.read_manifest()
+    assert read.until["points"][1] == {"run": 2, "levels": until.design_levels(TWO_POINTS[1]), "replicates": 4,
+                                       "failed_or_missing": 0, "mean": pytest.approx(20.5),
+                                       "half_width": pytest.approx(stats.t.ppf(0.975, 3) * np.std([20, 21, 20.5, 20.5], ddof=1) / 2),
+                                       "lower": pytest.approx(result.points[1].interval.lower),
+                                       "upper": pytest.approx(result.points[1].interval.upper),
+                                       "width": pytest.approx(100 * result.points[1].interval.relative_half_width),
+                                       "met": True, "reason": "met"}
+    assert until.UntilResult.from_dict(read.until).to_dict() == result.to_dict()
+    text = folder.manifest_path.read_text().replace('"reason": "met"', '"reason": "maybe"', 1)
+    folder.manifest_path.write_text(text)
+    with pytest.raises(CampaignError) as e:
+        folder.read_manifest()
+    assert "is not a campaign manifest" in str(e.value) and "until" in str(e.value)
+
+
+def test_the_report_shows_the_rule_and_each_point(tmp_path):
+    from report.build import build_report
+
+    values = {1: [20.0, 20.05], 2: [20.0, 30.0, 10.0, 30.0]}
+    c = until_campaign(tmp_path, ValueRunner(scripted(values)), design=TWO_POINTS)
+    c.run_until(TWO_POINTS, UntilRule("wall_clock_s", 5.0, True, max_replications=4))
+    report = build_report(tmp_path, response="wall_clock_s", plots=False, generated="2026-11-28T00:00:00+00:00")
+    assert "until" in report.sections
+    html = report.html
+    section = html[html.index('id="until-points"'):]
+    assert "ci(wall_clock_s) &lt; 5%" in html and "after a first pass of 2 replicates" in html
+    rows = section[:section.index("</table>")].split("<tr>")[2:]
+    assert len(rows) == 2 and ">met<" in rows[0] and ">max<" in rows[1] and ">4<" in rows[1]
+    assert "max: it reached --max-replications" in html
