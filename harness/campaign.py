@@ -475,6 +475,9 @@ class Campaign:
         result = UntilResult(rule, until.final_states(states, budget_spent), spent, runs)
         manifest = self.folder.read_manifest()
         if manifest is not None:
+            plots = {v for r in self.store.results() if isinstance(v := r.row().get("whole_plot"), int)}
+            if manifest.whole_plots and plots:  # added replicates are whole plots of their own
+                manifest = replace(manifest, whole_plots=max(manifest.whole_plots, len(plots)))
             self.folder.write_manifest(replace(manifest, until=result.to_dict()))
         return result
 

@@ -288,17 +288,20 @@ def test_the_budget_stops_the_campaign_and_the_open_points_say_so(tmp_path):
 
 
 def test_a_replicate_added_to_a_split_plot_design_runs_in_a_whole_plot_of_its_own(tmp_path):
-    design = [spec(1, nodes=1, whole_plot=1), spec(2, nodes=1, executor_cores=2, whole_plot=1),
-              spec(1, replicate=2, nodes=1, whole_plot=2), spec(2, replicate=2, nodes=1, executor_cores=2, whole_plot=2)]
+    # nodes is hard to change: each replicate of each level is a whole plot (as harness.design makes them)
+    design = [spec(1, nodes=1, whole_plot=1), spec(2, nodes=2, whole_plot=2),
+              spec(1, replicate=2, nodes=1, whole_plot=3), spec(2, replicate=2, nodes=2, whole_plot=4)]
     values = {1: [20.0, 20.05], 2: [20.0, 21.0, 20.5, 20.5]}  # point 2 met at 4
     backend = ResettingBackend()
     runner = ValueRunner(scripted(values))
     c = until_campaign(tmp_path, runner, backend, design)
     summary, result = c.run_until(design, UntilRule("wall_clock_s", 5.0, True))
     plots = {r.key: r.spec.get("whole_plot") for r in summary.records}
-    assert plots == {"1-1": 1, "2-1": 1, "1-2": 2, "2-2": 2, "2-3": 3, "2-4": 4}
-    assert backend.resets == [(1, 2), (2, 3), (2, 4)]  # before every new whole plot, never inside one
+    assert plots == {"1-1": 1, "2-1": 2, "1-2": 3, "2-2": 4, "2-3": 5, "2-4": 6}
+    assert backend.resets == [(2, 1), (1, 2), (2, 2), (2, 3), (2, 4)]  # before every new whole plot
     assert [p.reason for p in result.points] == ["met", "met"]
+    manifest = CampaignDir(tmp_path).read_manifest()
+    assert (manifest.whole_plot_factors, manifest.whole_plots) == (("nodes",), 6)
 
 
 def test_a_design_of_two_jvms_keeps_the_harness_whole_plots_for_added_replicates(tmp_path):
