@@ -437,10 +437,10 @@ class Campaign:
             if top is not None:  # a new whole plot, after every one planned or stored
                 plot = 1 + max([top, *(int(v) for r in records if isinstance(v := r.row().get("whole_plot"), int))])
             spec = until.with_cell(bases[point.run], point.last_replicate + 1, plot)
-            width = rule.width_of(point.interval)
+            width, unit = rule.width_of(point.interval), "%" if rule.relative else ""
             self.progress(f"[until] run {spec.key}: point {point.run} has {point.interval.n} replicate(s), half-width "
-                          f"{'none' if math.isinf(width) else f'{width:.3g}'} against {rule.width:g}"
-                          f"{'%' if rule.relative else ''}: {describe_spec(spec)}")
+                          f"{'none' if math.isinf(width) else f'{width:.3g}{unit}'} against {rule.width:g}{unit}: "
+                          f"{describe_spec(spec)}")
             try:
                 record = self.run_planned(Planned(spec, plot))
             except NotRun as e:

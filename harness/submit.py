@@ -160,11 +160,13 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def until_rule(args: argparse.Namespace, given: Sequence[str]) -> UntilRule | None:
+def until_rule(args: argparse.Namespace) -> UntilRule | None:
     """The stopping rule of ``--until`` and its options (None without it); the options alone are refused."""
     if args.until is None:
-        alone = [o for o in ("--min-replications", "--max-replications", "--budget", "--confidence")
-                 if any(a == o or a.startswith(o + "=") for a in given)]
+        alone = [o for o, set_ in (("--min-replications", args.min_replications != DEFAULT_MIN),
+                                   ("--max-replications", args.max_replications != DEFAULT_MAX),
+                                   ("--budget", args.budget is not None),
+                                   ("--confidence", args.confidence != DEFAULT_CONFIDENCE)) if set_]
         if alone:
             raise UntilError(f"{alone[0]} needs --until: add e.g. --until \"ci(wall_clock_s) < 5%\"")
         return None
@@ -215,7 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for problem in checked.problems:
         print(f"skipped {problem}", file=sys.stderr)
     specs = checked.specs
-    rule = until_rule(args, given)
+    rule = until_rule(args)
     reference_run = None
     if args.reference is not None and args.reference_every is None:
         raise ReferenceError(f"--reference {args.reference} needs --reference-every N: give how often to repeat it")
