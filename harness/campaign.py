@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import os
 import platform
 import signal
@@ -38,6 +39,8 @@ from harness.observer import Observer, observer_for
 from harness.errors import CapacityError, HarnessError
 from harness.job import jvm_of, runtime_of
 from harness.wholeplots import Planned, needs_reset, plan_whole_plots
+from harness import until
+from harness.until import UntilResult, UntilRule
 from harness.runner import Completed, Runner
 from harness.metrics import Metrics, read_metrics, reserved_names
 from harness.outputfigures import read_output_figures
@@ -154,6 +157,7 @@ class Campaign:
         self.observer = observer
         self.tracker: "LiveExport | None" = None  # --mlflow: set by open_campaign
         self._reset_noted = False
+        self.previous: Planned | None = None  # the last run this process started, with its whole plot
         self._program_runs: "ProgramRuns | None" = None  # results = "mlflow": made at the first such run
 
     def program_runs(self) -> "ProgramRuns":
@@ -362,8 +366,9 @@ class Campaign:
         if left:
             self.progress(f"removed the driver scratch of {len(left)} run(s) of the stopped harness")
 
-    def run(self, specs: Sequence[RunSpec]) -> CampaignSummary:
-        """Every spec not finished yet, in order, with progress and an ETA."""
+    def run(self, specs: Sequence[RunSpec], may_start: Callable[[], bool] = lambda: True) -> CampaignSummary:
+        """Every spec not finished yet, in order, with progress and an ETA; ``may_start()`` False before a run
+        ends the loop there (a budget spent)."""
         done = self.store.finished_cells()
         planned = [p for p in self.whole_plots(specs) if (p.spec.run, p.spec.replicate) not in done]
         skipped = len(specs) - len(planned)
@@ -371,28 +376,111 @@ class Campaign:
             self.progress(f"resuming: {skipped} run(s) already finished, {len(planned)} to go")
         failures, started = 0, time.monotonic()
         not_run: list[NotRun] = []
-        previous: Planned | None = None
         for i, plan in enumerate(planned, start=1):
             spec = plan.spec
-            if needs_reset(previous, plan):  # between whole plots, before the next one's first run
-                self.reset_cluster(spec, plan.whole_plot)
-            self.progress(f"[{i}/{len(planned)}] run {spec.key}: {describe_spec(spec)}")
-            previous = plan
+            if not may_start():
+                break
             try:
-                record = self.execute(spec)
+                record = self.run_planned(plan, f"[{i}/{len(planned)}] run {spec.key}: {describe_spec(spec)}")
             except NotRun as e:
                 if e.cause.fatal:
                     raise  # no run can start without the master: the campaign stops
                 not_run.append(e)  # runs that fit on the remaining hosts go on
                 continue
-            if plan.whole_plot is not None and spec.get("whole_plot") is None:  # the harness's own whole plots
-                record = replace(record, metrics={**record.metrics, "whole_plot": plan.whole_plot})
-            self.record(record)
             failures += not record.ok
             eta = (time.monotonic() - started) / i * (len(planned) - i)
             self.progress(f"[{i}/{len(planned)}] run {spec.key} {record.status}: {describe_outcome(record)} "
                           f"(elapsed {record.elapsed_s:.0f} s; {failures} failed so far; ETA {eta / 60:.1f} min)")
         return CampaignSummary(tuple(self.store.results()), skipped, self.folder, tuple(not_run))
+
+    def run_planned(self, plan: Planned, announce: str) -> RunRecord:
+        """Run one planned spec (on a newly set cluster when it starts a whole plot: the reset comes before the
+        ``announce`` line, between whole plots) and store its record."""
+        spec = plan.spec
+        if needs_reset(self.previous, plan):
+            self.reset_cluster(spec, plan.whole_plot)
+        self.progress(announce)
+        self.previous = plan
+        record = self.execute(spec)
+        if plan.whole_plot is not None and spec.get("whole_plot") is None:  # the harness's own whole plots
+            record = replace(record, metrics={**record.metrics, "whole_plot": plan.whole_plot})
+        self.record(record)
+        return record
+
+    def run_until(self, specs: Sequence[RunSpec], rule: UntilRule) -> tuple[CampaignSummary, UntilResult]:
+        """Replicate until sure (:mod:`harness.until`): a first pass of ``rule.min_replications`` replicates of
+        every design point (the design's order and whole plots), then one replicate at a time to the point whose
+        interval is widest against the target, until every point stopped or the budget is spent.
+
+        Every decision is made from the store, so a resumed campaign goes on where it stopped. A replicate added
+        to a design with whole plots runs in a whole plot of its own, on a newly set cluster.
+        """
+        first = until.first_pass(specs, rule.min_replications)
+        bases: dict[int, RunSpec] = {}  # each point's first replicate, in design order
+        for s in specs:
+            if s.run not in bases or s.replicate < bases[s.run].replicate:
+                bases[s.run] = s
+        planned = self.whole_plots(first)
+        top = max((p.whole_plot for p in planned if p.whole_plot is not None), default=None)
+        fits = lambda: until.budget_allows(*self._spent(), rule.budget_s)  # noqa: E731
+        self._write_until(rule, self._until_states(self.store.results(), bases, rule), budget_spent=False)
+        summary = self.run(first, fits)
+        not_run = list(summary.not_run)
+        while not not_run:
+            records = self.store.results()
+            until.check_response(records, rule.response)
+            states = self._until_states(records, bases, rule)
+            self._write_until(rule, states, budget_spent=False)
+            point = until.next_point(states, rule)
+            if point is None or not fits():
+                break
+            plot = None
+            if top is not None:  # a new whole plot, after every one planned or stored
+                plot = 1 + max([top, *(int(v) for r in records if isinstance(v := r.row().get("whole_plot"), int))])
+            spec = until.with_cell(bases[point.run], point.last_replicate + 1, plot)
+            width, unit = rule.width_of(point.interval), "%" if rule.relative else ""
+            announce = (f"[until] run {spec.key}: point {point.run} has {point.interval.n} replicate(s), half-width "
+                        f"{'none' if math.isinf(width) else f'{width:.3g}{unit}'} against {rule.width:g}{unit}: "
+                        f"{describe_spec(spec)}")
+            try:
+                record = self.run_planned(Planned(spec, plot), announce)
+            except NotRun as e:
+                if e.cause.fatal:
+                    raise
+                not_run.append(e)  # a lost host: stop adding replicates; --resume goes on once it answers
+                break
+            self.progress(f"[until] run {spec.key} {record.status}: {describe_outcome(record)} "
+                          f"(elapsed {record.elapsed_s:.0f} s)")
+        records = self.store.results()
+        states = self._until_states(records, bases, rule)
+        spent, runs = self._spent()
+        result = self._write_until(rule, states, budget_spent=not not_run and not until.budget_allows(
+            spent, runs, rule.budget_s))
+        self.progress(result.summary_line())
+        return CampaignSummary(tuple(records), summary.skipped, self.folder, tuple(not_run)), result
+
+    def _spent(self) -> tuple[float, int]:
+        """The cluster time of the stored runs (resumed sessions included) and their number."""
+        records = self.store.results()
+        return math.fsum(r.elapsed_s for r in records), len(records)
+
+    def _until_states(self, records: Sequence[RunRecord], bases: Mapping[int, RunSpec],
+                      rule: UntilRule) -> list[until.PointState]:
+        seen = until.observations(records, rule.response)
+        return [until.judge(run, seen.get(run, []), rule, until.design_levels(base)) for run, base in bases.items()]
+
+    def _write_until(self, rule: UntilRule, states: Sequence[until.PointState], budget_spent: bool) -> UntilResult:
+        """The rule and each point's interval and reason, into the manifest (after every decision: a killed
+        campaign's manifest shows where it stood)."""
+        spent, runs = self._spent()
+        result = UntilResult(rule, until.final_states(states, budget_spent), spent, runs)
+        manifest = self.folder.read_manifest()
+        if manifest is not None:
+            plots = {v for r in self.store.results() if isinstance(v := r.row().get("whole_plot"), int)}
+            if manifest.whole_plots and plots:  # added replicates are whole plots of their own
+                manifest = replace(manifest, whole_plots=max(manifest.whole_plots, len(plots)))
+            self.folder.write_manifest(replace(manifest, until=result.to_dict()))
+        return result
 
     def whole_plots(self, specs: Sequence[RunSpec]) -> list[Planned]:
         """The runs in the order they run, with their whole plots (:mod:`harness.wholeplots`)."""

@@ -34,12 +34,15 @@ from harness.reference import MAX_EVERY, ReferenceError, with_reference
 from harness.runspec import RunSpec, format_value
 from harness.schema import CampaignDir, Manifest, RunRecord
 from sparkdl.cli import on_interrupt, run_cli
-from sparkdl.options import SAMPLES, SEED, cluster_options, mlflow_uri, whole_number
+from harness.until import (DEFAULT_CONFIDENCE, DEFAULT_MAX, DEFAULT_MIN, MAX_REPLICATIONS, UntilError, UntilRule,
+                           first_pass, parse_until, result_text)
+from sparkdl.options import BUDGET, CONFIDENCE, SAMPLES, SEED, cluster_options, mlflow_uri, whole_number
 from sparkdl.errors import EXIT_OK, EXIT_RUNS_FAILED
 
 Progress = Callable[[str], None]
 REFERENCE_EVERY = whole_number(1, MAX_EVERY, "a number of runs", "reference-every")
 REFERENCE_ROW = whole_number(1, 10**6, "a design row", "reference")
+REPLICATIONS = whole_number(2, MAX_REPLICATIONS, "a number of replicates", "replications")
 
 
 # ---------------------------------------------------------------- output
@@ -136,7 +139,43 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reference", type=REFERENCE_ROW, metavar="ROW",
                    help="with --reference-every: the design row (1-based) to repeat (default: the row nearest the "
                         "design's centre)")
+    u = p.add_argument_group("replicate until sure")
+    u.add_argument("--until", metavar="RULE",
+                   help='add replicates until each design point\'s mean is known well enough: "ci(wall_clock_s) < 5%%" '
+                        "asks that the half-width of the t interval of each point's mean (at --confidence) be under "
+                        '5 %% of that mean; "ci(accuracy) < 0.01" asks it in the response\'s unit. After a first pass '
+                        "of --min-replications, the next replicate goes to the point whose interval is widest against "
+                        "the target; a failed run (or one without a value of the response) is not a replicate")
+    u.add_argument("--min-replications", type=REPLICATIONS, default=DEFAULT_MIN, metavar="N",
+                   help=f"with --until: replicates of every point in the first pass (default {DEFAULT_MIN}; at least 2, "
+                        "so that each point has an interval)")
+    u.add_argument("--max-replications", type=REPLICATIONS, default=DEFAULT_MAX, metavar="N",
+                   help=f"with --until: the most replicates of a point (default {DEFAULT_MAX}); a point with as many "
+                        "failed runs is given up")
+    u.add_argument("--budget", type=BUDGET, metavar="TIME",
+                   help="with --until: cluster time to spend (the sum of the runs' times, resumed sessions included), "
+                        "e.g. 30m, 2h, 600s; a run starts only while one of the mean length so far fits")
+    u.add_argument("--confidence", type=CONFIDENCE, default=DEFAULT_CONFIDENCE, metavar="LEVEL",
+                   help=f"with --until: the level of the t interval (default {DEFAULT_CONFIDENCE})")
     return p
+
+
+def until_rule(args: argparse.Namespace) -> UntilRule | None:
+    """The stopping rule of ``--until`` and its options (None without it); the options alone are refused."""
+    if args.until is None:
+        alone = [o for o, set_ in (("--min-replications", args.min_replications != DEFAULT_MIN),
+                                   ("--max-replications", args.max_replications != DEFAULT_MAX),
+                                   ("--budget", args.budget is not None),
+                                   ("--confidence", args.confidence != DEFAULT_CONFIDENCE)) if set_]
+        if alone:
+            raise UntilError(f"{alone[0]} needs --until: add e.g. --until \"ci(wall_clock_s) < 5%\"")
+        return None
+    if args.reference_every is not None:
+        raise UntilError("--until with --reference-every is not supported: run the reference configuration as a "
+                         "design point of its own, or drop --reference-every")
+    response, width, relative = parse_until(args.until)
+    return UntilRule(response, width, relative, args.confidence, args.min_replications, args.max_replications,
+                     args.budget)
 
 
 def rescale_note(specs: Sequence[RunSpec]) -> str | None:
@@ -178,6 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for problem in checked.problems:
         print(f"skipped {problem}", file=sys.stderr)
     specs = checked.specs
+    rule = until_rule(args)
     reference_run = None
     if args.reference is not None and args.reference_every is None:
         raise ReferenceError(f"--reference {args.reference} needs --reference-every N: give how often to repeat it")
@@ -202,7 +242,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             job = choice.for_spec(spec)
             return dry_run_env(runtime_of(job, spec), jvm_of(job, spec), args.plain_jvm, local)
 
-        print(dry_run_plan(specs, options, env_for, mem_mb, local=local))
+        print(dry_run_plan(specs if rule is None else first_pass(specs, rule.min_replications), options, env_for,
+                           mem_mb, local=local))
+        if rule is not None:
+            print(f"# then replicates, one at a time, where {rule.text} is not met yet (at most "
+                  f"{rule.max_replications} a point)")
         return EXIT_OK
     folder = CampaignDir(args.out)
     plan = CampaignPlan(
@@ -219,7 +263,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with open_campaign(folder, plan, make_backend(args, folder, mem_mb, say), resume=args.resume,
                            progress=say) as campaign:
-            summary = campaign.run(specs)
+            if rule is None:
+                summary, result = campaign.run(specs), None
+            else:
+                summary, result = campaign.run_until(specs, rule)
     except HostLost as e:  # the master's host: nothing can run
         raise HostLost(e.host, e.role, e.detail, f"{e}; the campaign stopped, finished runs are kept: once the host "
                        f"answers, continue with `{again}`", e.fatal) from None
@@ -227,6 +274,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(results_table(summary.records))
     counts = ", ".join(f"{n} {s}" for s, n in sorted(summary.counts.items()))
     print(f"\n{len(summary.records)} run(s): {counts}. Results: {folder.results_csv}, logs: {folder.logs}")
+    if result is not None:  # the last line says how the stopping rule ended
+        print(f"\n{result_text(result)}")
     lost = summary.lost_hosts_line()
     if lost:  # the last line: what was lost, and how to finish
         raise ClusterError(f"{lost}; once the host answers, continue with `{again}`")

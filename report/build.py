@@ -26,6 +26,7 @@ from report.findings import failure_reasons, findings
 from report.recover import RecoveredDesign, recover_design
 from report.surfaces import render as render_surfaces
 from report.timing import time_section
+from report.until import until_result, until_section
 from models.anova import RESIDUAL
 from models.anova.analysis import Analysis
 from models.anova.format import shares_lines
@@ -544,6 +545,9 @@ def build_report(path: str | Path, response: str = "cost", cost: str | None = No
         sections.append(("surfaces", "Response surfaces and desirability", surfaces))
     for section, file in extras.present(campaign.source if campaign.is_campaign else None):
         sections.append((f"extra-{section.key}", section.title, extras.render(section, file)))
+    until = until_result(campaign.source if campaign.is_campaign else None)
+    if until is not None:
+        sections.append(("until", "Replicate until sure", until_section(until)))
     sections.append(("results", "Results", _results(campaign, design, summary)))
     sections.append(("method", "Method notes", _method(campaign, analysis)))
     subtitle = f"{design.title}; {len(campaign.frame)} of {len(campaign.raw)} jobs analysed; response: {response}"

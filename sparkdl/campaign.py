@@ -256,6 +256,9 @@ class Manifest:
     #: the column holding the time of the runs' work: "wall_clock_s", "spark_jobs_span_s" (a job that reports
     #: no time: its first Spark job to its last), "mixed", or "" (not recorded)
     time: str = ""
+    #: replicate until sure (``harness.submit --until``): the stopping rule and each design point's final interval
+    #: and reason (harness.until.UntilResult.to_dict); None: a fixed number of replicates
+    until: Mapping[str, object] | None = None
 
     def to_json(self) -> str:
         data = {"version": 1, "factors": list(self.factors), "responses": list(self.responses),
@@ -270,11 +273,15 @@ class Manifest:
             data["reference_run"] = self.reference_run
         if self.time:
             data["time"] = self.time
+        if self.until is not None:
+            data["until"] = dict(self.until)
         return json.dumps(data, indent=2)
 
     @classmethod
     def from_json(cls, text: str, source: str = "manifest.json") -> "Manifest":
         """Parse and check a manifest against its declared schema (:class:`sparkdl.schemas.ManifestDoc`)."""
+        import msgspec
+
         from sparkdl import config
         from sparkdl.schemas import ManifestDoc
 
@@ -288,7 +295,7 @@ class Manifest:
         # responses named twice (a manifest written before with_responses kept each name once) are read once
         return cls(tuple(data.factors), tuple(dict.fromkeys(data.responses)), data.job, data.design, tuple(data.runtimes),
                    data.results or "", data.source, tuple(data.whole_plot_factors), data.whole_plots, data.reference_run,
-                   data.time or "")
+                   data.time or "", None if data.until is None else msgspec.to_builtins(data.until))
 
     @classmethod
     def for_design(cls, specs: Sequence[RunSpec], job: str | None = None, design: str | None = None) -> "Manifest":

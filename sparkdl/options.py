@@ -83,6 +83,27 @@ def _seconds(text: str) -> float:
     return value
 
 
+_DURATION = re.compile(r"\s*(\d{1,12}(?:\.\d{1,12})?)\s*([smh]?)\s*", re.ASCII)
+
+
+def duration_s(text: str) -> float:
+    """A cluster-time budget: ``30m``, ``2h``, ``90s`` or plain seconds -> seconds; ValueError naming the fix."""
+    m = _DURATION.fullmatch(text[:100])
+    if not m or float(m.group(1)) <= 0:
+        raise ValueError(f"--budget {text[:40]!r} is not a positive duration: write e.g. 30m, 2h, 600s")
+    return float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[m.group(2)]
+
+
+def _level(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0.5 <= value < 1:
+        raise ValueError(f"{text[:40]!r} is not a confidence level: give a number from 0.5 to below 1, e.g. 0.95")
+    return value
+
+
 def whole_number(low: int, high: int, what: str, name: str) -> "object":
     """An argparse type: a whole number from ``low`` to ``high`` (``what`` it counts, for the message)."""
     return _option_type(_whole(low, high, what), name)
@@ -95,6 +116,8 @@ RETRIES = _option_type(_whole(0, MAX_RETRIES, "extra attempts"), "retries")
 PORT = _option_type(_whole(1, 65535, "a port"), "port")
 SAMPLES = _option_type(_whole(1, MAX_SAMPLES, "a number of digits"), "samples")
 SEED = _option_type(_whole(0, MAX_SEED, "a seed"), "seed")
+BUDGET = _option_type(duration_s, "budget")
+CONFIDENCE = _option_type(_level, "confidence")
 
 
 def cluster_options() -> argparse.ArgumentParser:

@@ -110,6 +110,44 @@ def _distinct(key: str, names: list[str]) -> None:
         raise ValueError(f"{key} lists {', '.join(twice)} more than once")
 
 
+Level = Union[Annotated[str, msgspec.Meta(max_length=MAX_TEXT)], int, float, bool, None]
+Count = Annotated[int, msgspec.Meta(ge=0, le=10**9)]
+
+
+class UntilPointDoc(msgspec.Struct, forbid_unknown_fields=True):
+    """One design point of a replicate-until-sure campaign: its final interval and why it stopped."""
+
+    run: Annotated[int, msgspec.Meta(ge=1, le=10**9 + 1)]
+    replicates: Count
+    failed_or_missing: Count
+    mean: Optional[float]
+    half_width: Optional[float]
+    lower: Optional[float]
+    upper: Optional[float]
+    width: Optional[float]
+    met: bool
+    reason: Optional[Literal["met", "max", "budget", "failing"]]
+    levels: Annotated[dict[Name, Level], msgspec.Meta(max_length=1_000)] = {}
+
+
+class UntilDoc(msgspec.Struct, forbid_unknown_fields=True):
+    """``until`` of a manifest (harness.until.UntilResult.to_dict): the stopping rule and each point's state."""
+
+    rule: Text
+    response: Name
+    width: Annotated[float, msgspec.Meta(gt=0)]
+    relative: bool
+    interval: Text
+    confidence: Annotated[float, msgspec.Meta(ge=0.5, lt=1)]
+    min_replications: Annotated[int, msgspec.Meta(ge=2, le=1_000)]
+    max_replications: Annotated[int, msgspec.Meta(ge=2, le=1_000)]
+    budget_s: Optional[Annotated[float, msgspec.Meta(gt=0)]]
+    stopped: Text
+    runs: Count
+    cluster_time_s: Annotated[float, msgspec.Meta(ge=0)]
+    points: Annotated[list[UntilPointDoc], msgspec.Meta(max_length=100_000)] = []
+
+
 class ManifestDoc(msgspec.Struct):
     """A campaign's ``manifest.json`` (harness.schema.Manifest): its factors and responses, each named once."""
 
@@ -124,6 +162,7 @@ class ManifestDoc(msgspec.Struct):
     whole_plots: Annotated[int, msgspec.Meta(ge=0, le=10**9)] = 0
     reference_run: Optional[Annotated[int, msgspec.Meta(ge=1, le=10**9 + 1)]] = None
     time: Optional[Text] = None  # the column holding the time of the runs' work (wall_clock_s, spark_jobs_span_s)
+    until: Optional[UntilDoc] = None  # replicate until sure: the stopping rule and each point's final interval
     version: int = 1
 
     def __post_init__(self) -> None:

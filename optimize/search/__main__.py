@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import shlex
 import sys
 from dataclasses import fields, replace
@@ -46,17 +45,14 @@ from optimize.search.study import (SAMPLERS, MultiObjectiveSearch, SearchConfig,
 from optimize.figures import save
 from optimize.session import ClusterOptions, JobConfig, open_session, submit_options
 from sparkdl.cli import on_interrupt, run_cli
-from sparkdl.options import SAMPLES, cluster_options
-
-BUDGET = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smh]?)\s*$")
-
+from sparkdl.options import SAMPLES, cluster_options, duration_s
 
 def parse_budget(text: str) -> float:
-    """``30m``, ``2h``, ``90s`` or plain seconds -> seconds."""
-    m = BUDGET.match(text)
-    if not m or float(m.group(1)) <= 0:
-        raise SearchOptionError(f"--budget {text!r} is not a positive duration: write e.g. 30m, 2h, 600s")
-    return float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[m.group(2)]
+    """``30m``, ``2h``, ``90s`` or plain seconds -> seconds (:func:`sparkdl.options.duration_s`, as harness.submit)."""
+    try:
+        return duration_s(text)
+    except ValueError as e:
+        raise SearchOptionError(str(e)) from None
 
 
 #: The built-in jobs of the same design columns (epochs, learning_rate, batch_size): BigDL's and PyTorch's.
