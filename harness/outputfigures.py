@@ -237,3 +237,79 @@ def _checked(values: Mapping[str, Figure], reserved: frozenset[str] | set[str],
     epochs = tuple({EPOCH: row[EPOCH], **{names.get(n, n): v for n, v in row.items()
                                           if n != EPOCH and names.get(n, n) is not None}} for row in rows)
     return Metrics(figures, notes=tuple(notes), epochs=epochs)  # type: ignore[misc]
+
+
+# ---------------------------------------------------------------- a running job's epochs
+
+
+#: Text of a stream kept while no epoch regex matches it (a regex spanning lines needs its lines together).
+MAX_PENDING = 1 << 20
+
+
+class _Stream:
+    """One growing output file, read in whole lines; the text not yet behind every regex's last match is kept."""
+
+    def __init__(self, path: str | Path | None, count: int) -> None:
+        self.path, self.offset, self.partial = path, 0, b""
+        self.text, self.positions = "", [0] * count
+        self.found: list[list[dict[str, str]]] = [[] for _ in range(count)]
+
+    def read(self, patterns: Sequence[re.Pattern[str]]) -> None:
+        if self.path is None:
+            return
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except FileNotFoundError:
+            return
+        self.offset += len(data)
+        data = self.partial + data
+        cut = data.rfind(b"\n") + 1
+        self.partial = data[cut:]
+        if not cut:
+            return
+        self.text += data[:cut].decode("utf-8", "replace")
+        for i, rx in enumerate(patterns):
+            for m in rx.finditer(self.text, self.positions[i]):
+                self.found[i].append(_groups(m))
+                self.positions[i] = m.end()
+        keep = max(min(self.positions), len(self.text) - MAX_PENDING)
+        keep = self.text.rfind("\n", 0, keep) + 1  # from a line's start, so that ^ still means one
+        self.text = self.text[keep:]
+        self.positions = [max(0, p - keep) for p in self.positions]
+
+
+class EpochTail:
+    """The epoch rows of a job's output while it runs, as :func:`read_output_figures` reads them afterwards: each
+    regex's matches in the .out, else in the .err; rows counted, typed and derived by :func:`epoch_rows`.
+
+    ``read()`` reads what the files gained (whole lines) and returns every row so far; [] while the rows have a
+    problem (the run's end says which)."""
+
+    def __init__(self, out: Path, spec: FigureSpec) -> None:
+        self.out, self.spec = Path(out), spec
+        self.patterns = [rx for rx in spec.compiled() if EPOCH in rx.groupindex]
+        self.streams = [_Stream(out, len(self.patterns)), _Stream(err_path_for(out), len(self.patterns))]
+
+    def read(self) -> list[Row]:
+        if not self.patterns:
+            return []
+        if self.streams[1].path is None:  # the .err appears with the job
+            self.streams[1].path = err_path_for(self.out)
+        for stream in self.streams:
+            stream.read(self.patterns)
+        matches = []
+        for i, rx in enumerate(self.patterns):
+            found = next((s.found[i] for s in self.streams if s.found[i]), [])
+            if found:
+                matches.append((rx.pattern, found))
+        try:
+            return epoch_rows(matches, self.spec)
+        except _Unusable:
+            return []
+
+
+def has_epochs(spec: FigureSpec) -> bool:
+    """Whether a job's figures make per-epoch rows (a regex with an ``epoch`` group)."""
+    return any(EPOCH in rx.groupindex for rx in spec.compiled())
