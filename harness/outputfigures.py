@@ -101,8 +101,8 @@ def _all_values(rx: re.Pattern[str], texts: Sequence[str]) -> list[dict[str, str
         for m in rx.finditer(text):
             found.append(_groups(m))
             if len(found) > MAX_EPOCHS:
-                raise _Unusable(f"the job's figures regex {rx.pattern!r} matched more than {MAX_EPOCHS} epochs: "
-                                "make it match one line per epoch")
+                raise _Unusable(f"the job's figures regex {rx.pattern!r} with an epoch group matched more than "
+                                f"{MAX_EPOCHS} times: make it match one line per epoch")
         if found:
             return found
     return []
@@ -181,10 +181,11 @@ def epoch_rows(matches: Sequence[tuple[str, Sequence[Mapping[str, str]]]], spec:
         for epoch, row in _regex_rows(pattern, found).items():
             merged.setdefault(epoch, {}).update(row)
     shift = 1 if 0 in merged else 0
+    formulas = spec.formulas() if merged else ()
     rows = []
     for epoch in sorted(merged):
         row: Row = {EPOCH: epoch + shift, **merged[epoch]}
-        for name, f in spec.formulas():
+        for name, f in formulas:
             if all(isinstance(row.get(n), (int, float)) for n in f.names):
                 row[name] = f({n: row[n] for n in f.names})  # type: ignore[misc]
         for name in ("accuracy", "wall_clock_s"):
@@ -272,7 +273,8 @@ class _Stream:
         self.text += data[:cut].decode("utf-8", "replace")
         for i, rx in enumerate(patterns):
             for m in rx.finditer(self.text, self.positions[i]):
-                self.found[i].append(_groups(m))
+                if len(self.found[i]) <= MAX_EPOCHS:  # past it the finished output fails the run, and the tail is []
+                    self.found[i].append(_groups(m))
                 self.positions[i] = m.end()
         keep = max(min(self.positions), len(self.text) - MAX_PENDING)
         keep = self.text.rfind("\n", 0, keep) + 1  # from a line's start, so that ^ still means one
@@ -291,6 +293,7 @@ class EpochTail:
         self.out, self.spec = Path(out), spec
         self.patterns = [rx for rx in spec.compiled() if EPOCH in rx.groupindex]
         self.streams = [_Stream(out, len(self.patterns)), _Stream(err_path_for(out), len(self.patterns))]
+        self._seen, self._rows = -1, []  # the matches the rows were made of (made again only when there are more)
 
     def read(self) -> list[Row]:
         if not self.patterns:
@@ -299,9 +302,17 @@ class EpochTail:
             self.streams[1].path = err_path_for(self.out)
         for stream in self.streams:
             stream.read(self.patterns)
+        seen = sum(len(found) for stream in self.streams for found in stream.found)
+        if seen != self._seen:
+            self._seen, self._rows = seen, self._made()
+        return list(self._rows)
+
+    def _made(self) -> list[Row]:
         matches = []
         for i, rx in enumerate(self.patterns):
             found = next((s.found[i] for s in self.streams if s.found[i]), [])
+            if len(found) > MAX_EPOCHS:
+                return []
             if found:
                 matches.append((rx.pattern, found))
         try:
