@@ -44,6 +44,7 @@ from harness.until import UntilResult, UntilRule
 from harness.runner import Completed, Runner
 from harness.metrics import Metrics, read_metrics, reserved_names
 from harness.outputfigures import read_output_figures
+from harness.runepochs import campaign_epoch_rows, write_run_epochs
 from harness.runspec import RunSpec, format_value
 from harness.schema import CampaignDir, Execution, Manifest, Outcome, RunRecord, now, status_counts
 from harness.store import ResultStore
@@ -171,7 +172,7 @@ class Campaign:
     def _program_outcome(self, spec: RunSpec, completed: Completed, out: Path, run: "ProgramRun",
                          metrics: dict[str, object]) -> Outcome:
         """A ``results = "mlflow"`` attempt: its run's metrics as figures, their histories as its epochs.csv."""
-        from harness.mlflow_run import RUN_ID_COLUMN, write_run_epochs
+        from harness.mlflow_run import RUN_ID_COLUMN
 
         runs = self.program_runs()
         try:
@@ -277,6 +278,8 @@ class Campaign:
                     metrics.update(figures.extra())
                     metrics["wall_clock_of"] = wall_clock_of(figures.figures)
                     self._note(spec, figures.notes)
+                    if job.results == "output":  # its epoch rows (a figures regex with an epoch group)
+                        write_run_epochs(self.folder.run_dir(spec.key), figures.epochs)
             if outcome.app_id is None:
                 outcome = replace(outcome, app_id=self._app_id(argv[argv.index("--name") + 1]))
             if not outcome.ok and outcome.failure_kind == "infrastructure":
@@ -331,12 +334,9 @@ class Campaign:
     def record(self, record: RunRecord) -> None:
         crash_point("store")
         self.store.record(record)
-        if self._program_runs is not None:  # the runs' per-epoch figures, one table (harness.mlflow_run)
-            from harness.mlflow_run import campaign_epoch_rows
-
-            rows = campaign_epoch_rows(self.folder, self.store.results())
-            if rows:
-                self.folder.write_rows(rows, self.folder.epochs_csv)
+        rows = campaign_epoch_rows(self.folder, self.store.results())  # the runs' epochs.csv, one table
+        if rows:
+            self.folder.write_rows(rows, self.folder.epochs_csv)
         if self.tracker is not None:  # a tracker that is down is a note; the next run's export catches up
             self.tracker.sync(self.store.results(), self.store.meta())
 

@@ -86,7 +86,7 @@ def figure_spec(patterns: object, derived: object, where: str) -> FigureSpec:
         for name in rx.groupindex:
             if not NAME.fullmatch(name):
                 raise FigureSpecError(f"{where}: figure {name!r}: names are letters, digits and '_', at most 64")
-            if name in seen:
+            if name in seen and name != "epoch":  # epoch numbers the rows of each regex that has it
                 raise FigureSpecError(f"{where}: figure {name} is captured by two regexes ({seen[name][:60]!r} and "
                                       f"{p[:60]!r}): name each figure once")
             seen[name] = p

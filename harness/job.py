@@ -40,7 +40,8 @@ job gets ``--metrics-out PATH`` appended and must write one JSON object of named
   ``bigdl``); a BigDL job on a runtime without BigDL is refused before anything runs;
 * ``"json"``: the file the job writes to ``--metrics-out``;
 * ``"output"``: ``figures = ['regex with (?P<name>...)', ...]`` over what the unchanged program prints
-  (:mod:`harness.outputfigures`), and a ``[derived]`` table of figures computed from them;
+  (:mod:`harness.outputfigures`), and a ``[derived]`` table of figures computed from them; a regex with a group
+  named ``epoch`` makes per-epoch rows (``runs/<key>/epochs.csv``, per-epoch pruning);
 * ``"none"`` (the default for every other app): no figures; the time of the work is ``spark_jobs_span_s``,
   from the application's first Spark job to its last (its event log).
 

@@ -50,6 +50,9 @@ class Metrics:
     series: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
     problem: str | None = None
     notes: tuple[str, ...] = ()  # what was done to keep a figure (a name the harness writes, renamed)
+    #: One row per epoch ({"epoch": n, figure: value...}, epochs counted from 1): a ``results = "output"`` job's
+    #: matches of a regex with an ``epoch`` group (:mod:`harness.outputfigures`); runs/<key>/epochs.csv
+    epochs: tuple[Mapping[str, Figure], ...] = ()
 
     @property
     def accuracy(self) -> float | None:

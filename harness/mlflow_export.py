@@ -13,7 +13,7 @@ Both paths call :meth:`MlflowExporter.sync`, which brings the experiment up to d
   runtime and JVM choice, the cluster shape; metrics = every number of the record (accuracy,
   wall_clock_s, elapsed_s, cost, the spark_*/host_*/phase_* figures, a job's own) with per-epoch
   figures as metric histories (step = epoch: ``accuracy``, ``loss``, ``throughput``,
-  ``epoch_wall_clock_s``, a json job's per-epoch lists); tags = status, reason, failure_kind,
+  ``epoch_wall_clock_s``, a json job's per-epoch lists, an output job's epoch rows); tags = status, reason, failure_kind,
   app_id, run, replicate, attempt (text figures too); artifacts = the run's .out/.err (earlier
   attempts' too) and its ``runs/<key>/`` folder (metrics.json, the event log, the observer's
   tables), each file over the size cap left out and named in a tag. The MLflow status is FINISHED
@@ -54,6 +54,7 @@ from types import ModuleType
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from harness.errors import CampaignError, HarnessError
+from harness.runepochs import EpochPoint, run_epoch_points, run_epochs
 from harness.schema import CampaignDir, RunRecord, status_counts
 from sparkdl.errors import EXIT_CLUSTER, EXIT_INPUT, ToolError
 from sparkdl.status import STATUSES
@@ -219,63 +220,29 @@ def run_files(folder: CampaignDir, key: str, cap_bytes: int) -> tuple[list[Artif
     return found, skipped
 
 
-def epoch_histories(out_log: Path, series: Mapping[str, Sequence[float]], start_ms: int, end_ms: int
-                    ) -> dict[str, list[MetricPoint]]:
-    """Per-epoch figures of a run (step = epoch): its log's validated epochs, and a json job's lists.
+def epoch_histories(out_log: Path, series: Mapping[str, Sequence[float]], start_ms: int, end_ms: int,
+                    table: Path | None = None) -> dict[str, list[MetricPoint]]:
+    """Per-epoch figures of a run as metric histories (step = epoch), read by the one reader of a run's epochs
+    (:func:`harness.runepochs.run_epoch_points`): its epochs.csv (``table``: an output or MLflow job's rows), else
+    its log's validated epochs, and a json job's lists.
 
     A BigDL log gives ``accuracy`` (Top1 at each validation), ``loss`` and ``throughput`` (means over the
     epoch's iterations) and ``epoch_wall_clock_s``; a job's ``sparkdl-epoch`` lines give ``accuracy``,
-    ``epoch_wall_clock_s`` and their other numbers; metrics.json's lists are steps 1..n of their name.
-    Each point's time is the run's start plus the epoch's wall clock (never after the run's end).
+    ``epoch_wall_clock_s`` and their other numbers; an epochs.csv row its numbers (its ``wall_clock_s`` as
+    ``epoch_wall_clock_s``); metrics.json's lists are steps 1..n of their name.
     """
-    import logparse
-    from logparse import epochlines
-    from logparse.epochs import epoch_summaries
-    from logparse.errors import LogParseError
+    return histories_of(run_epoch_points(out_log, series, table), start_ms, end_ms)
 
+
+def histories_of(points: Iterable[EpochPoint], start_ms: int, end_ms: int) -> dict[str, list[MetricPoint]]:
+    """Epoch points as MLflow metric histories: each point's time is the run's start plus the epoch's wall
+    clock (the run's end when it has none; never after the run's end)."""
     out: dict[str, list[MetricPoint]] = {}
-
-    def add(name: str, step: int, value: object, wall_s: float | None) -> None:
-        number = _finite(value)
-        if number is None:
-            return
-        at = start_ms + int(1000 * wall_s) if wall_s is not None and math.isfinite(wall_s) else end_ms
-        out.setdefault(name, []).append(MetricPoint(name, number, step, min(max(at, start_ms), end_ms)))
-
-    if out_log.is_file():
-        lines = epochlines.read_epochs(out_log)
-        if lines:
-            for e in lines:
-                add("accuracy", e.epoch, e.accuracy, e.wall_clock_s)
-                add("epoch_wall_clock_s", e.epoch, e.wall_clock_s, e.wall_clock_s)
-                for name, value in e.extra.items():
-                    if name not in ("accuracy", "epoch_wall_clock_s"):
-                        add(name, e.epoch, value, e.wall_clock_s)
-        else:
-            try:
-                summaries = epoch_summaries(logparse.parse(out_log, full=True))
-            except LogParseError:
-                summaries = []
-            for s in summaries:
-                wall = s.validation_wall_clock_s if s.validation_wall_clock_s is not None else s.wall_clock_s
-                add("accuracy", s.epoch, s.accuracy, wall)
-                add("loss", s.epoch, s.mean_loss, wall)
-                add("throughput", s.epoch, s.mean_throughput, wall)
-                add("epoch_wall_clock_s", s.epoch, wall, wall)
-    for name, values in series.items():
-        if name not in out:
-            for i, value in enumerate(values, start=1):
-                add(name, i, value, None)
+    for p in points:
+        wall = p.wall_clock_s
+        at = start_ms + int(1000 * wall) if wall is not None and math.isfinite(wall) else end_ms
+        out.setdefault(p.name, []).append(MetricPoint(p.name, p.value, p.epoch, min(max(at, start_ms), end_ms)))
     return out
-
-
-def _series(folder: CampaignDir, record: RunRecord) -> dict[str, tuple[float, ...]]:
-    """The lists of a json job's metrics.json (one number per epoch or iteration), if it wrote one."""
-    from harness.command import METRICS_FILE
-    from harness.metrics import read_metrics, reserved_names
-
-    path = folder.path / CampaignDir.RUNS / record.key / METRICS_FILE
-    return dict(read_metrics(path, reserved_names(record.spec)).series) if path.is_file() else {}
 
 
 def _cost(record: RunRecord, formula: str) -> float | None:
@@ -347,8 +314,7 @@ def run_payload(record: RunRecord, folder: CampaignDir, facts: CampaignFacts,
         if cost is not None:
             figures["cost"] = cost
             tags["sparkdl.cost_formula"] = facts.cost
-    out_log = folder.path / record.execution.log if record.execution.log else folder.logs / f"{record.key}.out"
-    histories = epoch_histories(out_log, _series(folder, record), start, end)
+    histories = histories_of(run_epochs(folder, record), start, end)
     points = [p for history in histories.values() for p in history]
     for name, value in figures.items():
         history = histories.get(name)

@@ -12,7 +12,8 @@ After the program exited, the run's metrics are read back through MLflow's clien
 latest value becomes a column of results.csv (through the same rules as a json job's figures:
 :func:`harness.metrics.parse_metrics`; a name MLflow allows but a column cannot hold, e.g.
 ``val/acc``, is written ``val_acc``), and every metric logged at more than one step becomes a
-per-epoch figure: ``runs/<key>/epochs.csv`` (one row per step) and the campaign's ``epochs.csv``.
+per-epoch figure: ``runs/<key>/epochs.csv`` (one row per step) and the campaign's ``epochs.csv``
+(:mod:`harness.runepochs`, as for a ``results = "output"`` job's epochs).
 A step counts as an epoch as logged; when a program counts its steps from 0, epoch = step + 1.
 
 Without ``--mlflow`` the store is SQLite in the campaign folder (``mlflow.db``, artifacts in
@@ -24,17 +25,16 @@ harness's figures, the logs) instead of making another (:mod:`harness.mlflow_exp
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping
 
 from harness.errors import HarnessError
 from harness.metrics import Metrics, parse_metrics
-from sparkdl.campaign import IDENTIFIERS, CampaignDir, RunRecord
+from sparkdl.campaign import CampaignDir
 from sparkdl.errors import EXIT_CLUSTER
 
 if TYPE_CHECKING:
@@ -46,7 +46,6 @@ LOCAL_ARTIFACTS = "mlflow-artifacts"
 PROGRAM = "sparkdl.program_run"
 #: The column naming the MLflow run of a run (the export finds the run by it).
 RUN_ID_COLUMN = "mlflow_run_id"
-EPOCHS_FILE = "epochs.csv"
 _BAD_CHARS = re.compile(r"[^A-Za-z0-9_.]")
 
 
@@ -183,41 +182,3 @@ class ProgramRuns:
         except Exception:  # noqa: BLE001 - the figures are read; a run's status in MLflow is not worth a failure
             pass
 
-
-def write_run_epochs(run_dir: Path, rows: Sequence[Mapping[str, object]]) -> Path | None:
-    """``runs/<key>/epochs.csv``: one row per epoch of the program's metric histories (None when it has none)."""
-    target = Path(run_dir) / EPOCHS_FILE
-    target.unlink(missing_ok=True)
-    if not rows:
-        return None
-    columns = list(dict.fromkeys(c for row in rows for c in row))
-    with open(target, "w", newline="") as f:
-        writer = csv.DictWriter(f, columns)
-        writer.writeheader()
-        writer.writerows(rows)
-    return target
-
-
-def campaign_epoch_rows(folder: CampaignDir, records: Sequence[RunRecord]) -> list[dict[str, object]]:
-    """The campaign's epochs.csv: every ok run's ``runs/<key>/epochs.csv``, led by its design row."""
-    rows: list[dict[str, object]] = []
-    for record in sorted(records, key=lambda r: r.cell):
-        path = folder.path / CampaignDir.RUNS / record.key / EPOCHS_FILE
-        if not record.ok or not path.is_file():
-            continue
-        design = record.spec.as_row()
-        lead = {"run": record.run, "replicate": record.replicate,
-                **{k: v for k, v in design.items() if k not in IDENTIFIERS}}
-        with open(path, newline="") as f:
-            rows += [{**lead, **{k: _number(v) for k, v in row.items()}} for row in csv.DictReader(f)]
-    return rows
-
-
-def _number(text: str | None) -> Any:
-    if text in (None, ""):
-        return None
-    try:
-        value = float(text)  # type: ignore[arg-type]
-    except ValueError:
-        return text
-    return int(value) if value.is_integer() and "." not in text and "e" not in text.lower() else value

@@ -2,9 +2,9 @@
 last error line, Spark's event log), reports figures from what it prints (``results = "output"``) or its time
 alone (``results = "none"``: ``spark_jobs_span_s``), and never loses a run over a figure's name.
 
-The fast checks are pure logic on texts and event logs; one slow test runs Apache Spark's own example
-``gradient_boosted_tree_classifier_example.py`` unchanged, as pyspark 4.3.0 ships it in its wheel
-(``pyspark/examples/src/main/python/ml/``, with ``pyspark/data/mllib/sample_libsvm_data.txt``), on a real local
+The fast checks are pure logic on texts and event logs; one slow test runs Apache Spark's own examples
+``gradient_boosted_tree_classifier_example.py`` and ``als.py`` unchanged, as pyspark 4.3.0 ships them in its wheel
+(``pyspark/examples/src/main/python/``, with ``pyspark/data/mllib/sample_libsvm_data.txt``), on a real local
 standalone Spark 4 cluster.
 """
 
@@ -304,19 +304,21 @@ def test_an_unchanged_spark_example_is_judged_by_what_every_program_has(tmp_path
     (user / "data" / "mllib").mkdir(parents=True)
     shutil.copy(example, user)
     shutil.copy(pyspark / "data" / "mllib" / "sample_libsvm_data.txt", user / "data" / "mllib")
-    shutil.copy(pyspark / "examples" / "src" / "main" / "python" / "pi.py", user)
+    shutil.copy(pyspark / "examples" / "src" / "main" / "python" / "als.py", user)  # prints each iteration's RMSE
     head = '[job]\nname = "gbt"\napp = "gradient_boosted_tree_classifier_example.py"\nruntime = "spark4"\n'
     (user / "gbt.toml").write_text(head + 'workdir = "."\n')  # no results line
     (user / "gbt-output.toml").write_text(
         head + 'workdir = "."\nresults = "output"\n'
         "figures = ['Test Error = (?P<test_error>[0-9.eE+-]+)', 'Running Spark version (?P<spark_version>[0-9.]+)']\n"
         '[derived]\naccuracy = "1 - test_error"\nwall_clock_s = "spark_jobs_span_s"\n')
-    (user / "pi.toml").write_text('[job]\nname = "pi"\napp = "pi.py"\nruntime = "spark4"\nresults = "output"\n'
-                                  "figures = ['Pi is roughly (?P<pi>[0-9.]+)', 'Test Error = (?P<test_error>[0-9.]+)']\n")
+    (user / "als.toml").write_text('[job]\nname = "als"\napp = "als.py"\nruntime = "spark4"\nresults = "output"\n'
+                                   'args = ["40", "100", "5", "{iterations}", "2"]\n'  # M U F iterations partitions
+                                   "figures = ['Iteration (?P<epoch>\\d+):\\s+RMSE: (?P<rmse>[0-9.]+)']\n")
     (user / "gbt-elsewhere.toml").write_text(head)  # runs where the harness runs: its data is not there
-    two, one = user / "design.csv", user / "one.csv"
+    two, one, iterations = user / "design.csv", user / "one.csv", user / "iterations.csv"
     two.write_text("nodes,executors,executor_cores\n1,1,2\n1,1,2\n")
     one.write_text("nodes,executors,executor_cores\n1,1,2\n")
+    iterations.write_text("nodes,executors,executor_cores,iterations\n1,1,2,3\n1,1,2,0\n")
 
     # 1. no results line: each run is ok, with the time of its work from Spark's event log
     proc = _submit(two, user / "gbt.toml", tmp_path / "none", spark4_cluster)
@@ -351,13 +353,23 @@ def test_an_unchanged_spark_example_is_judged_by_what_every_program_has(tmp_path
     expected = float(row["wall_clock_s"]) / (float(row["accuracy"]) * 100) ** 2  # T / (A*100)^2
     assert table.frame["cost"].tolist() == [pytest.approx(expected)]
 
-    # 3. a declared figure missing from the output fails the run, with its regex in the reason
-    proc = _submit(one, user / "pi.toml", tmp_path / "missing", spark4_cluster)
+    # 3. Spark's als.py prints "Iteration i:" then "RMSE: x" (i from 0): a regex with an epoch group makes one
+    # row per iteration; with 0 iterations it prints none, and the declared figure missing fails the run
+    proc = _submit(iterations, user / "als.toml", tmp_path / "als", spark4_cluster)
     assert proc.returncode == 3, proc.stdout[-3000:] + proc.stderr[-3000:]
-    (row,) = _rows(tmp_path / "missing")
+    rows = {row["iterations"]: row for row in _rows(tmp_path / "als")}
+    ran, row = rows["3"], rows["0"]
+    rmse = [float(line.split(": ")[1]) for line in (tmp_path / "als" / ran["log"]).read_text().splitlines()
+            if line.startswith("RMSE: ")]
+    assert len(rmse) == 3 and ran["status"] == "ok" and float(ran["rmse"]) == rmse[-1]
+    assert ran["epochs_completed"] == "3"
+    epochs = list(csv.DictReader(open(tmp_path / "als" / "epochs.csv")))  # the ok run's rows, led by its design
+    assert [(e["run"], e["iterations"], e["epoch"], float(e["rmse"])) for e in epochs] == [
+        (ran["run"], "3", str(i + 1), r) for i, r in enumerate(rmse)]
+    assert (tmp_path / "als" / "runs" / f"{ran['run']}-1" / "epochs.csv").is_file()
     assert (row["status"], row["failure_kind"], row["exit_code"]) == ("failed", "job", "0")
-    assert row["reason"] == ("the job's output has no line matching its figures regex 'Test Error = "
-                             "(?P<test_error>[0-9.]+)': check what the program prints (its .out and .err)")
+    assert row["reason"] == ("the job's output has no line matching its figures regex 'Iteration (?P<epoch>\\\\d+):"
+                             "\\\\s+RMSE: (?P<rmse>[0-9.]+)': check what the program prints (its .out and .err)")
 
     # 4. a failing program: its own last error line and exit code are the reason
     proc = _submit(one, user / "gbt-elsewhere.toml", tmp_path / "failed", spark4_cluster)

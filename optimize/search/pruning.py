@@ -2,8 +2,10 @@
 
 A BigDL job prints one ``Top1Accuracy is Accuracy(...)`` line per validated epoch, with the
 wall clock so far; a job that reports JSON (TorchDistributor, XGBoost) a ``sparkdl-epoch`` line
-(:mod:`logparse.epochlines`). :class:`CurveTail` reads the lines a running job's .out gained since the last
-call (the runner's watch calls it about once a second). After each new epoch, short of the last,
+(:mod:`logparse.epochlines`); a ``results = "output"`` job the lines its ``figures`` regex with an ``epoch``
+group matches (:class:`harness.outputfigures.EpochTail`: its ``accuracy``, printed or derived, and its
+``wall_clock_s``, the time so far, when it prints one). :class:`CurveTail` reads the lines a running job's .out
+gained since the last call (the runner's watch calls it about once a second). After each new epoch, short of the last,
 the rules are asked in order; the first that gives a reason stops the job, which the harness then
 records as ``pruned`` (never ``failed``):
 
@@ -13,7 +15,8 @@ records as ``pruned`` (never ``failed``):
   use to "the fastest run reaching A".
 * :class:`MedianRule`: at epoch e, the job is dominated in (wall clock at e: less is better, accuracy
   at e: more is better) by at least half of the earlier runs that reached epoch e (Optuna's median
-  pruner, made two-objective: a fast, inaccurate run is not pruned for its accuracy alone).
+  pruner, made two-objective: a fast, inaccurate run is not pruned for its accuracy alone). An epoch
+  without a time (an output job that prints none) dominates none and is dominated by none.
 * :class:`HalvingRule`: successive halving's rungs, epochs 1, eta, eta^2, ...: at a rung, the job
   goes on only while fewer than 1/eta of the runs that reached that rung dominate it.
 
@@ -27,8 +30,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, Sequence
+from typing import Mapping, Protocol, Sequence
 
+from harness.figurespec import FigureSpec
+from harness.outputfigures import EpochTail, has_epochs
 from logparse import epochlines
 from logparse import patterns as P
 from optimize.errors import SearchOptionError
@@ -38,10 +43,11 @@ CHANCE = 0.1  # MNIST: ten classes
 
 @dataclass(frozen=True)
 class EpochFigure:
-    """One validated epoch: its number, BigDL's wall clock at the validation, and Top1 accuracy."""
+    """One validated epoch: its number, the wall clock at the validation (None: the job printed none), and
+    Top1 accuracy."""
 
     epoch: int
-    wall_clock_s: float
+    wall_clock_s: float | None
     accuracy: float
 
 
@@ -63,15 +69,29 @@ def figure_of_line(line: bytes) -> EpochFigure | None:
     return EpochFigure(int(m.group(1)), float(m.group(5)), float(fields[b"accuracy"]))
 
 
-class CurveTail:
-    """The validated epochs of a growing .out, read incrementally (only whole lines count)."""
+def figure_of_row(row: Mapping[str, object]) -> EpochFigure | None:
+    """The epoch figure of an output job's epoch row (:mod:`harness.outputfigures`): None without an accuracy."""
+    epoch, wall, accuracy = row.get("epoch"), row.get("wall_clock_s"), row.get("accuracy")
+    if not isinstance(epoch, int) or not isinstance(accuracy, (int, float)):
+        return None
+    return EpochFigure(epoch, float(wall) if isinstance(wall, (int, float)) else None, float(accuracy))
 
-    def __init__(self, path: Path) -> None:
+
+class CurveTail:
+    """The validated epochs of a growing .out, read incrementally (only whole lines count).
+
+    ``figures``: a ``results = "output"`` job's declared figures; when a regex of them has an ``epoch`` group, the
+    epochs are its rows (in the .out, else the .err), read by :class:`harness.outputfigures.EpochTail`."""
+
+    def __init__(self, path: Path, figures: FigureSpec | None = None) -> None:
         self.path, self.offset, self.partial = path, 0, b""
         self.curve: list[EpochFigure] = []
+        self.rows = EpochTail(path, figures) if figures is not None and has_epochs(figures) else None
 
     def read(self) -> list[EpochFigure]:
         """Read what the file gained; return the epoch figures new since the last call."""
+        if self.rows is not None:
+            return self._add([f for f in map(figure_of_row, self.rows.read()) if f is not None])
         try:
             with open(self.path, "rb") as f:
                 f.seek(self.offset)
@@ -81,14 +101,21 @@ class CurveTail:
         self.offset += len(data)
         lines = (self.partial + data).split(b"\n")
         self.partial = lines.pop()
-        new = [fig for fig in map(figure_of_line, lines) if fig is not None
-               and (not self.curve or fig.epoch > self.curve[-1].epoch)]
-        self.curve.extend(new)
+        return self._add([fig for fig in map(figure_of_line, lines) if fig is not None])
+
+    def _add(self, figures: Sequence[EpochFigure]) -> list[EpochFigure]:
+        new = []
+        for fig in figures:
+            if not self.curve or fig.epoch > self.curve[-1].epoch:
+                self.curve.append(fig)
+                new.append(fig)
         return new
 
 
 def dominates(a: EpochFigure, b: EpochFigure) -> bool:
-    """a is no slower and no less accurate than b, and strictly better on one."""
+    """a is no slower and no less accurate than b, and strictly better on one (never without both times)."""
+    if a.wall_clock_s is None or b.wall_clock_s is None:
+        return False
     return (a.wall_clock_s <= b.wall_clock_s and a.accuracy >= b.accuracy
             and (a.wall_clock_s < b.wall_clock_s or a.accuracy > b.accuracy))
 
@@ -163,10 +190,11 @@ class TrialWatch:
     history: Sequence[Curve]
     tail: CurveTail | None = None
     reasons: list[str] = field(default_factory=list)
+    figures: FigureSpec | None = None  # a results = "output" job's figures: its epochs are its regexes' rows
 
     def __call__(self, out: Path) -> str | None:
         if self.tail is None or self.tail.path != out:
-            self.tail = CurveTail(out)
+            self.tail = CurveTail(out, self.figures)
         new = self.tail.read()
         curve = self.tail.curve
         if not new or curve[-1].epoch >= self.planned:

@@ -27,6 +27,9 @@ from optuna.trial import TrialState
 
 from sparkdl.runspec import RunSpec, batch_problem
 from sparkdl.campaign import CampaignDir, RunRecord
+from harness.campaign import Campaign
+from harness.command import job_for
+from harness.figurespec import FigureSpec
 from logparse import Status
 from models.cost import parse_cost
 from models.errors import CostError
@@ -137,11 +140,19 @@ def open_study(out: Path, config: SearchConfig) -> optuna.Study:
     return study
 
 
-def curve_of_run(out: Path, result: RunRecord) -> list[EpochFigure]:
-    """The validated epochs in a finished run's log (the pruning rules' history is rebuilt from the logs)."""
-    tail = CurveTail(out / result.execution.log)
+def curve_of_run(out: Path, result: RunRecord, figures: FigureSpec | None = None) -> list[EpochFigure]:
+    """The validated epochs in a finished run's log (the pruning rules' history is rebuilt from the logs);
+    ``figures``: a ``results = "output"`` job's, whose epochs are its regexes' rows."""
+    tail = CurveTail(out / result.execution.log, figures)
     tail.read()
     return tail.curve
+
+
+def output_figures(campaign: Campaign, spec: RunSpec) -> FigureSpec | None:
+    """The declared figures of the job that runs ``spec`` when it reports what it prints (``results = "output"``):
+    the pruning watch reads its epochs with them."""
+    job = job_for(spec, campaign.options)
+    return job.figures if job.results == "output" else None
 
 
 @dataclass
@@ -180,7 +191,8 @@ class MultiObjectiveSearch:
         self.runner = runner if hasattr(runner, "watch") else None  # ProcessRunner (or a test double of it)
         if rules and self.runner is None:
             progress(f"note: this backend's runner ({type(runner).__name__}) cannot stop a running job: no pruning")
-        self.history: list[list[EpochFigure]] = [curve_of_run(session.out, r) for r in session.finished.values()
+        self.history: list[list[EpochFigure]] = [curve_of_run(session.out, r, output_figures(session.campaign, r.spec))
+                                                 for r in session.finished.values()
                                                  if r.status in (Status.OK, Status.PRUNED)]
         self.outcome = SearchOutcome()
 
@@ -204,7 +216,7 @@ class MultiObjectiveSearch:
         else:
             self.study.tell(number, state=TrialState.PRUNED if result.status == Status.PRUNED else TrialState.FAIL)
         if result.status in (Status.OK, Status.PRUNED):
-            self.history.append(curve_of_run(self.session.out, result))
+            self.history.append(curve_of_run(self.session.out, result, output_figures(self.session.campaign, result.spec)))
         record = TrialRecord(number, f"{result.run}-{result.replicate}",
                              {f: getattr(result.spec, f) for f in self.config.space.names}, str(result.status), values,
                              result.elapsed_s, result.reason)
@@ -251,7 +263,8 @@ class MultiObjectiveSearch:
             self.progress(f"trial {trial.number}: {problem}; skipped (no job)")
             return None
         if self.runner is not None:
-            self.runner.watch = TrialWatch(self.rules, spec.epochs, list(self.history)) if self.rules else None
+            self.runner.watch = (TrialWatch(self.rules, spec.epochs, list(self.history),
+                                            figures=output_figures(self.session.campaign, spec)) if self.rules else None)
         try:
             result = self.session.run(spec)
         finally:
