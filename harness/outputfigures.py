@@ -33,7 +33,8 @@ its other groups; ``Metrics.epochs``), e.g. ``'epoch (?P<epoch>\\d+) .*accuracy 
 * a ``[derived]`` figure is computed on each row that has every figure it uses (``accuracy = "1 -
   test_error"`` gives each epoch its accuracy); ``accuracy`` and ``wall_clock_s`` (the time so far) must
   be a fraction and seconds there too;
-* the run's columns stay the last match's values, and ``epochs_completed`` is the number of epochs
+* the run's columns stay the last match's values (the printed counter itself is not one: a loop's
+  ``range(n)`` ends at n - 1), and ``epochs_completed`` is the number of epochs
   when the job does not print its own.
 
 The harness writes the rows to ``runs/<key>/epochs.csv`` and the campaign's epochs.csv
@@ -135,7 +136,9 @@ def read_output_figures(out: Path, spec: FigureSpec, reserved: frozenset[str] | 
         rows = epoch_rows(matches, spec)
     except _Unusable as e:
         return Metrics(problem=str(e))
-    values: dict[str, Figure] = {n: typed(v, kind_of([v])) for n, v in raw.items()}  # type: ignore[misc]
+    # the printed epoch counter is not a figure of the run: epochs_completed is (one count, from 1)
+    values: dict[str, Figure] = {n: typed(v, kind_of([v])) for n, v in raw.items()  # type: ignore[misc]
+                                 if not (n == EPOCH and matches)}
     for name, f in spec.formulas():
         args = {n: values[n] if n in values else (measured or {}).get(n) for n in f.names}
         bad = [n for n, v in args.items() if not isinstance(v, (int, float))]
