@@ -315,13 +315,12 @@ def test_an_unchanged_spark_example_is_judged_by_what_every_program_has(tmp_path
                                    'args = ["40", "100", "5", "{iterations}", "2"]\n'  # M U F iterations partitions
                                    "figures = ['Iteration (?P<epoch>\\d+):\\s+RMSE: (?P<rmse>[0-9.]+)']\n")
     (user / "gbt-elsewhere.toml").write_text(head)  # runs where the harness runs: its data is not there
-    two, one, iterations = user / "design.csv", user / "one.csv", user / "iterations.csv"
-    two.write_text("nodes,executors,executor_cores\n1,1,2\n1,1,2\n")
+    one, iterations = user / "one.csv", user / "iterations.csv"
     one.write_text("nodes,executors,executor_cores\n1,1,2\n")
     iterations.write_text("nodes,executors,executor_cores,iterations\n1,1,2,3\n1,1,2,0\n")
 
-    # 1. no results line: each run is ok, with the time of its work from Spark's event log
-    proc = _submit(two, user / "gbt.toml", tmp_path / "none", spark4_cluster)
+    # 1. no results line: the run is ok, with the time of its work from Spark's event log
+    proc = _submit(one, user / "gbt.toml", tmp_path / "none", spark4_cluster)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "BigDL" not in proc.stdout + proc.stderr
     manifest = json.loads((tmp_path / "none" / "manifest.json").read_text())

@@ -137,74 +137,6 @@ def test_gloo_binds_to_the_interface_that_reaches_the_rendezvous_host():
 
 @pytest.mark.slow
 @pytest.mark.cluster
-def test_bigdl_and_torch_lenet_in_one_design_each_on_its_runtime(tmp_path, local_cluster):
-    design = tmp_path / "design.csv"
-    # torch first: the cluster starts on the torch runtime and restarts once, for the BigDL rows
-    design.write_text("run,model,nodes,executors,executor_cores,epochs,learning_rate,batch_size\n"
-                      "1,torch-lenet,1,2,1,2,0.05,64\n2,lenet,1,1,2,2,0.05,64\n3,lenet,1,2,1,2,0.05,64\n")
-    out = tmp_path / "fw"
-    proc = cli("harness.submit", str(design), "--out", str(out), "--train-samples", "1024", "--test-samples", "256",
-               "--timeout", "900", *cluster_args(local_cluster))
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert proc.stdout.count("restarting the local cluster on runtime") == 1
-    assert proc.stdout.count("resetting the cluster") == 1  # two whole plots, one per runtime
-    rows = {r["run"]: r for r in csv.DictReader(open(out / "results.csv"))}
-    assert {r["status"] for r in rows.values()} == {"ok"}
-    argvs = attempts(out)
-    for run, runtime in (("1", "torch"), ("2", "bigdl"), ("3", "bigdl")):
-        argv = argvs[f"{run}-1"]
-        assert argv[0].startswith(f"{runtimes.home(runtimes.resolve(runtime))}/")
-    for run in ("1",):
-        argv = argvs[f"{run}-1"]
-        assert argv[argv.index("--num-processes") + 1] == "2"  # nodes x executors x executor_cores
-        lines = read_epochs(out / "logs" / f"{run}-1.out")
-        assert [e.epoch for e in lines] == [1, 2]  # validated after every epoch, streamed to the driver's log
-        figures = json.loads((out / "runs" / f"{run}-1" / "metrics.json").read_text())
-        assert float(rows[run]["accuracy"]) == figures["accuracy"] == lines[-1].accuracy
-        assert float(rows[run]["train_loop_s"]) == lines[-1].wall_clock_s  # the epochs inside the processes
-        assert float(rows[run]["wall_clock_s"]) == figures["fit_s"] > lines[-1].wall_clock_s  # the training call
-        assert lines[-1].extra["count"] == 256 and lines[-1].extra["processes"] == 2
-        assert figures["accuracy"] > 0.3  # it learns (chance is 0.1)
-    # the per-epoch harvest puts both epochs of every torch run on the table, as for BigDL
-    from optimize.harvest import harvest
-    import pandas as pd
-
-    points = harvest(pd.read_csv(out / "results.csv"), out).table()
-    assert sorted(points.groupby("run")["epoch"].count().to_dict().items()) == [(1, 2), (2, 2), (3, 2)]
-    # the framework came with its runtime, one whole plot each: the split-plot analysis says it cannot test it
-    anova = cli("models.anova", str(out), "--terms", "model", "--response", "wall_clock_s", "--format", "json")
-    assert anova.returncode == 0, anova.stderr
-    (model,) = json.loads(anova.stdout)["rows"]
-    assert model["term"] == "model" and model["p"] is None and "one whole plot per level" in model["note"]
-    ordinary = cli("models.anova", str(out), "--terms", "model", "--response", "wall_clock_s", "--whole-plot", "none",
-                   "--format", "json")
-    assert ordinary.returncode == 0, ordinary.stderr
-    assert [r["term"] for r in json.loads(ordinary.stdout)["rows"]] == ["model", "Residual"]
-
-
-@pytest.mark.slow
-@pytest.mark.cluster
-def test_an_xgboost_campaign_reports_every_round(tmp_path, spark4_cluster):
-    design = tmp_path / "design.csv"
-    design.write_text("nodes,executors,executor_cores,rounds,max_depth,learning_rate\n1,1,2,4,3,0.3\n")
-    out = tmp_path / "xgb"
-    proc = cli("harness.submit", str(design), "--job", "xgboost", "--out", str(out), "--train-samples", "1000",
-               "--test-samples", "300", "--timeout", "900", *cluster_args(spark4_cluster))
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    (row,) = list(csv.DictReader(open(out / "results.csv")))
-    lines = read_epochs(out / "logs" / "1-1.out")
-    assert [e.epoch for e in lines] == [1, 2, 3, 4]
-    figures = json.loads((out / "runs" / "1-1" / "metrics.json").read_text())
-    assert float(row["accuracy"]) == figures["accuracy"] == lines[-1].accuracy > 0.5
-    assert figures["workers"] == 2 and len(figures["accuracy_history"]) == 4
-    # XGBoost's own log says the same validation error for the last round
-    text = (out / "logs" / "1-1.out").read_text() + (out / "logs" / "1-1.err").read_text()
-    merror = [float(t.split("validation-merror:")[1].split()[0]) for t in text.splitlines() if "validation-merror:" in t]
-    assert merror and abs((1 - merror[-1]) - lines[-1].accuracy) < 1e-5
-
-
-@pytest.mark.slow
-@pytest.mark.cluster
 def test_a_search_prunes_a_torch_run_after_its_first_epoch(tmp_path, local_cluster):
     space = tmp_path / "space.toml"
     space.write_text("[learning_rate]\nlow = 0.0001\nhigh = 0.0002\nlog = true\n\n[batch_size]\nchoices = [32]\n")
@@ -212,7 +144,7 @@ def test_a_search_prunes_a_torch_run_after_its_first_epoch(tmp_path, local_clust
     proc = subprocess.run(
         [sys.executable, "-m", "optimize.search", "--job", "torch-lenet", "--fixed", "epochs=6,executor_cores=2", "--space",
          str(space), "--budget", "30m", "--max-trials", "1", "--target-accuracy", "0.999", "--out", str(out),
-         "--train-samples", "2000", "--test-samples", "256", *cluster_args(local_cluster),
+         "--train-samples", "512", "--test-samples", "256", *cluster_args(local_cluster),
          "--executor-memory", "800m"], capture_output=True, text=True, timeout=1200, cwd=ROOT)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     (row,) = list(csv.DictReader(open(out / "results.csv")))
@@ -267,8 +199,16 @@ def test_four_frameworks_in_one_design_have_the_same_time_columns_with_the_same_
     proc = cli("harness.submit", str(design), "--out", str(out), "--train-samples", "512", "--test-samples", "128",
                "--timeout", "900", *cluster_args(local_cluster), timeout=3600)  # 3 runtimes, 4 frameworks
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    # three runtimes, one whole plot each: the cluster restarts at the two boundaries, never inside one
+    assert proc.stdout.count("resetting the cluster") == proc.stdout.count("restarting the local cluster on runtime") == 2
     rows = {r["model"]: r for r in csv.DictReader(open(out / "results.csv"))}
     assert {m: r["status"] for m, r in rows.items()} == dict.fromkeys(("lenet", "torch-lenet", "xgboost", "mlp"), "ok")
+    argvs = attempts(out)
+    for model, runtime in (("lenet", "bigdl"), ("torch-lenet", "torch"), ("xgboost", "spark4"), ("mlp", "spark4")):
+        argv = argvs[f"{rows[model]['run']}-1"]
+        assert argv[0].startswith(f"{runtimes.home(runtimes.resolve(runtime))}/"), (model, argv[0])  # its runtime's
+    torch_argv = argvs[f"{rows['torch-lenet']['run']}-1"]
+    assert torch_argv[torch_argv.index("--num-processes") + 1] == "2"  # nodes x executors x executor_cores
     for model, row in rows.items():
         elapsed, startup, fit, wall = (_float(row, c) for c in ("elapsed_s", "startup_s", "fit_s", "wall_clock_s"))
         # the spans nest: submit -> SparkContext up -> the training call -> exit
@@ -289,11 +229,31 @@ def test_four_frameworks_in_one_design_have_the_same_time_columns_with_the_same_
     assert _float(torch, "train_loop_s") == lines[-1].wall_clock_s
     assert _float(torch, "fit_s") - _float(torch, "train_loop_s") > 1.0
     assert lines[0].extra["fit_s"] > lines[0].wall_clock_s  # epoch 1 reached the driver after the processes started
+    assert [e.epoch for e in lines] == [1, 2]  # validated after every epoch, streamed to the driver's log
+    assert lines[-1].extra["count"] == 128 and lines[-1].extra["processes"] == 2
+    assert float(torch["accuracy"]) == lines[-1].accuracy
+    # the per-epoch harvest puts both epochs of the torch run on the table, as for BigDL's
+    from optimize.harvest import harvest
+    import pandas as pd
+
+    table = pd.read_csv(out / "results.csv")
+    points = harvest(table[table["model"].isin(["lenet", "torch-lenet"])], out).table()
+    assert sorted(points.groupby("run")["epoch"].count().to_dict().values()) == [2, 2]
     # counts are integers, epochs_completed what each job did
     figures = json.loads((out / "runs" / "2-1" / "metrics.json").read_text())
     assert (torch["epochs_completed"], torch["processes"], torch["train_samples"]) == ("2", "2", "512")
     assert figures["epochs_completed"] == figures["epochs_trained"] == len(lines) == 2
     assert (lenet["epochs_completed"], rows["xgboost"]["epochs_completed"]) == ("2", "3")
+    # xgboost: every round validated and streamed, the last one its result, as XGBoost's own log says
+    xgb = rows["xgboost"]
+    rounds = read_epochs(out / xgb["log"])
+    assert [e.epoch for e in rounds] == [1, 2, 3]
+    xgb_figures = json.loads((out / "runs" / "3-1" / "metrics.json").read_text())
+    assert float(xgb["accuracy"]) == xgb_figures["accuracy"] == rounds[-1].accuracy > 0.3  # it learns (chance 0.1)
+    assert xgb_figures["workers"] == 2 and len(xgb_figures["accuracy_history"]) == 3
+    text = (out / xgb["log"]).read_text() + (out / xgb["log"]).with_suffix(".err").read_text()
+    merror = [float(t.split("validation-merror:")[1].split()[0]) for t in text.splitlines() if "validation-merror:" in t]
+    assert merror and abs((1 - merror[-1]) - rounds[-1].accuracy) < 1e-5
     mlp = json.loads((out / "runs" / "4-1" / "metrics.json").read_text())
     assert rows["mlp"]["epochs_completed"] == str(mlp["epochs_completed"]) and 1 <= mlp["epochs_completed"] <= 4
     # the report says which span each job's wall_clock_s is
