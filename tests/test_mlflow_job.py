@@ -51,8 +51,8 @@ def test_histories_of_several_steps_become_epochs_counted_from_one():
 # ---------------------------------------------------------------- real campaigns
 
 
-def submit(out: Path, cluster, *extra: str) -> subprocess.CompletedProcess:
-    argv = [sys.executable, "-m", "harness.submit", str(EXAMPLE / "design.csv"), "--job", str(EXAMPLE / "job.toml"),
+def submit(out: Path, cluster, *extra: str, design: Path = EXAMPLE / "design.csv") -> subprocess.CompletedProcess:
+    argv = [sys.executable, "-m", "harness.submit", str(design), "--job", str(EXAMPLE / "job.toml"),
             "--out", str(out), "--timeout", "900", "--state-dir", str(cluster.state_dir), "--port", str(cluster.port),
             "--webui-port", str(cluster.webui_port), *extra]
     env = {**os.environ, "MLFLOW_DISABLE_TELEMETRY": "true"}
@@ -95,14 +95,16 @@ def test_a_script_logging_to_mlflow_fills_results_and_epochs_in_the_local_store_
     (tmp_path / "server").mkdir()
     tracker = Tracker(tmp_path / "server")  # starts while the first campaign runs
     try:
-        # 1. no --mlflow: the campaign's own SQLite store
+        # 1. no --mlflow: the campaign's own SQLite store (the example's first row)
         local = tmp_path / "local"
-        proc = submit(local, spark4_cluster)
+        first_row = tmp_path / "one.csv"
+        first_row.write_text("".join((EXAMPLE / "design.csv").read_text().splitlines(keepends=True)[:2]))
+        proc = submit(local, spark4_cluster, design=first_row)
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
         assert (local / "mlflow.db").is_file()
         client = mlflow.MlflowClient(tracking_uri=f"sqlite:///{local / 'mlflow.db'}")
         rows = check_figures(local, client)
-        assert len(client.search_runs([client.get_experiment_by_name("local").experiment_id])) == 2
+        assert len(rows) == len(client.search_runs([client.get_experiment_by_name("local").experiment_id])) == 1
         assert json.loads((local / "manifest.json").read_text())["results"] == "mlflow"
 
         # 2. --mlflow URI: the script's run is the design run's run, which the live export fills
