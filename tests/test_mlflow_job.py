@@ -110,7 +110,10 @@ def test_a_script_logging_to_mlflow_fills_results_and_epochs_in_the_local_store_
         # 2. --mlflow URI: the script's run is the design run's run, which the live export fills
         uri = tracker.wait()
         remote = tmp_path / "remote"
-        proc = submit(remote, spark4_cluster, "--mlflow", uri)
+        second_row = tmp_path / "two.csv"  # the example's second row, alone
+        lines = (EXAMPLE / "design.csv").read_text().splitlines(keepends=True)
+        second_row.write_text(lines[0] + lines[2])
+        proc = submit(remote, spark4_cluster, "--mlflow", uri, design=second_row)
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
         client = mlflow.MlflowClient(tracking_uri=uri)
         rows = check_figures(remote, client)
@@ -119,16 +122,16 @@ def test_a_script_logging_to_mlflow_fills_results_and_epochs_in_the_local_store_
         by_key = {}
         for run in runs:
             by_key.setdefault(run.data.tags.get("sparkdl.run_key", run.info.run_name), []).append(run)
-        assert sorted(by_key) == ["1-1", "2-1", "campaign"] and all(len(v) == 1 for v in by_key.values())
-        for run_id in (rows["1"]["mlflow_run_id"], rows["2"]["mlflow_run_id"]):
-            logged = client.get_run(run_id)
-            assert logged.data.tags["sparkdl.program_run"] == "1" and logged.data.tags["status"] == "ok"
-            assert "elapsed_s" in logged.data.metrics and logged.data.params["max_iter"] in ("5", "20")
-            assert len(client.get_metric_history(run_id, "loss")) > 2  # the script's history was kept, not replaced
+        assert sorted(by_key) == ["2-1", "campaign"] and all(len(v) == 1 for v in by_key.values())
+        run_id = rows["2"]["mlflow_run_id"]
+        logged = client.get_run(run_id)
+        assert logged.data.tags["sparkdl.program_run"] == "1" and logged.data.tags["status"] == "ok"
+        assert "elapsed_s" in logged.data.metrics and logged.data.params["max_iter"] == "20"
+        assert len(client.get_metric_history(run_id, "loss")) > 2  # the script's history was kept, not replaced
         # exporting again after the fact adds nothing
         again = subprocess.run([sys.executable, "-m", "harness.mlflow", str(remote), "--tracking-uri", uri],
                                capture_output=True, text=True, timeout=600, cwd=ROOT)
         assert again.returncode == 0, again.stderr[-2000:]
-        assert len(client.search_runs([experiment.experiment_id])) == 3
+        assert len(client.search_runs([experiment.experiment_id])) == 2
     finally:
         tracker.stop()
