@@ -12,6 +12,7 @@ bridge, also after a failure.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import getpass
 import os
 import signal
@@ -43,6 +44,9 @@ def namespaces_work() -> bool:
     with contextlib.suppress(OSError, subprocess.CalledProcessError):
         _run("ip", "netns", "del", name)
     return True
+
+
+_HOST_SETS = itertools.count()
 
 
 def _free_subnet() -> str:
@@ -189,7 +193,10 @@ def start_hosts(root: Path, count: int = 2, force_loopback: bool = False) -> Hos
     authorized.write_text((root / "client_key.pub").read_text() + (root / "enc_key.pub").read_text())
     os.chmod(authorized, 0o600)
     mode = "loopback" if force_loopback or not namespaces_work() else "netns"
-    tag = f"sdl{os.getpid() % 100000}"
+    # A name of its own per host set: a namespace's veth pair is destroyed asynchronously after `ip netns
+    # delete`, so the next set of the same process reusing the names met "File exists" (a failure seen in CI,
+    # right after a failed test's close). 3 + 5 + 2 + 3 characters: under the kernel's 15.
+    tag = f"sdl{os.getpid() % 100000}{next(_HOST_SETS) % 100:02d}"
     hosts = HostSet(root, [], 22, key, other, enc, root / "known_hosts", mode)
     try:
         if mode == "netns":
