@@ -55,7 +55,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from harness.errors import CampaignError, HarnessError
 from harness.runepochs import EpochPoint, run_epoch_points, run_epochs
-from harness.schema import CampaignDir, RunRecord, status_counts
+from sparkdl.campaign import CampaignDir, RunRecord, status_counts
 from sparkdl.errors import EXIT_CLUSTER, EXIT_INPUT, ToolError
 from sparkdl.status import STATUSES
 from sparkdl.tracking import is_http, store_path, tracking_uri
@@ -418,7 +418,7 @@ def read_results_table(folder: CampaignDir) -> list[RunRecord]:
     (run-replicate) written twice (MLflow would get one of them in silence), a whole-number column that
     is not one, a measured figure that is not finite, an unknown status.
     """
-    from harness.runspec import CLUSTER
+    from sparkdl.runspec import CLUSTER
     from sparkdl import config
 
     table = config.read_table(folder.results_csv, "results table", MlflowExportError, same_width=True,
@@ -589,7 +589,7 @@ class MlflowExporter:
     """Brings one MLflow experiment up to date with one campaign folder (see the module doc).
 
     ``experiment`` names the experiment (default: the folder's name); ``cost`` is the cost formula of
-    the ``cost`` metric (models.cost); files over ``max_artifact_mb`` are not uploaded.
+    the ``cost`` metric (sparkdl.cost); files over ``max_artifact_mb`` are not uploaded.
     """
 
     def __init__(self, uri: str, folder: CampaignDir, *, experiment: str | None = None, cost: str | None = None,
@@ -599,7 +599,7 @@ class MlflowExporter:
         self.uri = tracking_uri(uri, folder.path)  # the form checked, a store path made absolute: before anything
         self.folder, self.experiment = folder, experiment
         self.cost = cost or DEFAULT_COST
-        parse_cost(self.cost)  # a formula models.cost cannot read is an error before anything is sent
+        parse_cost(self.cost)  # a formula sparkdl.cost cannot read is an error before anything is sent
         self.cap_bytes = artifact_cap_bytes(max_artifact_mb)
         for name, value in QUIET.items():
             os.environ.setdefault(name, value)

@@ -25,8 +25,8 @@ from typing import Iterable, Mapping, Sequence
 from scipy import stats
 
 from harness.errors import HarnessError
-from harness.runspec import RunSpec
-from harness.schema import RunRecord
+from sparkdl.runspec import RunSpec
+from sparkdl.campaign import RunRecord
 
 #: The reasons a point stopped getting replicates (None while it is still open).
 MET, MAX, BUDGET, FAILING = "met", "max", "budget", "failing"

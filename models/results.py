@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 from logparse import Status
-from models.cost import CostFunction, parse_cost
+from sparkdl.cost import CostFunction, parse_cost
 from models.errors import CostInputsMissingError, InvalidTableError, MissingColumnError, ResultsNotFoundError
 from sparkdl.campaign import CampaignDir, Manifest
 from sparkdl.errors import CampaignError

@@ -237,7 +237,7 @@ def test_a_campaign_in_mlflow_live_through_an_outage_then_after_the_fact(tmp_pat
     assert Path(local).read_bytes() == (out / "logs" / "1-1.out").read_bytes()
 
     # after the fact: the report joins the campaign run; a second export adds nothing at all
-    # the exporter uploads whatever report*.html the folder holds; harness.report's own page is tested in
+    # the exporter uploads whatever report*.html the folder holds; the report's own page is tested in
     # tests/test_report*.py and takes 10-45 s here, so a stand-in page of the same name
     (out / "report.html").write_text("<!DOCTYPE html><title>lenet-mlflow</title><h1>Campaign report</h1>\n")
     rc, first, err = export(capsys, str(out), "--tracking-uri", mlflow_server)

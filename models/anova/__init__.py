@@ -12,7 +12,7 @@
 ``splitplot_result``   its result dataclasses (:class:`SplitPlotResult`)
 ``format``             text and CSV renderings
 ``analysis``           :func:`~models.anova.analysis.analyse`: fit + checks + plots, used by
-                       the CLI and by ``harness.report``
+                       the CLI and by ``report``
 ``cli``                ``python -m models.anova``
 =====================  ===============================================================
 
