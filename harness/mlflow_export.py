@@ -18,9 +18,11 @@ Both paths call :meth:`MlflowExporter.sync`, which brings the experiment up to d
   attempts' too) and its ``runs/<key>/`` folder (metrics.json, the event log, the observer's
   tables), each file over the size cap left out and named in a tag. The MLflow status is FINISHED
   for ok, KILLED for pruned (a search's stopped trial; tag status=pruned), FAILED otherwise;
-* **one run named "campaign"** (tag ``sparkdl.kind=campaign``) holds what belongs to the whole
-  campaign, MLflow having no experiment-level files: results.csv, manifest.json, the provenance,
-  the report (``report*.html``) and a search's ``pareto.png``/``search.json``.
+* **one run named "campaign"** (tag ``sparkdl.kind=campaign``), the **parent of every design run**
+  (each carries MLflow's ``mlflow.parentRunId`` tag, so the UI nests them under it, as MLflow nests a
+  sweep's runs), holds what belongs to the whole campaign, MLflow having no experiment-level files:
+  results.csv, manifest.json, the provenance, the report (``report*.html``) and a search's
+  ``pareto.png``/``search.json``.
 
 A ``results = "mlflow"`` job logged into a run the harness made for it (:mod:`harness.mlflow_run`;
 tag ``sparkdl.program_run``, named in the record's ``mlflow_run_id``): that run is the design run's
@@ -71,6 +73,8 @@ DEFAULT_MAX_ARTIFACT_MB = 20.0
 #: Files of the campaign folder that belong to the campaign run.
 CAMPAIGN_FILES = ("results.csv", "manifest.json", "pareto.png", "search.json", "concurrency.csv")
 KIND, KEY, FINGERPRINT, COMPLETE = "sparkdl.kind", "sparkdl.run_key", "sparkdl.fingerprint", "sparkdl.export"
+#: MLflow's tag of a nested run: the id of its parent (what ``mlflow.start_run(nested=True)`` sets).
+PARENT = "mlflow.parentRunId"
 CAMPAIGN_ID = "sparkdl.campaign_id"
 MLFLOW_STATUS = {"ok": "FINISHED", "pruned": "KILLED"}  # anything else: FAILED
 #: MLflow's limits on one log_batch call.
@@ -331,8 +335,8 @@ def experiment_tags(facts: CampaignFacts, folder: CampaignDir, records: Sequence
     counts = ", ".join(f"{n} {s}" for s, n in sorted(status_counts(records).items())) or "no runs yet"
     note = (f"Campaign `{folder.path.resolve()}`: {len(records)} run(s) ({counts}). Job {facts.job or 'from the design'}; "
             f"factors {', '.join(facts.factors) or '?'}. One MLflow run per design run (tag `sparkdl.run_key`), "
-            "per-epoch figures as metric histories; the run named *campaign* holds results.csv, the manifest, "
-            "the provenance and the report. Exported by sparkdl-lab (python -m harness.mlflow).")
+            "per-epoch figures as metric histories; the run named *campaign*, their parent, holds results.csv, "
+            "the manifest, the provenance and the report. Exported by sparkdl-lab (python -m harness.mlflow).")
     return {CAMPAIGN_ID: facts.campaign_id, "sparkdl.design_sha256": facts.design_sha256,
             "sparkdl.campaign": str(folder.path.resolve()), "sparkdl.job": facts.job or "",
             "sparkdl.factors": ",".join(facts.factors), "sparkdl.responses": ",".join(facts.responses)[:5000],
@@ -682,10 +686,10 @@ class MlflowExporter:
         else:
             self.client.log_artifact(run_id, str(artifact.path), artifact.dest)
 
-    def _create(self, experiment_id: str, payload: RunPayload) -> str:
+    def _create(self, experiment_id: str, payload: RunPayload, parent_id: str) -> str:
         tags = {k: v for k, v in payload.tags.items() if k != FINGERPRINT}
         run = self.client.create_run(experiment_id, start_time=payload.start_ms, run_name=payload.name,
-                                     tags={KIND: "run", KEY: payload.key})
+                                     tags={KIND: "run", KEY: payload.key, PARENT: parent_id})
         run_id = run.info.run_id
         self._log(run_id, payload.params, payload.metrics, tags)
         for artifact in payload.artifacts:
@@ -695,12 +699,12 @@ class MlflowExporter:
         self.client.log_batch(run_id, tags=_tags({FINGERPRINT: payload.fingerprint, COMPLETE: "complete"}))
         return run_id
 
-    def _fill(self, run: Any, payload: RunPayload) -> str:
+    def _fill(self, run: Any, payload: RunPayload, parent_id: str) -> str:
         """Add the payload to a run a program logged into: what it lacks, keeping what it logged itself."""
         run_id = run.info.run_id
         params = {k: v for k, v in payload.params.items() if k not in run.data.params}
         points = [p for p in payload.metrics if p.name not in run.data.metrics]
-        tags = {k: v for k, v in payload.tags.items() if k != FINGERPRINT}
+        tags = {**{k: v for k, v in payload.tags.items() if k != FINGERPRINT}, PARENT: parent_id}
         self._log(run_id, params, points, tags)
         for artifact in payload.artifacts:
             self._upload(run_id, artifact)
@@ -709,15 +713,8 @@ class MlflowExporter:
         return run_id
 
     # -- the campaign run
-    def _campaign_run(self, experiment_id: str, existing: Sequence[Any], facts: CampaignFacts,
-                      records: Sequence[RunRecord]) -> list[str]:
-        mine = [r for r in existing if r.data.tags.get(KIND) == "campaign"]
-        if mine:
-            run = mine[0]
-            for extra in mine[1:]:
-                self.client.delete_run(extra.info.run_id)
-        else:
-            run = self.client.create_run(experiment_id, run_name="campaign", tags={KIND: "campaign"})
+    def _refresh_campaign_run(self, run: Any, facts: CampaignFacts, records: Sequence[RunRecord]) -> list[str]:
+        """Upload the campaign's files that changed, tag its counts; the names of the files uploaded."""
         run_id, tags = run.info.run_id, run.data.tags
         changed = []
         provenance = json.dumps(facts.provenance, indent=2, sort_keys=True, default=str)
@@ -760,6 +757,8 @@ class MlflowExporter:
             if current.get(key) != value:
                 self.client.set_experiment_tag(experiment_id, key, value)
         existing = self._existing_runs(experiment_id)
+        parent = campaign_run(self.client, experiment_id, existing, epoch_ms(str(meta.get("created") or ""), 0))
+        parent_id = parent.info.run_id
         by_key: dict[str, list[Any]] = {}
         for run in existing:
             if run.data.tags.get(KIND) == "run" and KEY in run.data.tags:
@@ -775,17 +774,38 @@ class MlflowExporter:
                 if run not in keep and run not in program:
                     self.client.delete_run(run.info.run_id)
             if keep:
+                if keep[0].data.tags.get(PARENT) != parent_id:  # exported before runs were nested, or its parent
+                    self.client.set_tag(keep[0].info.run_id, PARENT, parent_id)  # was deleted: nest it again
                 summary.unchanged += 1
                 continue
             payload = run_payload(record, self.folder, facts, self.cap_bytes, source)
             if program:  # the run the job logged into is the design run's run
-                self._fill(program[0], payload)
+                self._fill(program[0], payload, parent_id)
                 (summary.replaced if program[0].data.tags.get(COMPLETE) else summary.created).append(record.key)
                 continue
-            self._create(experiment_id, payload)
+            self._create(experiment_id, payload, parent_id)
             (summary.replaced if known else summary.created).append(record.key)
-        summary.campaign_files = self._campaign_run(experiment_id, existing, facts, records)
+        summary.campaign_files = self._refresh_campaign_run(parent, facts, records)
         return summary
+
+
+def campaign_run(client: Any, experiment_id: str, existing: Sequence[Any] | None = None, start_ms: int = 0) -> Any:
+    """The campaign's own run in ``experiment_id``, the parent of its design runs: the oldest active run tagged
+    ``sparkdl.kind=campaign`` (any other such run is deleted), else a new one named "campaign", started at
+    ``start_ms`` when given (the campaign's creation). ``existing``: the experiment's active runs, when read."""
+    if existing is None:
+        from mlflow.entities import ViewType
+
+        existing = client.search_runs([experiment_id], filter_string=f"tags.`{KIND}` = 'campaign'",
+                                      run_view_type=ViewType.ACTIVE_ONLY, max_results=100)
+    mine = sorted((r for r in existing if r.data.tags.get(KIND) == "campaign"),
+                  key=lambda r: (r.info.start_time or 0, r.info.run_id))
+    for extra in mine[1:]:
+        client.delete_run(extra.info.run_id)
+    if mine:
+        return mine[0]
+    return client.create_run(experiment_id, start_time=start_ms or None, run_name="campaign",
+                             tags={KIND: "campaign"})
 
 
 def _tags(values: Mapping[str, str]) -> list[Any]:
