@@ -59,6 +59,7 @@ from harness.errors import CampaignError, HarnessError
 from harness.runepochs import EpochPoint, run_epoch_points, run_epochs
 from sparkdl.campaign import CampaignDir, RunRecord, status_counts
 from sparkdl.errors import EXIT_CLUSTER, EXIT_INPUT, ToolError
+from sparkdl.numbers import finite
 from sparkdl.status import STATUSES
 from sparkdl.tracking import is_http, store_path, tracking_uri
 
@@ -195,13 +196,6 @@ def epoch_ms(iso: str, default: int) -> int:
     return int((t if t.tzinfo else t.replace(tzinfo=timezone.utc)).timestamp() * 1000)
 
 
-def _finite(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    number = float(value)
-    return number if math.isfinite(number) else None
-
-
 def run_files(folder: CampaignDir, key: str, cap_bytes: int) -> tuple[list[Artifact], list[str]]:
     """The run's logs (every attempt's) and its ``runs/<key>/`` entries; those over ``cap_bytes`` named apart."""
     found: list[Artifact] = []
@@ -250,12 +244,12 @@ def histories_of(points: Iterable[EpochPoint], start_ms: int, end_ms: int) -> di
 
 
 def _cost(record: RunRecord, formula: str) -> float | None:
-    t, a = _finite(record.wall_clock_s), _finite(record.accuracy)
+    t, a = finite(record.wall_clock_s), finite(record.accuracy)
     if t is None or a is None:
         return None
     from sparkdl.cost import parse_cost
 
-    return _finite(float(parse_cost(formula)(t, a)))
+    return finite(float(parse_cost(formula)(t, a)))
 
 
 def _text(value: object) -> str:
@@ -308,7 +302,7 @@ def run_payload(record: RunRecord, folder: CampaignDir, facts: CampaignFacts,
     for name, value in row.items():
         if name in spec.as_row() or name in ("status", "reason", "failure_kind", "app_id", "start", "end", "log"):
             continue
-        number = _finite(value)
+        number = finite(value)
         if number is not None:
             figures[name] = number
         elif isinstance(value, str) and value and name not in tags:
@@ -403,15 +397,17 @@ def _row_problem(row: Mapping[str, str]) -> str | None:
 
 
 def _cell_value(text: object) -> object:
-    """A results.csv cell as the store would hold it: a finite number as a number, other text as it is."""
-    from sparkdl.numbers import NumberError, number
+    """A results.csv cell as the store would hold it: a finite number (read by the one cell reader,
+    :func:`sparkdl.numbers.cell`, as models.results reads the table) as a float, other text as it is."""
+    from sparkdl.numbers import NumberError, cell
 
-    if not isinstance(text, str) or not text.strip():
+    if not isinstance(text, str):
         return text
     try:
-        return float(number(text))
+        value = cell(text)
     except NumberError:
         return text
+    return float(value) if isinstance(value, (int, float)) and finite(value) is not None else text
 
 
 def read_results_table(folder: CampaignDir) -> list[RunRecord]:
