@@ -36,6 +36,20 @@ def csv_cell(value: object) -> str:
     return str(value)
 
 
+def num(value: float | None, fmt: str = "{:.4g}") -> str:
+    """A number for a text table, formatted with ``fmt``; ``-`` for None, NaN and the infinities."""
+    if value is None or (not isinstance(value, int) and finite(value) is None):
+        return "-"
+    return fmt.format(value)
+
+
+def p_text(p: float | None) -> str:
+    """A p-value for a text table: 3 significant digits, ``1.2e-05`` below 1e-4; ``-`` when there is none."""
+    if p is None or finite(p) is None:
+        return "-"
+    return f"{p:.3g}" if p >= 1e-4 else f"{p:.1e}"
+
+
 @dataclass(frozen=True)
 class Summary:
     """The text, the main table and the document of one result."""

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from models.summary import Summary, csv_cell
+from models.summary import Summary, csv_cell, num, p_text
 from sparkdl.cli import run_cli
 
 
@@ -39,6 +39,14 @@ def test_a_summary_renders_its_three_views() -> None:
     assert s.render("csv") == "name,x,n,missing\na,0.1,3,\nb,2.5,4,"
     assert json.loads(s.render("json")) == {"x": [0.1, None], "n": 3}
     assert [csv_cell(v) for v in (True, None, -math.inf, 1e-300, "t")] == ["True", "", "", "1e-300", "t"]
+
+
+def test_one_text_number_and_one_p_value_for_every_table() -> None:
+    assert [num(v) for v in (None, math.nan, np.float32("inf"), 3, 1234567.0, np.float64(0.000123456))] == \
+        ["-", "-", "-", "3", "1.235e+06", "0.0001235"]
+    assert num(0.5, "{:.2f}") == "0.50"
+    assert [p_text(v) for v in (None, math.nan, 0.04567, 1e-4, 9.99e-5, 0.0)] == \
+        ["-", "-", "0.0457", "0.0001", "1.0e-04", "0.0e+00"]
 
 
 # ---------------------------------------------------------------- ANOVA

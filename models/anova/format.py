@@ -4,18 +4,9 @@ the three together as one :class:`~models.summary.Summary`, as every model resul
 
 from __future__ import annotations
 
-import math
-
 from models.anova.result import RESIDUAL, AnovaResult
 from models.anova.splitplot_result import DF_METHOD_TEXT, TESTS_TEXT, SplitPlotResult
-from models.summary import Summary
-
-
-def num(v: float | None, fmt: str = "{:.4g}") -> str:
-    """A number for a table cell; ``-`` for None, NaN and inf."""
-    if v is None or (isinstance(v, float) and not math.isfinite(v)):
-        return "-"
-    return fmt.format(v)
+from models.summary import Summary, num, p_text
 
 
 def shares_differ(result: AnovaResult) -> bool:
@@ -99,12 +90,6 @@ def format_csv(result: AnovaResult) -> str:
     return table.to_csv(index=False)
 
 
-def _p_cell(p: float | None) -> str:
-    if p is None or not math.isfinite(p):
-        return "-"
-    return f"{p:.3g}" if p >= 1e-4 else f"{p:.1e}"
-
-
 def format_split_plot(result: SplitPlotResult) -> str:
     """A split-plot ANOVA as text: the whole plots, the term tests by stratum, both error strata, the
     variance components, the untestable terms (one line each) and the notes."""
@@ -122,7 +107,7 @@ def format_split_plot(result: SplitPlotResult) -> str:
     ]
     head = ["term", "stratum", "df", "den df", "F", "p"]
     body = [[r.term, r.stratum, f"{r.df_num}", "-" if r.df_den is None else f"{r.df_den}", num(r.F),
-             _p_cell(r.p)] for r in result.rows]
+             p_text(r.p)] for r in result.rows]
     widths = [max(len(row[i]) for row in [head] + body) for i in range(len(head))]
     lines += ["  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
               for row in [head] + body]

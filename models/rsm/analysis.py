@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 
 from models.anova.splitplot import factors_constant_within, group_codes, whole_plot_groups
@@ -15,7 +14,7 @@ from models.rsm.coding import model_matrix, term_names
 from models.rsm.fit import SurfaceFit, fit_surface
 from models.rsm.recognise import recognise
 from models.rsm.splitplot import SurfaceSplitPlot, surface_split_plot
-from models.summary import Summary
+from models.summary import Summary, num, p_text
 from sparkdl.numbers import finite
 
 
@@ -118,13 +117,13 @@ class SurfaceAnalysis:
             lines.append(f"{'term':<34} {'natural':>13} {'coded':>11} {'se':>10} {'t':>8} {'p':>9}")
             for c in f.coefficients:
                 lines.append(f"{c.term:<34} {c.natural:>13.6g} {c.coded:>11.5g} {c.se:>10.4g} {c.t:>8.3g} "
-                             f"{_p(c.p):>9}")
+                             f"{p_text(c.p):>9}")
             lines += ["", f"{'source':<24} {'df':>4} {'SS':>12} {'MS':>12} {'F':>9} {'p':>9}"]
             for r in f.anova:
-                lines.append(f"{r.term:<24} {r.df:>4} {r.sum_sq:>12.5g} {r.mean_sq:>12.5g} {_n(r.F):>9} {_p(r.p):>9}")
-        lines += ["", f"R^2 {f.r2:.4f}, adjusted {f.adj_r2:.4f}, predicted {_n(f.pred_r2)}, root MSE {f.rmse:.4g}",
+                lines.append(f"{r.term:<24} {r.df:>4} {r.sum_sq:>12.5g} {r.mean_sq:>12.5g} {num(r.F):>9} {p_text(r.p):>9}")
+        lines += ["", f"R^2 {f.r2:.4f}, adjusted {f.adj_r2:.4f}, predicted {num(f.pred_r2)}, root MSE {f.rmse:.4g}",
                   f"lack of fit: {f.lack_of_fit.note}"
-                  + (f" (F = {f.lack_of_fit.F:.3g}, p = {_p(f.lack_of_fit.p)})" if f.lack_of_fit.testable else ""),
+                  + (f" (F = {f.lack_of_fit.F:.3g}, p = {p_text(f.lack_of_fit.p)})" if f.lack_of_fit.testable else ""),
                   f"stationary point: {self.stationary.describe(f.factors)}"]
         if f.warning():
             lines.append(f"caution: {f.warning()}")
@@ -174,11 +173,3 @@ def _named(names: tuple[str, ...], values: tuple[float, ...] | None) -> dict[str
     return None if values is None else dict(zip(names, values))
 
 
-def _p(v: float | None) -> str:
-    if v is None or not np.isfinite(v):
-        return "-"
-    return f"{v:.3g}" if v >= 1e-4 else f"{v:.1e}"
-
-
-def _n(v: float | None) -> str:
-    return "-" if v is None or not np.isfinite(v) else f"{v:.4g}"
