@@ -264,11 +264,16 @@ def test_a_campaign_in_mlflow_live_through_an_outage_then_after_the_fact(tmp_pat
     assert rc == 0 and "1 run(s) added, 1 updated, 0 unchanged" in third, third + err
     check_equals_results(c, eid, out)
 
-    # the UI lists the runs beside their charts, per-epoch accuracy among them (screenshot kept in the test's folder)
+    # the UI lists the campaign run with its 2 runs nested (collapsed, as MLflow shows a sweep); a run's page names
+    # its parent and charts its per-epoch accuracy (screenshots kept in the test's folder)
     assert CHROMIUM.exists(), "Debian's chromium is needed: apt-get install -y chromium"
-    url = f"{mlflow_server}/#/experiments/{eid}/runs?workflowType=machine_learning&compareRunsMode=CHART"
-    browse(url, tmp_path / "mlflow-experiment.png", tmp_path,
-           ("lenet-mlflow", "run 1-1", "run 2-1", "campaign", "3 matching runs", "accuracy", "Step"))
+    url = f"{mlflow_server}/#/experiments/{eid}/runs?workflowType=machine_learning"
+    browse(url, tmp_path / "mlflow-experiment.png", tmp_path, ("lenet-mlflow", "campaign", "3 matching runs"))
+    run1 = runs_by_key(c, eid)["1-1"][0]
+    browse(f"{mlflow_server}/#/experiments/{eid}/runs/{run1.info.run_id}", tmp_path / "mlflow-run.png", tmp_path,
+           ("run 1-1", "Parent run", "campaign"))
+    browse(f"{mlflow_server}/#/experiments/{eid}/runs/{run1.info.run_id}/model-metrics", tmp_path / "mlflow-metrics.png",
+           tmp_path, ("run 1-1", "accuracy", "Step"))
 
 
 def browse(url: str, shot: Path, tmp_path: Path, want: tuple[str, ...], tries: int = 3) -> str:
@@ -324,6 +329,14 @@ def test_an_ingested_search_with_a_pruned_trial_exports_after_the_fact(tmp_path:
     assert rc == 0 and "0 run(s) added, 0 updated, 4 unchanged" in again, again + err
     check_equals_results(c, eid, folder.path)
     assert runs_by_key(c, eid)["campaign"][0].info.run_id != old_parent
+    # MLflow's UI shows it so: the campaign run alone at the top (its runs nested under it), a run naming its parent
+    assert CHROMIUM.exists(), "Debian's chromium is needed: apt-get install -y chromium"
+    page = browse(f"{mlflow_server}/#/experiments/{eid}/runs?workflowType=machine_learning",
+                  tmp_path / "mlflow-nested.png", tmp_path, ("campaign", "5 matching runs"))
+    assert "run 1-1" not in page  # collapsed under the campaign run
+    run1 = runs_by_key(c, eid)["1-1"][0].info.run_id
+    browse(f"{mlflow_server}/#/experiments/{eid}/runs/{run1}", tmp_path / "mlflow-child.png", tmp_path,
+           ("run 1-1", "Parent run", "campaign"))
     assert pruned.data.tags["reason"] == "pruned at epoch 2: below the median"
     # another campaign of the same folder name gets an experiment of its own; the first is left alone
     other = scripted_campaign(tmp_path / "b" / "search")
