@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from cluster.errors import ClusterError  # noqa: E402
 from cluster.local import free_port  # noqa: E402
 from harness.errors import HarnessError  # noqa: E402
-from harness.schema import RunRecord  # noqa: E402
+from sparkdl.campaign import RunRecord  # noqa: E402
 from models.errors import ModelError  # noqa: E402
 from optimize.batch import Courier  # noqa: E402
 from optimize.errors import OptimizeError  # noqa: E402

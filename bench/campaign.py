@@ -52,8 +52,8 @@ from harness.job import JobChoice, load_job
 from harness.runner import ProcessRunner
 from harness.phases import PHASES, campaign_efficiency
 from harness.designfile import read_design
-from harness.runspec import RunSpec
-from harness.schema import CampaignDir, Manifest
+from sparkdl.runspec import RunSpec
+from sparkdl.campaign import CampaignDir, Manifest
 
 ROOT = Path(__file__).resolve().parent.parent
 EMPTY_APP = Path(__file__).with_name("empty_app.py")

@@ -23,7 +23,7 @@ from cluster.cds import CLASS_LIST  # noqa: E402
 from cluster.local import LocalCluster, free_port  # noqa: E402
 from cluster.runtime import discover  # noqa: E402
 from harness.command import JOB_SCRIPT, SubmitOptions, submit_argv  # noqa: E402
-from harness.runspec import RunSpec  # noqa: E402
+from sparkdl.runspec import RunSpec  # noqa: E402
 
 EMPTY_APP = Path(__file__).with_name("empty_app.py")
 

@@ -40,7 +40,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from cluster.local import LocalCluster  # noqa: E402
-from models.cost import acc2  # noqa: E402
+from sparkdl.cost import acc2  # noqa: E402
 from optimize.lr import search  # noqa: E402
 from optimize.harvest import harvest  # noqa: E402
 from optimize.objective import JobObjective  # noqa: E402

@@ -20,7 +20,7 @@ from cluster.master import AppInfo, MasterState, fetch_state
 from cluster.sparkenv import SparkEnv
 from harness.errors import CapacityError
 from harness.runner import ProcessRunner, Runner
-from harness.runspec import RunSpec
+from sparkdl.runspec import RunSpec
 from sparkdl.crash import crash_point
 
 Progress = Callable[[str], None]

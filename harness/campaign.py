@@ -8,7 +8,7 @@
 folder of another design), opens the backend (which supplies the master, the Spark environment and
 the runner), checks that every run fits, records the manifest and the provenance, and ends any job
 a killed predecessor left behind. :class:`Campaign` then runs specs one at a time; each finished run
-is one committed :class:`~harness.schema.RunRecord`. The status of a run is logparse's decision.
+is one committed :class:`~sparkdl.campaign.RunRecord`. The status of a run is logparse's decision.
 """
 
 from __future__ import annotations
@@ -45,8 +45,8 @@ from harness.runner import Completed, Runner
 from harness.metrics import Metrics, read_metrics, reserved_names
 from harness.outputfigures import read_output_figures
 from harness.runepochs import campaign_epoch_rows, write_run_epochs
-from harness.runspec import RunSpec, format_value
-from harness.schema import CampaignDir, Execution, Manifest, Outcome, RunRecord, now, status_counts
+from sparkdl.runspec import RunSpec, format_value
+from sparkdl.campaign import CampaignDir, Execution, Manifest, Outcome, RunRecord, now, status_counts
 from harness.store import ResultStore
 from harness.times import bigdl_times, wall_clock_of
 from sparkdl.options import DEFAULT_MASTER_PORT, DEFAULT_STATE_DIR, DEFAULT_WEBUI_PORT

@@ -22,7 +22,7 @@ from pathlib import Path
 import jobs
 from cluster.sparkenv import MERGED, SparkEnv
 from harness.job import Job, JobChoice, harness_values, job_confs
-from harness.runspec import RunSpec, Value, format_value
+from sparkdl.runspec import RunSpec, Value, format_value
 from harness.scratch import driver_confs
 
 JOB_SCRIPT = Path(jobs.__file__).resolve().with_name("train.py")

@@ -4,7 +4,7 @@ The file is read as bytes (a regular file of at most :data:`MAX_DESIGN_BYTES`; a
 device is refused before it is opened), decoded as UTF-8 and parsed by the csv module as it
 is: a line break inside a quoted field is data (and then refused, since no value may hold
 one). Column names must be unique and non-empty; a field holds at most
-:data:`MAX_FIELD_CHARS` characters; values are parsed as :mod:`harness.runspec` documents.
+:data:`MAX_FIELD_CHARS` characters; values are parsed as :mod:`sparkdl.runspec` documents.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from cluster import runtime as runtimes
 from cluster.errors import EnvironmentProblem
 from harness.errors import DesignFileError
 from harness.job import JVM_CHOICES, Job, JobChoice, JobFileError, bigdl_problem, builtin, column_problems, runtime_of
-from harness.runspec import CELL, CLUSTER, CLUSTER_RULES, MAX_DESIGN_ROWS, RunSpec, Value, batch_problem, parse_value, shape_problem
+from sparkdl.runspec import CELL, CLUSTER, CLUSTER_RULES, MAX_DESIGN_ROWS, RunSpec, Value, batch_problem, parse_value, shape_problem
 from sparkdl import config
 
 MAX_DESIGN_BYTES = 8 << 20

@@ -3,7 +3,7 @@
     python -m harness.ingest study/ --out runs/study \\
         --fields 'experiment(?P<replicate>\\d+)_(?P<learning_rate>[^_/]+)_(?P<batch_size>\\d+)_(?P<epochs>\\d+)_(?P<nodes>\\d+)_(?P<regularisation>[^_/]+)/'
     python -m models.anova runs/study          # then every analysis reads it as a campaign
-    python -m harness.report runs/study
+    python -m report runs/study
 
 Every ``*.out`` / ``*.out.gz`` under the PATHs (searched recursively, as ``python -m logparse``) is one
 row of ``OUT/results.csv``: logparse's status, reason and figures (``logparse.judge``: the log's own
@@ -45,7 +45,7 @@ from pathlib import Path
 
 import logparse
 from harness.errors import CampaignError, HarnessError
-from harness.schema import IDENTIFIERS, CampaignDir, Manifest, now
+from sparkdl.campaign import IDENTIFIERS, CampaignDir, Manifest, now
 from harness.store import ResultStore
 from logparse.judgement import Planned, ProcessFacts, judge, unreadable
 from logparse.losses import resource_losses
@@ -478,7 +478,7 @@ def _ingest(options: IngestOptions, folder: CampaignDir, factors: tuple[str, ...
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m harness.ingest", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                epilog="Then: python -m models.anova OUT; python -m harness.report OUT; "
+                                epilog="Then: python -m models.anova OUT; python -m report OUT; "
                                        "python -m optimize.pareto OUT")
     p.add_argument("paths", nargs="+", metavar="PATH", help="log files, or folders searched for *.out[.gz]")
     p.add_argument("--fields", required=True, metavar="REGEX",

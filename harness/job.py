@@ -77,7 +77,7 @@ from cluster import runtime as runtimes
 from cluster.errors import EnvironmentProblem
 from harness.errors import HarnessError
 from harness.figurespec import FigureSpec, FigureSpecError, figure_spec
-from harness.runspec import CELL, CLUSTER, RESERVED, ParamRule, RunSpec, Value, format_value
+from sparkdl.runspec import CELL, CLUSTER, RESERVED, ParamRule, RunSpec, Value, format_value
 from sparkdl import config
 
 BUILTIN_DIR = Path(jobs.__file__).parent

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from harness.runspec import RunSpec
-from harness.schema import EXECUTION_COLUMNS, OUTCOME_COLUMNS
+from sparkdl.runspec import RunSpec
+from sparkdl.campaign import EXECUTION_COLUMNS, OUTCOME_COLUMNS
 from sparkdl import config
 
 MAX_METRICS_BYTES = 1 << 20

@@ -60,7 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from harness.mlflow_export import (MlflowExportError, MlflowExporter, TrackerUnreachableError, read_campaign,
                                        require_mlflow)
-    from harness.schema import CampaignDir
+    from sparkdl.campaign import CampaignDir
 
     uri = args.tracking_uri if args.tracking_uri is not None else os.environ.get("MLFLOW_TRACKING_URI", "")
     if not uri.strip():

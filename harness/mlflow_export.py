@@ -18,9 +18,11 @@ Both paths call :meth:`MlflowExporter.sync`, which brings the experiment up to d
   attempts' too) and its ``runs/<key>/`` folder (metrics.json, the event log, the observer's
   tables), each file over the size cap left out and named in a tag. The MLflow status is FINISHED
   for ok, KILLED for pruned (a search's stopped trial; tag status=pruned), FAILED otherwise;
-* **one run named "campaign"** (tag ``sparkdl.kind=campaign``) holds what belongs to the whole
-  campaign, MLflow having no experiment-level files: results.csv, manifest.json, the provenance,
-  the report (``report*.html``) and a search's ``pareto.png``/``search.json``.
+* **one run named "campaign"** (tag ``sparkdl.kind=campaign``), the **parent of every design run**
+  (each carries MLflow's ``mlflow.parentRunId`` tag, so the UI nests them under it, as MLflow nests a
+  sweep's runs), holds what belongs to the whole campaign, MLflow having no experiment-level files:
+  results.csv, manifest.json, the provenance, the report (``report*.html``) and a search's
+  ``pareto.png``/``search.json``.
 
 A ``results = "mlflow"`` job logged into a run the harness made for it (:mod:`harness.mlflow_run`;
 tag ``sparkdl.program_run``, named in the record's ``mlflow_run_id``): that run is the design run's
@@ -55,8 +57,9 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from harness.errors import CampaignError, HarnessError
 from harness.runepochs import EpochPoint, run_epoch_points, run_epochs
-from harness.schema import CampaignDir, RunRecord, status_counts
+from sparkdl.campaign import CampaignDir, RunRecord, status_counts
 from sparkdl.errors import EXIT_CLUSTER, EXIT_INPUT, ToolError
+from sparkdl.numbers import finite
 from sparkdl.status import STATUSES
 from sparkdl.tracking import is_http, store_path, tracking_uri
 
@@ -71,6 +74,8 @@ DEFAULT_MAX_ARTIFACT_MB = 20.0
 #: Files of the campaign folder that belong to the campaign run.
 CAMPAIGN_FILES = ("results.csv", "manifest.json", "pareto.png", "search.json", "concurrency.csv")
 KIND, KEY, FINGERPRINT, COMPLETE = "sparkdl.kind", "sparkdl.run_key", "sparkdl.fingerprint", "sparkdl.export"
+#: MLflow's tag of a nested run: the id of its parent (what ``mlflow.start_run(nested=True)`` sets).
+PARENT = "mlflow.parentRunId"
 CAMPAIGN_ID = "sparkdl.campaign_id"
 MLFLOW_STATUS = {"ok": "FINISHED", "pruned": "KILLED"}  # anything else: FAILED
 #: MLflow's limits on one log_batch call.
@@ -191,13 +196,6 @@ def epoch_ms(iso: str, default: int) -> int:
     return int((t if t.tzinfo else t.replace(tzinfo=timezone.utc)).timestamp() * 1000)
 
 
-def _finite(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    number = float(value)
-    return number if math.isfinite(number) else None
-
-
 def run_files(folder: CampaignDir, key: str, cap_bytes: int) -> tuple[list[Artifact], list[str]]:
     """The run's logs (every attempt's) and its ``runs/<key>/`` entries; those over ``cap_bytes`` named apart."""
     found: list[Artifact] = []
@@ -246,12 +244,12 @@ def histories_of(points: Iterable[EpochPoint], start_ms: int, end_ms: int) -> di
 
 
 def _cost(record: RunRecord, formula: str) -> float | None:
-    t, a = _finite(record.wall_clock_s), _finite(record.accuracy)
+    t, a = finite(record.wall_clock_s), finite(record.accuracy)
     if t is None or a is None:
         return None
     from sparkdl.cost import parse_cost
 
-    return _finite(float(parse_cost(formula)(t, a)))
+    return finite(float(parse_cost(formula)(t, a)))
 
 
 def _text(value: object) -> str:
@@ -304,7 +302,7 @@ def run_payload(record: RunRecord, folder: CampaignDir, facts: CampaignFacts,
     for name, value in row.items():
         if name in spec.as_row() or name in ("status", "reason", "failure_kind", "app_id", "start", "end", "log"):
             continue
-        number = _finite(value)
+        number = finite(value)
         if number is not None:
             figures[name] = number
         elif isinstance(value, str) and value and name not in tags:
@@ -331,8 +329,8 @@ def experiment_tags(facts: CampaignFacts, folder: CampaignDir, records: Sequence
     counts = ", ".join(f"{n} {s}" for s, n in sorted(status_counts(records).items())) or "no runs yet"
     note = (f"Campaign `{folder.path.resolve()}`: {len(records)} run(s) ({counts}). Job {facts.job or 'from the design'}; "
             f"factors {', '.join(facts.factors) or '?'}. One MLflow run per design run (tag `sparkdl.run_key`), "
-            "per-epoch figures as metric histories; the run named *campaign* holds results.csv, the manifest, "
-            "the provenance and the report. Exported by sparkdl-lab (python -m harness.mlflow).")
+            "per-epoch figures as metric histories; the run named *campaign*, their parent, holds results.csv, "
+            "the manifest, the provenance and the report. Exported by sparkdl-lab (python -m harness.mlflow).")
     return {CAMPAIGN_ID: facts.campaign_id, "sparkdl.design_sha256": facts.design_sha256,
             "sparkdl.campaign": str(folder.path.resolve()), "sparkdl.job": facts.job or "",
             "sparkdl.factors": ",".join(facts.factors), "sparkdl.responses": ",".join(facts.responses)[:5000],
@@ -399,15 +397,17 @@ def _row_problem(row: Mapping[str, str]) -> str | None:
 
 
 def _cell_value(text: object) -> object:
-    """A results.csv cell as the store would hold it: a finite number as a number, other text as it is."""
-    from sparkdl.numbers import NumberError, number
+    """A results.csv cell as the store would hold it: a finite number (read by the one cell reader,
+    :func:`sparkdl.numbers.cell`, as models.results reads the table) as a float, other text as it is."""
+    from sparkdl.numbers import NumberError, cell
 
-    if not isinstance(text, str) or not text.strip():
+    if not isinstance(text, str):
         return text
     try:
-        return float(number(text))
+        value = cell(text)
     except NumberError:
         return text
+    return float(value) if isinstance(value, (int, float)) and finite(value) is not None else text
 
 
 def read_results_table(folder: CampaignDir) -> list[RunRecord]:
@@ -418,7 +418,7 @@ def read_results_table(folder: CampaignDir) -> list[RunRecord]:
     (run-replicate) written twice (MLflow would get one of them in silence), a whole-number column that
     is not one, a measured figure that is not finite, an unknown status.
     """
-    from harness.runspec import CLUSTER
+    from sparkdl.runspec import CLUSTER
     from sparkdl import config
 
     table = config.read_table(folder.results_csv, "results table", MlflowExportError, same_width=True,
@@ -589,7 +589,7 @@ class MlflowExporter:
     """Brings one MLflow experiment up to date with one campaign folder (see the module doc).
 
     ``experiment`` names the experiment (default: the folder's name); ``cost`` is the cost formula of
-    the ``cost`` metric (models.cost); files over ``max_artifact_mb`` are not uploaded.
+    the ``cost`` metric (sparkdl.cost); files over ``max_artifact_mb`` are not uploaded.
     """
 
     def __init__(self, uri: str, folder: CampaignDir, *, experiment: str | None = None, cost: str | None = None,
@@ -599,7 +599,7 @@ class MlflowExporter:
         self.uri = tracking_uri(uri, folder.path)  # the form checked, a store path made absolute: before anything
         self.folder, self.experiment = folder, experiment
         self.cost = cost or DEFAULT_COST
-        parse_cost(self.cost)  # a formula models.cost cannot read is an error before anything is sent
+        parse_cost(self.cost)  # a formula sparkdl.cost cannot read is an error before anything is sent
         self.cap_bytes = artifact_cap_bytes(max_artifact_mb)
         for name, value in QUIET.items():
             os.environ.setdefault(name, value)
@@ -682,10 +682,10 @@ class MlflowExporter:
         else:
             self.client.log_artifact(run_id, str(artifact.path), artifact.dest)
 
-    def _create(self, experiment_id: str, payload: RunPayload) -> str:
+    def _create(self, experiment_id: str, payload: RunPayload, parent_id: str) -> str:
         tags = {k: v for k, v in payload.tags.items() if k != FINGERPRINT}
         run = self.client.create_run(experiment_id, start_time=payload.start_ms, run_name=payload.name,
-                                     tags={KIND: "run", KEY: payload.key})
+                                     tags={KIND: "run", KEY: payload.key, PARENT: parent_id})
         run_id = run.info.run_id
         self._log(run_id, payload.params, payload.metrics, tags)
         for artifact in payload.artifacts:
@@ -695,12 +695,12 @@ class MlflowExporter:
         self.client.log_batch(run_id, tags=_tags({FINGERPRINT: payload.fingerprint, COMPLETE: "complete"}))
         return run_id
 
-    def _fill(self, run: Any, payload: RunPayload) -> str:
+    def _fill(self, run: Any, payload: RunPayload, parent_id: str) -> str:
         """Add the payload to a run a program logged into: what it lacks, keeping what it logged itself."""
         run_id = run.info.run_id
         params = {k: v for k, v in payload.params.items() if k not in run.data.params}
         points = [p for p in payload.metrics if p.name not in run.data.metrics]
-        tags = {k: v for k, v in payload.tags.items() if k != FINGERPRINT}
+        tags = {**{k: v for k, v in payload.tags.items() if k != FINGERPRINT}, PARENT: parent_id}
         self._log(run_id, params, points, tags)
         for artifact in payload.artifacts:
             self._upload(run_id, artifact)
@@ -709,15 +709,8 @@ class MlflowExporter:
         return run_id
 
     # -- the campaign run
-    def _campaign_run(self, experiment_id: str, existing: Sequence[Any], facts: CampaignFacts,
-                      records: Sequence[RunRecord]) -> list[str]:
-        mine = [r for r in existing if r.data.tags.get(KIND) == "campaign"]
-        if mine:
-            run = mine[0]
-            for extra in mine[1:]:
-                self.client.delete_run(extra.info.run_id)
-        else:
-            run = self.client.create_run(experiment_id, run_name="campaign", tags={KIND: "campaign"})
+    def _refresh_campaign_run(self, run: Any, facts: CampaignFacts, records: Sequence[RunRecord]) -> list[str]:
+        """Upload the campaign's files that changed, tag its counts; the names of the files uploaded."""
         run_id, tags = run.info.run_id, run.data.tags
         changed = []
         provenance = json.dumps(facts.provenance, indent=2, sort_keys=True, default=str)
@@ -760,6 +753,8 @@ class MlflowExporter:
             if current.get(key) != value:
                 self.client.set_experiment_tag(experiment_id, key, value)
         existing = self._existing_runs(experiment_id)
+        parent = campaign_run(self.client, experiment_id, existing, epoch_ms(str(meta.get("created") or ""), 0))
+        parent_id = parent.info.run_id
         by_key: dict[str, list[Any]] = {}
         for run in existing:
             if run.data.tags.get(KIND) == "run" and KEY in run.data.tags:
@@ -775,17 +770,38 @@ class MlflowExporter:
                 if run not in keep and run not in program:
                     self.client.delete_run(run.info.run_id)
             if keep:
+                if keep[0].data.tags.get(PARENT) != parent_id:  # exported before runs were nested, or its parent
+                    self.client.set_tag(keep[0].info.run_id, PARENT, parent_id)  # was deleted: nest it again
                 summary.unchanged += 1
                 continue
             payload = run_payload(record, self.folder, facts, self.cap_bytes, source)
             if program:  # the run the job logged into is the design run's run
-                self._fill(program[0], payload)
+                self._fill(program[0], payload, parent_id)
                 (summary.replaced if program[0].data.tags.get(COMPLETE) else summary.created).append(record.key)
                 continue
-            self._create(experiment_id, payload)
+            self._create(experiment_id, payload, parent_id)
             (summary.replaced if known else summary.created).append(record.key)
-        summary.campaign_files = self._campaign_run(experiment_id, existing, facts, records)
+        summary.campaign_files = self._refresh_campaign_run(parent, facts, records)
         return summary
+
+
+def campaign_run(client: Any, experiment_id: str, existing: Sequence[Any] | None = None, start_ms: int = 0) -> Any:
+    """The campaign's own run in ``experiment_id``, the parent of its design runs: the oldest active run tagged
+    ``sparkdl.kind=campaign`` (any other such run is deleted), else a new one named "campaign", started at
+    ``start_ms`` when given (the campaign's creation). ``existing``: the experiment's active runs, when read."""
+    if existing is None:
+        from mlflow.entities import ViewType
+
+        existing = client.search_runs([experiment_id], filter_string=f"tags.`{KIND}` = 'campaign'",
+                                      run_view_type=ViewType.ACTIVE_ONLY, max_results=100)
+    mine = sorted((r for r in existing if r.data.tags.get(KIND) == "campaign"),
+                  key=lambda r: (r.info.start_time or 0, r.info.run_id))
+    for extra in mine[1:]:
+        client.delete_run(extra.info.run_id)
+    if mine:
+        return mine[0]
+    return client.create_run(experiment_id, start_time=start_ms or None, run_name="campaign",
+                             tags={KIND: "campaign"})
 
 
 def _tags(values: Mapping[str, str]) -> list[Any]:

@@ -8,6 +8,9 @@ MLflow run per attempt and puts it in the driver's environment::
     MLFLOW_EXPERIMENT_NAME
     MLFLOW_RUN_ID          the run: mlflow.log_metric, mlflow.start_run() and autolog all log into it
 
+The run is nested under the campaign's run (MLflow's ``mlflow.parentRunId`` tag), in either store:
+the run named "campaign" that the export fills (:func:`harness.mlflow_export.campaign_run`).
+
 After the program exited, the run's metrics are read back through MLflow's client: each metric's
 latest value becomes a column of results.csv (through the same rules as a json job's figures:
 :func:`harness.metrics.parse_metrics`; a name MLflow allows but a column cannot hold, e.g.
@@ -142,14 +145,26 @@ class ProgramRuns:
         self._experiment = (str(eid), name)
         return self._experiment
 
+    def parent(self, experiment_id: str) -> str:
+        """The id of the campaign's run, the parent of the design runs (made FINISHED when new in the campaign's
+        own store: nothing else ends it there; the export ends it in a tracker)."""
+        from harness.mlflow_export import campaign_run, epoch_ms
+
+        run = campaign_run(self.client, experiment_id, start_ms=epoch_ms(str(self._meta.get("created") or ""), 0))
+        if self.tracker is None and run.info.status == "RUNNING":
+            self.client.set_terminated(run.info.run_id, "FINISHED")
+        return str(run.info.run_id)
+
     def open(self, key: str, attempt: int) -> ProgramRun:
-        """A new run for one attempt of the design run ``key`` (RUNNING until the program or the harness ends it)."""
-        from harness.mlflow_export import KEY, KIND
+        """A new run for one attempt of the design run ``key``, nested under the campaign's run (RUNNING until the
+        program or the harness ends it)."""
+        from harness.mlflow_export import KEY, KIND, PARENT
 
         try:
             eid, name = self.experiment()
             run = self.client.create_run(eid, run_name=f"run {key}",
-                                         tags={KIND: "run", KEY: key, PROGRAM: "1", "attempt": str(attempt)})
+                                         tags={KIND: "run", KEY: key, PROGRAM: "1", "attempt": str(attempt),
+                                               PARENT: self.parent(eid)})
         except Exception as e:  # noqa: BLE001 - MLflow's and requests' errors: one line, the campaign stops
             raise ProgramRunError(f"MLflow at {self.uri} could not make the run the job logs to "
                                   f"({str(e).splitlines()[0][:300] if str(e) else type(e).__name__}): "

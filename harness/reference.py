@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from harness.errors import HarnessError
-from harness.runspec import RunSpec
+from sparkdl.runspec import RunSpec
 
 #: The most design runs between two reference runs (and the fewest: 1).
 MAX_EVERY = 100_000

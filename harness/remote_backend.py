@@ -52,7 +52,7 @@ from harness.backends import _latest_app
 from harness.command import JOB_SCRIPT, METRICS_FLAG
 from harness.errors import CapacityError
 from harness.runner import Completed, OnStart
-from harness.runspec import RunSpec
+from sparkdl.runspec import RunSpec
 
 Progress = Callable[[str], None]
 

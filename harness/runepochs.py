@@ -18,12 +18,12 @@ epoch's training time where the source has one (the MLflow export's metric histo
 from __future__ import annotations
 
 import csv
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from sparkdl.campaign import IDENTIFIERS, CampaignDir, RunRecord
+from sparkdl.numbers import finite
 
 EPOCHS_FILE = "epochs.csv"
 #: Columns of a run's epochs.csv that number the epoch rather than measure it.
@@ -89,12 +89,6 @@ def _number(text: str | None) -> Any:
     return int(value) if value.is_integer() and "." not in text and "e" not in text.lower() else value
 
 
-def _finite(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
-
-
 def table_points(rows: Sequence[Mapping[str, object]]) -> list[EpochPoint]:
     """The points of epochs.csv rows: each number but the epoch's own numbering; ``wall_clock_s`` is the
     epoch's time (named :data:`EPOCH_WALL`)."""
@@ -103,9 +97,9 @@ def table_points(rows: Sequence[Mapping[str, object]]) -> list[EpochPoint]:
         epoch = row.get("epoch")
         if not isinstance(epoch, int) or isinstance(epoch, bool):
             continue
-        wall = _finite(row.get("wall_clock_s"))
+        wall = finite(row.get("wall_clock_s"))
         for name, value in row.items():
-            number = _finite(value)
+            number = finite(value)
             if name not in EPOCH_KEYS and number is not None:
                 out.append(EpochPoint(EPOCH_WALL if name == "wall_clock_s" else name, epoch, number, wall))
     return out
@@ -124,7 +118,7 @@ def log_points(out_log: Path) -> list[EpochPoint]:
     out: list[EpochPoint] = []
 
     def add(name: str, epoch: int, value: object, wall: float | None) -> None:
-        number = _finite(value)
+        number = finite(value)
         if number is not None:
             out.append(EpochPoint(name, epoch, number, wall))
 
@@ -161,7 +155,7 @@ def run_epoch_points(out_log: Path, series: Mapping[str, Sequence[float]] = {},
     named = {p.name for p in points}
     for name, values in series.items():
         if name not in named:
-            points += [EpochPoint(name, i, float(v)) for i, v in enumerate(values, start=1) if _finite(v) is not None]
+            points += [EpochPoint(name, i, float(v)) for i, v in enumerate(values, start=1) if finite(v) is not None]
     return points
 
 

@@ -13,8 +13,8 @@ import sqlite3
 from pathlib import Path
 
 from harness.errors import CampaignError
-from harness.runspec import RunSpec
-from harness.schema import CampaignDir, RunRecord
+from sparkdl.runspec import RunSpec
+from sparkdl.campaign import CampaignDir, RunRecord
 
 SCHEMA_VERSION = 2
 

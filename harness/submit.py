@@ -31,8 +31,8 @@ from harness.errors import DesignFileError
 from harness.designfile import check_design
 from harness.job import JobChoice, jvm_of, resolve_job, runtime_of
 from harness.reference import MAX_EVERY, ReferenceError, with_reference
-from harness.runspec import RunSpec, format_value
-from harness.schema import CampaignDir, Manifest, RunRecord
+from sparkdl.runspec import RunSpec, format_value
+from sparkdl.campaign import CampaignDir, Manifest, RunRecord
 from sparkdl.cli import on_interrupt, run_cli
 from harness.until import (DEFAULT_CONFIDENCE, DEFAULT_MAX, DEFAULT_MIN, MAX_REPLICATIONS, UntilError, UntilRule,
                            first_pass, parse_until, result_text)

@@ -25,8 +25,9 @@ from typing import Iterable, Mapping, Sequence
 from scipy import stats
 
 from harness.errors import HarnessError
-from harness.runspec import RunSpec
-from harness.schema import RunRecord
+from sparkdl.runspec import RunSpec
+from sparkdl.campaign import RunRecord
+from sparkdl.numbers import finite
 
 #: The reasons a point stopped getting replicates (None while it is still open).
 MET, MAX, BUDGET, FAILING = "met", "max", "budget", "failing"
@@ -166,13 +167,9 @@ class PointState:
     def to_dict(self, rule: UntilRule) -> dict[str, object]:
         i = self.interval
         return {"run": self.run, "levels": dict(self.levels), "replicates": i.n, "failed_or_missing": self.unusable,
-                "mean": _finite(i.mean), "half_width": _finite(i.half_width), "lower": _finite(i.lower),
-                "upper": _finite(i.upper), "width": _finite(rule.width_of(i)), "met": rule.excess(i) <= 1,
+                "mean": finite(i.mean), "half_width": finite(i.half_width), "lower": finite(i.lower),
+                "upper": finite(i.upper), "width": finite(rule.width_of(i)), "met": rule.excess(i) <= 1,
                 "reason": self.reason}
-
-
-def _finite(value: float) -> float | None:
-    return value if math.isfinite(value) else None
 
 
 def judge(run: int, observations: Sequence[Observation], rule: UntilRule,

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from harness.runspec import RunSpec
+from sparkdl.runspec import RunSpec
 
 RuntimeOf = Callable[[RunSpec], tuple[str, str]]
 

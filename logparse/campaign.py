@@ -7,7 +7,7 @@ kept that judgement in results.csv. ``python -m logparse`` on such a log reports
 reason and figures, when the campaign's manifest says its jobs are not BigDL (``"results"``: ``"json"``,
 ``"output"``, ``"none"`` or ``"mixed"``; a manifest written before that field: the run's ``runs/<key>/metrics.json`` exists).
 
-The folder's layout is ``harness.schema.CampaignDir``'s; logparse sits below harness, so the few
+The folder's layout is ``sparkdl.campaign.CampaignDir``'s; logparse sits below harness, so the few
 names it needs are repeated here and tests/test_logparse_campaign.py checks that they agree.
 """
 

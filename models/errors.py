@@ -32,7 +32,7 @@ class FitError(ModelError):
     """A fit that got valid input failed at run time (the optimizer or solver did not succeed)."""
 
 
-# --- models.results / models.cost / models.anova ---------------------------------------------
+# --- models.results / sparkdl.cost / models.anova --------------------------------------------
 
 
 class ResultsNotFoundError(ModelError):

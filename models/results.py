@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 from logparse import Status
-from models.cost import CostFunction, parse_cost
+from sparkdl.cost import CostFunction, parse_cost
 from models.errors import CostInputsMissingError, InvalidTableError, MissingColumnError, ResultsNotFoundError
 from sparkdl.campaign import CampaignDir, Manifest
 from sparkdl.errors import CampaignError
@@ -496,22 +496,19 @@ def build_table(
     )
 
 
-_NUMBER_TEXT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
-
-
 def _check_numbers(p: Path, table) -> None:
-    """Every cell written as a number passes the one bounded parser (:func:`sparkdl.numbers.number`): a 400-digit
-    integer (which no float holds: numpy and statsmodels overflow on it) or a 400-digit accuracy is refused,
-    naming its line and column. Short cells (the usual ones) are not parsed twice."""
-    from sparkdl.numbers import MAX_INT_DIGITS, NumberError, number
+    """Every cell written as a number is one the one cell reader (:func:`sparkdl.numbers.cell`, which the MLflow
+    export reads results.csv with too) can hold: a 400-digit integer (which no float holds: numpy and statsmodels
+    overflow on it) or a 400-digit accuracy is refused, naming its line and column. Short cells (the usual ones)
+    always can, and are not parsed twice."""
+    from sparkdl.numbers import MAX_INT_DIGITS, NumberError, cell
 
     for line, record in table.rows:
-        for name, cell in zip(table.header, record):
-            text = cell.strip()
-            if len(text) <= MAX_INT_DIGITS or not _NUMBER_TEXT.fullmatch(text):
+        for name, text in zip(table.header, record):
+            if len(text.strip()) <= MAX_INT_DIGITS:
                 continue
             try:
-                number(text, integer=text.lstrip("+-").isdigit())
+                cell(text)
             except NumberError as e:
                 raise InvalidTableError(f"{p}: line {line}, column {name!r}: {e}: fix that value") from None
 

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from logparse import Status
-from models.cost import parse_cost
+from sparkdl.cost import parse_cost
 from optimize.errors import CampaignDataError, SearchOptionError
 
 SENSES = ("min", "max")

@@ -55,7 +55,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Callable, Generator, Sequence
 
-from models.cost import parse_cost
+from sparkdl.cost import parse_cost
 from optimize.errors import ObjectiveError, OptimizeError, SearchOptionError
 from optimize.figures import lr_cost_figure, save
 from optimize.objective import JobObjective

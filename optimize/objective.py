@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 
 from sparkdl.campaign import RunRecord
-from models.cost import CostFunction
+from sparkdl.cost import CostFunction
 from optimize.errors import JobFailedError, LearningRateMismatchError
 from optimize.session import JobConfig, JobSession
 

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from harness.schema import CampaignDir
+from sparkdl.campaign import CampaignDir
 from models.errors import CostInputsMissingError
 from models.results import STATUS_COLUMN, ResultsTable, assumptions, build_table, choose_factors, ok_rows, read_csv
 

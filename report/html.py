@@ -10,13 +10,13 @@ from __future__ import annotations
 import base64
 import html
 import io
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 from matplotlib.figure import Figure
+
+from sparkdl.numbers import finite
 
 DASH = "\u2013"
 FIGURE_DPI = 100
@@ -26,21 +26,11 @@ def esc(text: object) -> str:
     return html.escape(str(text), quote=True)
 
 
-def _finite(value: object) -> float | None:
-    if value is None or isinstance(value, (bool, np.bool_, str)):
-        return None
-    try:
-        f = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return None
-    return f if math.isfinite(f) else None
-
-
 def num(value: object, digits: int = 4) -> str:
     """A number to ``digits`` significant digits (integers whole); a dash for missing or infinite."""
     if isinstance(value, str):
         return value
-    f = _finite(value)
+    f = finite(value)
     if f is None:
         return DASH
     if f.is_integer() and abs(f) < 1e15:
@@ -50,7 +40,7 @@ def num(value: object, digits: int = 4) -> str:
 
 def pval(p: object) -> str:
     """A p-value: 3 significant digits, ``< 1e-300`` for underflow, a dash when undefined."""
-    f = _finite(p)
+    f = finite(p)
     if f is None:
         return DASH
     if f == 0.0:
@@ -59,13 +49,13 @@ def pval(p: object) -> str:
 
 
 def pct(value: object) -> str:
-    f = _finite(value)
+    f = finite(value)
     return DASH if f is None else f"{f:.2f}"
 
 
 def level(value: object) -> str:
     """A factor level as written in a design: ``0.001``, ``4``, ``lenet``."""
-    f = _finite(value)
+    f = finite(value)
     if f is None:
         return str(value)
     return f"{int(f):d}" if f.is_integer() else f"{f:g}"
@@ -89,7 +79,7 @@ class Cell:
 
 def ncell(value: object, fmt=num) -> Cell:
     """A numeric cell formatted with ``fmt``."""
-    return Cell(fmt(value), True, _finite(value))
+    return Cell(fmt(value), True, finite(value))
 
 
 def tcell(text: object) -> Cell:
@@ -169,7 +159,7 @@ def notice(text: str) -> str:
 
 def bar(percent: float | None) -> str:
     """A small inline bar for a share of variation (0-100)."""
-    f = _finite(percent)
+    f = finite(percent)
     width = 0.0 if f is None else max(0.0, min(100.0, f))
     return f'<span class="bar"><span style="width:{width:.1f}%"></span></span>'
 

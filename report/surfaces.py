@@ -123,7 +123,7 @@ def _response(a: SurfaceAnalysis, best: Compromise | None, plots: bool) -> str:
     parts.append(h.table(["term", "natural units", "coded", "SE (coded)", "p"], rows,
                          table_id=f"rsm-coef-{f.response}", numeric_headers=[False, True, True, True, True],
                          caption="coefficients; coded: each factor scaled to -1..+1 over its design levels"))
-    arows = [[h.tcell(r.source), h.ncell(r.df), h.ncell(r.ss), h.ncell(r.ms), h.ncell(r.F), h.ncell(r.p, h.pval)]
+    arows = [[h.tcell(r.term), h.ncell(r.df), h.ncell(r.sum_sq), h.ncell(r.mean_sq), h.ncell(r.F), h.ncell(r.p, h.pval)]
              for r in f.anova]
     parts.append(h.table(["source", "df", "SS", "MS", "F", "p"], arows, table_id=f"rsm-anova-{f.response}",
                          numeric_headers=[False] + [True] * 5,

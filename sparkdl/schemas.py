@@ -57,7 +57,7 @@ class ParamTable(msgspec.Struct, forbid_unknown_fields=True):
 
 
 #: The range each search-space factor may take (optimize.search.space): the harness's own limits on a
-#: design row (harness.runspec.CLUSTER_RULES) and on the built-in jobs' parameters (jobs/birnn.toml).
+#: design row (sparkdl.runspec.CLUSTER_RULES) and on the built-in jobs' parameters (jobs/birnn.toml).
 SPACE_LIMITS: dict[str, tuple[float, float]] = {
     "nodes": (1, 10_000), "executors": (1, 512), "executor_cores": (1, 1_024), "epochs": (1, 1_000),
     "batch_size": (1, 1_048_576), "learning_rate": (1e-9, 1e4),
@@ -149,7 +149,7 @@ class UntilDoc(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class ManifestDoc(msgspec.Struct):
-    """A campaign's ``manifest.json`` (harness.schema.Manifest): its factors and responses, each named once."""
+    """A campaign's ``manifest.json`` (sparkdl.campaign.Manifest): its factors and responses, each named once."""
 
     factors: Names
     responses: Names = []

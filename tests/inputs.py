@@ -596,7 +596,7 @@ def _logparse_values(d: Path) -> list[Case]:
 @seed("22-json-echo")
 def _json_echo(d: Path) -> list[Case]:
     from harness.metrics import parse_metrics
-    from harness.runspec import RunSpec
+    from sparkdl.runspec import RunSpec
 
     spec = RunSpec(1, 1, 1, 1, 1, params={"trees": 40, "depth": 3})
 
@@ -809,7 +809,7 @@ def _manifest_case(d: Path, f: Path) -> Case:
 def _metrics_case(d: Path, f: Path) -> Case:
     def main(argv: Sequence[str] | None) -> int:
         from harness.metrics import read_metrics
-        from harness.runspec import RunSpec
+        from sparkdl.runspec import RunSpec
         spec = RunSpec(1, 1, 1, 1, 1, params={"trees": 40})
         m = read_metrics(f, {"status", "run"}, spec.as_row())
         if m.problem is None:

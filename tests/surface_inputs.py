@@ -66,7 +66,7 @@ def artifact_mb_main(argv: Sequence[str] | None) -> int:
 def export_table_main(argv: Sequence[str] | None) -> int:
     """The records the export reads from an ingested campaign's results.csv, as JSON."""
     from harness.mlflow_export import read_campaign
-    from harness.schema import CampaignDir
+    from sparkdl.campaign import CampaignDir
 
     records, _ = read_campaign(CampaignDir((argv or [""])[0]))
     print(json.dumps([{"key": r.key, "status": str(r.status), "wall_clock_s": r.wall_clock_s,

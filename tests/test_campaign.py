@@ -14,9 +14,9 @@ import pytest
 from cluster.runtime import discover
 from harness.command import SubmitOptions
 from harness.runner import Completed
-from harness.runspec import RunSpec
+from sparkdl.runspec import RunSpec
 from harness.campaign import Campaign, CampaignSettings
-from harness.schema import CampaignDir
+from sparkdl.campaign import CampaignDir
 from harness.store import ResultStore
 
 FIXTURES = Path(__file__).parent / "fixtures" / "logs"

@@ -136,7 +136,7 @@ def test_plain_jvm_option_reaches_the_backend(tmp_path):
 
     from harness.backends import LocalBackend
     from harness.campaign import make_backend
-    from harness.schema import CampaignDir
+    from sparkdl.campaign import CampaignDir
     from sparkdl.options import cluster_options
 
     parser = argparse.ArgumentParser(parents=[cluster_options()])

@@ -7,7 +7,7 @@ from pathlib import Path
 from cluster.runtime import discover
 from harness.command import JOB_SCRIPT, SubmitOptions, job_args, metrics_path, submit_argv
 from harness.job import JobChoice, builtin, load_job
-from harness.runspec import RunSpec
+from sparkdl.runspec import RunSpec
 
 
 def spec(**kw) -> RunSpec:

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from models.cost import (
+from sparkdl.cost import (
     acc2,
     epoch_time_to_accuracy,
     expression,

@@ -1,5 +1,5 @@
 """Derringer-Suich desirability: the functions against hand values, the search against brute force over
-the region, the intervals against statsmodels, and the confirmation design read back by harness.runspec."""
+the region, the intervals against statsmodels, and the confirmation design read back by sparkdl.runspec."""
 
 from __future__ import annotations
 
@@ -216,7 +216,7 @@ def test_batch_size_rounded_to_a_multiple_of_the_cores():
 
 def test_confirmation_design_takes_the_manifest_columns(tmp_path):
     """A campaign folder's manifest.json names the design columns (any job), not the built-in list."""
-    from harness.schema import CampaignDir, Manifest
+    from sparkdl.campaign import CampaignDir, Manifest
     from models.desirability.confirm import design_columns
     frame = campaign().assign(momentum=0.9)
     (tmp_path / "campaign.sqlite").write_bytes(b"")

@@ -28,7 +28,7 @@ from cluster.ssh import CommandResult, RemoteCommandFailed, Unreachable, command
 from harness.command import JOB_SCRIPT
 from harness.errors import CapacityError
 from harness.remote_backend import RemoteBackend, RemoteRunner, inventory_problems
-from harness.runspec import RunSpec
+from sparkdl.runspec import RunSpec
 
 HOSTILE = "/srv/x y/$(touch /tmp/pwned)`id`;rm -rf ~ 'q' \"d\" \\ |&>"
 BIGDL = runtimes.resolve("bigdl")

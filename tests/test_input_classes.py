@@ -25,7 +25,7 @@ def test_seed_class(seed: str, tmp_path: Path) -> None:
 def test_space_limits_are_the_harness_limits():
     # sparkdl.schemas keeps the search space's ranges beside the other schemas; they must be the harness's own
     from harness.job import builtin
-    from harness.runspec import CLUSTER_RULES
+    from sparkdl.runspec import CLUSTER_RULES
     from sparkdl.schemas import SPACE_LIMITS
 
     for name in ("nodes", "executors", "executor_cores"):

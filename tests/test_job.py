@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.job import JobFileError, builtin, column_problems, load_job, resolve_job, template_fields
-from harness.runspec import RunSpec
+from sparkdl.runspec import RunSpec
 
 ROOT = Path(__file__).resolve().parents[1]
 

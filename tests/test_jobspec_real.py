@@ -134,7 +134,7 @@ def test_a_jobs_own_jvm_option_reaches_the_driver_with_ours(tmp_path):
     """A job's spark.driver.extraJavaOptions is added to the harness's (log setup, BigDL's class path), not instead."""
     from harness.command import SubmitOptions, submit_argv
     from harness.job import JobChoice, load_job
-    from harness.runspec import RunSpec
+    from sparkdl.runspec import RunSpec
 
     (tmp_path / "props.py").write_text(PROPERTY_SCRIPT)
     (tmp_path / "job.toml").write_text('[job]\nname = "props"\napp = "props.py"\nargs = []\n'

@@ -12,12 +12,15 @@ The floors follow the pipeline, bottom up (a package imports only packages on lo
     report                        the campaign's HTML page, above everything it summarises
 
 Every import counts: at module level, under ``if TYPE_CHECKING:`` and inside functions (a deferred
-import still makes one module depend on the other). The one allowed exception is named below.
+import still makes one module depend on the other). There is no exception: no import runs back up, and
+neither files nor packages import each other in a cycle.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -34,8 +37,6 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("report",),
 )
 FLOOR = {pkg: level for level, pkgs in enumerate(FLOORS) for pkg in pkgs}
-#: ``python -m harness.report`` kept working: a two-file alias package that imports report (a higher floor).
-ALLOWED_UP = {"harness.report": {"report"}, "harness.report.__main__": {"report.cli"}}
 
 
 def _modules() -> dict[str, Path]:
@@ -96,7 +97,7 @@ def test_no_package_imports_a_higher_or_sibling_floor() -> None:
     wrong = []
     for module, targets in GRAPH.items():
         for target in sorted(targets):
-            if _top(target) == _top(module) or target in ALLOWED_UP.get(module, ()):
+            if _top(target) == _top(module):
                 continue
             if FLOOR[_top(target)] >= FLOOR[_top(module)]:
                 wrong.append(f"{module} imports {target}")
@@ -115,14 +116,14 @@ def test_the_base_and_the_stages_that_read_campaigns_import_no_harness() -> None
 def test_no_stage_imports_harnesss_command_line() -> None:
     """harness's commands (the modules ``sparkdl submit``, ``ingest``, ... run) and every ``__main__`` are the top
     of their package: models, optimize and report use harness's library modules (the campaign, the runner), never
-    its command line. The harness.report alias is the one exception."""
+    its command line."""
     from sparkdl.commands import COMMANDS
 
     assert {c.module for c in COMMANDS} <= set(MODULES), "a sparkdl command names a module that does not exist"
     harness_cli = {c.module for c in COMMANDS if _top(c.module) == "harness"}
     mains = {m for m in MODULES if m.endswith(".__main__")}
     wrong = [f"{m} imports {t}" for m, ts in GRAPH.items() for t in sorted(ts)
-             if _top(t) != _top(m) and t not in ALLOWED_UP.get(m, ())
+             if _top(t) != _top(m)
              and (t in mains or (t in harness_cli and _top(m) in ("models", "optimize", "report")))]
     assert not wrong, wrong
 
@@ -178,12 +179,55 @@ def test_no_import_cycle_between_files() -> None:
     assert _cycles(GRAPH) == []
 
 
-@pytest.mark.parametrize("old, new", [("harness.schema", "sparkdl.campaign"), ("harness.runspec", "sparkdl.runspec"),
-                                      ("models.cost", "sparkdl.cost"), ("harness.report", "report")])
-def test_old_import_paths_still_work(old: str, new: str) -> None:
-    import importlib
+def _package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The modules' imports, collapsed to their top-level packages (harness, models, report, ...)."""
+    out: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        out.setdefault(_top(module), set()).update(_top(t) for t in targets)
+    return {name: targets - {name} for name, targets in out.items()}
 
-    before, after = importlib.import_module(old), importlib.import_module(new)
-    public = [n for n in getattr(after, "__all__", dir(after)) if not n.startswith("_") and n[0].isupper()]
-    assert public and all(getattr(before, n) is getattr(after, n) for n in public if hasattr(before, n))
-    assert all(hasattr(before, n) for n in public if not isinstance(getattr(after, n), type(ast)))
+
+def test_the_package_graph_finds_a_cycle_no_two_files_make() -> None:
+    files = {"a": set(), "a.x": {"b.y"}, "b": set(), "b.y": set(), "b.z": {"a"}}
+    assert _cycles(files) == []
+    assert _cycles(_package_graph(files)) == [["a", "b"]]
+
+
+def test_no_import_cycle_between_packages() -> None:
+    """Nor between packages: ``a.x`` importing ``b.y`` while ``b.z`` imports ``a`` is a cycle even when no two files
+    import each other (the old ``harness.report`` alias made one between harness and report)."""
+    assert _cycles(_package_graph(GRAPH)) == []
+
+
+@pytest.mark.parametrize("old", ["harness.schema", "harness.runspec", "models.cost", "harness.report"])
+def test_the_old_import_paths_are_gone(old: str) -> None:
+    """The campaign folder is sparkdl.campaign, a run sparkdl.runspec, the cost sparkdl.cost, the report report."""
+    assert old not in MODULES and importlib.util.find_spec(old) is None
+    used = [f"{path.relative_to(ROOT)}: {name}" for path in _project_files() for name in _imported_names(path)
+            if name == old or name.startswith(old + ".")]
+    assert not used, used
+
+
+@functools.cache
+def _project_files() -> list[Path]:
+    """Every Python file of the project: the packages, tests, bench, examples, fabfile."""
+    skip = {".git", ".venv", "node_modules", "build", "dist"}
+    return [p for p in sorted(ROOT.rglob("*.py")) if not skip & set(p.relative_to(ROOT).parts)]
+
+
+@functools.cache
+def _imported_names(path: Path) -> frozenset[str]:
+    """The absolute module names a file imports (``from a.b import c`` gives ``a.b`` and ``a.b.c``)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names.add(node.module)
+            names.update(f"{node.module}.{a.name}" for a in node.names)
+    return frozenset(names)
+
+
+def test_the_import_scan_sees_tests_and_bench() -> None:
+    names = set().union(*(_imported_names(p) for p in _project_files() if p.parts[-2] in ("tests", "bench")))
+    assert {"sparkdl.campaign", "sparkdl.runspec", "sparkdl.cost"} <= names

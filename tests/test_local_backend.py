@@ -7,7 +7,7 @@ import pytest
 from cluster.local import ClusterState, LocalCluster, free_port
 from cluster.processes import processes_of
 from harness.backends import LocalBackend
-from harness.runspec import RunSpec
+from sparkdl.runspec import RunSpec
 
 pytestmark = [pytest.mark.slow, pytest.mark.cluster]
 

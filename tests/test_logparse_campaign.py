@@ -1,6 +1,6 @@
 """python -m logparse on a campaign folder: a job that reports JSON gets its recorded status, not "no BigDL line".
 
-The folders are written with the harness's own writers (harness.schema.CampaignDir, Manifest, RunRecord) around
+The folders are written with the harness's own writers (sparkdl.campaign.CampaignDir, Manifest, RunRecord) around
 real logs: a TorchDistributor run that failed on a gloo timeout (tests/fixtures/frameworks) and a real BigDL run.
 tests/test_jobspec_real.py checks the same on a campaign the harness really ran (slow).
 """
@@ -14,8 +14,8 @@ import shutil
 from pathlib import Path
 
 from harness.command import METRICS_FILE
-from harness.runspec import RunSpec
-from harness.schema import CampaignDir, Execution, Manifest, Outcome, RunRecord
+from sparkdl.runspec import RunSpec
+from sparkdl.campaign import CampaignDir, Execution, Manifest, Outcome, RunRecord
 from logparse import Status, campaign, cli
 from tests.test_logparse import FIXTURES
 

@@ -17,7 +17,7 @@ import pytest
 
 from harness.mlflow_export import (CampaignFacts, LiveExport, MlflowExporter, TrackerUnreachableError, read_campaign,
                                    run_payload)
-from harness.schema import CampaignDir
+from sparkdl.campaign import CampaignDir
 from logparse import Status
 from optimize.harvest import epoch_figures
 from sparkdl.options import TrackingOptionError, mlflow_uri
@@ -197,7 +197,7 @@ def test_without_mlflow_the_option_says_how_to_install_it_and_runs_nothing(tmp_p
 
 def test_commands_that_do_not_export_never_import_mlflow() -> None:
     done = _python("import sys\nimport harness.submit, harness.campaign, harness.mlflow, optimize.search.__main__, "
-                   "optimize.lr, report.cli, harness.report\n"
+                   "optimize.lr, report.cli, report\n"
                    "from harness.mlflow import build_parser\nbuild_parser()\n"
                    "print(sorted(m for m in sys.modules if m.split('.')[0] == 'mlflow'))")
     assert done.returncode == 0, done.stderr

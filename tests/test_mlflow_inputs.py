@@ -16,7 +16,7 @@ import pytest
 
 from harness.mlflow_export import (ExportBusyError, LiveExport, MlflowExportError, MlflowExporter, export_lock,
                                    read_campaign)
-from harness.schema import CampaignDir
+from sparkdl.campaign import CampaignDir
 from sparkdl.options import mlflow_uri
 from sparkdl.tracking import TrackingURIError, tracking_uri
 from tests.test_mlflow_export import scripted_campaign
@@ -211,7 +211,7 @@ def test_a_good_results_table_keeps_its_values(tmp_path: Path) -> None:
 def test_a_second_export_of_the_same_campaign_is_refused_naming_the_first(campaign_dir: CampaignDir,
                                                                           tmp_path: Path) -> None:
     holder = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom harness.mlflow_export import export_lock\n"
-                               "from harness.schema import CampaignDir\n"
+                               "from sparkdl.campaign import CampaignDir\n"
                                "with export_lock(CampaignDir(sys.argv[1])):\n    print('held', flush=True)\n"
                                "    time.sleep(120)\n", str(campaign_dir.path)],
                               stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})

@@ -104,7 +104,11 @@ def test_a_script_logging_to_mlflow_fills_results_and_epochs_in_the_local_store_
         assert (local / "mlflow.db").is_file()
         client = mlflow.MlflowClient(tracking_uri=f"sqlite:///{local / 'mlflow.db'}")
         rows = check_figures(local, client)
-        assert len(rows) == len(client.search_runs([client.get_experiment_by_name("local").experiment_id])) == 1
+        local_runs = client.search_runs([client.get_experiment_by_name("local").experiment_id])
+        (parent,) = [r for r in local_runs if r.data.tags.get("sparkdl.kind") == "campaign"]
+        nested = [r for r in local_runs if r.data.tags.get("sparkdl.kind") == "run"]
+        assert len(rows) == len(nested) == len(local_runs) - 1 == 1  # the design run, nested under the campaign's
+        assert {r.data.tags["mlflow.parentRunId"] for r in nested} == {parent.info.run_id}
         assert json.loads((local / "manifest.json").read_text())["results"] == "mlflow"
 
         # 2. --mlflow URI: the script's run is the design run's run, which the live export fills
@@ -125,6 +129,7 @@ def test_a_script_logging_to_mlflow_fills_results_and_epochs_in_the_local_store_
         assert sorted(by_key) == ["2-1", "campaign"] and all(len(v) == 1 for v in by_key.values())
         run_id = rows["2"]["mlflow_run_id"]
         logged = client.get_run(run_id)
+        assert logged.data.tags["mlflow.parentRunId"] == by_key["campaign"][0].info.run_id
         assert logged.data.tags["sparkdl.program_run"] == "1" and logged.data.tags["status"] == "ok"
         assert "elapsed_s" in logged.data.metrics and logged.data.params["max_iter"] == "20"
         assert len(client.get_metric_history(run_id, "loss")) > 2  # the script's history was kept, not replaced

@@ -161,9 +161,12 @@ def check_equals_results(c, experiment_id: str, folder: Path) -> None:  # noqa: 
         table = {f"{r['run']}-{r['replicate']}": r for r in csv.DictReader(f)}
     runs = runs_by_key(c, experiment_id)
     assert set(runs) == set(table) | {"campaign"} and all(len(v) == 1 for v in runs.values()), runs.keys()
+    (parent,) = runs["campaign"]
+    assert parent.info.run_name == "campaign" and "mlflow.parentRunId" not in parent.data.tags
     for key, row in table.items():
         run = runs[key][0]
         assert run.info.run_name == f"run {key}"
+        assert run.data.tags["mlflow.parentRunId"] == parent.info.run_id, key  # nested under the campaign's run
         assert {k: run.data.params[k] for k in DESIGN_COLUMNS} == {k: row[k] for k in DESIGN_COLUMNS}
         for tag in ("status", "reason", "failure_kind", "app_id", "replicate"):
             assert run.data.tags[tag] == row[tag], (key, tag)
@@ -237,7 +240,7 @@ def test_a_campaign_in_mlflow_live_through_an_outage_then_after_the_fact(tmp_pat
     assert Path(local).read_bytes() == (out / "logs" / "1-1.out").read_bytes()
 
     # after the fact: the report joins the campaign run; a second export adds nothing at all
-    # the exporter uploads whatever report*.html the folder holds; harness.report's own page is tested in
+    # the exporter uploads whatever report*.html the folder holds; the report's own page is tested in
     # tests/test_report*.py and takes 10-45 s here, so a stand-in page of the same name
     (out / "report.html").write_text("<!DOCTYPE html><title>lenet-mlflow</title><h1>Campaign report</h1>\n")
     rc, first, err = export(capsys, str(out), "--tracking-uri", mlflow_server)
@@ -261,11 +264,16 @@ def test_a_campaign_in_mlflow_live_through_an_outage_then_after_the_fact(tmp_pat
     assert rc == 0 and "1 run(s) added, 1 updated, 0 unchanged" in third, third + err
     check_equals_results(c, eid, out)
 
-    # the UI lists the runs beside their charts, per-epoch accuracy among them (screenshot kept in the test's folder)
+    # the UI lists the campaign run with its 2 runs nested (collapsed, as MLflow shows a sweep); a run's page names
+    # its parent and charts its per-epoch accuracy (screenshots kept in the test's folder)
     assert CHROMIUM.exists(), "Debian's chromium is needed: apt-get install -y chromium"
-    url = f"{mlflow_server}/#/experiments/{eid}/runs?workflowType=machine_learning&compareRunsMode=CHART"
-    browse(url, tmp_path / "mlflow-experiment.png", tmp_path,
-           ("lenet-mlflow", "run 1-1", "run 2-1", "campaign", "3 matching runs", "accuracy", "Step"))
+    url = f"{mlflow_server}/#/experiments/{eid}/runs?workflowType=machine_learning"
+    browse(url, tmp_path / "mlflow-experiment.png", tmp_path, ("lenet-mlflow", "campaign", "3 matching runs"))
+    run1 = runs_by_key(c, eid)["1-1"][0]
+    browse(f"{mlflow_server}/#/experiments/{eid}/runs/{run1.info.run_id}", tmp_path / "mlflow-run.png", tmp_path,
+           ("run 1-1", "Parent run", "campaign"))
+    browse(f"{mlflow_server}/#/experiments/{eid}/runs/{run1.info.run_id}/model-metrics", tmp_path / "mlflow-metrics.png",
+           tmp_path, ("run 1-1", "accuracy", "Step"))
 
 
 def browse(url: str, shot: Path, tmp_path: Path, want: tuple[str, ...], tries: int = 3) -> str:
@@ -313,6 +321,22 @@ def test_an_ingested_search_with_a_pruned_trial_exports_after_the_fact(tmp_path:
     assert len(runs_by_key(c, eid)["1-1"]) == 1 and runs_by_key(c, eid)["1-1"][0].data.tags["sparkdl.export"]
     pruned = runs_by_key(c, eid)["4-1"][0]
     assert pruned.info.status == "KILLED" and pruned.data.tags["status"] == "pruned"
+    # runs exported before they were nested, or whose campaign run was deleted, are nested under a new one
+    old_parent = runs_by_key(c, eid)["campaign"][0].info.run_id
+    c.delete_tag(runs_by_key(c, eid)["2-1"][0].info.run_id, "mlflow.parentRunId")
+    c.delete_run(old_parent)
+    rc, again, err = export(capsys, str(folder.path), "--tracking-uri", mlflow_server)
+    assert rc == 0 and "0 run(s) added, 0 updated, 4 unchanged" in again, again + err
+    check_equals_results(c, eid, folder.path)
+    assert runs_by_key(c, eid)["campaign"][0].info.run_id != old_parent
+    # MLflow's UI shows it so: the campaign run alone at the top (its runs nested under it), a run naming its parent
+    assert CHROMIUM.exists(), "Debian's chromium is needed: apt-get install -y chromium"
+    page = browse(f"{mlflow_server}/#/experiments/{eid}/runs?workflowType=machine_learning",
+                  tmp_path / "mlflow-nested.png", tmp_path, ("campaign", "5 matching runs"))
+    assert "run 1-1" not in page  # collapsed under the campaign run
+    run1 = runs_by_key(c, eid)["1-1"][0].info.run_id
+    browse(f"{mlflow_server}/#/experiments/{eid}/runs/{run1}", tmp_path / "mlflow-child.png", tmp_path,
+           ("run 1-1", "Parent run", "campaign"))
     assert pruned.data.tags["reason"] == "pruned at epoch 2: below the median"
     # another campaign of the same folder name gets an experiment of its own; the first is left alone
     other = scripted_campaign(tmp_path / "b" / "search")
@@ -352,3 +376,42 @@ def test_a_search_exports_its_trials_live_pruned_ones_as_killed(tmp_path: Path, 
     statuses = {r.data.tags["status"]: r.info.status for r in c.search_runs([experiment.experiment_id])
                 if r.data.tags.get("sparkdl.kind") == "run"}
     assert statuses == {"ok": "FINISHED", "pruned": "KILLED"}, statuses
+
+
+def test_a_programs_run_is_nested_under_the_campaign_run_in_a_tracker_and_in_the_campaigns_own_store(
+        tmp_path: Path, mlflow_tracker: Tracker) -> None:
+    """``results = "mlflow"``: the run the harness makes for a program (harness.mlflow_run) is nested from its start;
+    with --mlflow the live export fills it in place and nests the other runs under the same campaign run."""
+    from dataclasses import replace
+
+    from harness.mlflow_export import LiveExport, read_campaign
+    from harness.mlflow_run import ProgramRuns, local_uri
+
+    uri = mlflow_tracker.wait()
+    folder = scripted_campaign(tmp_path / "program")
+    records, meta = read_campaign(folder)
+    tracker = LiveExport(uri, folder)
+    runs = ProgramRuns(folder, tracker, meta)
+    made = runs.open("1-1", 1)
+    c = client(uri)
+    parent_id = c.get_run(made.run_id).data.tags["mlflow.parentRunId"]
+    assert c.get_run(parent_id).data.tags["sparkdl.kind"] == "campaign"
+    assert runs.open("1-1", 2).run_id != made.run_id  # a second attempt: another run, under the same parent
+    c.log_metric(made.run_id, "loss", 0.25)  # what the program logs, as a script does into MLFLOW_RUN_ID
+    runs.end(made, True)
+    mine = [replace(r, metrics={**r.metrics, "mlflow_run_id": made.run_id}) if r.key == "1-1" else r for r in records]
+    assert tracker.sync(mine, meta)
+    eid = c.get_experiment_by_name("program").experiment_id
+    by_key = runs_by_key(c, eid)
+    assert {k: len(v) for k, v in by_key.items()} == {"1-1": 1, "2-1": 1, "3-1": 1, "4-1": 1, "campaign": 1}
+    assert by_key["campaign"][0].info.run_id == parent_id and by_key["1-1"][0].info.run_id == made.run_id
+    assert {r[0].data.tags["mlflow.parentRunId"] for k, r in by_key.items() if k != "campaign"} == {parent_id}
+    assert by_key["1-1"][0].data.metrics["loss"] == 0.25 and by_key["1-1"][0].data.tags["status"] == "ok"
+
+    # without --mlflow: the campaign's own SQLite store, one finished campaign run as the parent of every attempt
+    local = ProgramRuns(folder, None, meta)
+    first, second = local.open("1-1", 1), local.open("2-1", 1)
+    store = client(local_uri(folder))
+    (campaign,) = [r for r in store.search_runs([first.experiment_id]) if r.data.tags.get("sparkdl.kind") == "campaign"]
+    assert campaign.info.status == "FINISHED" and first.experiment_name == "program"
+    assert {store.get_run(r.run_id).data.tags["mlflow.parentRunId"] for r in (first, second)} == {campaign.info.run_id}

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from scipy.optimize import minimize_scalar
 
 from harness.command import SubmitOptions
-from models.cost import acc2
+from sparkdl.cost import acc2
 from optimize.errors import JobFailedError, LearningRateMismatchError, ObjectiveError, SearchOptionError
 from optimize.lr import (LRPoint, adaptive_search, golden_search, linear_step, point_to_replicate, pooled_log_sd,
                          search, write_csv)
@@ -317,8 +317,8 @@ def test_a_job_that_ran_another_learning_rate_is_an_error_not_a_point(tmp_path):
 def test_check_learning_rate_compares_with_the_log():
     from optimize.objective import check_learning_rate
 
-    from harness.runspec import RunSpec
-    from harness.schema import Execution, Outcome, RunRecord
+    from sparkdl.runspec import RunSpec
+    from sparkdl.campaign import Execution, Outcome, RunRecord
 
     R = RunRecord(RunSpec(3, 1, 1, 1, 1, 1, 9.0112, 64), Outcome("ok", learning_rate_used=1.024),
                   Execution(1, "", "", 1.0, 0, "logs/3-1.out"))

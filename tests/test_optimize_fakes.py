@@ -7,7 +7,7 @@ from typing import Callable, Mapping, Sequence
 
 from cluster.sparkenv import SparkEnv
 from harness.runner import Completed
-from harness.runspec import RunSpec
+from sparkdl.runspec import RunSpec
 
 LOG = """2026-11-23 15:04:08 INFO  SparkContext:57 - Submitted application: {model} lr={lr} batch={batch} epochs={epochs}
 2026-11-23 15:04:10 INFO  StandaloneSchedulerBackend:57 - Connected to Spark cluster with app ID app-20261123150410-{n:04d}

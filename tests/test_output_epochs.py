@@ -25,8 +25,8 @@ from harness.mlflow_export import epoch_histories
 from harness.outputfigures import EpochTail, read_output_figures
 from harness.runepochs import run_epochs
 from harness.runner import Completed
-from harness.runspec import RunSpec
-from harness.schema import CampaignDir
+from sparkdl.runspec import RunSpec
+from sparkdl.campaign import CampaignDir
 from harness.store import ResultStore
 from optimize.search.pruning import CurveTail, EpochFigure, MedianRule, TargetRule, TrialWatch
 from optimize.search.study import curve_of_run, output_figures

@@ -552,7 +552,7 @@ def test_job_sizes_missing_column(tmp_path):
 def test_cli_json_keys(argv, capsys):
     assert cli(argv + ["--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert list(out) == ["rho", "p_wait", "EN", "ENq", "ET", "ETq"]
+    assert list(out) == ["model", "arrival_rate", "service_rate", "servers", "rho", "p_wait", "EN", "ENq", "ET", "ETq"]
 
 
 def test_cli_mm1_values(capsys):
@@ -593,7 +593,9 @@ def test_cli_compare_simulates_with_numpy(capsys):
     # M/M/1 at rate 2 vs M/M/2 at rate 1: both exact, so each simulated interval holds its closed form.
     assert cli(["compare", "--servers", "2", "--utilization", "0.6", "--scv", "1", "--simulate", "100",
                 "--engine", "numpy", "--jobs", "5000", "--seed", "7", "--format", "json"]) == 0
-    (cell,) = json.loads(capsys.readouterr().out)
+    doc = json.loads(capsys.readouterr().out)
+    (cell,) = doc["cells"]
+    assert doc["servers"] == 2 and doc["break_even_scv"]["0.6"] > 0
     for side in ("fast", "slow"):
         ci = cell["simulated_ET"][side]
         assert ci["low"] <= cell[side]["ET"] <= ci["high"] and ci["high"] - ci["low"] < 0.1 * cell[side]["ET"]

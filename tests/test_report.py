@@ -21,8 +21,8 @@ from report import build_report
 from report.cli import main
 from sparkdl.cli import run_cli as run_command
 from report.recover import recover_design
-from harness.runspec import SPEC_FIELDS
-from harness.schema import EXECUTION_COLUMNS, OUTCOME_COLUMNS, RunRecord
+from sparkdl.runspec import SPEC_FIELDS
+from sparkdl.campaign import EXECUTION_COLUMNS, OUTCOME_COLUMNS, RunRecord
 from harness.store import ResultStore
 from models.anova import fit_anova
 
@@ -531,7 +531,7 @@ def test_no_ok_rows_and_no_status_are_said(tmp_path: Path, capsys: pytest.Captur
 
 
 def test_the_manifest_declares_what_the_report_analyses(tmp_path: Path) -> None:
-    from harness.schema import CampaignDir, Manifest
+    from sparkdl.campaign import CampaignDir, Manifest
 
     rng = np.random.default_rng(11)
     rows = [job(run, rep, nodes, ex, lr, wall=10 + 3 * nodes + rng.normal(0, 0.5), acc=0.9)

@@ -108,7 +108,7 @@ def test_detect_factors_skips_bookkeeping_and_constants():
 
 
 def test_harness_bookkeeping_columns_are_never_factors():
-    from harness.schema import EXECUTION_COLUMNS, OUTCOME_COLUMNS
+    from sparkdl.campaign import EXECUTION_COLUMNS, OUTCOME_COLUMNS
     from models.results import NON_FACTOR_COLUMNS
 
     # every results.csv column that is not a design factor is known as a non-factor
@@ -159,7 +159,7 @@ def test_rep_column_is_refused_then_factors_give_the_variance_test(tmp_path, cap
 def test_manifest_declares_the_factors(tmp_path):
     data = replicated_with_rep(np.random.default_rng(4)).assign(seed=range(16))
     data.to_csv(tmp_path / "results.csv", index=False)
-    from harness.schema import CampaignDir, Manifest
+    from sparkdl.campaign import CampaignDir, Manifest
 
     CampaignDir(tmp_path).write_manifest(Manifest(factors=("a", "b"), responses=("cost",)))  # as the harness does
     table = load_results(tmp_path)
@@ -291,7 +291,7 @@ def commands(path: Path, out: Path) -> list[tuple[str, object, list[str]]]:
         ("models.anova --factors", anova_main, [p, "--factors", "a,b", "--kruskal"]),
         ("models.predict", predict_main, [p, "--models", "linear", "--split", "random"]),
         ("models.queueing", queueing_main, ["from-results", p, "--utilization", "0.5"]),
-        ("harness.report", report_main, [p, "--no-plots", "-o", str(out)]),
+        ("report", report_main, [p, "--no-plots", "-o", str(out)]),
     ]
 
 

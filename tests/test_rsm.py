@@ -102,12 +102,12 @@ def test_sequential_anova_groups_match_statsmodels_type1():
     table = anova_lm(smf.ols(formula(), data=frame).fit(), typ=1)
     names = term_names(FACTORS)[1:]
     groups = {"linear": names[:3], "two-factor interaction": names[3:6], "quadratic": names[6:]}
-    rows = {r.source: r for r in fit.anova}
+    rows = {r.term: r for r in fit.anova}
     for group, terms in groups.items():
-        assert rows[group].ss == pytest.approx(table.loc[[sm_name(t) for t in terms], "sum_sq"].sum(), rel=1e-8)
+        assert rows[group].sum_sq == pytest.approx(table.loc[[sm_name(t) for t in terms], "sum_sq"].sum(), rel=1e-8)
         assert rows[group].df == 3
-    assert rows["residual"].ss == pytest.approx(table.loc["Residual", "sum_sq"], rel=1e-8)
-    assert rows["model"].ss + rows["residual"].ss == pytest.approx(rows["total"].ss, rel=1e-10)
+    assert rows["residual"].sum_sq == pytest.approx(table.loc["Residual", "sum_sq"], rel=1e-8)
+    assert rows["model"].sum_sq + rows["residual"].sum_sq == pytest.approx(rows["total"].sum_sq, rel=1e-10)
 
 
 def test_lack_of_fit_by_hand_and_against_a_cell_means_model():
@@ -131,8 +131,8 @@ def test_lack_of_fit_by_hand_and_against_a_cell_means_model():
     cmp_ = anova_lm(sm, cells)
     assert lof.F == pytest.approx(cmp_["F"].iloc[1], rel=1e-8)
     assert lof.p == pytest.approx(cmp_["Pr(>F)"].iloc[1], rel=1e-7)
-    rows = {r.source: r for r in fit.anova}
-    assert rows["lack of fit"].ss + rows["pure error"].ss == pytest.approx(rows["residual"].ss)
+    rows = {r.term: r for r in fit.anova}
+    assert rows["lack of fit"].sum_sq + rows["pure error"].sum_sq == pytest.approx(rows["residual"].sum_sq)
 
 
 def test_lack_of_fit_not_testable_without_replicates():
@@ -141,7 +141,7 @@ def test_lack_of_fit_not_testable_without_replicates():
     frame["y"] = np.random.default_rng(0).normal(size=len(frame))
     fit = fit_surface(frame, "y", ("a", "b"))
     assert not fit.lack_of_fit.testable and "no replicated" in fit.lack_of_fit.note
-    assert "lack of fit" not in {r.source for r in fit.anova}
+    assert "lack of fit" not in {r.term for r in fit.anova}
 
 
 @pytest.mark.parametrize(

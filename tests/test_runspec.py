@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from harness.designfile import MAX_FIELD_CHARS, check_design, read_design, read_table
 from harness.errors import DesignFileError
 from harness.job import JobChoice, builtin
-from harness.runspec import ParamRule, RunSpec, batch_problem, parse_value
+from sparkdl.runspec import ParamRule, RunSpec, batch_problem, parse_value
 
 HEADER = "nodes,executors,executor_cores,epochs,learning_rate,batch_size"
 

@@ -23,7 +23,7 @@ import pytest
 
 from cluster import runtime as runtimes
 from cluster.runtime import RuntimeFileError, RuntimeProblem
-from harness.runspec import RunSpec
+from sparkdl.runspec import RunSpec
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -11,8 +11,8 @@ import textwrap
 import pytest
 
 from harness.errors import CampaignBusyError
-from harness.runspec import RunSpec
-from harness.schema import CampaignDir, Execution, Manifest, Outcome, RunRecord
+from sparkdl.runspec import RunSpec
+from sparkdl.campaign import CampaignDir, Execution, Manifest, Outcome, RunRecord
 from harness.store import ResultStore
 from logparse import Status
 
@@ -86,7 +86,7 @@ def test_campaign_dir_finds_its_folder_from_results_csv(tmp_path):
 
 HOLD = textwrap.dedent("""
     import sys, time
-    from harness.schema import CampaignDir
+    from sparkdl.campaign import CampaignDir
     held = CampaignDir(sys.argv[1]).lock()  # the lock lives as long as this object
     print("locked", flush=True)
     time.sleep(60)

@@ -20,7 +20,7 @@ import pytest
 from cluster.sparkenv import SparkEnv
 from harness.command import SubmitOptions, submit_argv
 from harness.job import JobChoice, resolve_job
-from harness.runspec import RunSpec
+from sparkdl.runspec import RunSpec
 from tests.test_campaign_faults import HEADER, harness, query, wait_for
 
 

@@ -374,7 +374,7 @@ def test_rsm_tests_terms_by_the_split_plot_fit(capsys: pytest.CaptureFixture[str
     sp = doc["split_plot"]
     assert sp["whole_plot_factors"] == ["nodes"] and sp["whole_plots"] == 6
     assert all(c["p"] is None for c in doc["coded_coefficients"].values())  # no randomized-design p-values
-    assert all(r["p"] is None for r in doc["anova"] if r["source"] != "lack of fit")
+    assert all(r["p"] is None for r in doc["anova"] if r["term"] != "lack of fit")
     # statsmodels MixedLM on the same coded columns
     coded = pd.DataFrame({"w": (d["nodes"] - 4) / 2, "a": (d["learning_rate"] - 0.02) / 0.01,
                           "b": (d["batch_size"] - 128) / 64, "y": d["accuracy_pct"], "g": d["whole_plot"]})

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.backends import LocalBackend, available_memory_mb
-from harness.runspec import RunSpec
+from sparkdl.runspec import RunSpec
 from harness.submit import main as submit_main
 from sparkdl import cli
 

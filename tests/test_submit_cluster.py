@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from cluster.master import fetch_state
-from harness.schema import EXECUTION_COLUMNS, OUTCOME_COLUMNS, CampaignDir
+from sparkdl.campaign import EXECUTION_COLUMNS, OUTCOME_COLUMNS, CampaignDir
 from harness.times import TIME_COLUMNS
 
 pytestmark = [pytest.mark.slow, pytest.mark.cluster]

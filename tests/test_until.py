@@ -24,8 +24,8 @@ from harness import until
 from harness.campaign import Campaign, CampaignSettings
 from harness.command import SubmitOptions
 from harness.runner import Completed
-from harness.runspec import RunSpec
-from harness.schema import CampaignDir, Manifest
+from sparkdl.runspec import RunSpec
+from sparkdl.campaign import CampaignDir, Manifest
 from harness.store import ResultStore
 from harness.until import Observation, UntilError, UntilRule, judge, next_point, parse_until, t_interval
 from harness.submit import main as submit_main

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from harness.runspec import RunSpec
-from harness.schema import Manifest
+from sparkdl.runspec import RunSpec
+from sparkdl.campaign import Manifest
 from harness.wholeplots import Planned, needs_reset, plan_whole_plots
 
 

@@ -22,7 +22,7 @@ from harness.design.resolution import search_generators
 from harness.design.schedule import schedule
 from harness.design.summary import describe, describe_schedule
 from harness.errors import DesignError
-from harness.runspec import MAX_DESIGN_ROWS
+from sparkdl.runspec import MAX_DESIGN_ROWS
 from sparkdl.cli import run_cli
 from sparkdl.options import renamed
 

@@ -17,7 +17,7 @@ import numpy as np
 from harness.design._base import Design
 from harness.design.factors import FactorSet
 from harness.errors import DesignError
-from harness.runspec import MAX_DESIGN_ROWS
+from sparkdl.runspec import MAX_DESIGN_ROWS
 
 
 def full_factorial(factors: FactorSet) -> Design:

@@ -29,7 +29,7 @@ import numpy as np
 from harness.design._base import Design
 from harness.design.factors import Level
 from harness.errors import DesignError
-from harness.runspec import MAX_DESIGN_ROWS
+from sparkdl.runspec import MAX_DESIGN_ROWS
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,9 @@
 ``splitplot``          :func:`fit_split_plot`: REML with a random intercept per whole plot,
                        each term tested in its stratum (containment df)
 ``splitplot_result``   its result dataclasses (:class:`SplitPlotResult`)
-``format``             text and CSV renderings
+``format``             text and CSV renderings, and the one summary of each result
 ``analysis``           :func:`~models.anova.analysis.analyse`: fit + checks + plots, used by
-                       the CLI and by ``harness.report``
+                       the CLI and by ``report``
 ``cli``                ``python -m models.anova``
 =====================  ===============================================================
 
@@ -31,7 +31,15 @@ from models.anova.design import (
 )
 from models.anova.effects import lenth
 from models.anova.fit import ROBUST, TRANSFORMS, boxcox_lambda, fit_anova, press
-from models.anova.format import format_csv, format_split_plot, format_split_plot_csv, format_summary, format_table
+from models.anova.format import (
+    anova_summary,
+    format_csv,
+    format_split_plot,
+    format_split_plot_csv,
+    format_summary,
+    format_table,
+    split_plot_summary,
+)
 from models.anova.result import (
     RESIDUAL,
     Alias,
@@ -54,5 +62,5 @@ __all__ = [
     "code_factors", "default_terms", "fit_anova", "format_csv", "format_summary", "format_table", "is_numeric",
     "json_safe", "lenth", "model_matrix", "parse_aliases", "press", "term_parts", "two_level_numeric",
     "WHOLE_PLOT_COLUMN", "SplitPlotError", "SplitPlotResult", "SplitPlotRow", "fit_split_plot", "format_split_plot",
-    "format_split_plot_csv", "split_plot_structure",
+    "format_split_plot_csv", "split_plot_structure", "anova_summary", "split_plot_summary",
 ]

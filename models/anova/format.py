@@ -1,19 +1,12 @@
 """Text and CSV renderings of an ANOVA result (JSON is ``AnovaResult.to_dict`` / ``Analysis.to_dict``) and of a
-split-plot ANOVA (JSON is ``SplitPlotResult.to_dict``)."""
+split-plot ANOVA (JSON is ``SplitPlotResult.to_dict``); :func:`anova_summary` and :func:`split_plot_summary` hold
+the three together as one :class:`~models.summary.Summary`, as every model result of the package has."""
 
 from __future__ import annotations
 
-import math
-
 from models.anova.result import RESIDUAL, AnovaResult
 from models.anova.splitplot_result import DF_METHOD_TEXT, TESTS_TEXT, SplitPlotResult
-
-
-def num(v: float | None, fmt: str = "{:.4g}") -> str:
-    """A number for a table cell; ``-`` for None, NaN and inf."""
-    if v is None or (isinstance(v, float) and not math.isfinite(v)):
-        return "-"
-    return fmt.format(v)
+from models.summary import Summary, num, p_text
 
 
 def shares_differ(result: AnovaResult) -> bool:
@@ -97,12 +90,6 @@ def format_csv(result: AnovaResult) -> str:
     return table.to_csv(index=False)
 
 
-def _p_cell(p: float | None) -> str:
-    if p is None or not math.isfinite(p):
-        return "-"
-    return f"{p:.3g}" if p >= 1e-4 else f"{p:.1e}"
-
-
 def format_split_plot(result: SplitPlotResult) -> str:
     """A split-plot ANOVA as text: the whole plots, the term tests by stratum, both error strata, the
     variance components, the untestable terms (one line each) and the notes."""
@@ -120,7 +107,7 @@ def format_split_plot(result: SplitPlotResult) -> str:
     ]
     head = ["term", "stratum", "df", "den df", "F", "p"]
     body = [[r.term, r.stratum, f"{r.df_num}", "-" if r.df_den is None else f"{r.df_den}", num(r.F),
-             _p_cell(r.p)] for r in result.rows]
+             p_text(r.p)] for r in result.rows]
     widths = [max(len(row[i]) for row in [head] + body) for i in range(len(head))]
     lines += ["  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
               for row in [head] + body]
@@ -146,3 +133,23 @@ def format_split_plot_csv(result: SplitPlotResult) -> str:
         w.writerow([r.term, r.stratum, r.role, r.df_num, "" if r.df_den is None else r.df_den,
                     "" if r.F is None else repr(r.F), "" if r.p is None else repr(r.p), r.note or ""])
     return out.getvalue()
+
+
+def anova_summary(result: AnovaResult) -> Summary:
+    """The ANOVA table and the model's figures (text), the rows as the CSV (:func:`format_csv`'s columns), and
+    ``to_dict()`` as the JSON."""
+    table = result.table().reset_index()
+    if shares_differ(result):
+        assert result.shares is not None
+        sh = result.shares
+        table["lmg_pct"] = [sh.residual_pct if t == RESIDUAL else sh.share(t) for t in table["term"]]
+    rows = tuple(tuple(r) for r in table.itertuples(index=False, name=None))
+    lines = (format_table(result), "", format_summary(result))
+    return Summary(tuple("\n".join(lines).split("\n")), tuple(table.columns), rows, result.to_dict())
+
+
+def split_plot_summary(result: SplitPlotResult) -> Summary:
+    """The split-plot ANOVA as text (:func:`format_split_plot`), its term tests as the CSV, ``to_dict()`` as JSON."""
+    rows = tuple((r.term, r.stratum, r.role, r.df_num, r.df_den, r.F, r.p, r.note or "") for r in result.rows)
+    return Summary(tuple(format_split_plot(result).split("\n")),
+                   ("term", "stratum", "role", "df_num", "df_den", "F", "p", "note"), rows, result.to_dict())

@@ -7,7 +7,6 @@ depending on the fit.
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -18,6 +17,7 @@ from scipy import stats
 from models.anova.design import RESPONSE_COLUMN, ModelMatrix
 from models.anova.shares import LmgShares
 from models.errors import AnalysisOptionError
+from sparkdl.numbers import json_safe  # noqa: F401 - models.anova.json_safe, as before
 
 RESIDUAL = "Residual"
 
@@ -112,22 +112,6 @@ class ModelSummary:
     replicated: bool
     aliased: tuple[Alias, ...] = ()
     notes: tuple[str, ...] = ()
-
-
-def json_safe(obj: Any) -> Any:
-    """NaN and inf to None, tuples to lists, numpy scalars to Python (JSON-safe)."""
-    if isinstance(obj, dict):
-        return {k: json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [json_safe(v) for v in obj]
-    if isinstance(obj, (np.floating, float)):
-        f = float(obj)
-        return f if math.isfinite(f) else None
-    if isinstance(obj, np.integer):
-        return int(obj)
-    if isinstance(obj, np.bool_):
-        return bool(obj)
-    return obj
 
 
 @dataclass(frozen=True, eq=False)

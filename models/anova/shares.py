@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from sparkdl.numbers import finite
+
 #: Exact enumeration up to this many terms (2**12 = 4,096 subsets); above it LMG is not computed.
 MAX_TERMS = 12
 #: The design is taken as orthogonal when the SS shares (terms and residual) add up to 100 % and
@@ -66,20 +68,17 @@ class LmgShares:
         return self.ss_total_pct - 100.0
 
     def to_dict(self) -> dict[str, Any]:
-        def fin(v: float) -> float | None:
-            return v if math.isfinite(v) else None
-
         return {
             "method": "LMG (average gain in R^2 over all orders of entry; interactions after their main effects)",
             "computed": self.computed,
             "reason": self.reason,
             "orthogonal": self.orthogonal,
-            "r_squared": fin(self.r_squared),
-            "residual_pct": fin(self.residual_pct),
-            "ss_total_pct": fin(self.ss_total_pct),
+            "r_squared": finite(self.r_squared),
+            "residual_pct": finite(self.residual_pct),
+            "ss_total_pct": finite(self.ss_total_pct),
             "typ": self.typ,
             "orders": self.orders,
-            "terms": [{"term": t, "lmg_pct": fin(v), "ss_pct": fin(s)}
+            "terms": [{"term": t, "lmg_pct": finite(v), "ss_pct": finite(s)}
                       for t, v, s in zip(self.terms, self.lmg_pct, self.ss_pct)],
         }
 

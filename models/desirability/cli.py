@@ -9,8 +9,8 @@ jobs of that confirmation campaign against the prediction intervals (exit 3 when
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Sequence
+from dataclasses import replace
 
 import pandas as pd
 
@@ -75,8 +75,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     checked = None
     if args.check:
         checked = check_confirmation(result.fits, load_results(args.check, compute_cost=False, factors=factors).frame, args.level)
-    if args.format == "json":
-        d = result.to_dict()
+    summary = result.summary()
+    if args.format == "csv":
+        print(summary.render("csv"))
+    elif args.format == "json":
+        d = dict(summary.doc)
         if front is not None:
             keep, other, points = front
             d["tradeoff"] = {"floor_of": keep, "best": other, "points": [
@@ -90,9 +93,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         d["goals"] = [g.describe() for g in goals]
         d["confirmation_design"] = str(written) if written else None
         d["confirmation_notes"] = list(design.notes) if design else []
-        print(json.dumps(d, indent=2))
+        print(replace(summary, doc=d).render("json"))
     else:
-        lines = [table.describe_dropped(), "goals: " + "; ".join(g.describe() for g in goals), *result.text()]
+        lines = [table.describe_dropped(), "goals: " + "; ".join(g.describe() for g in goals), *summary.lines]
         if written is not None:
             lines += [*(f"note: {n}" for n in design.notes),  # type: ignore[union-attr]
                       f"wrote {written}: run it with python -m harness.submit {written} --out runs/confirm"]

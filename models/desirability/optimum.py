@@ -23,6 +23,8 @@ from models.errors import DesirabilityError
 from models.rsm.canonical import optimum
 from models.rsm.fit import PredictionInterval, SurfaceFit, fit_surface
 from models.rsm.search import maximize_in_region
+from models.summary import Summary
+from sparkdl.numbers import json_safe
 
 DEFAULT_CONFIRMATION_JOBS = 3
 SIGNIFICANT = 4  # digits kept of a continuous factor's recommended value
@@ -72,7 +74,7 @@ class Compromise:
         return dict(zip(self.factors, self.natural))
 
     def to_dict(self) -> dict:
-        return _finite({
+        return json_safe({
             "factors": list(self.factors),
             "recommended": self.setting(),
             "overall_desirability": self.D,
@@ -92,6 +94,16 @@ class Compromise:
             "best_observed_runs": [{"row": o.row, "settings": dict(zip(self.factors, o.settings)),
                                     "overall_desirability": o.desirability} for o in self.best_observed_runs],
         })
+
+    #: The CSV's columns: one row per response at the recommended setting.
+    COLUMNS = ("response", "goal", "predicted", "prediction_low", "prediction_high", "confirmation_jobs",
+               "desirability", "best_alone", "sacrifice", "best_observed", "r2")
+
+    def summary(self) -> Summary:
+        """The text (:meth:`text`), the responses at the recommendation as the CSV, :meth:`to_dict` as the JSON."""
+        rows = tuple((r.goal.response, r.goal.goal, r.predicted, *r.interval.prediction, r.interval.new_jobs,
+                      r.desirability, r.best_alone, r.sacrifice, r.best_observed, r.r2) for r in self.responses)
+        return Summary(tuple(self.text()), self.COLUMNS, rows, self.to_dict())
 
     def text(self) -> list[str]:
         at = ", ".join(f"{f} = {v:g}" for f, v in zip(self.factors, self.natural))
@@ -113,17 +125,6 @@ class Compromise:
             lines += ["", f"for comparison, the best observed run (row {o.row}) has D = {o.desirability:.4f} "
                           "(from its measured values)"]
         return lines
-
-
-def _finite(v: object) -> object:
-    """NaN and infinities become None, so the JSON is valid (e.g. intervals of a saturated fit)."""
-    if isinstance(v, dict):
-        return {k: _finite(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_finite(x) for x in v]
-    if isinstance(v, float) and not np.isfinite(v):
-        return None
-    return v
 
 
 def _unreachable(goals: list[Goal], alone: list[tuple[float, np.ndarray]]) -> str:

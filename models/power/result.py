@@ -6,20 +6,10 @@ recomputes.
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
-
-def _safe(obj: Any) -> Any:
-    """NaN and inf to None, tuples to lists (JSON-safe)."""
-    if isinstance(obj, dict):
-        return {k: _safe(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_safe(v) for v in obj]
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    return obj
+from sparkdl.numbers import json_safe
 
 
 @dataclass(frozen=True)
@@ -122,7 +112,7 @@ class PowerPlan:
         raise KeyError(name)
 
     def to_dict(self) -> dict[str, Any]:
-        return _safe({
+        return json_safe({
             "response": self.response, "scale": self.scale, "effect": asdict(self.effect), "delta": self.delta,
             "alpha": self.alpha, "target_power": self.target_power, "noise": asdict(self.noise),
             "design": asdict(self.design), "factors": [asdict(f) for f in self.factors],

@@ -11,7 +11,8 @@ log m, m). Every model gets CV+ prediction intervals (``intervals``), the table'
 
 from models.predict._base import Evaluation, Predictor, evaluation
 from models.predict.ceiling import NoiseCeiling, noise_ceiling
-from models.predict.compare import Comparison, ComparisonRow, compare, make_splits
+from models.predict.compare import compare, make_splits
+from models.predict.result import Comparison, ComparisonRow
 from models.predict.ernest import ErnestModel, ernest_design
 from models.predict.generic import PowerLawFit, PowerLawModel, describe_exponent
 from models.predict.intervals import ConformalPredictor, Intervals

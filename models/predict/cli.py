@@ -14,19 +14,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
-from dataclasses import asdict
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from models.predict.compare import SPLITS, Comparison, ComparisonRow, compare, make_splits, parse_models
+from models.predict.compare import SPLITS, compare, make_splits, parse_models
+from models.predict.result import Comparison
 from models.predict.intervals import DEFAULT_FOLDS, DEFAULT_LEVEL, check_level
 from models.predict.table import measured_columns, model_inputs, read_results
 from models.results import factor_list, table_options
 from sparkdl.errors import EXIT_RUNS_FAILED
+from sparkdl.numbers import json_safe
 from sparkdl.options import renamed
 
 
@@ -80,92 +79,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"note: dropped {n_all - len(table)} rows with no finite {args.response}{what}", file=sys.stderr)
     if measured:
         print(f"note: rf and gb also take the measured columns {', '.join(measured)}", file=sys.stderr)
-    print(to_json(result) if args.format == "json" else to_text(result, len(table)))
+    print(result.summary(len(table)).render(args.format))
     failed = [row for row in result.rows if row.error]
     for row in failed:
         print(f"error: {row.model} on the {row.split} split: {row.error}", file=sys.stderr)
     return EXIT_RUNS_FAILED if failed else 0
 
 
-def readings(result: Comparison) -> dict[str, list[str]]:
-    """The generic model's plain-language notes per split, withheld for a degenerate fit (the fit's own
-    problems) or a split where it scored R^2 < 0."""
-    r2 = {r.split: r.r2 for r in result.rows if r.model == "generic"}
-    out = {}
-    for kind, fit in result.generic_fits.items():
-        if not fit.degenerate and kind in r2 and r2[kind] < 0:
-            out[kind] = [f"reading withheld: R^2 {r2[kind]:.3g} < 0 on this split, the formula does not describe "
-                         "the held-out rows"]
-        else:
-            out[kind] = fit.scaling_notes()
-    return out
-
-
-def _row_text(r: ComparisonRow) -> str:
-    head = f"{r.model:<9} {r.split:<12} {r.n_train:>7} {r.n_test:>6}"
-    if r.error:
-        return f"{head}  failed: {r.error}"
-    if not math.isfinite(r.r2_share_of_ceiling):
-        share = f"{'-':>7}"
-    else:
-        share = f"{100 * r.r2_share_of_ceiling:>6.0f}%" if r.r2 >= 0 else f"{'<0':>7}"
-    cover = f"{100 * r.coverage:>7.0f}%" if math.isfinite(r.coverage) else f"{'-':>8}"
-    return (f"{head} {r.r2:>8.3f} {share} {100 * r.mape:>7.1f}% {r.mse:>11.4g} {cover} {r.fit_seconds:>7.2f}"
-            f"{'  !' if r.warning else ''}")
-
-
 def to_text(result: Comparison, n_rows: int) -> str:
-    """The noise ceiling, the comparison as an aligned table (R^2 also as a share of the ceiling, interval
-    coverage, ! for a warning), the warnings, then the generic model's fitted formula and its reading."""
-    lines = [f"target {result.target}, {n_rows} rows"]
-    lines += [f"  {kind} split: {description}" for kind, description in result.splits.items()]
-    if result.ceiling is not None:
-        lines.append(f"  {result.ceiling.describe()}")
-    levels = {r.interval_level for r in result.rows if math.isfinite(r.interval_level)}
-    cover = f"cov@{100 * levels.pop():.0f}%" if len(levels) == 1 else "coverage"
-    header = (f"{'model':<9} {'split':<12} {'n_train':>7} {'n_test':>6} {'R^2':>8} {'%ceil':>7} {'MAPE':>8} "
-              f"{'MSE':>11} {cover:>8} {'fit_s':>7}")
-    lines += ["", header, "-" * len(header)]
-    lines += [_row_text(r) for r in result.rows]
-    if result.warnings:
-        lines += ["", "warnings (! above):"] + [f"  {w}" for w in result.warnings]
-    notes = readings(result)
-    for kind, fit in result.generic_fits.items():
-        how = (f"{fit.iterations} DE generations" if fit.search == "de"
-               else f"normal-form exponents, {fit.iterations} coordinate sweeps, {fit.evaluations} CV evaluations")
-        lines += ["", f"generic model, {kind} split ({how}, {fit.fit_seconds:.2f} s):", f"  {fit.formula()}"]
-        lines += [f"  {note}" for note in notes[kind]]
-        if fit.dropped:
-            lines.append(f"  constant in training, left out: {', '.join(fit.dropped)}")
-    return "\n".join(lines)
-
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
+    """The comparison as text (:meth:`Comparison.text`)."""
+    return result.text(n_rows)
 
 
 def to_json(result: Comparison) -> str:
-    """The comparison as JSON (NaN becomes null)."""
-    ceiling = result.ceiling
-    notes = readings(result)
-    payload = {
-        "target": result.target,
-        "noise_ceiling_r2": ceiling.r2 if ceiling is not None else None,
-        "noise_ceiling": None if ceiling is None else {
-            **asdict(ceiling), "known": ceiling.known, "text": ceiling.describe(),
-        },
-        "splits": result.splits,
-        "rows": [asdict(r) for r in result.rows],
-        "warnings": result.warnings,
-        "generic": {
-            kind: {**asdict(fit), "formula": fit.formula(), "notes": notes[kind], "degenerate": fit.degenerate}
-            for kind, fit in result.generic_fits.items()
-        },
-    }
-    return json.dumps(_finite(payload), indent=2)
+    """The comparison as JSON (:meth:`Comparison.to_dict`; NaN becomes null)."""
+    return json.dumps(json_safe(result.to_dict()), indent=2)

@@ -9,19 +9,19 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 
 import pandas as pd
 
 from models.errors import InvalidTableError, ModelError
 from models.predict import flags
 from models.predict._base import Predictor
-from models.predict.ceiling import NoiseCeiling, noise_ceiling
+from models.predict.ceiling import noise_ceiling
 from models.predict.ernest import ErnestModel
 from models.predict.generic import PowerLawFit, PowerLawModel
 from models.predict.intervals import DEFAULT_FOLDS, DEFAULT_LEVEL, ConformalPredictor
 from models.predict.linear import LinearModel
 from models.predict.loglinear import LogLinearModel
+from models.predict.result import Comparison, ComparisonRow  # noqa: F401 - also models.predict.compare's
 from models.predict.splits import Split, extrapolation_split, random_split
 from models.predict.table import factor_columns, with_derived
 from models.predict.trees import GradientBoostingModel, RandomForestModel
@@ -36,44 +36,6 @@ MODELS: dict[str, Callable[[str, int], Predictor]] = {
     "ernest": lambda target, seed: ErnestModel(target),
 }
 SPLITS: tuple[str, ...] = ("random", "extrapolate")
-
-
-@dataclass(frozen=True)
-class ComparisonRow:
-    """One model on one split; ``error`` is set (and the metrics are NaN) when the fit failed."""
-
-    model: str
-    split: str
-    n_train: int
-    n_test: int
-    r2: float
-    mape: float
-    mse: float
-    fit_seconds: float
-    error: str | None = None
-    #: R^2 / noise_ceiling_r2 (NaN when no ceiling is known).
-    r2_share_of_ceiling: float = float("nan")
-    #: Share of the test rows inside their CV+ interval at ``interval_level`` (NaN: no intervals).
-    coverage: float = float("nan")
-    interval_level: float = float("nan")
-    mean_interval_width: float = float("nan")
-    warning: str | None = None
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """All rows, each split's description, the generic model's fit per split, and the noise ceiling."""
-
-    target: str
-    rows: tuple[ComparisonRow, ...]
-    splits: dict[str, str]
-    generic_fits: dict[str, PowerLawFit] = field(default_factory=dict)
-    ceiling: NoiseCeiling | None = None
-
-    @property
-    def warnings(self) -> list[str]:
-        """'model on the split split: warning' for every flagged row."""
-        return [f"{r.model} on the {r.split} split: {r.warning}" for r in self.rows if r.warning]
 
 
 def parse_models(spec: str) -> list[str]:

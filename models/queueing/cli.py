@@ -1,18 +1,18 @@
-"""``python -m models.queueing``: queue metrics, metrics from a results table, fast-vs-slow, CPU + disk."""
+"""``python -m models.queueing``: queue metrics, metrics from a results table, fast-vs-slow, CPU + disk.
+
+Each command makes one result (:mod:`models.queueing.result`) and prints its summary: text, or ``--format json``
+(the result's ``to_dict()``), or CSV (its table)."""
 
 from __future__ import annotations
 
 import argparse
-import json
-import math
-import statistics
 from typing import Sequence
 
-from models.errors import FitError, UnstableQueueError
-from models.queueing.compare import break_even_scv, compare_grid, explain
+from models.queueing.compare import compare_grid
 from models.queueing.cpu_disk import fit_cpu_disk, load_runs
-from models.queueing.formulas import METRIC_KEYS, QueueMetrics, ggk, mg1, mgk, mm1, mmk
+from models.queueing.formulas import QueueMetrics, ggk, mg1, mgk, mm1, mmk
 from models.queueing.job_sizes import UNITS, load_job_sizes, plan
+from models.queueing.result import CpuDiskFit, FastVsSlow, QueuePlan, cpu_disk_fit
 from models.queueing.simulate import ENGINES, SimulationResult, simulate
 
 
@@ -77,16 +77,6 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _print_metrics(m: QueueMetrics, fmt: str) -> None:
-    if fmt == "json":
-        print(json.dumps(m.metrics()))
-        return
-    print(f"{m.model}  arrival_rate={m.arrival_rate:g}  service_rate={m.service_rate:g}  servers={m.servers}")
-    print("(ET, ETq in the time unit of the rates; EN, ENq in jobs)")
-    for key, value in m.metrics().items():
-        print(f"{key:7s} {value:.6g}")
-
-
 def _single(args: argparse.Namespace) -> QueueMetrics:
     lam, mu = args.arrival_rate, args.service_rate
     if args.command == "mm1":
@@ -100,28 +90,9 @@ def _single(args: argparse.Namespace) -> QueueMetrics:
     return ggk(lam, mu, args.servers, args.scv, args.scv_arrival)
 
 
-def _row(m: QueueMetrics) -> dict[str, float | int | str]:
-    return {"servers": m.servers, "model": m.model, "arrival_rate": m.arrival_rate,
-            "service_rate": m.service_rate, **m.metrics()}
-
-
-def _from_results(args: argparse.Namespace) -> None:
+def _from_results(args: argparse.Namespace) -> QueuePlan:
     sizes = load_job_sizes(args.results, args.job_size)
-    rows = [_row(m) for p in plan(sizes, args.utilization, args.servers) for m in (p.markovian, p.general)]
-    if args.format == "json":
-        print(json.dumps({"job_size": {"quantity": sizes.quantity, "unit": UNITS[sizes.quantity],
-                                       "runs": sizes.count, "mean": sizes.mean, "scv": sizes.scv,
-                                       "service_rate": sizes.service_rate},
-                          "utilization": args.utilization, "rows": rows}))
-        return
-    print(f"job size = {UNITS[sizes.quantity]}; {sizes.count} runs from {sizes.source}")
-    print(f"mean {sizes.mean:.6g} -> service rate mu = 1/mean = {sizes.service_rate:.6g} per unit; "
-          f"scv {sizes.scv:.4g}; utilization {args.utilization:g}")
-    print("M/M/k assumes exponential sizes (scv 1); M/G/k uses the measured scv (Lee-Longton; exact for k=1)")
-    print(f"{'k':>3} {'model':7} {'lambda':>10} " + " ".join(f"{key:>10}" for key in METRIC_KEYS))
-    for row in rows:
-        print(f"{row['servers']:>3} {row['model']:7} {row['arrival_rate']:>10.5g} "
-              + " ".join(f"{row[key]:>10.5g}" for key in METRIC_KEYS))
+    return QueuePlan(sizes, args.utilization, tuple(plan(sizes, args.utilization, args.servers)))
 
 
 def _simulated(m: QueueMetrics, scv: float, args: argparse.Namespace, seed: int) -> SimulationResult:
@@ -130,81 +101,29 @@ def _simulated(m: QueueMetrics, scv: float, args: argparse.Namespace, seed: int)
                     jobs=args.jobs, replications=args.simulate, engine=args.engine)
 
 
-def _compare(args: argparse.Namespace) -> None:
+def _compare(args: argparse.Namespace) -> FastVsSlow:
     grid = compare_grid(args.servers, args.utilization, args.scv)
     sims: list[tuple[SimulationResult, SimulationResult] | None] = [None] * len(grid)
     if args.simulate:
         sims = [(_simulated(c.fast, c.scv, args, args.seed + 2 * i),
                  _simulated(c.slow, c.scv, args, args.seed + 2 * i + 1)) for i, c in enumerate(grid)]
-    if args.format == "json":
-        out = []
-        for c, sim in zip(grid, sims):
-            item = {"servers": c.servers, "utilization": c.utilization, "scv": c.scv, "winner": c.winner,
-                    "ratio": c.ratio, "fast": c.fast.metrics(), "slow": c.slow.metrics()}
-            if sim:
-                item["simulated_ET"] = {"fast": vars(sim[0].ET), "slow": vars(sim[1].ET)}
-            out.append(item)
-        print(json.dumps(out))
-        return
-    k = args.servers
-    print(f"one server of rate {k} vs {k} servers of rate 1 (times in units of a slow server's mean job)")
-    print(f"{'rho':>5} {'scv':>5} {'ET fast':>9} {'ET slow':>9} {'slow/fast':>9}  winner"
-          + ("   simulated ET fast [CI]   simulated ET slow [CI]" if args.simulate else ""))
-    for c, sim in zip(grid, sims):
-        line = f"{c.utilization:>5g} {c.scv:>5g} {c.fast.ET:>9.4g} {c.slow.ET:>9.4g} {c.ratio:>9.3f}  {c.winner:6}"
-        if sim:
-            line += "".join(f"   {s.ET.mean:.4g} [{s.ET.low:.4g}, {s.ET.high:.4g}]" for s in sim)
-        print(line)
-    print()
-    for c in grid:
-        print(explain(c))
-    print("break-even scv (k slow servers win above it, Lee-Longton): "
-          + ", ".join(f"rho={rho:g}: {break_even_scv(k, rho):.3g}" for rho in args.utilization))
+    return FastVsSlow(args.servers, tuple(args.utilization), tuple(grid), tuple(sims))
 
 
-def _cpu_disk(args: argparse.Namespace) -> None:
+def _cpu_disk(args: argparse.Namespace) -> CpuDiskFit:
     configs, times = load_runs(args.results, args.dataset_size)
-    model = fit_cpu_disk(configs, times, args.cpu_service_time)
-    groups: dict[object, list[float]] = {}
-    for config, seconds in zip(configs, times):
-        groups.setdefault(config, []).append(seconds)
-    rows = []
-    for config, measured in groups.items():
-        try:
-            p = model.predict(config)
-            predicted, disk_rho = p.ET, p.disk_utilization
-        except (UnstableQueueError, FitError):
-            predicted, disk_rho = math.inf, math.nan
-        rows.append({"batch_size": config.batch_size, "cpus": config.cpus, "workers": config.workers,
-                     "njobs": config.njobs, "epochs": config.epochs, "runs": len(measured),
-                     "measured_ET": statistics.fmean(measured), "predicted_ET": predicted, "disk_rho": disk_rho})
-    finite = [(r["measured_ET"], r["predicted_ET"]) for r in rows if math.isfinite(r["predicted_ET"])]
-    mape = statistics.fmean(abs(p - m) / m for m, p in finite) if finite else math.nan
-    coef = {"intercept": model.intercept, "per_batch": model.per_batch, "per_process": model.per_process}
-    if args.format == "json":
-        clean = [{key: (v if not isinstance(v, float) or math.isfinite(v) else None) for key, v in r.items()}
-                 for r in rows]
-        print(json.dumps({"cpu_service_time": model.cpu_service_time, "disk_rate": coef,
-                          "mape_config_means": mape if math.isfinite(mape) else None, "rows": clean}))
-        return
-    print(f"fitted disk service rate mu_D = {model.intercept:.4g} + {model.per_batch:.4g} * batch_size "
-          f"+ {model.per_process:.4g} * processes  (per second; cpu_service_time {model.cpu_service_time:g} s)")
-    print(f"{'batch':>6} {'cpus':>5} {'workers':>7} {'njobs':>5} {'epochs':>6} {'runs':>4} "
-          f"{'measured ET':>12} {'predicted ET':>12} {'disk rho':>8}")
-    for r in rows:
-        print(f"{r['batch_size']:>6} {r['cpus']:>5} {r['workers']:>7} {r['njobs']:>5} {r['epochs']:>6} "
-              f"{r['runs']:>4} {r['measured_ET']:>12.4g} {r['predicted_ET']:>12.4g} {r['disk_rho']:>8.3f}")
-    print(f"mean absolute percentage error over configurations (in-sample): {mape:.1%}")
+    return cpu_disk_fit(fit_cpu_disk(configs, times, args.cpu_service_time), configs, times)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "from-results":
-        _from_results(args)
+        summary = _from_results(args).summary()
     elif args.command == "compare":
-        _compare(args)
+        summary = _compare(args).summary()
     elif args.command == "cpu-disk":
-        _cpu_disk(args)
+        summary = _cpu_disk(args).summary()
     else:
-        _print_metrics(_single(args), args.format)
+        summary = _single(args).summary()
+    print(summary.render(args.format))
     return 0

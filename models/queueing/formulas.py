@@ -13,6 +13,7 @@ import math
 from dataclasses import asdict, dataclass
 
 from models.errors import QueueParameterError, UnstableQueueError
+from models.summary import Summary
 
 METRIC_KEYS = ("rho", "p_wait", "EN", "ENq", "ET", "ETq")
 
@@ -41,6 +42,18 @@ class QueueMetrics:
         """The six metrics, keyed ``rho, p_wait, EN, ENq, ET, ETq``."""
         values = asdict(self)
         return {key: values[key] for key in METRIC_KEYS}
+
+    def to_dict(self) -> dict[str, object]:
+        """The queue (model, rates, servers) and its six metrics."""
+        return asdict(self)
+
+    def summary(self) -> Summary:
+        """The metrics one a line (text), the queue as one CSV row, :meth:`to_dict` as the JSON."""
+        lines = [f"{self.model}  arrival_rate={self.arrival_rate:g}  service_rate={self.service_rate:g}  "
+                 f"servers={self.servers}", "(ET, ETq in the time unit of the rates; EN, ENq in jobs)"]
+        lines += [f"{key:7s} {value:.6g}" for key, value in self.metrics().items()]
+        columns = tuple(self.__dataclass_fields__)
+        return Summary(tuple(lines), columns, (tuple(getattr(self, c) for c in columns),), self.to_dict())
 
 
 def _check_rate(name: str, value: float) -> float:

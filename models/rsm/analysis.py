@@ -3,11 +3,9 @@ and the ridge when the stationary point does not answer the question; as text or
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 
 from models.anova.splitplot import factors_constant_within, group_codes, whole_plot_groups
@@ -16,6 +14,8 @@ from models.rsm.coding import model_matrix, term_names
 from models.rsm.fit import SurfaceFit, fit_surface
 from models.rsm.recognise import recognise
 from models.rsm.splitplot import SurfaceSplitPlot, surface_split_plot
+from models.summary import Summary, num, p_text
+from sparkdl.numbers import finite
 
 
 @dataclass(frozen=True, eq=False)
@@ -53,28 +53,29 @@ class SurfaceAnalysis:
             "design": recognise(f.coded_x),
             "distinct_settings": f.n_points,
             "coefficients": {c.term: c.natural for c in f.coefficients},
-            "coded_coefficients": {c.term: {"estimate": c.coded, "se": None if sp_tests else _j(c.se),
-                                            "t": None if sp_tests else _j(c.t), "p": None if sp_tests else _j(c.p)}
+            "coded_coefficients": {c.term: {"estimate": c.coded, "se": None if sp_tests else finite(c.se),
+                                            "t": None if sp_tests else finite(c.t), "p": None if sp_tests else finite(c.p)}
                                    for c in f.coefficients},
             "coding": {fa: {"centre": c, "half_range": h} for fa, c, h in zip(f.factors, f.coding.centre,
                                                                               f.coding.half)},
             "region": {"lower_coded": list(f.region.lower), "upper_coded": list(f.region.upper),
                        "radius_coded": f.region.radius},
-            "r2": _j(f.r2), "adj_r2": _j(f.adj_r2), "pred_r2": _j(f.pred_r2), "rmse": _j(f.rmse),
+            "r2": finite(f.r2), "adj_r2": finite(f.adj_r2), "pred_r2": finite(f.pred_r2), "rmse": finite(f.rmse),
             "df_resid": f.df_resid,
             "warning": f.warning(),
-            "anova": [{"source": r.source, "df": r.df, "ss": r.ss, "ms": _j(r.ms),
-                       "F": None if sp_tests and r.source != "lack of fit" else _j(r.F),
-                       "p": None if sp_tests and r.source != "lack of fit" else _j(r.p)} for r in f.anova],
+            "anova": [{"term": r.term, "df": r.df, "sum_sq": r.sum_sq, "mean_sq": finite(r.mean_sq),
+                       "F": None if sp_tests and r.term != "lack of fit" else finite(r.F),
+                       "p": None if sp_tests and r.term != "lack of fit" else finite(r.p),
+                       "pct_variation": finite(r.pct_variation)} for r in f.anova],
             "split_plot": self.split_plot.to_dict() if self.split_plot is not None else None,
-            "lack_of_fit": {"F": _j(lof.F), "p": _j(lof.p), "df_lof": lof.df_lof, "df_pe": lof.df_pe,
+            "lack_of_fit": {"F": finite(lof.F), "p": finite(lof.p), "df_lof": lof.df_lof, "df_pe": lof.df_pe,
                             "ss_lof": lof.ss_lof, "ss_pe": lof.ss_pe, "note": lof.note},
-            "lack_of_fit_p": _j(lof.p),
+            "lack_of_fit_p": finite(lof.p),
             "stationary_point": {
                 "kind": sp.kind,
                 "coded": _named(f.factors, sp.coded),
                 "natural": _named(f.factors, sp.natural),
-                "predicted": _j(sp.predicted),
+                "predicted": finite(sp.predicted),
                 "inside_region": sp.inside,
                 "eigenvalues": list(sp.eigenvalues),
                 "eigenvectors": [list(v) for v in sp.eigenvectors],
@@ -88,6 +89,16 @@ class SurfaceAnalysis:
                                 "predicted": p.predicted, "inside_region": p.inside} for p in self.ridge]},
         }
 
+    #: The CSV's columns: one row per term of the quadratic (se, t and p empty under the split-plot tests).
+    COLUMNS = ("term", "natural", "coded", "se", "t", "p")
+
+    def summary(self) -> Summary:
+        """The text (:meth:`text`), the coefficients as the CSV, :meth:`to_dict` as the JSON."""
+        sp_tests = self.split_plot is not None
+        rows = tuple((c.term, c.natural, c.coded, *((None, None, None) if sp_tests else (c.se, c.t, c.p)))
+                     for c in self.fit.coefficients)
+        return Summary(tuple(self.text()), self.COLUMNS, rows, self.to_dict())
+
     def text(self) -> list[str]:
         f = self.fit
         of = f"log({f.response})" if f.transform == "log" else f.response
@@ -100,19 +111,19 @@ class SurfaceAnalysis:
             for c in f.coefficients:
                 lines.append(f"{c.term:<34} {c.natural:>13.6g} {c.coded:>11.5g}")
             lines += ["", f"{'source':<24} {'df':>4} {'SS':>12} {'MS':>12}"]
-            lines += [f"{r.source:<24} {r.df:>4} {r.ss:>12.5g} {r.ms:>12.5g}" for r in f.anova]
+            lines += [f"{r.term:<24} {r.df:>4} {r.sum_sq:>12.5g} {r.mean_sq:>12.5g}" for r in f.anova]
             lines += ["", *self.split_plot.text()]
         else:
             lines.append(f"{'term':<34} {'natural':>13} {'coded':>11} {'se':>10} {'t':>8} {'p':>9}")
             for c in f.coefficients:
                 lines.append(f"{c.term:<34} {c.natural:>13.6g} {c.coded:>11.5g} {c.se:>10.4g} {c.t:>8.3g} "
-                             f"{_p(c.p):>9}")
+                             f"{p_text(c.p):>9}")
             lines += ["", f"{'source':<24} {'df':>4} {'SS':>12} {'MS':>12} {'F':>9} {'p':>9}"]
             for r in f.anova:
-                lines.append(f"{r.source:<24} {r.df:>4} {r.ss:>12.5g} {r.ms:>12.5g} {_n(r.F):>9} {_p(r.p):>9}")
-        lines += ["", f"R^2 {f.r2:.4f}, adjusted {f.adj_r2:.4f}, predicted {_n(f.pred_r2)}, root MSE {f.rmse:.4g}",
+                lines.append(f"{r.term:<24} {r.df:>4} {r.sum_sq:>12.5g} {r.mean_sq:>12.5g} {num(r.F):>9} {p_text(r.p):>9}")
+        lines += ["", f"R^2 {f.r2:.4f}, adjusted {f.adj_r2:.4f}, predicted {num(f.pred_r2)}, root MSE {f.rmse:.4g}",
                   f"lack of fit: {f.lack_of_fit.note}"
-                  + (f" (F = {f.lack_of_fit.F:.3g}, p = {_p(f.lack_of_fit.p)})" if f.lack_of_fit.testable else ""),
+                  + (f" (F = {f.lack_of_fit.F:.3g}, p = {p_text(f.lack_of_fit.p)})" if f.lack_of_fit.testable else ""),
                   f"stationary point: {self.stationary.describe(f.factors)}"]
         if f.warning():
             lines.append(f"caution: {f.warning()}")
@@ -162,18 +173,3 @@ def _named(names: tuple[str, ...], values: tuple[float, ...] | None) -> dict[str
     return None if values is None else dict(zip(names, values))
 
 
-def _j(v: float | None) -> float | None:
-    if v is None:
-        return None
-    v = float(v)
-    return v if math.isfinite(v) else None
-
-
-def _p(v: float | None) -> str:
-    if v is None or not np.isfinite(v):
-        return "-"
-    return f"{v:.3g}" if v >= 1e-4 else f"{v:.1e}"
-
-
-def _n(v: float | None) -> str:
-    return "-" if v is None or not np.isfinite(v) else f"{v:.4g}"

@@ -7,8 +7,8 @@ are tested by the split-plot REML fit (:mod:`models.rsm.splitplot`) instead of l
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Sequence
+from dataclasses import replace
 
 import pandas as pd
 
@@ -58,12 +58,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         result = analyse(frame, args.response, factors, args.goal, args.seed, args.transform,
                          whole_plot_factors=split[0], whole_plot=split[1], block=args.block)
     written = save_all(result.fit, args.plots, mark=result.best.natural) if args.plots else []
+    summary = result.summary()
     if args.format == "json":
-        d = result.to_dict()
-        d["source"] = table.source
-        d["rows"] = table.describe_dropped()
-        d["plots"] = [str(p) for p in written]
-        print(json.dumps(d, indent=2))
-    else:
-        print("\n".join([table.describe_dropped(), *result.text(), *(f"wrote {p}" for p in written)]))
+        summary = replace(summary, doc={**summary.doc, "source": table.source, "rows": table.describe_dropped(),
+                                        "plots": [str(p) for p in written]})
+    elif args.format == "text":
+        summary = replace(summary, lines=(table.describe_dropped(), *summary.lines, *(f"wrote {p}" for p in written)))
+    print(summary.render(args.format))
     return 0

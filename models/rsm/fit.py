@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from models.anova.result import AnovaRow
 from models.errors import SurfaceError
 from models.rsm.coding import INTERCEPT, Coding, Region, model_matrix, n_terms, term_names
 
@@ -42,16 +43,6 @@ class Coefficient:
     t: float
     p: float
     natural: float
-
-
-@dataclass(frozen=True)
-class AnovaRow:
-    source: str
-    df: int
-    ss: float
-    ms: float
-    F: float | None = None
-    p: float | None = None
 
 
 @dataclass(frozen=True)
@@ -322,23 +313,32 @@ def _anova(F: np.ndarray, y: np.ndarray, k: int, ss_res: float, df_res: int, ss_
         r = y - F[:, :cols] @ b
         ss_now = float(r @ r)
         ss, df = prev_ss - ss_now, cols - prev_cols
-        rows.append(_row(name, df, ss, mse, df_res))
+        rows.append(_row(name, df, ss, mse, df_res, ss_tot))
         prev_ss, prev_cols = ss_now, cols
-    rows.insert(0, _row("model", F.shape[1] - 1, ss_tot - ss_res, mse, df_res))
-    rows.append(AnovaRow("residual", df_res, ss_res, mse if df_res > 0 else float("nan")))
+    rows.insert(0, _row("model", F.shape[1] - 1, ss_tot - ss_res, mse, df_res, ss_tot))
+    rows.append(_plain("residual", df_res, ss_res, mse if df_res > 0 else float("nan"), ss_tot))
     if lof.df_pe > 0 and lof.df_lof > 0:
-        rows.append(AnovaRow("lack of fit", lof.df_lof, lof.ss_lof, lof.ss_lof / lof.df_lof, lof.F, lof.p))
-        rows.append(AnovaRow("pure error", lof.df_pe, lof.ss_pe, lof.ss_pe / lof.df_pe))
-    rows.append(AnovaRow("total", len(y) - 1, ss_tot, ss_tot / (len(y) - 1)))
+        rows.append(_plain("lack of fit", lof.df_lof, lof.ss_lof, lof.ss_lof / lof.df_lof, ss_tot, lof.F, lof.p))
+        rows.append(_plain("pure error", lof.df_pe, lof.ss_pe, lof.ss_pe / lof.df_pe, ss_tot))
+    rows.append(_plain("total", len(y) - 1, ss_tot, ss_tot / (len(y) - 1), ss_tot))
     return tuple(rows)
 
 
-def _row(name: str, df: int, ss: float, mse: float, df_res: int) -> AnovaRow:
+def _plain(name: str, df: int, ss: float, ms: float, ss_tot: float, F: float | None = None,
+           p: float | None = None) -> AnovaRow:
+    """A row of the surface's ANOVA (the one :class:`~models.anova.AnovaRow`); F and p NaN where there is no
+    test; ``pct_variation`` is the row's share of the total sum of squares."""
+    nan = float("nan")
+    return AnovaRow(name, df, ss, ms, nan if F is None else F, nan if p is None else p,
+                    100 * ss / ss_tot if ss_tot > 0 else nan)
+
+
+def _row(name: str, df: int, ss: float, mse: float, df_res: int, ss_tot: float) -> AnovaRow:
     ms = ss / df
     if df_res > 0 and mse > 0:
         F = ms / mse
-        return AnovaRow(name, df, ss, ms, float(F), float(stats.f.sf(F, df, df_res)))
-    return AnovaRow(name, df, ss, ms)
+        return _plain(name, df, ss, ms, ss_tot, float(F), float(stats.f.sf(F, df, df_res)))
+    return _plain(name, df, ss, ms, ss_tot)
 
 
 __all__ = ["INTERCEPT", "AnovaRow", "Coefficient", "LackOfFit", "PredictionInterval", "SurfaceFit", "fit_surface",

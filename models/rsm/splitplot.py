@@ -18,9 +18,10 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy import stats
 
-from models.anova.result import json_safe
+from sparkdl.numbers import json_safe
 from models.anova.splitplot import reml_fit
 from models.anova.splitplot_result import DF_METHOD, DF_METHOD_TEXT, SUBPLOT, WHOLE_PLOT
+from models.summary import num, p_text
 
 
 @dataclass(frozen=True)
@@ -72,22 +73,12 @@ class SurfaceSplitPlot:
                  f"{'term':<34} {'stratum':<10} {'estimate':>11} {'se':>10} {'df':>7} {'t or F':>8} {'p':>9}"]
         for t in self.tests:
             df = f"{t.df_num},{t.df_den}" if t.kind == "group" else f"{t.df_den}"
-            lines.append(f"{t.term:<34} {t.stratum:<10} {_num(t.estimate):>11} {_num(t.se):>10} "
-                         f"{df if t.df_den is not None else '-':>7} {_num(t.statistic):>8} {_p(t.p):>9}")
+            lines.append(f"{t.term:<34} {t.stratum:<10} {num(t.estimate):>11} {num(t.se):>10} "
+                         f"{df if t.df_den is not None else '-':>7} {num(t.statistic):>8} {p_text(t.p):>9}")
         lines.append(f"error df: whole-plot {self.df_whole_plot}, residual {self.df_residual}; variance components "
                      f"(REML): whole plot {self.whole_plot_variance:.4g}, residual {self.residual_variance:.4g}")
         lines += [f"cannot be tested: {u}" for u in self.untestable]
         return lines
-
-
-def _num(v: float | None) -> str:
-    return "-" if v is None or not math.isfinite(v) else f"{v:.4g}"
-
-
-def _p(v: float | None) -> str:
-    if v is None or not math.isfinite(v):
-        return "-"
-    return f"{v:.3g}" if v >= 1e-4 else f"{v:.1e}"
 
 
 def _block_columns(block_codes: np.ndarray | None) -> np.ndarray:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from models.summary import num
 from optimize.fronts.result import ConfigurationFront, DesignPoint
 
 if TYPE_CHECKING:
@@ -18,14 +19,10 @@ if TYPE_CHECKING:
 SHOWN_ABOVE = 0.01
 
 
-def _num(v: float) -> str:
-    return f"{v:.4g}" if math.isfinite(v) else "-"
-
-
 def _cell(p: DesignPoint, j: int) -> str:
     if p.n < 2:
-        return f"{_num(p.mean[j])} [-]"
-    return f"{_num(p.mean[j])} [{_num(p.low[j])}, {_num(p.high[j])}]"
+        return f"{num(p.mean[j])} [-]"
+    return f"{num(p.mean[j])} [{num(p.low[j])}, {num(p.high[j])}]"
 
 
 def varying(front: ConfigurationFront) -> list[int]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from optimize.dominance import ObjectiveSpec
+from sparkdl.numbers import finite
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,7 @@ class DesignPoint:
 
     def to_dict(self, objectives: tuple[ObjectiveSpec, ...]) -> dict[str, object]:
         return {"settings": {k: v for k, v in self.settings}, "n": self.n, "runs": list(self.runs),
-                "objectives": {o.column: {"mean": m, "low": _finite(lo), "high": _finite(hi)}
+                "objectives": {o.column: {"mean": m, "low": finite(lo), "high": finite(hi)}
                                for o, m, lo, hi in zip(objectives, self.mean, self.low, self.high)},
                 "probability_on_front": self.probability, "on_front": self.on_front,
                 "dominated_by_means": self.dominated_by_means}
@@ -92,6 +93,3 @@ class ConfigurationFront:
                 "front_size": len(self.front), "front": [p.to_dict(self.objectives) for p in self.front],
                 "points": [p.to_dict(self.objectives) for p in self.ranked()], "notes": list(self.notes)}
 
-
-def _finite(x: float) -> float | None:
-    return x if x == x and abs(x) != float("inf") else None

@@ -14,7 +14,7 @@
     low = 1
     high = 2
 
-Any subset of the design factors (``harness.runspec.RunSpec``: nodes, executors, executor_cores,
+Any subset of the design factors (``sparkdl.runspec.RunSpec``: nodes, executors, executor_cores,
 epochs, learning_rate, batch_size, model); the others come from ``--job``. Integer factors take
 integer ranges; ``learning_rate`` a float range; ``model`` only ``choices``.
 """

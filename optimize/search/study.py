@@ -31,7 +31,7 @@ from harness.campaign import Campaign
 from harness.command import job_for
 from harness.figurespec import FigureSpec
 from logparse import Status
-from models.cost import parse_cost
+from sparkdl.cost import parse_cost
 from models.errors import CostError
 from optimize.errors import SearchOptionError
 from optimize.pareto import ObjectiveSpec
@@ -69,12 +69,12 @@ class SearchConfig:
     startup_trials: int = 5
     population: int = 8
     grid_points: int = 3  # float levels per range when sampler is grid
-    cost: str = "acc2"  # the formula of the ``cost`` objective (models.cost)
+    cost: str = "acc2"  # the formula of the ``cost`` objective (sparkdl.cost)
     start: str = "lhs"  # tpe's start-up trials: a Latin hypercube ("lhs") or Optuna's random ones ("random")
 
 
 def check_objectives(objectives: Sequence[ObjectiveSpec], cost: str = "acc2") -> None:
-    """Refuse names no run can record, and a cost formula models.cost cannot read (when ``cost`` is asked)."""
+    """Refuse names no run can record, and a cost formula sparkdl.cost cannot read (when ``cost`` is asked)."""
     bad = [o.column for o in objectives if not FIGURE_NAME.fullmatch(o.column) or o.column in IDENTIFIER_COLUMNS]
     if bad:
         raise SearchOptionError(f"--objectives {', '.join(bad)}: an objective is a numeric figure of a run, e.g. "
