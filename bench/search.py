@@ -40,7 +40,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from cluster.local import LocalCluster  # noqa: E402
-from models.cost import acc2  # noqa: E402
+from sparkdl.cost import time_per_squared_accuracy  # noqa: E402
 from optimize.lr import search  # noqa: E402
 from optimize.harvest import harvest  # noqa: E402
 from optimize.objective import JobObjective  # noqa: E402
@@ -204,7 +204,7 @@ def run_paper(out: Path, space: SearchSpace, job: JobConfig, args: argparse.Name
     options = submit_options(out, cluster, args.train_samples, args.test_samples, args.job_seed)
     say = lambda msg: print(f"[{out.name}] {msg}", flush=True)  # noqa: E731
     with open_session(out, settings, options, cluster, [job.spec(1, 1)], args.resume, say) as session:
-        search(JobObjective(session, job, acc2()), start, replications=1, max_points=args.paper_points)
+        search(JobObjective(session, job, time_per_squared_accuracy()), start, replications=1, max_points=args.paper_points)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -22,7 +22,7 @@ from typing import Sequence
 
 from sparkdl.cli import run_cli
 from sparkdl.errors import EXIT_OK
-from sparkdl.options import TrackingOptionError
+from sparkdl.options import TrackingOptionError, add_cost
 from sparkdl.tracking import tracking_uri
 
 
@@ -50,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("campaign", type=Path, help="campaign folder (campaign.sqlite, or an ingested results.csv)")
     p.add_argument("--tracking-uri", help="MLflow tracking URI, e.g. http://127.0.0.1:5000 (default $MLFLOW_TRACKING_URI)")
     p.add_argument("--experiment", help="experiment name (default: the campaign folder's name)")
-    p.add_argument("--cost", help="formula of the cost metric (models.cost; default the report's)")
+    add_cost(p, "the runs' cost metric")
     p.add_argument("--max-artifact-mb", type=ARTIFACT_MB, default=DEFAULT_MAX_ARTIFACT_MB,
                    help=f"leave out files larger than this (default {DEFAULT_MAX_ARTIFACT_MB:g}; event logs of long runs)")
     return p

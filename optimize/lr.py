@@ -61,7 +61,7 @@ from optimize.figures import lr_cost_figure, save
 from optimize.objective import JobObjective
 from optimize.session import ClusterOptions, JobConfig, open_session, submit_options
 from sparkdl.cli import on_interrupt, run_cli
-from sparkdl.options import cluster_options, renamed
+from sparkdl.options import add_cost, cluster_options, renamed
 
 Objective = Callable[[float], float]
 
@@ -526,7 +526,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="jobs per learning rate (default 5; adaptive: at most, the answer always gets all)")
     p.add_argument("--max-points", type=int, default=40, help="stop after this many learning rates (default 40)")
     p.add_argument("--max-lr", type=float, help="never try a learning rate above this")
-    p.add_argument("--cost", default="acc2", help="cost of (T, A), see models.cost (default acc2 = T/A^2, Fig. 5's)")
+    add_cost(p, "the search minimises its mean")
     p.add_argument("--job", choices=("birnn", "lenet"), default="birnn", help="the built-in job to run (default birnn)")
     renamed(p, "--model", "--job")
     for name, default in (("nodes", 1), ("executors", 1), ("executor-cores", 1), ("batch-size", 256), ("epochs", 1)):

@@ -21,7 +21,8 @@ With ``--per-epoch`` the points are the validated epochs of the ok and pruned ru
 the campaign's logs (:mod:`optimize.harvest`): a run of E epochs gives E points, named
 ``<run>-<replicate>@<epoch>``, and only wall_clock_s, accuracy and cost are objectives.
 An objective is a column of results.csv with ``min`` or ``max``; ``cost`` is computed per run from
-``wall_clock_s`` and ``accuracy`` with ``--cost`` (models.cost, default ``acc2`` = T/A^2) when the
+``wall_clock_s`` and ``accuracy`` with ``--cost`` (:mod:`sparkdl.cost`; by default T/(100 A)^2, the
+cost the report, the ANOVA and MLflow show) when the
 table has no such column.
 
 Run a dominates run b when a is no worse on every objective and better on one. The front is the
@@ -54,6 +55,7 @@ from optimize.dominance import (FACTOR_COLUMNS, REFERENCE_MARGIN, SENSES, Object
 from optimize.errors import CampaignDataError, SearchOptionError
 from optimize.figures import pareto_figure, save
 from sparkdl.cli import run_cli
+from sparkdl.options import add_cost
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -99,7 +101,7 @@ class ParetoFront:
 
 
 def pareto_front(table: pd.DataFrame, objectives: Sequence[ObjectiveSpec], reference: Sequence[float] | None = None,
-                 cost: str = "acc2") -> ParetoFront:
+                 cost: str | None = None) -> ParetoFront:
     """The front of the ok runs of ``table``; ``reference`` in the objectives' own units (default: see module doc)."""
     runs, excluded = ok_runs(table, objectives, cost)
     if runs.empty:
@@ -115,7 +117,7 @@ def pareto_front(table: pd.DataFrame, objectives: Sequence[ObjectiveSpec], refer
 
 
 def per_epoch_front(campaign: Path, objectives: Sequence[ObjectiveSpec], reference: Sequence[float] | None = None,
-                    cost: str = "acc2") -> tuple[ParetoFront, harvesting.Harvest]:
+                    cost: str | None = None) -> tuple[ParetoFront, harvesting.Harvest]:
     """The front of every validated epoch of the campaign's ok and pruned runs (optimize.harvest).
 
     The front's ``excluded`` counts the runs left out (failed, incomplete), not points."""
@@ -200,8 +202,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m optimize.pareto", description=__doc__.split("\n")[0])
     p.add_argument("campaign", type=Path, help="campaign directory (results.csv)")
     p.add_argument("--objectives", default="wall_clock_s:min,accuracy:max",
-                   help="COLUMN:min|max,... (default wall_clock_s:min,accuracy:max; add cost:min for T/A^2)")
-    p.add_argument("--cost", default="acc2", help="the cost column's formula when results.csv has none (models.cost)")
+                   help="COLUMN:min|max,... (default wall_clock_s:min,accuracy:max; add cost:min for --cost)")
+    add_cost(p, "the cost column when results.csv has none")
     p.add_argument("--reference", help="hypervolume reference point, COLUMN=VALUE,... (default: see the module doc)")
     p.add_argument("--format", choices=("text", "json", "csv"), default="text", help="output format (default text)")
     p.add_argument("--plot", type=Path, help="figure path (.png or .svg; default CAMPAIGN/pareto.png)")

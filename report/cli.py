@@ -11,7 +11,7 @@ from report.build import build_report
 from models.errors import AnalysisOptionError
 from models.results import factor_list, table_options
 from sparkdl.errors import ToolError
-from sparkdl.options import renamed
+from sparkdl.options import add_cost, renamed
 
 DEFAULT_NAME = "report.html"
 
@@ -31,8 +31,7 @@ def _parser() -> argparse.ArgumentParser:
                         "directory for a CSV)")
     renamed(p, "--output", "--out")
     p.add_argument("--response", default="cost", help="response column to analyse (default: cost)")
-    p.add_argument("--cost", help="cost from wall_clock_s and accuracy: pct2 (default, T/(A*100)^2), acc2, time, "
-                                  "tta:TARGET, or an expression of T and A")
+    add_cost(p, "recomputed from wall_clock_s and accuracy (without it, a cost column in the table is used as given)")
     p.add_argument("--no-plots", action="store_true", help="skip the figures (faster; tables and text only)")
     p.add_argument("--target-accuracy", type=float,
                    help="the accuracy to find the fastest run for, in 'Time against accuracy' (default: the best seen)")

@@ -159,6 +159,17 @@ def cluster_options() -> argparse.ArgumentParser:
     return p
 
 
+#: What --cost accepts, the same in every command that computes a cost.
+COST_HELP = ("the cost of a run from its wall clock T (s) and accuracy A: time_per_squared_percent "
+             "(the default, T/(100 A)^2), time_per_squared_accuracy (T/A^2), time, tta:TARGET, or an "
+             "expression of T and A such as 'T / A**4'")
+
+
+def add_cost(parser: argparse.ArgumentParser | argparse._ArgumentGroup, what: str = "") -> None:
+    """``--cost``: one default (:data:`sparkdl.cost.DEFAULT_COST`) and one help line in every command."""
+    parser.add_argument("--cost", metavar="COST", help=COST_HELP + (f"; {what}" if what else ""))
+
+
 class TrackingOptionError(ToolError):
     """--mlflow was given without a URI and MLFLOW_TRACKING_URI is not set."""
 

@@ -45,7 +45,7 @@ def scripted(tmp_path: Path) -> CampaignDir:
 
 def payloads(folder: CampaignDir, cap_bytes: int = 20_000_000) -> dict[str, object]:
     records, meta = read_campaign(folder)
-    facts = CampaignFacts.read(folder, meta, "pct2")
+    facts = CampaignFacts.read(folder, meta, "time_per_squared_percent")
     return {r.key: run_payload(r, folder, facts, cap_bytes) for r in records}
 
 
@@ -73,7 +73,7 @@ def test_every_run_carries_its_results_row(scripted: CampaignDir) -> None:
         assert numbers and {c: latest[c][2] for c in numbers} == numbers
         t, a = float(row["wall_clock_s"] or "nan"), float(row["accuracy"] or "nan")
         if row["accuracy"] and a > 0:
-            assert latest["cost"][2] == pytest.approx(t / (a * 100) ** 2)  # pct2, by hand
+            assert latest["cost"][2] == pytest.approx(t / (a * 100) ** 2)  # the default cost, by hand
     assert {k: made[k].status for k in made} == {"1-1": "FINISHED", "2-1": "FAILED", "3-1": "FAILED",
                                                   "4-1": "KILLED"}
     assert made["4-1"].tags["status"] == "pruned"

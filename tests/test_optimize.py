@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from scipy.optimize import minimize_scalar
 
 from harness.command import SubmitOptions
-from models.cost import acc2
+from sparkdl.cost import time_per_squared_accuracy
 from optimize.errors import JobFailedError, LearningRateMismatchError, ObjectiveError, SearchOptionError
 from optimize.lr import (LRPoint, adaptive_search, golden_search, linear_step, point_to_replicate, pooled_log_sd,
                          search, write_csv)
@@ -258,7 +258,7 @@ def run_search(out, runner, resume=False, replications=2, method=search):
     config = JobConfig(model="lenet")
     with open_session(out, {"test": 1}, SubmitOptions("spark://x:1"), ClusterOptions(), [config.spec(1, 1)], resume,
                       backend=FakeBackend(), runner=runner, env=fake_env()) as session:
-        objective = JobObjective(session, config, acc2())
+        objective = JobObjective(session, config, time_per_squared_accuracy())
         return method(objective, replications=replications), session, objective
 
 

@@ -126,7 +126,7 @@ def test_front_of_a_campaign_uses_ok_runs_only_and_maximises_accuracy():
 def test_cost_objective_is_computed_from_time_and_accuracy():
     front = pareto_front(campaign_table(), parse_objectives("wall_clock_s:min,accuracy:max,cost:min"))
     ok = campaign_table().query("status == 'ok'")
-    assert list(front.runs["cost"]) == pytest.approx(list(ok["wall_clock_s"] / ok["accuracy"] ** 2))
+    assert list(front.runs["cost"]) == pytest.approx(list(ok["wall_clock_s"] / (100 * ok["accuracy"]) ** 2))
     with pytest.raises(CampaignDataError, match="no column"):
         pareto_front(campaign_table(), parse_objectives("elapsed_s:min,accuracy:max"))
 

@@ -36,6 +36,7 @@ from models.drift import MIN_REFERENCE_RUNS, DriftResult, adjust_for_drift, tabl
 from models.errors import AnalysisOptionError
 from models.plots import save_figures
 from models.results import ResultsTable, factor_list, load_results, table_options
+from sparkdl.options import add_cost
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -52,8 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--transform", choices=TRANSFORMS, help="analyse log(y) or Box-Cox(y)")
     p.add_argument("--robust", choices=ROBUST, help="HC3 robust F tests (with --typ 2 or 3)")
     p.add_argument("--kruskal", action="store_true", help="add a Kruskal-Wallis test per factor")
-    p.add_argument("--cost", help="recompute cost from wall_clock_s and accuracy: pct2 (default "
-                   "T/(A*100)^2), acc2, time, tta:TARGET, or an expression of T and A")
+    add_cost(p, "recomputed from wall_clock_s and accuracy (without it, a cost column in the table is used as given)")
     p.add_argument("--include-failed", action="store_true", help="keep rows whose status is not ok")
     p.add_argument("--exclude-runs", default="", help="comma-separated run numbers to leave out")
     p.add_argument("--alias", action="append", default=[], metavar="GROUP",

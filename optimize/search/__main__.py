@@ -45,7 +45,8 @@ from optimize.search.study import (SAMPLERS, MultiObjectiveSearch, SearchConfig,
 from optimize.figures import save
 from optimize.session import ClusterOptions, JobConfig, open_session, submit_options
 from sparkdl.cli import on_interrupt, run_cli
-from sparkdl.options import SAMPLES, cluster_options, duration_s
+from sparkdl.cost import parse_cost
+from sparkdl.options import SAMPLES, add_cost, cluster_options, duration_s
 
 def parse_budget(text: str) -> float:
     """``30m``, ``2h``, ``90s`` or plain seconds -> seconds (:func:`sparkdl.options.duration_s`, as harness.submit)."""
@@ -122,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--objectives", default="wall_clock_s:min,accuracy:max",
                    help="COLUMN:min|max,... : wall_clock_s, accuracy, elapsed_s, cost, or any figure a run records "
                         "(spark_*, host_*, phase_* columns, a job's own metrics)")
-    p.add_argument("--cost", default="acc2", help="the formula of the cost objective (models.cost; default acc2 = T/A^2)")
+    add_cost(p, "the cost objective")
     p.add_argument("--sampler", choices=SAMPLERS, default="tpe", help="tpe (default), nsga2, random, grid")
     p.add_argument("--seed", type=int, default=0, help="the sampler's seed (default 0)")
     p.add_argument("--job-seed", type=int, default=42, help="the jobs' weight-init seed (default 42)")
@@ -228,7 +229,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "objectives": [str(o) for o in objectives], "sampler": args.sampler, "seed": args.seed,
                 "job_seed": args.job_seed, "train_samples": args.train_samples, "test_samples": args.test_samples}
     if any(o.column == "cost" for o in objectives):  # only then does the formula define the search
-        settings["cost"] = args.cost
+        settings["cost"] = parse_cost(args.cost).name
     if args.per_epoch:  # only then: a search started before the option resumes unchanged
         settings["per_epoch"] = True
     if args.sampler == "tpe" and args.start == "lhs":  # a tpe search started before it resumes with --start random
