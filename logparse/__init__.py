@@ -1,4 +1,5 @@
-"""logparse: figures and status from BigDL job logs (.out/.err).
+"""logparse: the status and figures of a Spark training job's logs (.out/.err): BigDL's log lines, a
+job's own JSON result line, Spark 4's structured (JSON) log lines, and Spark's event logs.
 
     from logparse import parse
     log = parse("runs/point07/rep3.out")          # final figures, tail first

@@ -1,4 +1,4 @@
-"""Courier (seed 004): the batch size with the highest predicted accuracy whose predicted response time meets a
+"""Courier (Albo Martínez 2021): the batch size with the highest predicted accuracy whose predicted response time meets a
 latency SLO; when no candidate does, say so and return the fastest.
 
 Two random forests from :mod:`models.predict` (response time and accuracy) are trained on a Courier
@@ -12,7 +12,7 @@ Each predicted time and accuracy of a single choice comes with a CV+ prediction 
 ``--level`` (90 % by default; :mod:`models.predict.intervals`: 5 more forest fits per target); the
 choice itself is Courier's rule on the point predictions (``--margin`` guards it).
 
-``--evaluate`` follows seed 004 section 5 on held-out rows of the campaign (not fresh jobs): the
+``--evaluate`` follows Albo Martínez 2021 section 5 on held-out rows of the campaign (not fresh jobs): the
 table's (cpus, njobs, network) configurations are split into train and test groups; for each test
 configuration an SLO is drawn from N(300, 100) (truncated at 1 s); Courier chooses with forests
 trained on the other configurations, the baseline picks a batch uniformly at random, and both
@@ -174,7 +174,7 @@ class EvaluationRow:
 
 @dataclass(frozen=True)
 class Evaluation:
-    """Seed 004 section 5's figures on held-out rows: SLO fulfilment rates and mean accuracies."""
+    """Albo Martínez 2021 section 5's figures on held-out rows: SLO fulfilment rates and mean accuracies."""
 
     rows: tuple[EvaluationRow, ...]
 

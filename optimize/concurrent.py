@@ -4,7 +4,7 @@
 a sibling of the session's :class:`harness.campaign.Campaign` (each thread opens its own connection
 to the campaign's SQLite store, as sqlite3 requires); each copy is a distinct ``(run, replicate)`` cell with its own
 log. ``concurrency.csv`` beside ``results.csv`` records which cells ran together, and
-:func:`courier_table` joins both into seed 004's table: batch, cpus, njobs, network, time, accuracy.
+:func:`courier_table` joins both into Albo Martínez 2021's table: batch, cpus, njobs, network, time, accuracy.
 
 The response time of a copy is the harness's ``elapsed_s`` (submission to the end of
 spark-submit, queueing for cores included), the time a user with an SLO waits for.
@@ -106,7 +106,7 @@ def _append_group(out: Path, group: int, results: Sequence[RunRecord]) -> None:
 
 
 def courier_table(campaign: str | Path) -> pd.DataFrame:
-    """Seed 004's table from a campaign: ok runs joined with their concurrency (njobs 1 when not grouped)."""
+    """Albo Martínez 2021's table from a campaign: ok runs joined with their concurrency (njobs 1 when not grouped)."""
     results = read_results(campaign)
     path = Path(campaign) / GROUPS_CSV
     groups = read_csv(path)[1] if path.exists() else pd.DataFrame(columns=list(GROUP_COLUMNS))
@@ -129,7 +129,7 @@ def courier_table(campaign: str | Path) -> pd.DataFrame:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m optimize.concurrent", parents=[cluster_options()],
-                                description="Run njobs copies of a job at once, per batch size (seed 004's factor).")
+                                description="Run njobs copies of a job at once, per batch size (Albo Martínez 2021's factor).")
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--resume", action="store_true")
     p.add_argument("--job", choices=("birnn", "lenet"), default="lenet", help="the built-in job to run (default lenet)")

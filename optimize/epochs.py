@@ -1,8 +1,8 @@
-"""Max epochs under a time budget (seed 000, section V).
+"""Max epochs under a time budget (Schouten and Mukherjee, section V).
 
 For a fixed job configuration, predict the time of every epoch count in ``lower..upper`` (step
 ``step``) as the mean of a random forest and the ANOVA regression (interactions up to order 3, as
-seed 000 keeps), both from :mod:`models.predict`, and return the largest epoch count whose predicted
+Schouten and Mukherjee keep), both from :mod:`models.predict`, and return the largest epoch count whose predicted
 time fits the budget. An interval comes with each prediction: the prediction plus the
 ``(1-level)/2`` and ``(1+level)/2`` quantiles of the combined model's out-of-fold residuals
 (K-fold cross-validation; the coverage is approximate). ``--safe`` picks by the interval's upper end.

@@ -1,6 +1,6 @@
 """Learning-rate searches over an objective ``objective(lr) -> one cost measurement``.
 
-``search`` is seed 001's heuristic (section V), exactly as issue 7 states it:
+``search`` is Marinos 2021's heuristic (section V), exactly:
 
 1. evaluate the cost at ``start`` (mean of ``replications`` calls of the objective);
 2. double the learning rate while the mean cost goes down compared with the previous point;
@@ -32,7 +32,7 @@ of the paper rule's jobs (``bench/lr_search.py``).
 
 All three run through one loop, :func:`run_search`, with a pluggable proposal: a generator that
 yields what to measure next (:class:`Measure` a learning rate, :class:`Replicate` a known point),
-receives the point measured and returns why it stopped. :func:`paper_rule` is seed 001's rule;
+receives the point measured and returns why it stopped. :func:`paper_rule` is Marinos 2021's rule;
 :func:`bracket_and_refine` is golden's, and with a :class:`SequentialReplication` adaptive's.
 
 ``search`` and ``golden_search`` evaluate each learning rate at most once with ``replications`` calls
@@ -236,7 +236,7 @@ def check_options(start: float, replications: int, max_points: int, max_lr: floa
 
 
 def paper_rule(start: float, max_lr: float | None) -> Proposal:
-    """Seed 001's rule as a proposal: double while the mean cost falls, then +10% steps from the last good point."""
+    """Marinos 2021's rule as a proposal: double while the mean cost falls, then +10% steps from the last good point."""
 
     def propose(ev: Evaluator) -> Generator[Ask, LRPoint, str]:
         previous = yield Measure(float(start), "start")
@@ -265,7 +265,7 @@ def paper_rule(start: float, max_lr: float | None) -> Proposal:
 
 def search(objective: Objective, start: float = 0.002, replications: int = 5, *, max_points: int = 40,
            max_lr: float | None = None) -> LRSearchResult:
-    """Seed 001's heuristic: double while the mean cost goes down, then +10% steps from the last good point."""
+    """Marinos 2021's heuristic: double while the mean cost goes down, then +10% steps from the last good point."""
     check_options(start, replications, max_points, max_lr)
     return run_search(objective, paper_rule(start, max_lr), "paper", replications, max_points)
 
@@ -516,7 +516,7 @@ def write_csv(result: LRSearchResult, path: Path) -> Path:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m optimize.lr", parents=[cluster_options()],
-                                description="Learning-rate search on real jobs through the harness (seed 001, V).")
+                                description="Learning-rate search on real jobs through the harness (Marinos 2021, V).")
     p.add_argument("--out", type=Path, required=True, help="campaign directory, e.g. runs/lr-lenet")
     p.add_argument("--resume", action="store_true", help="continue the search in --out (finished jobs are reused)")
     p.add_argument("--method", choices=sorted(METHODS), default="paper",

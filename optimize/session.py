@@ -36,7 +36,7 @@ Progress = Callable[[str], None]
 
 @dataclass(frozen=True)
 class JobConfig:
-    """The factors of a job other than the one an optimizer varies (seed 001's search settings by default)."""
+    """The factors of a job other than the one an optimizer varies (Marinos 2021's search settings by default)."""
 
     model: str = "birnn"
     nodes: int = 1

@@ -156,7 +156,7 @@ class Queueing:
 
 
 def job_sizes(frame: pd.DataFrame, source: str) -> JobSizes | str:
-    """Wall clock in seconds when measured, else the cost (seed 001's choice); a reason if neither works."""
+    """Wall clock in seconds when measured, else the cost (Marinos 2021's choice); a reason if neither works."""
     for quantity, column in (("time", "wall_clock_s"), ("cost", "cost")):
         if column not in frame.columns:
             continue

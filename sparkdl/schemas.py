@@ -156,7 +156,7 @@ class ManifestDoc(msgspec.Struct):
     runtimes: Annotated[list[Text], msgspec.Meta(max_length=1_000)] = []
     job: Optional[Text] = None
     design: Optional[Annotated[str, msgspec.Meta(max_length=4_096)]] = None
-    results: Optional[Text] = None  # where the runs' figures come from: bigdl, json, mixed (issue 25)
+    results: Optional[Text] = None  # where the runs' figures come from: bigdl, json, mixed
     source: Optional[Text] = None  # how the folder was made when not by a design (e.g. ingest)
     whole_plot_factors: Names = []  # a split-plot campaign's hard-to-change factors
     whole_plots: Annotated[int, msgspec.Meta(ge=0, le=10**9)] = 0

@@ -1,4 +1,4 @@
-"""The bad inputs of issue 26, as small builders shared by tests/test_input_classes.py and bench/fuzz.py.
+"""The classes of bad input, as small builders shared by tests/test_input_classes.py and bench/fuzz.py.
 
 Each builder writes what it needs into a folder and returns a :class:`Case`: the command's
 ``main`` and its argv (or a plain callable) and what the right outcome is:
@@ -259,7 +259,7 @@ def fifo(path: Path) -> Path:
     return path
 
 
-# ---------------------------------------------------------------- the 20 classes of issue 26, as seeds
+# ---------------------------------------------------------------- the 20 classes of bad input, as seeds
 
 def _ok_with(word: str) -> Callable[[Outcome], str | None]:
     """Right when the command succeeds and its output holds ``word``."""

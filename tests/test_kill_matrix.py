@@ -2,7 +2,7 @@
 
 Each phase: every design row ends exactly once (ok) in results.csv and no process of the state
 directory outlives the resumed campaign. The suite runs two classes of crash: a daemon spawned but
-not recorded during the rescale (issue 17's case) and a finished job not yet stored. A job left
+not recorded during the rescale and a finished job not yet stored. A job left
 running when the harness dies is tests/test_campaign_faults.py's sigkill test.
 `python bench/kill_matrix.py [--repeat N]` runs all seven phases and prints the tally (a trial takes
 minutes, so the whole matrix lives in bench/).

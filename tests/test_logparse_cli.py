@@ -86,7 +86,7 @@ HEAVY = ('pandas', 'numpy', 'json', 'csv', 'argparse', 'dataclasses', 'typing', 
 
 
 def test_module_entry_point_and_light_imports():
-    # issue 18 times `python -m logparse` against grep: start-up imports are part of that time
+    # `python -m logparse` is timed against grep: start-up imports are part of that time
     code = ("import sys, logparse, logparse.cli; "
             f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -1,4 +1,4 @@
-"""Lost hosts without hosts (issue 30): the pure logic behind tests/test_remote_faults.py.
+"""Lost hosts without hosts: the pure logic behind tests/test_remote_faults.py.
 
 The campaign loop with a scripted runner and a backend that loses hosts, logparse's reasons for lost
 executors and full disks, the jobs' one line for a lost cluster, the inventory's new fields, the resume

@@ -1,4 +1,4 @@
-"""optimize.batch prints each prediction with its CV+ interval (issue 29)."""
+"""optimize.batch prints each prediction with its CV+ interval."""
 
 from __future__ import annotations
 

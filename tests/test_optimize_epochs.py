@@ -108,7 +108,7 @@ def test_cli(tmp_path, capsys):
     assert code == 0 and "max epochs within 185 s: 5" in out
     assert run_cli(main, ["--budget", "185", "--fixed", "batch_size", "--campaign", str(path)]) == 2
     assert capsys.readouterr().err.startswith("error: --fixed item")
-    # the option's former name is refused with the command's new spelling (issue 28: one name for one thing)
+    # the option's former name is refused with the command's new spelling (one name for one thing)
     assert run_cli(main, ["--budget", "185", "--config", "batch_size=64", "--campaign", str(path)]) == 2
     assert "--config batch_size=64 is now --fixed batch_size=64" in capsys.readouterr().err
 

@@ -234,7 +234,7 @@ def test_the_cost_objective_is_computed_from_each_runs_time_and_accuracy(tmp_pat
     rows = list(csv.DictReader(open(tmp_path / "s" / "results.csv")))
     study = open_study(tmp_path / "s", search.config)
     assert len(rows) == 3 and all(t.state == TrialState.COMPLETE for t in study.trials)
-    for t, r in zip(study.trials, rows):  # seed 001's cost T / (100 A)^2, computed here by hand
+    for t, r in zip(study.trials, rows):  # Marinos 2021's cost T / (100 A)^2, computed here by hand
         t_s, a = float(r["wall_clock_s"]), float(r["accuracy"])
         assert t.values == pytest.approx([t_s / (100 * a) ** 2, float(r["elapsed_s"])], rel=1e-12)
 

@@ -1,4 +1,4 @@
-"""Real hosts under faults (issue 30): namespace hosts with their own sshd (tests/fabric_hosts.py), a lenet
+"""Real hosts under faults: namespace hosts with their own sshd (tests/fabric_hosts.py), a lenet
 design through `python -m harness.submit --cluster`, and a fault at a fixed point:
 
 * a worker host crashes mid-job (every process in its namespace killed, sshd too);

@@ -265,7 +265,7 @@ def test_queueing_rows_match_closed_forms(table2_report) -> None:
             assert et == pytest.approx(1 / (mu - lam))
             scv = cost.var(ddof=1) / cost.mean() ** 2  # Pollaczek-Khinchine
             assert cells["E[T] M/G/k"][1] == pytest.approx(1 / mu + u / (1 - u) * (1 + scv) / 2 / mu, rel=1e-9)
-    assert "seed 001's cost" in html_lib.unescape(table2_report.html)  # the job size is named
+    assert "Marinos 2021's cost" in html_lib.unescape(table2_report.html)  # the job size is named
 
 
 def test_findings_follow_the_numbers(table2_report) -> None:
@@ -339,7 +339,7 @@ def test_fake_campaign_report(fake_campaign: Path) -> None:
     assert f'<img src="data:image/png;base64,{png}" width="150" height="100"' in html
     assert len(t["extra-lr_search"]) == 1 + 4
     assert "2^3 full factorial" in html
-    # the analysed jobs and their cost are seed 001's T / (A*100)^2 of the ok rows
+    # the analysed jobs and their cost are Marinos 2021's T / (A*100)^2 of the ok rows
     raw = pd.read_csv(fake_campaign / "results.csv")
     ok = raw[raw["status"] == "ok"]
     cost = ok["wall_clock_s"] / (ok["accuracy"] * 100) ** 2
@@ -499,7 +499,7 @@ def test_headless_chromium_renders_tables_and_plots(table2_report, tmp_path: Pat
     assert blue > 300, f"{blue} tab:blue pixels: the half-normal plot did not render"
 
 
-# --- absurd values, no ok rows, no status (issue 17) ----------------------------------------------
+# --- absurd values, no ok rows, no status ----------------------------------------------
 
 
 def test_a_wall_clock_of_1e308_neither_crashes_nor_enters_the_analysis(tmp_path: Path) -> None:

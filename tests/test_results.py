@@ -115,7 +115,7 @@ def test_harness_bookkeeping_columns_are_never_factors():
     assert set(OUTCOME_COLUMNS) | set(EXECUTION_COLUMNS) <= NON_FACTOR_COLUMNS
 
 
-# --- factors declared, never guessed; status decided once; bad responses (issues 13, 17) ------
+# --- factors declared, never guessed; status decided once; bad responses ------
 
 
 def replicated_with_rep(rng: np.random.Generator) -> pd.DataFrame:
@@ -237,7 +237,7 @@ def test_without_cost_only_status_and_the_response_filter_rows():
     assert table.dropped == {"status=failed": 1, "status=incomplete": 1}
 
 
-# --- no results table makes a models CLI print a traceback (issue 17, item 5) ---------------------
+# --- no results table makes a models CLI print a traceback ---------------------
 
 STATUSES = ["ok", "ok", "ok", "failed", "incomplete", " OK", "", "pruned", "weird"]
 ODD_NUMBERS = [0.0, -1.0, 1e308, -1e308, 5e-324, float("inf"), float("-inf"), float("nan"), 1.0, 2.5, 1e-300]

@@ -54,9 +54,9 @@ def _parser() -> argparse.ArgumentParser:
     fr.add_argument("--utilization", type=float, default=0.8)
     fr.add_argument("--servers", type=_ints, default=[1, 4], help="e.g. 1,4")
     fr.add_argument("--job-size", choices=sorted(UNITS), default=None,
-                    help="time = wall_clock_s seconds; cost = seed 001's T/(100 A)^2 (default: time if present)")
+                    help="time = wall_clock_s seconds; cost = Marinos 2021's T/(100 A)^2 (default: time if present)")
 
-    cmp = sub.add_parser("compare", parents=[fmt], help="one fast server vs k slow ones (seed 000)")
+    cmp = sub.add_parser("compare", parents=[fmt], help="one fast server vs k slow ones (Schouten and Mukherjee)")
     cmp.add_argument("--servers", type=int, default=4)
     cmp.add_argument("--utilization", type=_floats, default=[0.5, 0.7, 0.9])
     cmp.add_argument("--scv", type=_floats, default=[0.0, 1.0, 4.0])
@@ -69,10 +69,10 @@ def _parser() -> argparse.ArgumentParser:
     cmp.add_argument("--family", choices=("gamma", "lognormal"), default="gamma",
                      help="simulated job-size distribution for scv other than 0 and 1 (M/G/k depends on it)")
 
-    cd = sub.add_parser("cpu-disk", parents=[fmt], help="seed 004's CPU + disk model fitted to a results table")
+    cd = sub.add_parser("cpu-disk", parents=[fmt], help="Albo Martínez 2021's CPU + disk model fitted to a results table")
     cd.add_argument("results", help="campaign directory (DIR/results.csv) or a CSV file")
     cd.add_argument("--cpu-service-time", type=float, default=0.045,
-                    help="CPU seconds per iteration, batch_size / records per second (seed 004: 0.045)")
+                    help="CPU seconds per iteration, batch_size / records per second (Albo Martínez 2021: 0.045)")
     cd.add_argument("--dataset-size", type=int, default=60_000, help="training records (MNIST: 60000)")
     return parser
 
