@@ -1,9 +1,9 @@
 """A real Spark standalone cluster on one machine: a master and N workers on loopback.
 
-    python -m cluster.local start --workers 2 --cores 2 --memory 2g
-    python -m cluster.local status
-    python -m cluster.local scale --workers 1
-    python -m cluster.local stop
+    sparkdl cluster start --workers 2 --cores 2 --memory 2g
+    sparkdl cluster status
+    sparkdl cluster scale --workers 1
+    sparkdl cluster stop
 
 The processes are pip's pyspark ``spark-class`` Master and Worker (the pip wheel has no
 ``sbin/start-*.sh``), each in its own session with its log under ``STATE_DIR/logs``.
@@ -94,7 +94,7 @@ class ClusterState:
                 owner=d.get("owner"), runtime=d.get("runtime"),
             )
         except (ValueError, KeyError, TypeError, AttributeError) as e:
-            raise ClusterError(f"{path} is corrupt ({e}); run `python -m cluster.local stop --state-dir "
+            raise ClusterError(f"{path} is corrupt ({e}); run `sparkdl cluster stop --state-dir "
                                f"{path.parent}` after deleting it (stop finds the daemons without it)") from e
 
     def save(self, path: Path) -> None:
@@ -385,7 +385,7 @@ class LocalCluster:
         """Change the number of workers; size defaults to that of the running workers."""
         with self._locked() as state:
             if state.master is None:
-                raise NotRunning(f"no local cluster under {self.state_dir}: run `python -m cluster.local start` first")
+                raise NotRunning(f"no local cluster under {self.state_dir}: run `sparkdl cluster start` first")
             like = state.workers[0] if state.workers else None
             c = cores if cores is not None else (like.cores if like else None)
             m = parse_memory_mb(memory) if memory is not None else (like.memory_mb if like else None)
@@ -455,7 +455,7 @@ def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--state-dir", type=Path, default=DEFAULT_STATE_DIR,
                         help="pids, logs and work dirs (default .cluster)")
-    p = argparse.ArgumentParser(prog="python -m cluster.local", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="sparkdl cluster", description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
     start = sub.add_parser("start", parents=[common], help="start a master and N workers (idempotent)")
     start.add_argument("--workers", type=int, default=2)
@@ -490,7 +490,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         running = cluster.status()
         if running.running and running.runtime not in (None, rt.name):
             raise ClusterError(f"the cluster under {args.state_dir} runs runtime {running.runtime}: stop it first "
-                               f"(python -m cluster.local stop) to start it on {rt.name}")
+                               f"(sparkdl cluster stop) to start it on {rt.name}")
         print(cluster.start(args.workers, args.cores, args.memory, args.timeout).describe())
     elif args.command == "scale":
         cluster = LocalCluster(args.state_dir, progress=say)

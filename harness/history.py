@@ -1,6 +1,6 @@
 """Browse a campaign's runs in Spark's own History Server.
 
-    python -m harness.history runs/NAME [--port N]
+    sparkdl history runs/NAME [--port N]
 
 Starts ``spark-class org.apache.spark.deploy.history.HistoryServer`` from the installed pyspark
 (Java from :mod:`cluster.sparkenv`) over the event logs of every run (``runs/<key>/app-*``, one
@@ -117,7 +117,7 @@ class HistoryServer:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m harness.history", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="sparkdl history", description=__doc__.split("\n")[0])
     p.add_argument("campaign", type=Path, help="campaign folder (its runs/<key>/ hold the event logs)")
     p.add_argument("--port", type=int, help="port of the History Server's UI (default: a free one)")
     p.add_argument("--timeout", type=float, default=90.0, help="seconds to wait until it lists the runs")

@@ -1,11 +1,11 @@
 """A campaign folder from logs you already have: another team's finished study, named by its settings.
 
-    python -m harness.ingest study/ --out runs/study \\
+    sparkdl ingest study/ --out runs/study \\
         --fields 'experiment(?P<replicate>\\d+)_(?P<learning_rate>[^_/]+)_(?P<batch_size>\\d+)_(?P<epochs>\\d+)_(?P<nodes>\\d+)_(?P<regularisation>[^_/]+)/'
-    python -m models.anova runs/study          # then every analysis reads it as a campaign
-    python -m harness.report runs/study
+    sparkdl anova runs/study          # then every analysis reads it as a campaign
+    sparkdl report runs/study
 
-Every ``*.out`` / ``*.out.gz`` under the PATHs (searched recursively, as ``python -m logparse``) is one
+Every ``*.out`` / ``*.out.gz`` under the PATHs (searched recursively, as ``sparkdl logparse``) is one
 row of ``OUT/results.csv``: logparse's status, reason and figures (``logparse.judge``: the log's own
 status, then a lost executor fails an ok run, as the harness decides for its own runs), plus one column
 per named group of ``--fields``, searched (``re.search``) in the log's path as found. A column is typed
@@ -93,7 +93,7 @@ def level(value: str | None) -> Value:
 
 @dataclass(frozen=True)
 class IngestOptions:
-    """What ``python -m harness.ingest`` was asked (see the module docstring)."""
+    """What ``sparkdl ingest`` was asked (see the module docstring)."""
 
     paths: tuple[str, ...]
     fields: str
@@ -476,10 +476,10 @@ def _ingest(options: IngestOptions, folder: CampaignDir, factors: tuple[str, ...
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m harness.ingest", description=__doc__.split("\n\n")[0],
+    p = argparse.ArgumentParser(prog="sparkdl ingest", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                epilog="Then: python -m models.anova OUT; python -m harness.report OUT; "
-                                       "python -m optimize.pareto OUT")
+                                epilog="Then: sparkdl anova OUT; sparkdl report OUT; "
+                                       "sparkdl pareto OUT")
     p.add_argument("paths", nargs="+", metavar="PATH", help="log files, or folders searched for *.out[.gz]")
     p.add_argument("--fields", required=True, metavar="REGEX",
                    help="regex searched in each log's path; each named group (?P<name>...) is a column and a factor "
@@ -518,7 +518,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             reasons[str(x.outcome["reason"])] = reasons.get(str(x.outcome["reason"]), 0) + 1
     for reason, n in sorted(reasons.items(), key=lambda kv: -kv[1])[:10]:
         print(f"  {n} log(s) not ok: {reason}")
-    print(f"results: {result.folder.results_csv}; next: python -m models.anova {result.folder.path}")
+    print(f"results: {result.folder.results_csv}; next: sparkdl anova {result.folder.path}")
     if result.unreadable:
         return EXIT_INPUT
     return EXIT_OK if all(x.outcome["status"] == "ok" for x in result.logs) else EXIT_RUNS_FAILED

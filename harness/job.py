@@ -11,7 +11,7 @@ A job is a small TOML file next to the design (paths in it are relative to the f
     results = "json"                   # how the run reports (below); default "bigdl" for a BigDL app, else "none";
                                        # "mlflow": what the job logs to the MLflow run the harness made
     runtime = "spark4"                 # the environment it runs in: a built-in runtime or a runtime TOML
-                                       # (python -m harness.runtime list); default spark4
+                                       # (sparkdl runtime list); default spark4
     jvm = "stock"                      # or "tuned": the local backend's start-up tuning (see below)
 
     [spark]                            # optional extra --conf settings

@@ -1,8 +1,8 @@
 """Run every row of a design file as a spark-submit, keeping each run's logs and result.
 
-    python -m harness.submit examples/demo.csv --local --out runs/demo
-    python -m harness.submit design.csv --master spark://host:7077 --out runs/NAME
-    python -m harness.submit design.csv --out runs/NAME --mlflow http://127.0.0.1:5000   # runs in MLflow too
+    sparkdl submit examples/demo.csv --local --out runs/demo
+    sparkdl submit design.csv --master spark://host:7077 --out runs/NAME
+    sparkdl submit design.csv --out runs/NAME --mlflow http://127.0.0.1:5000   # runs in MLflow too
 
 Each run writes ``OUT/logs/<run>-<replicate>.out`` (BigDL's log) and ``.err``, and one
 row in ``OUT/campaign.sqlite`` (exported to ``OUT/results.csv`` after every run).
@@ -113,7 +113,7 @@ def dry_run_plan(specs: Sequence[RunSpec], options: SubmitOptions, env_for: Call
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m harness.submit", description=__doc__.split("\n")[0],
+    p = argparse.ArgumentParser(prog="sparkdl submit", description=__doc__.split("\n")[0],
                                 parents=[cluster_options()])
     p.add_argument("design", type=Path, help="design CSV: nodes, executors, executor_cores [, run, replicate], then "
                                              "the job's columns (built-in BigDL jobs: epochs, learning_rate, "
@@ -189,14 +189,14 @@ def rescale_note(specs: Sequence[RunSpec]) -> str | None:
     if changes <= needed:
         return None
     return (f"note: this design's order changes nodes {changes} times, each a cluster rescale; grouped by nodes it "
-            f"would change {needed} time(s) (python -m harness.design makes nodes hard to change by default: a "
+            f"would change {needed} time(s) (sparkdl design makes nodes hard to change by default: a "
             "split-plot order)")
 
 
 def resume_command(argv: Sequence[str]) -> str:
     """The exact command that continues this campaign."""
     args = list(argv) + ([] if "--resume" in argv else ["--resume"])
-    return shlex.join(["python", "-m", "harness.submit", *args])
+    return shlex.join(["sparkdl", "submit", *args])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -226,7 +226,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not any(s.get("whole_plot") is not None for s in specs) and len(
                 {runtime_of(choice.for_spec(s), s) for s in specs}) > 1:
             raise ReferenceError("--reference-every on a design of several runtimes needs its whole plots: make the "
-                                 "design with python -m harness.design (its whole_plot column places the reference runs)")
+                                 "design with sparkdl design (its whole_plot column places the reference runs)")
         specs, reference_run = list(placed.specs), placed.reference_run
         print(f"reference runs: design row {placed.reference_row} as run {reference_run}, {placed.count} times "
               f"(first, after every {args.reference_every} runs, last)", file=sys.stderr)

@@ -1,4 +1,4 @@
-"""python -m logparse PATH... : one row per log (CSV or JSON), or one per epoch with --epochs.
+"""sparkdl logparse PATH... : one row per log (CSV or JSON), or one per epoch with --epochs.
 
 Exit codes: 0 every log ok; 3 some logs not ok (failed or incomplete); 2 bad input (a path that
 does not exist, a file that cannot be read, an option out of range, a folder with no log: one line and
@@ -31,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
             super().__init__(prog, width=100)
 
     p = argparse.ArgumentParser(
-        prog="python -m logparse", formatter_class=Formatter,
+        prog="sparkdl logparse", formatter_class=Formatter,
         description="Final figures and status of BigDL job logs (.out, .out.gz; the .err beside each is read "
                     "when needed). Exit 0 all ok, 3 some not ok, 2 bad input.")
     p.add_argument("paths", nargs="+", metavar="PATH", help="log files, or directories searched for *.out[.gz]")

@@ -2,7 +2,7 @@
 
 The records are named tuples (``collections.namedtuple`` subclasses), not dataclasses: they are
 immutable, compare and pickle by value, and ``log._replace(status=...)`` makes a changed copy.
-``dataclasses`` (with ``inspect``) and ``typing`` would add 10 ms to every ``python -m logparse``,
+``dataclasses`` (with ``inspect``) and ``typing`` would add 10 ms to every ``sparkdl logparse``,
 which is timed against grep; each field's type is written beside its name.
 """
 

@@ -5,8 +5,8 @@ Two random forests from :mod:`models.predict` (response time and accuracy) are t
 table: batch, cpus, njobs, network, time, accuracy (see :func:`optimize.concurrent.courier_table`,
 or a CSV with those columns).
 
-    python -m optimize.batch --slo 300 --cpus 4 --njobs 2 --network lenet --campaign runs/courier
-    python -m optimize.batch --campaign runs/courier --evaluate 200      # Courier vs a uniformly random batch
+    sparkdl batch --slo 300 --cpus 4 --njobs 2 --network lenet --campaign runs/courier
+    sparkdl batch --campaign runs/courier --evaluate 200      # Courier vs a uniformly random batch
 
 Each predicted time and accuracy of a single choice comes with a CV+ prediction interval at
 ``--level`` (90 % by default; :mod:`models.predict.intervals`: 5 more forest fits per target); the
@@ -237,7 +237,7 @@ def evaluate(table: pd.DataFrame, trials: int = 100, slo_mean: float = 300.0, sl
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m optimize.batch", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="sparkdl batch", description=__doc__.split("\n")[0])
     p.add_argument("--campaign", type=Path, required=True,
                    help="campaign directory (results.csv + concurrency.csv) or a CSV with "
                         + ", ".join(COURIER_COLUMNS))

@@ -9,7 +9,7 @@ log. ``concurrency.csv`` beside ``results.csv`` records which cells ran together
 The response time of a copy is the harness's ``elapsed_s`` (submission to the end of
 spark-submit, queueing for cores included), the time a user with an SLO waits for.
 
-    python -m optimize.concurrent --out runs/courier --job lenet --cpus 1 --njobs 2 --batch-sizes 64 128
+    sparkdl concurrent --out runs/courier --job lenet --cpus 1 --njobs 2 --batch-sizes 64 128
 """
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ def courier_table(campaign: str | Path) -> pd.DataFrame:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m optimize.concurrent", parents=[cluster_options()],
+    p = argparse.ArgumentParser(prog="sparkdl concurrent", parents=[cluster_options()],
                                 description="Run njobs copies of a job at once, per batch size (Albo Martínez 2021's factor).")
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--resume", action="store_true")

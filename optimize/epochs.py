@@ -7,8 +7,8 @@ time fits the budget. An interval comes with each prediction: the prediction plu
 ``(1-level)/2`` and ``(1+level)/2`` quantiles of the combined model's out-of-fold residuals
 (K-fold cross-validation; the coverage is approximate). ``--safe`` picks by the interval's upper end.
 
-    python -m optimize.epochs --budget 120 --fixed model=lenet,batch_size=64 --campaign runs/NAME
-    python -m optimize.epochs ... --confirm --out runs/NAME-confirm     # one real job at the answer
+    sparkdl epochs --budget 120 --fixed model=lenet,batch_size=64 --campaign runs/NAME
+    sparkdl epochs ... --confirm --out runs/NAME-confirm     # one real job at the answer
 
 The time is the harness's ``elapsed_s`` (what a user with a budget waits for) unless ``--time``
 names another column (``wall_clock_s``: BigDL's own training clock).
@@ -204,7 +204,7 @@ def parse_config(text: str) -> dict[str, object]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m optimize.epochs", description=__doc__.split("\n")[0],
+    p = argparse.ArgumentParser(prog="sparkdl epochs", description=__doc__.split("\n")[0],
                                 parents=[cluster_options()])
     p.add_argument("--budget", type=float, required=True, help="seconds")
     p.add_argument("--fixed", default="", help="the job's other factors, fixed: key=value,... (model, nodes, batch_size...)")

@@ -40,8 +40,8 @@ of the objective; all three stop (returning what they have) after ``max_points``
 
 CLI (real jobs through the harness, resumable)::
 
-    python -m optimize.lr --job lenet --replications 2 --train-samples 512 --out runs/lr-lenet
-    python -m optimize.lr --method adaptive --job lenet --replications 5 --out runs/lr-lenet-adaptive
+    sparkdl lr --job lenet --replications 2 --train-samples 512 --out runs/lr-lenet
+    sparkdl lr --method adaptive --job lenet --replications 5 --out runs/lr-lenet-adaptive
 """
 
 from __future__ import annotations
@@ -515,7 +515,7 @@ def write_csv(result: LRSearchResult, path: Path) -> Path:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m optimize.lr", parents=[cluster_options()],
+    p = argparse.ArgumentParser(prog="sparkdl lr", parents=[cluster_options()],
                                 description="Learning-rate search on real jobs through the harness (Marinos 2021, V).")
     p.add_argument("--out", type=Path, required=True, help="campaign directory, e.g. runs/lr-lenet")
     p.add_argument("--resume", action="store_true", help="continue the search in --out (finished jobs are reused)")

@@ -1,11 +1,11 @@
 """The Pareto front of a campaign: the configurations (or runs) no other beats on every objective, and its hypervolume.
 
-    python -m optimize.pareto runs/NAME --objectives wall_clock_s:min,accuracy:max
-    python -m optimize.pareto runs/NAME --objectives wall_clock_s:min,accuracy:max,cost:min --plot front.svg
-    python -m optimize.pareto runs/NAME --format json --reference wall_clock_s=120,accuracy=0
-    python -m optimize.pareto runs/NAME --front-threshold 0.8 --seed 1 --format csv
-    python -m optimize.pareto runs/NAME --per-run        # the front of the individual runs, replicates apart
-    python -m optimize.pareto runs/NAME --per-epoch      # every validated epoch of the ok and pruned runs
+    sparkdl pareto runs/NAME --objectives wall_clock_s:min,accuracy:max
+    sparkdl pareto runs/NAME --objectives wall_clock_s:min,accuracy:max,cost:min --plot front.svg
+    sparkdl pareto runs/NAME --format json --reference wall_clock_s=120,accuracy=0
+    sparkdl pareto runs/NAME --front-threshold 0.8 --seed 1 --format csv
+    sparkdl pareto runs/NAME --per-run        # the front of the individual runs, replicates apart
+    sparkdl pareto runs/NAME --per-epoch      # every validated epoch of the ok and pruned runs
 
 On replicated data (some design point has two or more ok runs) the points are the design points
 (:mod:`optimize.fronts`): each objective's mean over the point's ok runs with a t interval (--level,
@@ -199,7 +199,7 @@ def front_figure(front: ParetoFront, what: str = "ok runs") -> "Figure":
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m optimize.pareto", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="sparkdl pareto", description=__doc__.split("\n")[0])
     p.add_argument("campaign", type=Path, help="campaign directory (results.csv)")
     p.add_argument("--objectives", default="wall_clock_s:min,accuracy:max",
                    help="COLUMN:min|max,... (default wall_clock_s:min,accuracy:max; add cost:min for --cost)")

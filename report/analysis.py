@@ -1,7 +1,7 @@
 """The numbers a report shows besides the ANOVA: per-point summaries, the best point, queue metrics.
 
 The ANOVA itself (model choice, fit, checks, plots) is :func:`models.anova.analysis.analyse`, the
-same analysis ``python -m models.anova`` prints; :func:`analyse_campaign` calls it and turns what
+same analysis ``sparkdl anova`` prints; :func:`analyse_campaign` calls it and turns what
 cannot be analysed into the sentence the report shows.
 """
 

@@ -376,7 +376,7 @@ def _checks(a: Analysis) -> str:
                              caption="variance inflation factors, computed with a constant",
                              numeric_headers=[False, True, True]))
     if d.remedies:
-        parts.append("<h3>Remedies</h3>" + h.bullets([f"python -m models.anova ... {r}" for r in d.remedies]))
+        parts.append("<h3>Remedies</h3>" + h.bullets([f"sparkdl anova ... {r}" for r in d.remedies]))
     cmp_ = a.log_comparison
     if cmp_ is not None:
         parts.append(f"<h3>What analysing {h.esc(cmp_.after)} changes</h3>")

@@ -1,4 +1,4 @@
-"""``python -m report RUNS_DIR [-o report.html] [--response cost] [--cost EXPR] [--factors a,b]``."""
+"""``sparkdl report RUNS_DIR [-o report.html] [--response cost] [--cost EXPR] [--factors a,b]``."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ class ReportWriteError(ToolError):
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m report", parents=[table_options()],
+        prog="sparkdl report", parents=[table_options()],
         description="Write a campaign's self-contained HTML report: design and aliasing, run status, results, "
                     "ANOVA with assumption checks and plots, queue metrics, and what the data say.",
     )

@@ -200,8 +200,8 @@ def _desirability(c: Compromise) -> str:
                             "measured values; a single run carries its noise, the fitted surface averages it out.",
                             "small"))
     factors = ",".join(c.factors)
-    parts.append(h.para("Confirm before trusting it: python -m models.desirability RESULTS --factors "
+    parts.append(h.para("Confirm before trusting it: sparkdl desirability RESULTS --factors "
                         f"{factors} --response wall_clock_s:min:t=log --response accuracy:max --confirm confirm.csv, "
-                        "then python -m harness.submit confirm.csv; the confirmation jobs' mean should fall inside "
+                        "then sparkdl submit confirm.csv; the confirmation jobs' mean should fall inside "
                         "the prediction interval above.", "small"))
     return "\n".join(parts)

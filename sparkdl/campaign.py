@@ -244,7 +244,7 @@ class Manifest:
     design: str | None = None
     runtimes: tuple[str, ...] = ()  # the runtimes the runs use (their facts: the campaign's provenance)
     #: where the runs' figures come from: "bigdl" (BigDL's log), "json" (the job's own file), "mixed", or
-    #: "" (not recorded: a manifest of an older version). ``python -m logparse`` reads it (logparse.campaign).
+    #: "" (not recorded: a manifest of an older version). ``sparkdl logparse`` reads it (logparse.campaign).
     results: str = ""
     source: str | None = None  # how the folder was made when not by a design (e.g. "ingest": harness.ingest)
     #: a split-plot campaign's hard-to-change (whole-plot) factors; its runs' ``whole_plot`` column says

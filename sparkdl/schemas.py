@@ -2,7 +2,7 @@
 
 Read through :func:`sparkdl.config.convert` (which maps a mismatch to one input error naming the
 file and the key). Cross-field rules are in ``__post_init__`` (msgspec reports their ValueError as
-a validation error). Imported lazily: msgspec is not part of ``python -m logparse``'s start-up.
+a validation error). Imported lazily: msgspec is not part of ``sparkdl logparse``'s start-up.
 No ``from __future__ import annotations`` here: msgspec reads the annotations as types.
 """
 

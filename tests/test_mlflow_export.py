@@ -214,7 +214,7 @@ def test_a_tracker_that_does_not_answer_is_a_note_and_the_next_sync_tries_again(
     with pytest.raises(TrackerUnreachableError, match="does not answer"):
         live.exporter.sync(records, meta)
     assert live.sync(records, meta) is False and live.sync(records, meta) is False
-    assert len(notes) == 1 and notes[0].startswith("note: MLflow export paused") and "python -m harness.mlflow" in notes[0]
+    assert len(notes) == 1 and notes[0].startswith("note: MLflow export paused") and "sparkdl mlflow" in notes[0]
     live.finish(records, meta)
     assert notes[-1].startswith("MLflow: the experiment is behind") and str(scripted.path) in notes[-1]
     assert isinstance(live.exporter, MlflowExporter)

@@ -1,8 +1,8 @@
-"""``python -m harness.design``: make a design from a factors file and write its jobs as CSV.
+"""``sparkdl design``: make a design from a factors file and write its jobs as CSV.
 
-    python -m harness.design --factors examples/marinos2021/factors.toml --kind fractional \\
+    sparkdl design --factors examples/marinos2021/factors.toml --kind fractional \\
         --generators F=ABCDE --replications 10 --seed 42 --out design.csv
-    python -m harness.design --factors f.toml --kind ccd --alpha face-centred --center-points 3 \\
+    sparkdl design --factors f.toml --kind ccd --alpha face-centred --center-points 3 \\
         --seed 1 --out design.csv
 """
 
@@ -80,7 +80,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="python -m harness.design", description="Make an experimental design and its run order.")
+    p = _Parser(prog="sparkdl design", description="Make an experimental design and its run order.")
     p.add_argument("--factors", required=True, help="TOML factors file ([factors.NAME] levels = [...])")
     p.add_argument("--kind", required=True, choices=KINDS)
     p.add_argument("--generators", help='fractional: generators, e.g. "F=ABCDE" or "D=AB E=AC"')

@@ -111,7 +111,7 @@ class CentralComposite(Design):
             out.append(f"  {f.name}: " + ", ".join(f"{v} ({c:+.4g})" for v, c in zip(f.levels, coded)))
         if self.inscribed:
             out.append("inscribed: the given levels are the axial points; the cube lies inside them")
-        out.append("a second-order (quadratic) response-surface design: fit it with python -m models.rsm")
+        out.append("a second-order (quadratic) response-surface design: fit it with sparkdl rsm")
         return out
 
 

@@ -1,4 +1,4 @@
-"""``python -m models.anova RESULTS --response cost``: ANOVA with assumption checks, as text, JSON or CSV.
+"""``sparkdl anova RESULTS --response cost``: ANOVA with assumption checks, as text, JSON or CSV.
 
 ``RESULTS`` is a campaign directory (its results.csv, factors from its manifest.json) or a CSV;
 for a bare CSV give ``--factors a,b,c`` (else the columns taken as factors are named on stderr,
@@ -41,7 +41,7 @@ from sparkdl.options import add_cost
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m models.anova", parents=[table_options()],
+        prog="sparkdl anova", parents=[table_options()],
         description="ANOVA with assumption checks on a results table (CSV or campaign directory).",
     )
     p.add_argument("--response", default="cost", help="response column (default: cost)")

@@ -1,6 +1,6 @@
 """Derringer-Suich desirability over fitted response surfaces.
 
-    python -m models.desirability runs/NAME --factors learning_rate,batch_size,epochs \\
+    sparkdl desirability runs/NAME --factors learning_rate,batch_size,epochs \\
         --response wall_clock_s:min --response accuracy:max:0.5:0.9 --confirm confirm.csv
 
 :func:`parse_goal` and :func:`desirability` / :func:`overall` are the functions; :func:`compromise`

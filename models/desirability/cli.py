@@ -1,8 +1,8 @@
-"""``python -m models.desirability RESULTS --factors A,B,C --response NAME:GOAL[:LIMITS][:w=S][:i=R] ...``
+"""``sparkdl desirability RESULTS --factors A,B,C --response NAME:GOAL[:LIMITS][:w=S][:i=R] ...``
 
 Prints (or ``--format json``) the recommended setting with the overall desirability, and for each
 response its prediction, intervals, desirability and sacrifice; ``--confirm FILE`` writes the
-confirmation runs for ``python -m harness.submit FILE``; ``--check CONFIRM_RESULTS`` tests the
+confirmation runs for ``sparkdl submit FILE``; ``--check CONFIRM_RESULTS`` tests the
 jobs of that confirmation campaign against the prediction intervals (exit 3 when a mean falls outside).
 """
 
@@ -26,11 +26,11 @@ from sparkdl.errors import EXIT_RUNS_FAILED
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:
-        raise DesirabilityError(f"{message} (see python -m models.desirability --help)")
+        raise DesirabilityError(f"{message} (see sparkdl desirability --help)")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="python -m models.desirability",
+    p = _Parser(prog="sparkdl desirability",
                 description="Best compromise between several responses (Derringer-Suich desirability) searched "
                             "over their fitted second-order surfaces, with prediction intervals, sacrifice and "
                             "a confirmation-runs design.")
@@ -95,7 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         lines = [table.describe_dropped(), "goals: " + "; ".join(g.describe() for g in goals), *result.text()]
         if written is not None:
             lines += [*(f"note: {n}" for n in design.notes),  # type: ignore[union-attr]
-                      f"wrote {written}: run it with python -m harness.submit {written} --out runs/confirm"]
+                      f"wrote {written}: run it with sparkdl submit {written} --out runs/confirm"]
         if front is not None:
             lines += ["", *_tradeoff_lines(front, factors)]
         if checked is not None:

@@ -1,4 +1,4 @@
-"""``python -m models.power DESIGN --effect 5%`` (``sparkdl plan``): replicates, power and detectable effects.
+"""``sparkdl plan DESIGN --effect 5%`` (``sparkdl plan``): replicates, power and detectable effects.
 
 ``DESIGN`` is a design CSV (``harness.design`` output), a results CSV or a campaign folder. A table
 holding the response is a pilot: its replicates give the noise (``--noise replicates``, the pooled
@@ -37,7 +37,7 @@ from models.results import factor_list
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m models.power",
+        prog="sparkdl plan",
         description="Power and sample size per factor: the replicates needed to detect an effect, the power the "
                     "design has, and the smallest effect it detects.",
     )

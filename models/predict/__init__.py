@@ -6,7 +6,7 @@ baseline), ``generic`` (Kavarakuntla 2024's power law, its exponents from Extra-
 cross-validation, or free and fitted by differential evolution) and ``ernest`` (NNLS on 1, s/m,
 log m, m). Every model gets CV+ prediction intervals (``intervals``), the table's noise ceiling
 (``ceiling``) bounds its R^2, and ``flags`` names what makes a result untrustworthy. Run
-``python -m models.predict RESULTS`` for the comparison table.
+``sparkdl predict RESULTS`` for the comparison table.
 """
 
 from models.predict._base import Evaluation, Predictor, evaluation

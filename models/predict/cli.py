@@ -1,4 +1,4 @@
-"""``python -m models.predict RESULTS --response wall_clock_s``: fit every model, print the comparison:
+"""``sparkdl predict RESULTS --response wall_clock_s``: fit every model, print the comparison:
 the noise ceiling (``noise_ceiling_r2``, the R^2 of the cell means of replicated design points, or
 "not known" without replicates), each model's R^2 also as a share of it, MAPE, MSE, the empirical
 coverage of its CV+ prediction intervals at ``--level`` on the held-out rows, and a ``warning`` per
@@ -32,7 +32,7 @@ from sparkdl.options import renamed
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m models.predict", parents=[table_options()],
+        prog="sparkdl predict", parents=[table_options()],
         description="Compare performance-prediction models on a campaign's results table.",
     )
     parser.add_argument("--response", default="wall_clock_s", help="column to predict (default: wall_clock_s)")

@@ -1,4 +1,4 @@
-"""``python -m models.queueing``: queue metrics, metrics from a results table, fast-vs-slow, CPU + disk."""
+"""``sparkdl queueing``: queue metrics, metrics from a results table, fast-vs-slow, CPU + disk."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def _ints(text: str) -> list[int]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m models.queueing", description=__doc__)
+    parser = argparse.ArgumentParser(prog="sparkdl queueing", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     fmt = argparse.ArgumentParser(add_help=False)
     fmt.add_argument("--format", choices=("text", "json"), default="text")

@@ -1,4 +1,4 @@
-"""``python -m models.rsm RESULTS --response R --factors A,B,C [--goal max|min] [--transform log]
+"""``sparkdl rsm RESULTS --response R --factors A,B,C [--goal max|min] [--transform log]
 [--format text|json] [--plots DIR] [--whole-plot FACTORS|none] [--block COLUMN]``.
 
 When the table has a ``whole_plot`` column (a split-plot campaign), or with ``--whole-plot``, the terms
@@ -21,11 +21,11 @@ from models.rsm.plots import save_all
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line and exit code 2, like every input error
-        raise SurfaceError(f"{message} (see python -m models.rsm --help)")
+        raise SurfaceError(f"{message} (see sparkdl rsm --help)")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="python -m models.rsm",
+    p = _Parser(prog="sparkdl rsm",
                 description="Fit a full second-order response surface to a campaign's ok jobs: coefficients in "
                             "coded and natural units, ANOVA with lack of fit, stationary point and canonical "
                             "analysis, ridge analysis, contour and surface plots.")

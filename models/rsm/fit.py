@@ -270,7 +270,7 @@ def fit_surface(frame: pd.DataFrame, response: str, factors: tuple[str, ...] | l
         if n_levels < 3:
             raise SurfaceError(
                 f"factor {f!r} has {n_levels} level(s); a quadratic term needs at least 3 (use a Box-Behnken or "
-                "central composite design: python -m harness.design --kind box-behnken|ccd)")
+                "central composite design: sparkdl design --kind box-behnken|ccd)")
     coding = Coding.from_levels(factors, [X[:, j] for j in range(len(factors))])
     x = coding.to_coded(X)
     F = model_matrix(x)

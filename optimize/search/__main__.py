@@ -1,10 +1,10 @@
-"""python -m optimize.search: a multi-objective search on real jobs through the harness.
+"""sparkdl search: a multi-objective search on real jobs through the harness.
 
-    python -m optimize.search --job lenet --fixed epochs=2 --space space.toml --budget 30m --out runs/search \
+    sparkdl search --job lenet --fixed epochs=2 --space space.toml --budget 30m --out runs/search \
         --train-samples 1024 --test-samples 256
-    python -m optimize.search ... --resume                 # continue a killed or finished search
-    python -m optimize.search ... --sampler nsga2 --pruner halving --target-accuracy 0.9
-    python -m optimize.search ... --per-epoch              # epochs at the space's largest, lower epochs harvested
+    sparkdl search ... --resume                 # continue a killed or finished search
+    sparkdl search ... --sampler nsga2 --pruner halving --target-accuracy 0.9
+    sparkdl search ... --per-epoch              # epochs at the space's largest, lower epochs harvested
 
 Objectives default to wall_clock_s:min,accuracy:max. Progress: one line per trial with the cluster
 time used against the budget and an ETA. At the end: the front of the ok runs (optimize.pareto), its
@@ -107,11 +107,11 @@ def old_job_form(argv: Sequence[str]) -> str | None:
             continue
         out.append(arg)
         i += 1
-    return "python -m optimize.search " + " ".join(shlex.quote(a) for a in out) if found else None
+    return "sparkdl search " + " ".join(shlex.quote(a) for a in out) if found else None
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m optimize.search", parents=[cluster_options()],
+    p = argparse.ArgumentParser(prog="sparkdl search", parents=[cluster_options()],
                                 description=__doc__.split("\n")[0])
     p.add_argument("--job", required=True, help=f"the job to run: {', '.join(MODELS)}")
     p.add_argument("--fixed", help="the factors the space does not vary, e.g. epochs=2,batch_size=64 (default: "
