@@ -14,7 +14,8 @@ finish, and the trial passes only if
 
 Phases: ``cluster-start`` (the master spawned, its pid not yet recorded), ``worker-spawned:2``
 (the second worker spawned by the rescale, not yet recorded), ``rescale``
-(before the rescale), ``job-start``, ``mid-job`` (3 s into the job), ``parse``, ``store``.
+(before the rescale), ``runtime-switch`` (the Spark 3.1.3 cluster stopped, the Spark 4 one not
+started: a two-row MLlib design, one row per runtime), ``job-start``, ``mid-job`` (3 s into the job), ``parse``, ``store``.
 Prints one line per trial and the tally; exit 0 only if every trial passed.
 """
 
@@ -32,10 +33,21 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-PHASES = ("cluster-start", "worker-spawned:2", "rescale", "job-start", "mid-job", "parse", "store")
+PHASES = ("cluster-start", "worker-spawned:2", "rescale", "runtime-switch", "job-start", "mid-job", "parse", "store")
 DESIGN = ("run,model,nodes,executors,executor_cores,epochs,learning_rate,batch_size\n"
           "1,lenet,1,1,1,1,0.05,32\n"
           "2,lenet,2,1,1,1,0.05,32\n")
+#: The runtime switch: MLlib's perceptron on Spark 3.1.3 (the BigDL runtime), then on Spark 4.
+SWITCH_DESIGN = ("run,runtime,max_iter,nodes,executors,executor_cores,step_size,block_size\n"
+                 "1,bigdl,3,1,1,1,0.5,128\n"
+                 "2,spark4,3,1,1,1,0.5,128\n")
+
+
+def design_for(phase: str) -> tuple[str, tuple[str, ...]]:
+    """The design file's text and the job options of a phase's trial."""
+    if phase == "runtime-switch":
+        return SWITCH_DESIGN, ("--job", "mlp")
+    return DESIGN, ()
 SMALL = ("--train-samples", "256", "--test-samples", "128", "--executor-memory", "600m")
 
 
@@ -99,8 +111,9 @@ def run_trial(phase: str, workdir: Path, python: str = sys.executable, timeout: 
     """One kill at ``phase`` and its resume, in a fresh folder under ``workdir``."""
     workdir.mkdir(parents=True, exist_ok=True)
     design, out, state = workdir / "design.csv", workdir / "campaign", workdir / "cluster"
-    design.write_text(DESIGN)
-    argv = [python, "-m", "harness.submit", str(design), "--local", "--out", str(out), "--state-dir", str(state),
+    text, job = design_for(phase)
+    design.write_text(text)
+    argv = [python, "-m", "harness.submit", str(design), *job, "--local", "--out", str(out), "--state-dir", str(state),
             "--port", str(free_port()), "--webui-port", str(free_port()), *SMALL]
     env = {k: v for k, v in os.environ.items() if k != "SPARKDL_CRASH_AT"}
     started = time.monotonic()

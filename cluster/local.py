@@ -16,6 +16,9 @@ reconcile. Every command first matches ``state.json`` against the Spark processe
 directory (found by their cwd and ``--work-dir``, see :mod:`cluster.processes`): one that matches
 an intent is adopted, any other is stopped; ``stop`` ends all of them. Every operation is
 idempotent and waits until the master's JSON agrees.
+
+The state also lists the campaign folders whose drivers ran on the cluster: ``stop`` removes
+the driver scratch (``spark-tmp``) that killed runs left in those of them no harness still runs.
 """
 
 from __future__ import annotations
@@ -41,7 +44,9 @@ from cluster.sparkenv import SparkEnv
 from cluster.runtime import discover
 from sparkdl.cli import run_cli
 from sparkdl.options import DEFAULT_MASTER_PORT, DEFAULT_STATE_DIR, DEFAULT_WEBUI_PORT, memory_mb as _memory_mb
+from sparkdl.campaign import CampaignDir
 from sparkdl.crash import crash_point
+from sparkdl.errors import CampaignBusyError
 
 Progress = Callable[[str], None]
 
@@ -79,6 +84,8 @@ class ClusterState:
     pending: list[Intent] = field(default_factory=list)
     owner: str | None = None
     runtime: str | None = None  # the runtime whose Spark the master and workers run (cluster/runtime.py)
+    #: the campaign folders whose drivers ran on this cluster, until ``stop`` sweeps their scratch
+    campaigns: list[str] = field(default_factory=list)
 
     @classmethod
     def load(cls, path: Path) -> "ClusterState | None":
@@ -92,6 +99,7 @@ class ClusterState:
                 workers=[ProcessRecord(**w) for w in d.get("workers", [])],
                 pending=[Intent(**i) for i in d.get("pending", [])],
                 owner=d.get("owner"), runtime=d.get("runtime"),
+                campaigns=[str(c) for c in d.get("campaigns", [])],
             )
         except (ValueError, KeyError, TypeError, AttributeError) as e:
             raise ClusterError(f"{path} is corrupt ({e}); run `sparkdl cluster stop --state-dir "
@@ -198,7 +206,7 @@ class LocalCluster:
         if master is None:
             for w in workers:  # workers whose master died are of no use
                 w.terminate()
-            state = ClusterState(self.host, self.port, self.webui_port)
+            state = ClusterState(self.host, self.port, self.webui_port, campaigns=state.campaigns)
         else:
             # A running cluster keeps its own ports; later commands need not repeat them.
             self.host, self.port, self.webui_port = state.host, state.port, state.webui_port
@@ -413,6 +421,42 @@ class LocalCluster:
             self.progress(f"{role} stopped")
         return stopped
 
+    def serve(self, campaign: str | Path) -> None:
+        """Record that ``campaign``'s drivers run on this cluster, so that ``stop`` can sweep what they leave."""
+        path = str(Path(campaign).absolute())
+        with self._locked() as state:
+            if path not in state.campaigns:
+                state.campaigns.append(path)
+
+    def sweep_campaigns(self) -> list[str]:
+        """Remove the driver scratch of every campaign served whose harness has ended; return their folders.
+
+        A driver killed with SIGKILL leaves its ``spark-*`` folders in its campaign's ``spark-tmp``. A
+        campaign whose lock this process can take has no harness running, so nothing of it is in use; a
+        running one keeps its scratch (and its record, for the next ``stop``).
+        """
+        swept: list[str] = []
+        with self._locked() as state:
+            running: list[str] = []
+            for path in state.campaigns:
+                folder = CampaignDir(path)
+                if not folder.path.is_dir():
+                    continue
+                try:
+                    folder.lock()
+                except CampaignBusyError:
+                    running.append(path)
+                    continue
+                try:
+                    left = folder.sweep_scratch()
+                finally:
+                    folder.unlock()
+                if left:
+                    swept.append(path)
+                    self.progress(f"removed the driver scratch of {len(left)} run(s) of the ended campaign {path}")
+            state.campaigns = running
+        return swept
+
     def worker_pids(self) -> list[int]:
         """Pids of the alive workers this backend started (their children are the executor JVMs)."""
         state = ClusterState.load(self._state_path)
@@ -475,7 +519,8 @@ def build_parser() -> argparse.ArgumentParser:
     scale.add_argument("--timeout", type=float, default=120.0)
     status = sub.add_parser("status", parents=[common], help="what runs, from the master's JSON")
     status.add_argument("--format", choices=("text", "json"), default="text")
-    sub.add_parser("stop", parents=[common], help="stop every daemon of the state dir (recorded or stray)")
+    sub.add_parser("stop", parents=[common], help="stop every daemon of the state dir (recorded or stray), and remove "
+                   "the driver scratch (spark-tmp) that killed runs left in the campaigns that used it")
     return p
 
 
@@ -503,8 +548,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(st.describe())
         return 0 if st.running else 3
     else:
-        stopped = LocalCluster(args.state_dir, progress=say).stop()
-        if not stopped:
+        cluster = LocalCluster(args.state_dir, progress=say)
+        stopped = cluster.stop()
+        swept = cluster.sweep_campaigns()
+        if not stopped and not swept:
             print("nothing to stop")
     return 0
 

@@ -186,6 +186,8 @@ class LocalBackend:
     def open(self, specs: Sequence[RunSpec], runtime: str = runtimes.DEFAULT) -> None:
         """Start (or adopt, or reuse) the cluster on the first run's ``runtime``."""
         self.size = WorkerSize.for_design(specs, self.executor_memory_mb)
+        if self.owner is not None:
+            self.cluster.serve(self.owner)  # `cluster stop` sweeps what its killed drivers leave
         low = low_disk_warning(self.cluster.state_dir)
         if low:
             self.progress(low)
@@ -221,6 +223,7 @@ class LocalBackend:
                                    "someone else: stop it (sparkdl cluster stop), or run one runtime")
             self.progress(f"restarting the local cluster on runtime {runtime} (it ran {status.runtime})")
             self.cluster.stop()
+            crash_point("runtime-switch")  # the old cluster stopped, the new one not started
         self.cluster.use(env)
         try:
             self.cluster.start(workers, self.size.cores, self.size.memory_mb, owner=self.owner)
@@ -309,9 +312,12 @@ class LocalBackend:
         if not self.started_here:
             return
         crash_point("rescale")
-        if runtime != self.runtime:
+        switching = runtime != self.runtime
+        if switching:
             self.progress(f"restarting the local cluster on runtime {runtime} (it ran {self.runtime})")
         self.cluster.stop()
+        if switching:
+            crash_point("runtime-switch")  # the old cluster stopped, the new one not started
         self._switch(runtime, spec.nodes)
 
     def describe(self) -> dict[str, object]:

@@ -6,7 +6,8 @@ serves to executors, pyspark's) under ``spark.local.dir`` and the JVM's ``java.i
 timeout, a harness killed mid-run) leaves them there for good. Each run's driver is pointed at
 ``<campaign>/spark-tmp/<key>/`` instead (:func:`driver_confs`); the folder is made before the
 run, removed after it (:func:`clear`), and the whole ``spark-tmp`` folder of a campaign whose
-lock was just taken (so every earlier harness and its drivers are dead) is removed by :func:`sweep`.
+lock was just taken (so every earlier harness and its drivers are dead) is removed by :func:`sweep`,
+and ``sparkdl cluster stop`` removes those of the campaigns that ran on the local cluster and have ended.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ import shutil
 from pathlib import Path
 
 from cluster.sparkenv import java_option
+from sparkdl.campaign import CampaignDir
 
-SCRATCH = "spark-tmp"
+SCRATCH = CampaignDir.SCRATCH
 
 
 def driver_dir(out: Path, key: str) -> Path:
@@ -49,7 +51,4 @@ def clear(out: Path, key: str) -> None:
 
 def sweep(out: Path) -> list[str]:
     """Remove every run's driver scratch of the campaign (called with its lock held: no driver of it is alive)."""
-    root = Path(out).absolute() / SCRATCH
-    left = sorted(p.name for p in root.iterdir()) if root.is_dir() else []
-    shutil.rmtree(root, ignore_errors=True)
-    return left
+    return CampaignDir(out).sweep_scratch()

@@ -30,6 +30,7 @@ import fcntl
 import json
 import math
 import os
+import shutil
 import socket
 import threading
 from dataclasses import dataclass, field, fields, replace
@@ -351,6 +352,7 @@ class CampaignDir:
     RUNS = "runs"
     STUDY = "study.sqlite"
     EPOCHS = "epochs.csv"  # one row per epoch of each log (harness.ingest --epochs)
+    SCRATCH = "spark-tmp"  # the drivers' temporary folders, one per run in flight (harness/scratch.py)
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -393,6 +395,14 @@ class CampaignDir:
     def create(self) -> "CampaignDir":
         self.path.mkdir(parents=True, exist_ok=True)
         return self
+
+    def sweep_scratch(self) -> list[str]:
+        """Remove every run's driver scratch; return the runs' keys. Call it with the lock held: no harness of the
+        campaign runs, so none of its drivers is wanted."""
+        root = self.path.absolute() / self.SCRATCH
+        left = sorted(p.name for p in root.iterdir()) if root.is_dir() else []
+        shutil.rmtree(root, ignore_errors=True)
+        return left
 
     def log_paths(self, key: str) -> tuple[Path, Path]:
         """The run's stdout and stderr files (the folder is created)."""

@@ -1,7 +1,8 @@
 """A run's driver keeps its temporary files in the campaign folder, and a resumed campaign removes those of killed runs.
 
 The argv checks are pure; the real check runs a LeNet campaign on the local cluster, kills the harness
-with SIGKILL while the driver runs (its ``spark-*`` scratch left behind, as in /tmp before), and resumes.
+with SIGKILL while the driver runs (its ``spark-*`` scratch left behind, as in /tmp before), stops the
+cluster (which removes it) and resumes.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -91,9 +93,42 @@ def test_a_killed_drivers_scratch_is_in_the_campaign_and_resume_removes_it(local
     time.sleep(1)
     left = _scratch_dirs(out)
     assert left, "a SIGKILLed driver leaves its scratch"
+    # `cluster stop` removes it: the campaign ran on this cluster and its harness is dead
+    stop = subprocess.run([sys.executable, "-m", "sparkdl", "cluster", "stop", "--state-dir",
+                           str(local_cluster.state_dir)], capture_output=True, text=True, timeout=300)
+    assert stop.returncode == 0, stop.stderr
+    assert f"removed the driver scratch of 1 run(s) of the ended campaign {out.absolute()}" in stop.stdout
+    assert not any(p.exists() for p in left) and _scratch_dirs(out) == []
+    # so does --resume (a killed run's scratch found on a campaign whose cluster was not stopped)
+    planted = out / "spark-tmp" / "1-1" / "spark-0000"
+    planted.mkdir(parents=True)
     resumed = harness(design, out, local_cluster.state_dir, "--resume", *small)
     text, _ = resumed.communicate(timeout=900)
     assert resumed.returncode == 0, text
     assert "removed the driver scratch of 1 run(s)" in text
-    assert not any(p.exists() for p in left) and _scratch_dirs(out) == []
+    assert not planted.exists() and _scratch_dirs(out) == []
     assert query(out, "SELECT run, status FROM results") == [(1, "ok")]
+
+
+def test_cluster_stop_sweeps_the_scratch_of_ended_campaigns_and_keeps_a_running_ones(tmp_path: Path) -> None:
+    from cluster.local import LocalCluster
+    from sparkdl.campaign import CampaignDir
+
+    ended, running, gone = (tmp_path / n for n in ("ended", "running", "gone"))
+    for folder in (ended, running):
+        (folder / "spark-tmp" / "1-1" / "spark-abc").mkdir(parents=True)
+    said: list[str] = []
+    cluster = LocalCluster(tmp_path / "state", progress=said.append)
+    for folder in (ended, running, gone, ended):
+        cluster.serve(folder)
+    busy = CampaignDir(running).lock()  # its harness still runs
+    try:
+        assert cluster.sweep_campaigns() == [str(ended.absolute())]
+    finally:
+        busy.unlock()
+    assert not (ended / "spark-tmp").exists() and (running / "spark-tmp" / "1-1" / "spark-abc").is_dir()
+    assert said == [f"removed the driver scratch of 1 run(s) of the ended campaign {ended.absolute()}"]
+    assert not (ended / CampaignDir.OWNER).exists()  # the sweep's own hold on the folder is released
+    # the running campaign stays on the list, for the next stop; the ended and the vanished ones leave it
+    assert cluster.sweep_campaigns() == [str(running.absolute())]
+    assert cluster.sweep_campaigns() == []
