@@ -37,7 +37,7 @@ doctor: venv
 
 demo: venv
 	$(PY) -m harness.submit examples/demo.csv --local --out $(DEMO_OUT)
-	$(PY) -m report $(DEMO_OUT) -o $(DEMO_OUT)/report.html
+	$(PY) -m report $(DEMO_OUT) --out $(DEMO_OUT)/report.html
 
 sysdeps:
 	@missing=""; \

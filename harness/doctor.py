@@ -123,7 +123,7 @@ def run_checks(host: str = "127.0.0.1", ports: tuple[int, ...] = (7077, 8080)) -
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="sparkdl doctor", description=__doc__.split("\n")[0])
-    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--host", default="127.0.0.1", help="the address the local cluster will bind (default 127.0.0.1)")
     p.add_argument("--ports", default="7077,8080", help="ports the local cluster will need")
     args = p.parse_args(argv)
     checks = run_checks(args.host, tuple(int(x) for x in args.ports.split(",") if x))

@@ -20,7 +20,7 @@ Those columns are the campaign's factors in ``manifest.json`` (``--factors a,b``
 A log whose path does not match is one ``error:`` line naming it and nothing is written (exit 2), or, with
 ``--skip-unmatched``, one ``skipped`` line and the others are ingested. Logs stay where they are (the
 ``log`` column holds the absolute path) unless ``--copy`` copies each (and its ``.err``) to
-``OUT/logs/<run>-<replicate>.out[.gz]``. ``--epochs`` also writes ``OUT/epochs.csv``, one row per epoch of
+``OUT/logs/<run>-<replicate>.out[.gz]``. ``--per-epoch`` also writes ``OUT/epochs.csv``, one row per epoch of
 each log with its run, replicate and factors. Provenance (where the logs came from, the regex, when, which
 tool revision) is kept in ``OUT/campaign.sqlite`` with each log's record; re-running on the same folder
 reads only new logs (and logs whose size or modification time changed) and keeps every run number.
@@ -57,6 +57,7 @@ from sparkdl.runspec import kind_of, typed
 from sparkdl.errors import EXIT_INPUT, EXIT_OK, EXIT_RUNS_FAILED
 from sparkdl.numbers import NumberError, number
 from sparkdl.userregex import UserRegex
+from sparkdl.options import add_out, renamed
 
 Value = int | float | str | None
 
@@ -484,12 +485,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fields", required=True, metavar="REGEX",
                    help="regex searched in each log's path; each named group (?P<name>...) is a column and a factor "
                         "(replicate/run number the logs; epochs is also the plan)")
-    p.add_argument("--out", required=True, type=Path, help="the campaign folder to make or bring up to date")
+    add_out(p, "the campaign folder to make or bring up to date", required=True)
     p.add_argument("--factors", help="comma-separated groups to declare as the factors (default: every group "
                                      "but run/replicate)")
     p.add_argument("--copy", action="store_true", help="copy each log (and its .err) to OUT/logs/<run>-<replicate>.out")
     p.add_argument("--skip-unmatched", action="store_true", help="leave out logs whose path does not match --fields")
-    p.add_argument("--epochs", action="store_true", help="also write OUT/epochs.csv, one row per epoch of each log")
+    p.add_argument("--per-epoch", dest="epochs", action="store_true",
+                   help="also write OUT/epochs.csv, one row per epoch of each log")
+    renamed(p, "--epochs", "--per-epoch", nargs=0)
     p.add_argument("--expected-epochs", type=int, metavar="N", help="epochs every job was asked for (default: the "
                                                                     "epochs group, if any)")
     return p

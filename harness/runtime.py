@@ -27,6 +27,7 @@ from cluster import runtime as runtimes
 from cluster.runtime import Runtime, RuntimeProblem
 from sparkdl.cli import run_cli
 from sparkdl.errors import EXIT_CLUSTER, EXIT_OK
+from sparkdl.options import add_format, add_out
 
 #: What ``doctor`` runs in a runtime's Python: its numpy and pyspark, and Spark's own version.
 PROBE = ("import sys, numpy, pyspark; print(sys.version.split()[0], numpy.__version__, pyspark.__version__)")
@@ -87,14 +88,14 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     ls = sub.add_parser("list", help="every runtime: name, Spark, Java, Python, prepared")
     ls.add_argument("files", nargs="*", help="runtime TOML files to list besides the built-in ones")
-    ls.add_argument("--format", choices=("text", "json"), default="text")
+    add_format(ls, ("text", "json"))
     prep = sub.add_parser("prepare", help="install a runtime's environment from its lock (once)")
     prep.add_argument("runtime", nargs="+", help="a built-in name or a runtime TOML file")
     doc = sub.add_parser("doctor", help="check prepared runtimes: Java, Python, Spark versions")
     doc.add_argument("runtime", nargs="*", help="default: every built-in runtime")
     lk = sub.add_parser("lock", help="resolve a runtime's requirements into its lock file")
-    lk.add_argument("runtime")
-    lk.add_argument("--out", type=Path, help="default: the runtime's lock file")
+    lk.add_argument("runtime", help="a built-in name or a runtime TOML file")
+    add_out(lk, "the lock file to write (default: the runtime's own)")
     return p
 
 

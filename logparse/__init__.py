@@ -6,7 +6,7 @@ job's own JSON result line, Spark 4's structured (JSON) log lines, and Spark's e
     log.status, log.reason, log.wall_clock_s, log.accuracy
     parse(path, full=True).iterations             # every iteration, epoch and validation
 
-``sparkdl logparse PATH... [--format csv|json] [--epochs] [--min-replications N]``.
+``sparkdl logparse PATH... [--format text|json|csv] [--per-epoch] [--min-replications N]``.
 Status rules: ``logparse.status`` (the log) and ``logparse.judgement`` (the run: plan, process, lost executors). Nothing heavy is imported here (no pandas).
 """
 

@@ -45,6 +45,7 @@ from models.cost import CostFunction, parse_cost
 from models.errors import CostInputsMissingError, InvalidTableError, MissingColumnError, ResultsNotFoundError
 from sparkdl.campaign import CampaignDir, Manifest
 from sparkdl.errors import CampaignError
+from sparkdl.options import add_campaign
 
 RESULTS_FILE = "results.csv"
 MANIFEST_FILE = "manifest.json"  # sparkdl.campaign.CampaignDir.MANIFEST
@@ -199,7 +200,7 @@ def table_options() -> argparse.ArgumentParser:
     :func:`factor_list`.
     """
     p = argparse.ArgumentParser(add_help=False)
-    p.add_argument("results", help=f"campaign directory (runs/NAME, holding {RESULTS_FILE}) or a results CSV")
+    add_campaign(p, f"its {RESULTS_FILE}, factors from its {MANIFEST_FILE}", dest="results")
     p.add_argument("--factors", help=f"comma-separated factor columns (default: the campaign's {MANIFEST_FILE}; for a "
                                      "bare CSV the columns taken as factors are named on stderr)")
     return p

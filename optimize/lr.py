@@ -59,9 +59,9 @@ from models.cost import parse_cost
 from optimize.errors import ObjectiveError, OptimizeError, SearchOptionError
 from optimize.figures import lr_cost_figure, save
 from optimize.objective import JobObjective
-from optimize.session import ClusterOptions, JobConfig, open_session, submit_options
+from optimize.session import ClusterOptions, JobConfig, add_optimizer_job, check_job, open_session, submit_options
 from sparkdl.cli import on_interrupt, run_cli
-from sparkdl.options import add_cost, cluster_options, renamed
+from sparkdl.options import SAMPLES, add_cost, add_out, add_seed, cluster_options, renamed
 
 Objective = Callable[[float], float]
 
@@ -517,7 +517,7 @@ def write_csv(result: LRSearchResult, path: Path) -> Path:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="sparkdl lr", parents=[cluster_options()],
                                 description="Learning-rate search on real jobs through the harness (Marinos 2021, V).")
-    p.add_argument("--out", type=Path, required=True, help="campaign directory, e.g. runs/lr-lenet")
+    add_out(p, "the campaign folder the search's jobs go to, e.g. runs/lr-lenet", required=True)
     p.add_argument("--resume", action="store_true", help="continue the search in --out (finished jobs are reused)")
     p.add_argument("--method", choices=sorted(METHODS), default="paper",
                    help="paper heuristic (default), golden (bracketing + Brent), adaptive (golden, sequential replication)")
@@ -527,13 +527,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-points", type=int, default=40, help="stop after this many learning rates (default 40)")
     p.add_argument("--max-lr", type=float, help="never try a learning rate above this")
     add_cost(p, "the search minimises its mean")
-    p.add_argument("--job", choices=("birnn", "lenet"), default="birnn", help="the built-in job to run (default birnn)")
+    add_optimizer_job(p)
     renamed(p, "--model", "--job")
     for name, default in (("nodes", 1), ("executors", 1), ("executor-cores", 1), ("batch-size", 256), ("epochs", 1)):
         p.add_argument(f"--{name}", type=int, default=default, help=f"default {default}")
-    p.add_argument("--train-samples", type=int, help="train on the first N digits only")
-    p.add_argument("--test-samples", type=int, help="validate on the first N digits only")
-    p.add_argument("--seed", type=int, default=42, help="weight-init seed of replicate 1 (replicate r: seed+r-1)")
+    p.add_argument("--train-samples", type=SAMPLES, help="train on the first N digits only")
+    p.add_argument("--test-samples", type=SAMPLES, help="validate on the first N digits only")
+    add_seed(p, "the jobs' weights at replicate 1 (replicate r: seed+r-1)", default=42)
     return p
 
 
@@ -550,7 +550,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     say = lambda msg: print(msg, flush=True)  # noqa: E731
     cost = parse_cost(args.cost)
-    config = JobConfig(model=args.job, nodes=args.nodes, executors=args.executors,
+    config = JobConfig(model=check_job(args.job), nodes=args.nodes, executors=args.executors,
                        executor_cores=args.executor_cores, batch_size=args.batch_size, epochs=args.epochs,
                        learning_rate=args.start)
     settings = {"optimizer": "lr", "method": args.method, "start": args.start, "replications": args.replications,

@@ -224,7 +224,7 @@ def test_unmatched_logs_are_named_and_stop_or_are_skipped(study, tmp_path, capsy
 def test_epochs_rows_carry_the_factors(study, tmp_path, capsys):
     root, logs = study
     out = tmp_path / "runs"
-    ingest(capsys, str(root / "study"), "--fields", FIELDS, "--out", str(out), "--epochs")
+    ingest(capsys, str(root / "study"), "--fields", FIELDS, "--out", str(out), "--per-epoch")
     with open(out / "epochs.csv", newline="") as f:
         epochs = list(csv.DictReader(f))
     rows = {(r["run"], r["replicate"]): r for r in rows_of(out)}

@@ -81,7 +81,7 @@ def test_impossible_training_figures_fail_the_log_in_every_mode(tmp_path, old, n
     assert (log.status, log.failure_kind) == (Status.FAILED, FailureKind.JOB) and log.reason.startswith(reason), \
         log.reason
     assert repr(parse(p, full=True).summary()) == repr(log.summary())
-    for mode in ([], ["--epochs"], ["--full"], ["--losses"], ["--format", "json"]):
+    for mode in ([], ["--per-epoch"], ["--full"], ["--losses"], ["--format", "json"]):
         code, out, err = run(*mode, str(p))
         assert code == 3 and err == "", (mode, err)
 

@@ -69,7 +69,7 @@ def test_a_json_job_reports_its_record_and_a_bigdl_job_its_log(tmp_path):
     assert bigdl["status"] == "ok" and bigdl["epochs_completed"] == 3 and "recorded" not in bigdl["notes"]
     assert code == 3 and err == ""
     # per epoch: the json job's own sparkdl-epoch lines
-    code, rows, _ = run("--epochs", "--format", "json", str(folder.logs / "1-1.out"))
+    code, rows, _ = run("--per-epoch", "--format", "json", str(folder.logs / "1-1.out"))
     assert rows == [{"path": str(folder.logs / "1-1.out"), "epoch": 1, "wall_clock_s": 0.9707,
                      "accuracy": 0.5889999866485596, "epochs": 40, "correct": 589, "count": 1000,
                      "loss": 2.187370538711548, "throughput": 4315.02, "epoch_s": 0.9707, "processes": 2}]

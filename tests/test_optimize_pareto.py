@@ -138,7 +138,7 @@ def test_cli_writes_table_json_and_figures(tmp_path, capsys):
     assert "4 of 5 ok runs on the front (2 not ok, left out)" in text and (tmp_path / "pareto.png").stat().st_size > 5000
     svg = tmp_path / "f.svg"
     assert run_cli(main, [str(tmp_path), "--format", "json", "--plot", str(svg),
-                          "--reference", "wall_clock_s=50,accuracy=0"]) == 0
+                          "--reference-point", "wall_clock_s=50,accuracy=0"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert [r["run"] for r in data["front"]] == [7, 3, 2, 1] and data["reference"] == {"wall_clock_s": 50.0,
                                                                                        "accuracy": 0.0}

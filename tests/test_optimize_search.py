@@ -394,7 +394,7 @@ def test_the_command_line_reaches_every_field_of_the_search_config(tmp_path):
     args = build_parser().parse_args(["--job", "lenet", "--fixed", "epochs=2", "--space", str(space), "--out", str(tmp_path / "o"),
                                       "--budget", "10m",
                                       "--sampler", "tpe", "--seed", "7", "--startup-trials", "4", "--population", "6",
-                                      "--grid-points", "5", "--cost", "time_per_squared_percent", "--start", "random",
+                                      "--grid-points", "5", "--cost", "time_per_squared_percent", "--startup", "random",
                                       "--objectives", "cost:min,accuracy:max"])
     c = search_config(args)
     assert (c.sampler, c.seed, c.startup_trials, c.population, c.grid_points, c.cost, c.start) == \

@@ -33,6 +33,7 @@ from models.anova.terms import default_terms
 from models.power.format import format_csv, format_text
 from models.power.inputs import read_inputs
 from models.results import factor_list
+from sparkdl.options import add_format, add_response
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "analysed on the log scale) or in the response's units (0.3)")
     p.add_argument("--power", type=float, default=0.8, help="power to reach (default 0.8)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level of the F tests (default 0.05)")
-    p.add_argument("--response", default="wall_clock_s", help="response column of the pilot (default: wall_clock_s)")
+    add_response(p, "the pilot's results column", "wall_clock_s")
     p.add_argument("--factors", help="comma-separated factor columns (default: the campaign's manifest.json, or the "
                                      "design's columns)")
     p.add_argument("--terms", help="right-hand side of the model the tests are made in, e.g. 'a + b*c'; default: "
@@ -68,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="whole-plot error variance over the run noise variance (with --whole-plot)")
     p.add_argument("--max-replicates", type=int, default=MAX_REPLICATES,
                    help=f"look for the replicates needed up to this many (default {MAX_REPLICATES})")
-    p.add_argument("--format", choices=("text", "json", "csv"), default="text", help="output format (default text)")
+    add_format(p)
     return p
 
 

@@ -27,7 +27,7 @@ from models.predict.intervals import DEFAULT_FOLDS, DEFAULT_LEVEL, check_level
 from models.predict.table import measured_columns, model_inputs, read_results
 from models.results import factor_list, table_options
 from sparkdl.errors import EXIT_RUNS_FAILED
-from sparkdl.options import renamed
+from sparkdl.options import add_format, add_response, renamed
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="sparkdl predict", parents=[table_options()],
         description="Compare performance-prediction models on a campaign's results table.",
     )
-    parser.add_argument("--response", default="wall_clock_s", help="column to predict (default: wall_clock_s)")
+    add_response(parser, "the results column to predict", "wall_clock_s")
     renamed(parser, "--target", "--response")
     parser.add_argument("--models", default="all", help="all, or a comma list of linear,loglinear,rf,gb,generic,ernest")
     parser.add_argument("--split", choices=(*SPLITS, "both"), default="both", help="evaluation split (default: both)")
@@ -52,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--interval-folds", type=int, default=DEFAULT_FOLDS,
                         help="CV+ folds: each costs one more fit per model and split (default 5)")
     parser.add_argument("--no-intervals", action="store_true", help="skip the intervals (faster)")
-    parser.add_argument("--format", choices=("text", "json"), default="text")
+    add_format(parser, ("text", "json"))
     return parser
 
 
