@@ -39,7 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "when needed). Exit 0 all ok, 3 some not ok, 2 bad input.")
     p.add_argument("paths", nargs="+", metavar="PATH", help="log files, or directories searched for *.out[.gz]")
     p.add_argument("--format", choices=FORMATS, default="text",
-                   help="output format: text, json, csv (default text: the main figures; json and csv: every field)")
+                   help="output format: text, json, csv (default text); text shows the main figures, json and csv "
+                        "every field")
     p.add_argument("--per-epoch", dest="epochs", action="store_true", help="one row per epoch (parses every line)")
     from sparkdl.options import renamed
 

@@ -27,7 +27,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("doctor", "harness.doctor", "check Java, ports and the runtime before a campaign"),
     Command("history", "harness.history", "serve a campaign's Spark event logs in Spark's history server"),
     Command("mlflow", "harness.mlflow", "export a campaign's runs to an MLflow tracking server"),
-    Command("logparse", "logparse.cli", "status and figures of jobs' logs (csv or json)"),
+    Command("logparse", "logparse.cli", "status and figures of jobs' logs (a table, json or csv)"),
     Command("anova", "models.anova.cli", "ANOVA of a results table: effects, assumptions, plots"),
     Command("rsm", "models.rsm.cli", "fit and read a response surface (second-order model)"),
     Command("desirability", "models.desirability.cli", "the best compromise of several responses"),

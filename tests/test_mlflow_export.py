@@ -155,7 +155,7 @@ def test_the_option_takes_a_uri_or_the_environments() -> None:
 
 OPTIMIZERS = {"optimize.search.__main__": ["--job", "lenet", "--space", "s.toml", "--budget", "1m", "--out", "o"],
               "optimize.lr": ["--out", "o"], "optimize.concurrent": ["--out", "o"],
-              "optimize.epochs": ["--budget", "60", "--campaign", "c"]}
+              "optimize.epochs": ["c", "--budget", "60"]}
 
 
 @pytest.mark.parametrize("module", sorted(OPTIMIZERS))

@@ -291,7 +291,7 @@ def commands(path: Path, out: Path) -> list[tuple[str, object, list[str]]]:
         ("models.anova --factors", anova_main, [p, "--factors", "a,b", "--kruskal"]),
         ("models.predict", predict_main, [p, "--models", "linear", "--split", "random"]),
         ("models.queueing", queueing_main, ["from-results", p, "--utilization", "0.5"]),
-        ("harness.report", report_main, [p, "--no-plots", "-o", str(out)]),
+        ("harness.report", report_main, [p, "--no-plots", "--out", str(out)]),
     ]
 
 

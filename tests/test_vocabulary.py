@@ -24,7 +24,7 @@ from sparkdl.commands import COMMANDS
 ROOT = Path(__file__).resolve().parent.parent
 OPTION = re.compile(r"^  (-\S.*?)(?:\s{2,}(\S.*))?$")
 POSITIONAL = re.compile(r"^  ([A-Za-z][\w|.-]*)(?:\s{2,}(\S.*))?$")
-SUBCOMMANDS = re.compile(r"\{([\w,-]+)\}")
+SUBCOMMANDS = re.compile(r"^positional arguments:\n  \{([\w,-]+)\}", re.M)
 HISTORY = re.compile(r"seed 00[0-4]|issue [0-9]+", re.I)
 
 #: Commands whose positional argument is the campaign they read.
@@ -45,7 +45,7 @@ def helps() -> dict[str, str]:
     with ThreadPoolExecutor(max_workers=2) as pool:
         top = dict(zip([c.name for c in COMMANDS], pool.map(help_of, [c.name for c in COMMANDS])))
         subs = [(name, s) for name, text in top.items()
-                if (m := SUBCOMMANDS.search(text.split("\n\n")[0])) for s in m.group(1).split(",")]
+                if (m := SUBCOMMANDS.search(text)) for s in m.group(1).split(",")]
         out = {name: text for name, text in top.items() if not any(n == name for n, _ in subs)}
         out.update(zip([f"{n} {s}" for n, s in subs], pool.map(lambda ns: help_of(*ns), subs)))
     return out
