@@ -27,7 +27,7 @@ from models.predict.intervals import DEFAULT_FOLDS, DEFAULT_LEVEL, check_level
 from models.predict.table import measured_columns, model_inputs, read_results
 from models.results import factor_list, table_options
 from sparkdl.errors import EXIT_RUNS_FAILED
-from sparkdl.options import add_format, add_response, renamed
+from sparkdl.options import add_format, add_response, add_seed, renamed
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -42,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--extrapolate-by", default=None,
                         help="size column of the extrapolation split (default: parallelism m)")
     parser.add_argument("--test-fraction", type=float, default=0.2, help="held-out fraction (default: 0.2)")
-    parser.add_argument("--seed", type=int, default=0, help="seed for the random split and the models")
+    add_seed(parser, "the random split and the models")
     parser.add_argument("--measured", metavar="all|COLS",
                         help="also give the tree models (rf, gb) columns measured during each run: all (every "
                              "spark_*/host_* column) or a comma list, e.g. host_cpu_busy_mean,spark_gc_share; they "

@@ -17,7 +17,7 @@ from models.errors import SurfaceError
 from models.results import load_results
 from models.rsm.analysis import analyse
 from models.rsm.plots import save_all
-from sparkdl.options import add_campaign, add_format
+from sparkdl.options import add_campaign, add_format, add_seed
 
 
 class _Parser(argparse.ArgumentParser):
@@ -40,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "predictions are back-transformed")
     add_format(p, ("text", "json"))
     p.add_argument("--plots", metavar="DIR", help="write contour and surface PNGs for every pair of factors here")
-    p.add_argument("--seed", type=int, default=0, help="seed of the search over the region (default 0)")
+    add_seed(p, "the search over the region")
     add_split_plot_options(p, "tests")
     return p
 
