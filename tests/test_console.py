@@ -78,7 +78,7 @@ def test_the_search_takes_a_job_name_and_fixed_factors() -> None:
     assert parse_job("torch-lenet").model == "torch-lenet"
     with pytest.raises(SearchOptionError, match="write --job lenet and drop model="):
         parse_job("birnn", "model=lenet")
-    with pytest.raises(SearchOptionError, match="is a job description: optimize.search runs the built-in jobs"):
+    with pytest.raises(SearchOptionError, match="is a job description: this command runs the built-in jobs"):
         parse_job("my-job.toml")
     with pytest.raises(SearchOptionError, match="not a job factor"):
         parse_job("lenet", "epochz=2")

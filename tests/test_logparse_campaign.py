@@ -101,7 +101,7 @@ def test_a_manifest_from_before_the_field_falls_back_on_the_jobs_figures_file(tm
 def test_csv_output_of_a_json_campaign_keeps_one_row_per_log(tmp_path):
     folder, _ = make_campaign(tmp_path / "c", "json")
     out, err = io.StringIO(), io.StringIO()
-    code = cli.run(cli.parse_args([str(folder.path)]), out, err)
+    code = cli.run(cli.parse_args(["--format", "csv", str(folder.path)]), out, err)
     rows = list(csv.DictReader(io.StringIO(out.getvalue())))
     assert code == 3 and [Path(r["path"]).name for r in rows] == ["1-1.out", "2-1.out"]
     assert rows[0]["status"] == "failed" and rows[1]["status"] == "ok"

@@ -363,8 +363,8 @@ def test_real_search_on_a_local_cluster(local_cluster, tmp_path):
     assert [(float(r["learning_rate"]), float(r["learning_rate_used"])) for r in rows] == [(0.05, 0.05), (0.1, 0.1)]
     assert all(r["status"] == "ok" for r in rows)
     search_rows = list(csv.DictReader(open(out / "lr_search.csv")))
-    for r, s in zip(rows, search_rows):  # cost = T / A^2 recomputed from the harness's results
-        assert float(s["mean_cost"]) == pytest.approx(float(r["wall_clock_s"]) / float(r["accuracy"]) ** 2)
+    for r, s in zip(rows, search_rows):  # the default cost T / (100 A)^2 recomputed from the harness's results
+        assert float(s["mean_cost"]) == pytest.approx(float(r["wall_clock_s"]) / (100 * float(r["accuracy"])) ** 2)
     assert (out / "lr_search.png").stat().st_size > 10_000
     again = subprocess.run(argv + ["--resume"], capture_output=True, text=True, timeout=300)
     assert again.returncode == 0 and "2 jobs (2 reused from the store)" in again.stdout
