@@ -230,6 +230,16 @@ def manifest_of(csv_path: Path) -> Manifest | None:
         raise InvalidTableError(f"{exc}") from None
 
 
+def time_response(path: str | Path, fallback: str = TIME_COLUMN) -> str:
+    """The column that holds the runs' time, as the campaign's manifest records it (``Manifest.time``: e.g.
+    ``spark_jobs_span_s`` for a job that reports no time of its own); ``fallback`` without one."""
+    try:
+        manifest = manifest_of(resolve_path(path))
+    except (ResultsNotFoundError, InvalidTableError):
+        return fallback  # the command's own reader says what is wrong with the path
+    return manifest.time if manifest is not None and manifest.time not in ("", "mixed") else fallback
+
+
 def manifest_factors(csv_path: Path) -> tuple[str, ...] | None:
     """The factors declared by the campaign manifest beside a campaign's ``results.csv`` (None if absent)."""
     manifest = manifest_of(csv_path)

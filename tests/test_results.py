@@ -323,3 +323,20 @@ def test_no_file_content_makes_a_cli_print_a_traceback(text: str) -> None:
         path = Path(tmp) / "results.csv"
         path.write_text(text, encoding="utf-8", errors="surrogateescape")
         assert_no_traceback(path, Path(tmp) / "report.html")
+
+
+def test_the_time_response_comes_from_the_campaigns_manifest(tmp_path):
+    """predict's and plan's default --response: the time column the manifest records, else wall_clock_s."""
+    from models.results import time_response
+    from sparkdl.campaign import CampaignDir, Manifest
+
+    folder = tmp_path / "c"
+    folder.mkdir()
+    (folder / "results.csv").write_text("run,replicate,a,status,spark_jobs_span_s\n1,1,1,ok,3.5\n")
+    assert time_response(folder) == "wall_clock_s"  # no manifest
+    CampaignDir(folder).write_manifest(Manifest(factors=("a",), time="spark_jobs_span_s"))
+    assert time_response(folder) == "spark_jobs_span_s"
+    assert time_response(folder / "results.csv") == "spark_jobs_span_s"
+    CampaignDir(folder).write_manifest(Manifest(factors=("a",), time="mixed"))
+    assert time_response(folder) == "wall_clock_s"  # two time columns: no one default
+    assert time_response(tmp_path / "missing") == "wall_clock_s"  # the command's reader reports the path

@@ -32,7 +32,7 @@ from models.power.compute import (
 from models.anova.terms import default_terms
 from models.power.format import format_csv, format_text
 from models.power.inputs import read_inputs
-from models.results import factor_list
+from models.results import factor_list, time_response
 from sparkdl.options import add_format, add_response
 
 
@@ -49,7 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "analysed on the log scale) or in the response's units (0.3)")
     p.add_argument("--power", type=float, default=0.8, help="power to reach (default 0.8)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level of the F tests (default 0.05)")
-    add_response(p, "the pilot's results column", "wall_clock_s")
+    add_response(p, "the pilot's results column (default: the time column the campaign's manifest records, else "
+                    "wall_clock_s)", None)
     p.add_argument("--factors", help="comma-separated factor columns (default: the campaign's manifest.json, or the "
                                      "design's columns)")
     p.add_argument("--terms", help="right-hand side of the model the tests are made in, e.g. 'a + b*c'; default: "
@@ -80,6 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.max_replicates < 1:
         raise PlanError(f"--max-replicates {args.max_replicates} must be 1 or more")
     given = args.cv is not None or args.sd is not None
+    args.response = args.response or time_response(args.design)
     inp = read_inputs(args.design, response=args.response, factors=factor_list(args.factors), pilot=args.pilot)
     for line in inp.notices:
         print(f"note: {line}", file=sys.stderr)

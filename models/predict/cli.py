@@ -25,7 +25,7 @@ import pandas as pd
 from models.predict.compare import SPLITS, Comparison, ComparisonRow, compare, make_splits, parse_models
 from models.predict.intervals import DEFAULT_FOLDS, DEFAULT_LEVEL, check_level
 from models.predict.table import measured_columns, model_inputs, read_results
-from models.results import factor_list, table_options
+from models.results import factor_list, table_options, time_response
 from sparkdl.errors import EXIT_RUNS_FAILED
 from sparkdl.options import add_format, add_response, add_seed, renamed
 
@@ -35,7 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="sparkdl predict", parents=[table_options()],
         description="Compare performance-prediction models on a campaign's results table.",
     )
-    add_response(parser, "the results column to predict", "wall_clock_s")
+    add_response(parser, "the results column to predict (default: the time column the campaign's manifest "
+                         "records, else wall_clock_s)", None)
     renamed(parser, "--target", "--response")
     parser.add_argument("--models", default="all", help="all, or a comma list of linear,loglinear,rf,gb,generic,ernest")
     parser.add_argument("--split", choices=(*SPLITS, "both"), default="both", help="evaluation split (default: both)")
@@ -60,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     models = parse_models(args.models)
     check_level(args.level)
+    args.response = args.response or time_response(args.results)
     results = read_results(args.results)
     measured = measured_columns(results, args.measured, args.response)
     table, choice = model_inputs(results, args.response, factor_list(args.factors), args.results, measured)
