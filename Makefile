@@ -23,7 +23,7 @@ $(STAMP): setup.cfg pyproject.toml constraints.txt cluster/runtimes/bigdl.lock
 	$(PY) -m pip install --quiet uv==0.13.8
 	# compat: the project's folder on sys.path through a plain .pth line. The default editable mode
 	# imports a finder (pathlib, importlib.util...) at every interpreter start: 12 ms of every
-	# `python -m logparse` (issue 18 measures start-up against grep).
+	# `python -m logparse` (its start-up is measured against grep).
 	# the mlflow extra too: the tests start a real MLflow server (harness.mlflow)
 	$(VENV)/bin/uv pip install --quiet --python $(PY) -c constraints.txt -e '.[test,mlflow]' -C editable_mode=compat
 	# the BigDL runtime (Spark 3.1.3, Java 11, BigDL 2.4) in its own environment, from its lock (cluster/runtimes/)
@@ -37,7 +37,7 @@ doctor: venv
 
 demo: venv
 	$(PY) -m harness.submit examples/demo.csv --local --out $(DEMO_OUT)
-	$(PY) -m report $(DEMO_OUT) -o $(DEMO_OUT)/report.html
+	$(PY) -m report $(DEMO_OUT) --out $(DEMO_OUT)/report.html
 
 sysdeps:
 	@missing=""; \

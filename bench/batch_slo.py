@@ -1,4 +1,4 @@
-"""Courier (seed 004, section 5) against a uniformly random batch size, on fresh real jobs at our scale.
+"""Courier (Albo Martínez 2021, section 5) against a uniformly random batch size, on fresh real jobs at our scale.
 
     python bench/batch_slo.py --campaign runs/local48 --out runs/batch-slo --jobs 8 --seed 0
 

@@ -3,7 +3,7 @@
     .venv/bin/python bench/campaign.py [--designs demo,seed001] [--train-samples N] [--test-samples N]
 
 For each design (``demo``: examples/demo.csv, 4 LeNet runs of 1 epoch; ``seed001``: 4 bi-RNN runs
-shaped like seed 001's design, on the sample), on a fresh local standalone cluster on free ports,
+shaped like Marinos 2021's design, on the sample), on a fresh local standalone cluster on free ports,
 two arms, each with its own floor:
 
 * ``before``: the campaign as it ran when issue 14 was filed: every job decodes the MNIST sample,

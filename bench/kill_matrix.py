@@ -13,7 +13,7 @@ finish, and the trial passes only if
   (read from /proc by cwd and --work-dir, independently of cluster.processes).
 
 Phases: ``cluster-start`` (the master spawned, its pid not yet recorded), ``worker-spawned:2``
-(the second worker spawned by the rescale, not yet recorded: issue 17's case), ``rescale``
+(the second worker spawned by the rescale, not yet recorded), ``rescale``
 (before the rescale), ``runtime-switch`` (the Spark 3.1.3 cluster stopped, the Spark 4 one not
 started: a two-row MLlib design, one row per runtime), ``job-start``, ``mid-job`` (3 s into the job), ``parse``, ``store``.
 Prints one line per trial and the tally; exit 0 only if every trial passed.

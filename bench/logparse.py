@@ -4,7 +4,7 @@
 
 Two corpora, built from the real logs in tests/fixtures/logs:
 
-* ``study``: ``--logs`` logs of 0.2 to 3 MB each, shaped like issue 25's finished BigDL study (947 logs,
+* ``study``: ``--logs`` logs of 0.2 to 3 MB each, shaped like a finished BigDL 0.8 study (947 logs,
   1.33 GB): one folder per job named by its settings, most logs ending in the program's own output after
   training (no Spark shutdown line), a tenth failed in training (disk full); made by bench/studylogs.py;
 * ``big``: ``--big`` logs of 8 MB each (from the fixtures that trained at least one epoch).

@@ -64,7 +64,7 @@ def bowl(minimum: float, width: float = 1.0) -> Curve:
 
 
 def cliff(edge: float, slope: float = 0.3) -> Curve:
-    """Seed 001 Fig. 5's shape: cost falls as lr^-slope until training diverges at ``edge``."""
+    """Marinos 2021 Fig. 5's shape: cost falls as lr^-slope until training diverges at ``edge``."""
     return lambda lr: lr ** -slope if lr < edge else 50.0 * edge ** -slope
 
 

@@ -1,20 +1,20 @@
 """Benchmark the prediction models on a campaign: R^2 (also as a share of the noise ceiling, the R^2 of
 the cell means of replicated design points), MAPE and the empirical coverage of the 90 % CV+
 prediction intervals of every model on the random 80/20 and the extrapolation split, with the
-warnings; seed 002's generic model with free exponents fitted by differential evolution beside its
+warnings; Kavarakuntla 2024's generic model with free exponents fitted by differential evolution beside its
 Extra-P normal form; and the differential-evolution fit time (vectorized population vs one candidate
 at a time).
 
     .venv/bin/python bench/predict.py CAMPAIGN_DIR [--target wall_clock_s] [--seed 0] [--level 0.9]
                                       [--repeats 20] [--measured [--splits 5]]
-    .venv/bin/python bench/predict.py examples/marinos2021/table2.csv --response cost   # seed 001's Table II
+    .venv/bin/python bench/predict.py examples/marinos2021/table2.csv --response cost   # Marinos 2021's Table II
     .venv/bin/python bench/predict.py --make-synthetic /tmp/synthetic_campaign   # demo table, not data
 
 --repeats N adds every model's mean, min and max R^2 over N random 80/20 splits, as a share of the
 noise ceiling and of its adjusted value (the R^2 the true cell means would score on new rows): one
 split of 64 rows moves R^2 by several points.
 
---measured adds which measured columns help (issue 14): the random forest's R^2 on ``--splits``
+--measured adds which measured columns help: the random forest's R^2 on ``--splits``
 random 80/20 splits, with the factors only, with the factors and each spark_*/host_* column, and with
 all of them; a column whose correlation with the target is above 0.95 is flagged as a near-copy of
 it (it explains the time because it is the time, e.g. executor run time).
@@ -70,9 +70,9 @@ def synthetic_campaign(directory: Path, seed: int = 0) -> Path:
 
 
 def search_comparison(splits: list[Split], target: str, seed: int) -> list[str]:
-    """Seed 002's generic model with free exponents in [-5, 5] (differential evolution) beside the
+    """Kavarakuntla 2024's generic model with free exponents in [-5, 5] (differential evolution) beside the
     Extra-P normal form (exponents from a fixed set, chosen by cross-validation), on every split."""
-    lines = ["generic model: free exponents (DE, seed 002) vs normal form (Extra-P)",
+    lines = ["generic model: free exponents (DE, Kavarakuntla 2024) vs normal form (Extra-P)",
              f"  {'split':<12} {'search':<12} {'R^2':>10} {'MAPE':>12}  degenerate because"]
     for split in splits:
         for search in ("de", "normal-form"):

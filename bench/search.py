@@ -1,4 +1,4 @@
-"""The multi-objective search against the full-factorial grid and seed 001's rule, on real jobs.
+"""The multi-objective search against the full-factorial grid and Marinos 2021's rule, on real jobs.
 
     python bench/search.py --out runs/bench-search27          # LeNet on the sample, 27 + ~9 + ~10 jobs
     python bench/search.py --out runs/bench-search27 --resume # continue a stopped bench (finished jobs kept)
@@ -13,7 +13,7 @@ Three arms, each its own campaign folder under --out, with the same jobs (--job)
   (default 1/3) of the grid's. ``--search-epochs harvest`` (default): every trial at the space's
   largest epochs, TPE over the other factors, the lower epochs harvested (optimize.search
   --per-epoch); ``factor``: epochs searched like any factor (the design before harvesting);
-* paper: seed 001's learning-rate rule (optimize.lr.search, cost T/A^2, one job per rate) from the
+* paper: Marinos 2021's learning-rate rule (optimize.lr.search, cost T/A^2, one job per rate) from the
   space's lowest learning rate, the other factors at --fixed's values.
 
 For each arm: jobs, how many were pruned, cluster time (the sum of the runs' elapsed_s) and two
@@ -21,7 +21,7 @@ hypervolumes of the front of (wall_clock_s: min, accuracy: max): per run (each o
 figures) and per epoch (every validated epoch of the ok and pruned runs, optimize.harvest: the same
 harvesting for every arm, so the grid's longer runs give their lower epochs too). All against one
 reference point: the worst of every arm's points (per run and per epoch), moved out by 10 % of the
-range. The goal of issue 16: the search's hypervolume within 5 % of the grid's in at most a third of
+range. The goal: the search's hypervolume within 5 % of the grid's in at most a third of
 its cluster time; it is judged on both hypervolumes.
 """
 
@@ -40,7 +40,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from cluster.local import LocalCluster  # noqa: E402
-from sparkdl.cost import acc2  # noqa: E402
+from sparkdl.cost import time_per_squared_accuracy  # noqa: E402
 from optimize.lr import search  # noqa: E402
 from optimize.harvest import harvest  # noqa: E402
 from optimize.objective import JobObjective  # noqa: E402
@@ -157,7 +157,7 @@ def design_text(space: SearchSpace, job: JobConfig, args: argparse.Namespace) ->
                      "trial still fits)")
     lr = next((f for f in space.factors if f.name == "learning_rate"), None)
     start = float(lr.low if lr and lr.low else job.learning_rate)  # type: ignore[arg-type]
-    paper_line = (f"seed 001's rule, one job per learning rate from {start:g} (doubling, then 10 % steps), batch "
+    paper_line = (f"Marinos 2021's rule, one job per learning rate from {start:g} (doubling, then 10 % steps), batch "
                   f"{job.batch_size}, epochs {job.epochs}, at most {args.paper_points} jobs")
     return "\n".join([
         f"design of the comparison: {job.model}, {args.train_samples}/{args.test_samples} digits, job seed "
@@ -204,7 +204,7 @@ def run_paper(out: Path, space: SearchSpace, job: JobConfig, args: argparse.Name
     options = submit_options(out, cluster, args.train_samples, args.test_samples, args.job_seed)
     say = lambda msg: print(f"[{out.name}] {msg}", flush=True)  # noqa: E731
     with open_session(out, settings, options, cluster, [job.spec(1, 1)], args.resume, say) as session:
-        search(JobObjective(session, job, acc2()), start, replications=1, max_points=args.paper_points)
+        search(JobObjective(session, job, time_per_squared_accuracy()), start, replications=1, max_points=args.paper_points)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -3,7 +3,7 @@
     .venv/bin/python bench/studylogs.py DIR [--points 24] [--replicates 3] [--min-mb 0.2] [--max-mb 3] [--seed 25]
 
 writes ``DIR/experiment<replicate>_<learning_rate>_<batch_size>_<epochs>_<nodes>_<regularisation>/<x.xxxxxx>.out``
-(the layout of issue 25's BigDL 0.8 study, e.g. ``experiment1_0.01_128_10_1_0.001/9.100000.out``), made from
+(the layout of a finished BigDL 0.8 study, e.g. ``experiment1_0.01_128_10_1_0.001/9.100000.out``), made from
 the real logs in tests/fixtures/logs (bench/logparse.py ``inflate`` grows each to its size):
 
 * most jobs end as the study's did: right after the last validation the program ``print``s its own result

@@ -137,7 +137,7 @@ def build_wheelhouse(dest: Path, bundle: Bundle, runtimes: Sequence[Runtime] = (
 def _lock_of(rt: Runtime) -> Path:
     if rt.lock is None or not rt.lock.is_file():
         raise BundleError(f"runtime {rt.name} has no lock file, and hosts without an index install runtimes from "
-                          f"their lock: run `python -m harness.runtime lock {rt.source}` and name it in lock =")
+                          f"their lock: run `sparkdl runtime lock {rt.source}` and name it in lock =")
     return rt.lock
 
 

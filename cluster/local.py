@@ -1,9 +1,9 @@
 """A real Spark standalone cluster on one machine: a master and N workers on loopback.
 
-    python -m cluster.local start --workers 2 --cores 2 --memory 2g
-    python -m cluster.local status
-    python -m cluster.local scale --workers 1
-    python -m cluster.local stop
+    sparkdl cluster start --workers 2 --cores 2 --memory 2g
+    sparkdl cluster status
+    sparkdl cluster scale --workers 1
+    sparkdl cluster stop
 
 The processes are pip's pyspark ``spark-class`` Master and Worker (the pip wheel has no
 ``sbin/start-*.sh``), each in its own session with its log under ``STATE_DIR/logs``.
@@ -43,7 +43,8 @@ from cluster import runtime as runtimes
 from cluster.sparkenv import SparkEnv
 from cluster.runtime import discover
 from sparkdl.cli import run_cli
-from sparkdl.options import DEFAULT_MASTER_PORT, DEFAULT_STATE_DIR, DEFAULT_WEBUI_PORT, memory_mb as _memory_mb
+from sparkdl.options import (DEFAULT_MASTER_PORT, DEFAULT_STATE_DIR, DEFAULT_WEBUI_PORT, PORT, add_format,
+                             memory_mb as _memory_mb, renamed)
 from sparkdl.campaign import CampaignDir
 from sparkdl.crash import crash_point
 from sparkdl.errors import CampaignBusyError
@@ -102,7 +103,7 @@ class ClusterState:
                 campaigns=[str(c) for c in d.get("campaigns", [])],
             )
         except (ValueError, KeyError, TypeError, AttributeError) as e:
-            raise ClusterError(f"{path} is corrupt ({e}); run `python -m cluster.local stop --state-dir "
+            raise ClusterError(f"{path} is corrupt ({e}); run `sparkdl cluster stop --state-dir "
                                f"{path.parent}` after deleting it (stop finds the daemons without it)") from e
 
     def save(self, path: Path) -> None:
@@ -393,7 +394,7 @@ class LocalCluster:
         """Change the number of workers; size defaults to that of the running workers."""
         with self._locked() as state:
             if state.master is None:
-                raise NotRunning(f"no local cluster under {self.state_dir}: run `python -m cluster.local start` first")
+                raise NotRunning(f"no local cluster under {self.state_dir}: run `sparkdl cluster start` first")
             like = state.workers[0] if state.workers else None
             c = cores if cores is not None else (like.cores if like else None)
             m = parse_memory_mb(memory) if memory is not None else (like.memory_mb if like else None)
@@ -499,26 +500,32 @@ def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--state-dir", type=Path, default=DEFAULT_STATE_DIR,
                         help="pids, logs and work dirs (default .cluster)")
-    p = argparse.ArgumentParser(prog="python -m cluster.local", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="sparkdl cluster", description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
     start = sub.add_parser("start", parents=[common], help="start a master and N workers (idempotent)")
-    start.add_argument("--workers", type=int, default=2)
-    start.add_argument("--cores", type=int, default=2, help="cores each worker offers")
-    start.add_argument("--memory", default="2g", help="memory each worker offers, e.g. 2g or 700m")
-    start.add_argument("--host", default="127.0.0.1")
-    start.add_argument("--port", type=int, default=DEFAULT_MASTER_PORT)
-    start.add_argument("--webui-port", type=int, default=DEFAULT_WEBUI_PORT)
-    start.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for registration")
+    start.add_argument("--workers", type=int, default=2, help="workers to start (default 2)")
+    start.add_argument("--cores", type=int, default=2, help="cores each worker offers (default 2)")
+    start.add_argument("--memory", default="2g", help="memory each worker offers, e.g. 2g or 700m (default 2g)")
+    start.add_argument("--host", default="127.0.0.1", help="the address the master and workers bind (default 127.0.0.1)")
+    start.add_argument("--port", type=PORT, default=DEFAULT_MASTER_PORT,
+                       help=f"the master's port (default {DEFAULT_MASTER_PORT})")
+    start.add_argument("--webui-port", type=PORT, default=DEFAULT_WEBUI_PORT,
+                       help=f"the master's web UI port (default {DEFAULT_WEBUI_PORT})")
+    start.add_argument("--wait", dest="timeout", type=float, metavar="SECONDS", default=120.0,
+                       help="seconds to wait for the workers to register (default 120)")
+    renamed(start, "--timeout", "--wait")
     start.add_argument("--runtime", default=runtimes.DEFAULT,
                        help=f"whose Spark the daemons run: a runtime's name or TOML (default {runtimes.DEFAULT}; "
                             "prepared first if needed)")
     scale = sub.add_parser("scale", parents=[common], help="change the number of workers")
-    scale.add_argument("--workers", type=int, required=True)
-    scale.add_argument("--cores", type=int)
-    scale.add_argument("--memory")
-    scale.add_argument("--timeout", type=float, default=120.0)
+    scale.add_argument("--workers", type=int, required=True, help="the number of workers to run")
+    scale.add_argument("--cores", type=int, help="cores each new worker offers (default: as the running ones)")
+    scale.add_argument("--memory", help="memory each new worker offers (default: as the running ones)")
+    scale.add_argument("--wait", dest="timeout", type=float, metavar="SECONDS", default=120.0,
+                       help="seconds to wait for the workers to register (default 120)")
+    renamed(scale, "--timeout", "--wait")
     status = sub.add_parser("status", parents=[common], help="what runs, from the master's JSON")
-    status.add_argument("--format", choices=("text", "json"), default="text")
+    add_format(status, ("text", "json"))
     sub.add_parser("stop", parents=[common], help="stop every daemon of the state dir (recorded or stray), and remove "
                    "the driver scratch (spark-tmp) that killed runs left in the campaigns that used it")
     return p
@@ -535,7 +542,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         running = cluster.status()
         if running.running and running.runtime not in (None, rt.name):
             raise ClusterError(f"the cluster under {args.state_dir} runs runtime {running.runtime}: stop it first "
-                               f"(python -m cluster.local stop) to start it on {rt.name}")
+                               f"(sparkdl cluster stop) to start it on {rt.name}")
         print(cluster.start(args.workers, args.cores, args.memory, args.timeout).describe())
     elif args.command == "scale":
         cluster = LocalCluster(args.state_dir, progress=say)

@@ -106,5 +106,5 @@ def fetch_state(webui_url: str, timeout: float = 5.0) -> MasterState:
         with urllib.request.urlopen(url, timeout=timeout) as response:
             payload = json.load(response)
     except (urllib.error.URLError, OSError, ValueError) as e:
-        raise NotRunning(f"no Spark master answers at {url} ({e}); start one with `python -m cluster.local start`") from e
+        raise NotRunning(f"no Spark master answers at {url} ({e}); start one with `sparkdl cluster start`") from e
     return parse_state(payload)

@@ -57,7 +57,7 @@ def ensure(env: SparkEnv, cache_dir: Path) -> Path:
             missing = [n for n in MKL_LIBRARIES if n not in entries]
             if missing:
                 raise EnvironmentProblem(f"{env.natives_jar} has no {', '.join(missing)}: delete the runtime's folder "
-                                         "and prepare it again (`python -m harness.runtime prepare bigdl`), or run with --plain-jvm")
+                                         "and prepare it again (`sparkdl runtime prepare bigdl`), or run with --plain-jvm")
             for name, entry in entries.items():
                 with jar.open(entry) as src, open(tmp / name, "wb") as dst:
                     shutil.copyfileobj(src, dst, 1 << 20)

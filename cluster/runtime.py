@@ -563,7 +563,7 @@ def spark_env(runtime: Runtime, env_dir: Path | None = None, local_ip: str = "12
     """The :class:`SparkEnv` of a prepared runtime; says how to prepare it when it is not."""
     env_dir = env_dir or home(runtime)
     if not (env_dir / ".prepared").is_file():
-        raise RuntimeProblem(f"runtime {runtime.name} is not prepared: run `python -m harness.runtime prepare "
+        raise RuntimeProblem(f"runtime {runtime.name} is not prepared: run `sparkdl runtime prepare "
                             f"{runtime.name if runtime.builtin else runtime.source}` (a campaign does it itself)")
     site = site_packages(env_dir)
     jars = []

@@ -1,1 +1,2 @@
-"""harness: experimental designs and the campaign runner (`python -m harness.submit`)."""
+"""harness: experimental designs, job descriptions, the campaign runner and its crash-safe store (`sparkdl submit`),
+ingest of existing logs, runtimes, the doctor, and the export to MLflow."""

@@ -197,7 +197,7 @@ class LocalBackend:
         self.started_here = self.started_here or not status.running or adopted
         if status.running and status.runtime != runtime and not self.started_here:
             raise ClusterError(f"the local cluster at {self.cluster.master_url} runs runtime {status.runtime} for "
-                               f"someone else, and the first run needs {runtime}: stop it (python -m cluster.local "
+                               f"someone else, and the first run needs {runtime}: stop it (sparkdl cluster "
                                "stop) or use another --state-dir and --port")
         # a running cluster keeps its workers until the first run's prepare() rescales it
         first = status.workers_started if status.running and status.workers_started else (specs[0].nodes if specs else 1)
@@ -220,7 +220,7 @@ class LocalBackend:
         if status.running and status.runtime not in (None, runtime):
             if not self.started_here:
                 raise ClusterError(f"a run needs runtime {runtime} but the local cluster runs {status.runtime} for "
-                                   "someone else: stop it (python -m cluster.local stop), or run one runtime")
+                                   "someone else: stop it (sparkdl cluster stop), or run one runtime")
             self.progress(f"restarting the local cluster on runtime {runtime} (it ran {status.runtime})")
             self.cluster.stop()
             crash_point("runtime-switch")  # the old cluster stopped, the new one not started

@@ -1,6 +1,6 @@
 """The spark-submit command line of one run: a pure function of the run spec, its job and the options.
 
-How a design row maps onto Spark standalone (seed 001's meaning of the factors, whatever the job):
+How a design row maps onto Spark standalone (Marinos 2021's meaning of the factors, whatever the job):
 
 * ``nodes`` workers take part: the backend scales the cluster to exactly that many
   workers before the run (standalone spreads executors over all alive workers).

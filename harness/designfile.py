@@ -155,7 +155,7 @@ def check_design(path: Path, choice: JobChoice = JobChoice(), check_batch: bool 
     problems = list(dict.fromkeys(p for job in jobs for p in column_problems(
         job, [c for c in table.header if c not in job_columns or c in job.fields()], option_fields)))
     if "njobs" in table.header:
-        problems.append("njobs (concurrent copies, seed 004) is run by `python -m optimize.concurrent`, not here")
+        problems.append("njobs (concurrent copies, Albo Martínez 2021) is run by `sparkdl concurrent`, not here")
     if problems:
         raise DesignFileError(str(path), problems)
     specs: list[RunSpec] = []

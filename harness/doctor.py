@@ -1,4 +1,4 @@
-"""Check that this machine can run the project: ``python -m harness.doctor``.
+"""Check that this machine can run the project: ``sparkdl doctor``.
 
 Prints one line per piece (Python, the tool's environment, each runtime's Java, Python and Spark,
 BigDL's jars, the MNIST sample, the cloudpickle alias, free ports) with OK or a one-line fix;
@@ -58,7 +58,7 @@ def _runtime(name: str, required: bool) -> list[Check]:
     rt = runtimes.resolve(name)
     if not runtimes.is_prepared(rt) and not required:
         return [Check(f"runtime {name}", True, "not prepared yet: the first campaign that needs it prepares it "
-                                               f"(or python -m harness.runtime prepare {name})")]
+                                               f"(or sparkdl runtime prepare {name})")]
     lines = doctor(rt)
     return [Check(f"runtime {name}", all(line.ok for line in lines),
                   "; ".join(f"{line.check} {line.detail}" for line in lines if not line.ok) or
@@ -68,7 +68,7 @@ def _runtime(name: str, required: bool) -> list[Check]:
 def _jars(env: SparkEnv) -> Check:
     missing = [str(j) for j in env.jars if not j.is_file()]
     return Check("bigdl jars", not missing, ", ".join(j.name for j in env.jars) if not missing else
-                 f"missing {missing}: prepare the bigdl runtime again (python -m harness.runtime prepare bigdl)")
+                 f"missing {missing}: prepare the bigdl runtime again (sparkdl runtime prepare bigdl)")
 
 
 def _sample() -> Check:
@@ -96,7 +96,7 @@ def _cloudpickle(env: SparkEnv) -> Check:
 def _ports(host: str, ports: list[int]) -> Check:
     taken = [p for p in ports if not port_free(host, p)]
     return Check("ports", not taken, f"{', '.join(map(str, ports))} free on {host}" if not taken else
-                 f"{', '.join(map(str, taken))} taken on {host}: `python -m cluster.local stop`, or start with "
+                 f"{', '.join(map(str, taken))} taken on {host}: `sparkdl cluster stop`, or start with "
                  "--port/--webui-port")
 
 
@@ -122,8 +122,8 @@ def run_checks(host: str = "127.0.0.1", ports: tuple[int, ...] = (7077, 8080)) -
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m harness.doctor", description=__doc__.split("\n")[0])
-    p.add_argument("--host", default="127.0.0.1")
+    p = argparse.ArgumentParser(prog="sparkdl doctor", description=__doc__.split("\n")[0])
+    p.add_argument("--host", default="127.0.0.1", help="the address the local cluster will bind (default 127.0.0.1)")
     p.add_argument("--ports", default="7077,8080", help="ports the local cluster will need")
     args = p.parse_args(argv)
     checks = run_checks(args.host, tuple(int(x) for x in args.ports.split(",") if x))

@@ -1,6 +1,6 @@
 """Browse a campaign's runs in Spark's own History Server.
 
-    python -m harness.history runs/NAME [--port N]
+    sparkdl history runs/NAME [--port N]
 
 Starts ``spark-class org.apache.spark.deploy.history.HistoryServer`` from the installed pyspark
 (Java from :mod:`cluster.sparkenv`) over the event logs of every run (``runs/<key>/app-*``, one
@@ -27,6 +27,7 @@ from cluster.local import end_process_group, free_port
 from cluster.sparkenv import SparkEnv
 from cluster.runtime import discover
 from harness.errors import HarnessError
+from sparkdl.options import add_campaign
 
 HISTORY_CLASS = "org.apache.spark.deploy.history.HistoryServer"
 INPROGRESS = ".inprogress"
@@ -117,8 +118,8 @@ class HistoryServer:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m harness.history", description=__doc__.split("\n")[0])
-    p.add_argument("campaign", type=Path, help="campaign folder (its runs/<key>/ hold the event logs)")
+    p = argparse.ArgumentParser(prog="sparkdl history", description=__doc__.split("\n")[0])
+    add_campaign(p, "its runs/<key>/ hold the event logs", folder_only=True)
     p.add_argument("--port", type=int, help="port of the History Server's UI (default: a free one)")
     p.add_argument("--timeout", type=float, default=90.0, help="seconds to wait until it lists the runs")
     return p

@@ -1,11 +1,11 @@
 """A campaign folder from logs you already have: another team's finished study, named by its settings.
 
-    python -m harness.ingest study/ --out runs/study \\
+    sparkdl ingest study/ --out runs/study \\
         --fields 'experiment(?P<replicate>\\d+)_(?P<learning_rate>[^_/]+)_(?P<batch_size>\\d+)_(?P<epochs>\\d+)_(?P<nodes>\\d+)_(?P<regularisation>[^_/]+)/'
-    python -m models.anova runs/study          # then every analysis reads it as a campaign
-    python -m report runs/study
+    sparkdl anova runs/study          # then every analysis reads it as a campaign
+    sparkdl report runs/study
 
-Every ``*.out`` / ``*.out.gz`` under the PATHs (searched recursively, as ``python -m logparse``) is one
+Every ``*.out`` / ``*.out.gz`` under the PATHs (searched recursively, as ``sparkdl logparse``) is one
 row of ``OUT/results.csv``: logparse's status, reason and figures (``logparse.judge``: the log's own
 status, then a lost executor fails an ok run, as the harness decides for its own runs), plus one column
 per named group of ``--fields``, searched (``re.search``) in the log's path as found. A column is typed
@@ -20,7 +20,7 @@ Those columns are the campaign's factors in ``manifest.json`` (``--factors a,b``
 A log whose path does not match is one ``error:`` line naming it and nothing is written (exit 2), or, with
 ``--skip-unmatched``, one ``skipped`` line and the others are ingested. Logs stay where they are (the
 ``log`` column holds the absolute path) unless ``--copy`` copies each (and its ``.err``) to
-``OUT/logs/<run>-<replicate>.out[.gz]``. ``--epochs`` also writes ``OUT/epochs.csv``, one row per epoch of
+``OUT/logs/<run>-<replicate>.out[.gz]``. ``--per-epoch`` also writes ``OUT/epochs.csv``, one row per epoch of
 each log with its run, replicate and factors. Provenance (where the logs came from, the regex, when, which
 tool revision) is kept in ``OUT/campaign.sqlite`` with each log's record; re-running on the same folder
 reads only new logs (and logs whose size or modification time changed) and keeps every run number.
@@ -57,6 +57,7 @@ from sparkdl.runspec import kind_of, typed
 from sparkdl.errors import EXIT_INPUT, EXIT_OK, EXIT_RUNS_FAILED
 from sparkdl.numbers import NumberError, number
 from sparkdl.userregex import UserRegex
+from sparkdl.options import add_out, renamed
 
 Value = int | float | str | None
 
@@ -93,7 +94,7 @@ def level(value: str | None) -> Value:
 
 @dataclass(frozen=True)
 class IngestOptions:
-    """What ``python -m harness.ingest`` was asked (see the module docstring)."""
+    """What ``sparkdl ingest`` was asked (see the module docstring)."""
 
     paths: tuple[str, ...]
     fields: str
@@ -476,20 +477,22 @@ def _ingest(options: IngestOptions, folder: CampaignDir, factors: tuple[str, ...
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m harness.ingest", description=__doc__.split("\n\n")[0],
+    p = argparse.ArgumentParser(prog="sparkdl ingest", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                epilog="Then: python -m models.anova OUT; python -m report OUT; "
-                                       "python -m optimize.pareto OUT")
+                                epilog="Then: sparkdl anova OUT; sparkdl report OUT; "
+                                       "sparkdl pareto OUT")
     p.add_argument("paths", nargs="+", metavar="PATH", help="log files, or folders searched for *.out[.gz]")
     p.add_argument("--fields", required=True, metavar="REGEX",
                    help="regex searched in each log's path; each named group (?P<name>...) is a column and a factor "
                         "(replicate/run number the logs; epochs is also the plan)")
-    p.add_argument("--out", required=True, type=Path, help="the campaign folder to make or bring up to date")
+    add_out(p, "the campaign folder to make or bring up to date", required=True)
     p.add_argument("--factors", help="comma-separated groups to declare as the factors (default: every group "
                                      "but run/replicate)")
     p.add_argument("--copy", action="store_true", help="copy each log (and its .err) to OUT/logs/<run>-<replicate>.out")
     p.add_argument("--skip-unmatched", action="store_true", help="leave out logs whose path does not match --fields")
-    p.add_argument("--epochs", action="store_true", help="also write OUT/epochs.csv, one row per epoch of each log")
+    p.add_argument("--per-epoch", dest="epochs", action="store_true",
+                   help="also write OUT/epochs.csv, one row per epoch of each log")
+    renamed(p, "--epochs", "--per-epoch", nargs=0)
     p.add_argument("--expected-epochs", type=int, metavar="N", help="epochs every job was asked for (default: the "
                                                                     "epochs group, if any)")
     return p
@@ -518,7 +521,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             reasons[str(x.outcome["reason"])] = reasons.get(str(x.outcome["reason"]), 0) + 1
     for reason, n in sorted(reasons.items(), key=lambda kv: -kv[1])[:10]:
         print(f"  {n} log(s) not ok: {reason}")
-    print(f"results: {result.folder.results_csv}; next: python -m models.anova {result.folder.path}")
+    print(f"results: {result.folder.results_csv}; next: sparkdl anova {result.folder.path}")
     if result.unreadable:
         return EXIT_INPUT
     return EXIT_OK if all(x.outcome["status"] == "ok" for x in result.logs) else EXIT_RUNS_FAILED

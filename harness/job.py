@@ -11,7 +11,7 @@ A job is a small TOML file next to the design (paths in it are relative to the f
     results = "json"                   # how the run reports (below); default "bigdl" for a BigDL app, else "none";
                                        # "mlflow": what the job logs to the MLflow run the harness made
     runtime = "spark4"                 # the environment it runs in: a built-in runtime or a runtime TOML
-                                       # (python -m harness.runtime list); default spark4
+                                       # (sparkdl runtime list); default spark4
     jvm = "stock"                      # or "tuned": the local backend's start-up tuning (see below)
 
     [spark]                            # optional extra --conf settings
@@ -79,6 +79,7 @@ from harness.errors import HarnessError
 from harness.figurespec import FigureSpec, FigureSpecError, figure_spec
 from sparkdl.runspec import CELL, CLUSTER, RESERVED, ParamRule, RunSpec, Value, format_value
 from sparkdl import config
+from sparkdl.options import DEFAULT_JOB
 
 BUILTIN_DIR = Path(jobs.__file__).parent
 RESULTS = ("bigdl", "json", "mlflow", "output", "none")
@@ -400,7 +401,13 @@ MAX_BUILTIN_NAME = 64
 
 
 def builtin_names() -> tuple[str, ...]:
+    """The built-in jobs: the one registry every command's ``--job`` lists."""
     return tuple(sorted(p.stem for p in BUILTIN_DIR.glob("*.toml")))
+
+
+def builtins_with(columns: Sequence[str]) -> tuple[str, ...]:
+    """The built-in jobs whose design columns include every one of ``columns`` (what an optimizer can vary)."""
+    return tuple(n for n in builtin_names() if set(columns) <= set(builtin(n).params))
 
 
 @lru_cache(maxsize=None)
@@ -427,7 +434,7 @@ class JobChoice:
     """Which job each run runs: the ``--job`` one, or (without ``--job``) the built-in named by the ``model`` column."""
 
     job: Job | None = None
-    default: str = "birnn"
+    default: str = DEFAULT_JOB
 
     def for_spec(self, spec: RunSpec) -> Job:
         if self.job is not None:

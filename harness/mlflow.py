@@ -1,7 +1,7 @@
 """Export a campaign folder to MLflow: one experiment, one run per design run, the report as an artifact.
 
-    python -m harness.mlflow runs/NAME --tracking-uri http://127.0.0.1:5000
-    python -m harness.mlflow runs/NAME                 # the tracker of $MLFLOW_TRACKING_URI
+    sparkdl mlflow runs/NAME --tracking-uri http://127.0.0.1:5000
+    sparkdl mlflow runs/NAME                 # the tracker of $MLFLOW_TRACKING_URI
 
 Running it again adds nothing: it adds the runs MLflow does not have yet (a resumed campaign's),
 replaces those whose record or files changed, and refreshes results.csv, the manifest, the
@@ -22,7 +22,7 @@ from typing import Sequence
 
 from sparkdl.cli import run_cli
 from sparkdl.errors import EXIT_OK
-from sparkdl.options import TrackingOptionError
+from sparkdl.options import TrackingOptionError, add_campaign, add_cost
 from sparkdl.tracking import tracking_uri
 
 
@@ -46,11 +46,11 @@ ARTIFACT_MB = _artifact_mb
 def build_parser() -> argparse.ArgumentParser:
     from harness.mlflow_export import DEFAULT_MAX_ARTIFACT_MB
 
-    p = argparse.ArgumentParser(prog="python -m harness.mlflow", description=__doc__.split("\n")[0])
-    p.add_argument("campaign", type=Path, help="campaign folder (campaign.sqlite, or an ingested results.csv)")
+    p = argparse.ArgumentParser(prog="sparkdl mlflow", description=__doc__.split("\n")[0])
+    add_campaign(p, "campaign.sqlite, or an ingested results.csv", folder_only=True)
     p.add_argument("--tracking-uri", help="MLflow tracking URI, e.g. http://127.0.0.1:5000 (default $MLFLOW_TRACKING_URI)")
     p.add_argument("--experiment", help="experiment name (default: the campaign folder's name)")
-    p.add_argument("--cost", help="formula of the cost metric (models.cost; default the report's)")
+    add_cost(p, "the runs' cost metric")
     p.add_argument("--max-artifact-mb", type=ARTIFACT_MB, default=DEFAULT_MAX_ARTIFACT_MB,
                    help=f"leave out files larger than this (default {DEFAULT_MAX_ARTIFACT_MB:g}; event logs of long runs)")
     return p

@@ -1,7 +1,7 @@
 """A campaign in MLflow: the one mapping from a campaign folder to an MLflow experiment.
 
-    python -m harness.mlflow runs/NAME --tracking-uri http://127.0.0.1:5000   # after the fact (harness.mlflow)
-    python -m harness.submit design.csv --mlflow http://127.0.0.1:5000        # live: after every stored run
+    sparkdl mlflow runs/NAME --tracking-uri http://127.0.0.1:5000   # after the fact (harness.mlflow)
+    sparkdl submit design.csv --mlflow http://127.0.0.1:5000        # live: after every stored run
 
 Both paths call :meth:`MlflowExporter.sync`, which brings the experiment up to date with the folder:
 
@@ -330,7 +330,7 @@ def experiment_tags(facts: CampaignFacts, folder: CampaignDir, records: Sequence
     note = (f"Campaign `{folder.path.resolve()}`: {len(records)} run(s) ({counts}). Job {facts.job or 'from the design'}; "
             f"factors {', '.join(facts.factors) or '?'}. One MLflow run per design run (tag `sparkdl.run_key`), "
             "per-epoch figures as metric histories; the run named *campaign*, their parent, holds results.csv, "
-            "the manifest, the provenance and the report. Exported by sparkdl-lab (python -m harness.mlflow).")
+            "the manifest, the provenance and the report. Exported by sparkdl-lab (sparkdl mlflow).")
     return {CAMPAIGN_ID: facts.campaign_id, "sparkdl.design_sha256": facts.design_sha256,
             "sparkdl.campaign": str(folder.path.resolve()), "sparkdl.job": facts.job or "",
             "sparkdl.factors": ",".join(facts.factors), "sparkdl.responses": ",".join(facts.responses)[:5000],
@@ -519,7 +519,7 @@ def export_lock(folder: CampaignDir) -> Iterator[None]:
     """Hold the campaign's export lock (an OS lock on the campaign folder itself: no file is made to take it).
 
     A second export of the same campaign at the same time (a ``--mlflow`` campaign's live export and a
-    ``python -m harness.mlflow``, or two of those) would create the same runs twice: it is refused with
+    ``sparkdl mlflow``, or two of those) would create the same runs twice: it is refused with
     :class:`ExportBusyError` naming the export that holds the lock. The lock dies with its process.
     """
     owner = folder.path / EXPORT_OWNER
@@ -570,7 +570,7 @@ def check_reachable(uri: str, timeout: float = 5.0) -> None:
     except (urllib.error.URLError, OSError, ValueError) as e:
         reason = getattr(e, "reason", e)
         raise TrackerUnreachableError(f"MLflow at {uri} does not answer ({reason}): start it or check the URI; "
-                                      "nothing finished is lost, export again with python -m harness.mlflow") from None
+                                      "nothing finished is lost, export again with sparkdl mlflow") from None
 
 
 def ui_url(uri: str, experiment_id: str) -> str:
@@ -832,7 +832,7 @@ class LiveExport:
         self._lock = threading.Lock()
 
     def catch_up_command(self) -> str:
-        return f"python -m harness.mlflow {self.folder.path} --tracking-uri {self.uri}"
+        return f"sparkdl mlflow {self.folder.path} --tracking-uri {self.uri}"
 
     def sync(self, records: Sequence[RunRecord], meta: Mapping[str, object]) -> bool:
         """Export what is new; True when the experiment is up to date, False (after a note) when it could not be."""

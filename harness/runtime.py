@@ -1,9 +1,9 @@
 """The runtimes jobs run in: list them, prepare (install) one, check them.
 
-    python -m harness.runtime list [--format json] [FILE.toml ...]
-    python -m harness.runtime prepare NAME|FILE.toml
-    python -m harness.runtime doctor [NAME|FILE.toml ...]
-    python -m harness.runtime lock NAME|FILE.toml [--out FILE]
+    sparkdl runtime list [--format json] [FILE.toml ...]
+    sparkdl runtime prepare NAME|FILE.toml
+    sparkdl runtime doctor [NAME|FILE.toml ...]
+    sparkdl runtime lock NAME|FILE.toml [--out FILE]
 
 A runtime (see :mod:`cluster.runtime`) is a named, locked environment: a Spark version (from its
 pyspark package), a Java version, Python packages and its own JVM defaults. Built in: ``bigdl``
@@ -27,6 +27,7 @@ from cluster import runtime as runtimes
 from cluster.runtime import Runtime, RuntimeProblem
 from sparkdl.cli import run_cli
 from sparkdl.errors import EXIT_CLUSTER, EXIT_OK
+from sparkdl.options import add_format, add_out
 
 #: What ``doctor`` runs in a runtime's Python: its numpy and pyspark, and Spark's own version.
 PROBE = ("import sys, numpy, pyspark; print(sys.version.split()[0], numpy.__version__, pyspark.__version__)")
@@ -59,7 +60,7 @@ def doctor(runtime: Runtime, required: bool = True) -> list[DoctorLine]:
     """
     say = lambda check, ok, detail: DoctorLine(runtime.name, check, ok, detail)  # noqa: E731
     if not runtimes.is_prepared(runtime):
-        return [say("prepared", not required, f"not prepared: python -m harness.runtime prepare {prepare_name(runtime)}"
+        return [say("prepared", not required, f"not prepared: sparkdl runtime prepare {prepare_name(runtime)}"
                     + ("" if required else " (or the first campaign that needs it)"))]
     lines = [say("prepared", True, str(runtimes.home(runtime)))]
     try:
@@ -83,18 +84,18 @@ def doctor(runtime: Runtime, required: bool = True) -> list[DoctorLine]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m harness.runtime", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="sparkdl runtime", description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
     ls = sub.add_parser("list", help="every runtime: name, Spark, Java, Python, prepared")
     ls.add_argument("files", nargs="*", help="runtime TOML files to list besides the built-in ones")
-    ls.add_argument("--format", choices=("text", "json"), default="text")
+    add_format(ls, ("text", "json"))
     prep = sub.add_parser("prepare", help="install a runtime's environment from its lock (once)")
     prep.add_argument("runtime", nargs="+", help="a built-in name or a runtime TOML file")
     doc = sub.add_parser("doctor", help="check prepared runtimes: Java, Python, Spark versions")
     doc.add_argument("runtime", nargs="*", help="default: every built-in runtime")
     lk = sub.add_parser("lock", help="resolve a runtime's requirements into its lock file")
-    lk.add_argument("runtime")
-    lk.add_argument("--out", type=Path, help="default: the runtime's lock file")
+    lk.add_argument("runtime", help="a built-in name or a runtime TOML file")
+    add_out(lk, "the lock file to write (default: the runtime's own)")
     return p
 
 

@@ -1,8 +1,8 @@
 """Run every row of a design file as a spark-submit, keeping each run's logs and result.
 
-    python -m harness.submit examples/demo.csv --local --out runs/demo
-    python -m harness.submit design.csv --master spark://host:7077 --out runs/NAME
-    python -m harness.submit design.csv --out runs/NAME --mlflow http://127.0.0.1:5000   # runs in MLflow too
+    sparkdl submit examples/demo.csv --local --out runs/demo
+    sparkdl submit design.csv --master spark://host:7077 --out runs/NAME
+    sparkdl submit design.csv --out runs/NAME --mlflow http://127.0.0.1:5000   # runs in MLflow too
 
 Each run writes ``OUT/logs/<run>-<replicate>.out`` (BigDL's log) and ``.err``, and one
 row in ``OUT/campaign.sqlite`` (exported to ``OUT/results.csv`` after every run).
@@ -29,14 +29,15 @@ from harness.campaign import CampaignPlan, CampaignSettings, make_backend, open_
 from harness.command import SubmitOptions, submit_argv
 from harness.errors import DesignFileError
 from harness.designfile import check_design
-from harness.job import JobChoice, jvm_of, resolve_job, runtime_of
+from harness.job import JobChoice, builtin_names, jvm_of, resolve_job, runtime_of
 from harness.reference import MAX_EVERY, ReferenceError, with_reference
 from sparkdl.runspec import RunSpec, format_value
 from sparkdl.campaign import CampaignDir, Manifest, RunRecord
 from sparkdl.cli import on_interrupt, run_cli
 from harness.until import (DEFAULT_CONFIDENCE, DEFAULT_MAX, DEFAULT_MIN, MAX_REPLICATIONS, UntilError, UntilRule,
                            first_pass, parse_until, result_text)
-from sparkdl.options import BUDGET, CONFIDENCE, SAMPLES, SEED, cluster_options, mlflow_uri, whole_number
+from sparkdl.options import (CONFIDENCE, DEFAULT_JOB, SAMPLES, add_budget, add_job, add_out, add_seed, cluster_options,
+                             mlflow_uri, whole_number)
 from sparkdl.errors import EXIT_OK, EXIT_RUNS_FAILED
 
 Progress = Callable[[str], None]
@@ -113,21 +114,21 @@ def dry_run_plan(specs: Sequence[RunSpec], options: SubmitOptions, env_for: Call
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m harness.submit", description=__doc__.split("\n")[0],
+    p = argparse.ArgumentParser(prog="sparkdl submit", description=__doc__.split("\n")[0],
                                 parents=[cluster_options()])
     p.add_argument("design", type=Path, help="design CSV: nodes, executors, executor_cores [, run, replicate], then "
                                              "the job's columns (built-in BigDL jobs: epochs, learning_rate, "
                                              "batch_size [, model])")
-    p.add_argument("--job", help="the job: a job description (TOML) or a built-in name (birnn, lenet, mlp); "
-                                 "default: the design's model column, else birnn")
-    p.add_argument("--out", type=Path, help="campaign directory (default runs/<design file name>)")
+    add_job(p, builtin_names(), f"the job of every row (default: the built-in the design's model column names, "
+                                f"else {DEFAULT_JOB})", default=None)
+    add_out(p, "the campaign folder to write (default runs/<design file name>)")
     p.add_argument("--resume", action="store_true", help="continue a campaign in --out, skipping finished runs")
     data = p.add_mutually_exclusive_group()
     data.add_argument("--data-dir", type=Path, help="MNIST idx files (default: the bundled 5,000-digit sample)")
     data.add_argument("--sample", action="store_true", help="the bundled 5,000-digit sample (default)")
     p.add_argument("--train-samples", type=SAMPLES, help="train on the first N digits only")
     p.add_argument("--test-samples", type=SAMPLES, help="validate on the first N digits only")
-    p.add_argument("--seed", type=SEED, default=42, help="weight-init seed of replicate 1 (replicate r uses seed+r-1)")
+    add_seed(p, "the jobs' weights at replicate 1 (replicate r uses seed+r-1)", default=42)
     p.add_argument("--unchecked", action="store_true",
                    help="submit rows whose batch size BigDL will reject (they are recorded as failed)")
     p.add_argument("--skip-invalid", action="store_true",
@@ -152,9 +153,8 @@ def build_parser() -> argparse.ArgumentParser:
     u.add_argument("--max-replications", type=REPLICATIONS, default=DEFAULT_MAX, metavar="N",
                    help=f"with --until: the most replicates of a point (default {DEFAULT_MAX}); a point with as many "
                         "failed runs is given up")
-    u.add_argument("--budget", type=BUDGET, metavar="TIME",
-                   help="with --until: cluster time to spend (the sum of the runs' times, resumed sessions included), "
-                        "e.g. 30m, 2h, 600s; a run starts only while one of the mean length so far fits")
+    add_budget(u, "with --until: cluster time to spend (the sum of the runs' times, resumed sessions included; a run "
+                  "starts only while one of the mean length so far fits)")
     u.add_argument("--confidence", type=CONFIDENCE, default=DEFAULT_CONFIDENCE, metavar="LEVEL",
                    help=f"with --until: the level of the t interval (default {DEFAULT_CONFIDENCE})")
     return p
@@ -189,14 +189,14 @@ def rescale_note(specs: Sequence[RunSpec]) -> str | None:
     if changes <= needed:
         return None
     return (f"note: this design's order changes nodes {changes} times, each a cluster rescale; grouped by nodes it "
-            f"would change {needed} time(s) (python -m harness.design makes nodes hard to change by default: a "
+            f"would change {needed} time(s) (sparkdl design makes nodes hard to change by default: a "
             "split-plot order)")
 
 
 def resume_command(argv: Sequence[str]) -> str:
     """The exact command that continues this campaign."""
     args = list(argv) + ([] if "--resume" in argv else ["--resume"])
-    return shlex.join(["python", "-m", "harness.submit", *args])
+    return shlex.join(["sparkdl", "submit", *args])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -226,7 +226,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not any(s.get("whole_plot") is not None for s in specs) and len(
                 {runtime_of(choice.for_spec(s), s) for s in specs}) > 1:
             raise ReferenceError("--reference-every on a design of several runtimes needs its whole plots: make the "
-                                 "design with python -m harness.design (its whole_plot column places the reference runs)")
+                                 "design with sparkdl design (its whole_plot column places the reference runs)")
         specs, reference_run = list(placed.specs), placed.reference_run
         print(f"reference runs: design row {placed.reference_row} as run {reference_run}, {placed.count} times "
               f"(first, after every {args.reference_every} runs, last)", file=sys.stderr)

@@ -1,6 +1,6 @@
 """Replicate until sure: add replicates where a design point's confidence interval is still too wide.
 
-    python -m harness.submit design.csv --until "ci(wall_clock_s) < 5%" --max-replications 10 --budget 2h
+    sparkdl submit design.csv --until "ci(wall_clock_s) < 5%" --max-replications 10 --budget 2h
 
 The rule ``ci(RESPONSE) < W%`` asks that the half-width of the t interval of each design point's
 mean (at ``confidence``, 95 % by default) be under W % of that mean's absolute value;

@@ -26,7 +26,7 @@ ROW = 28  # an image row is one time step of 28 features; 28 rows are 28 time st
 
 
 def birnn(hidden_size: int = 128) -> tuple[Sequential, CrossEntropyCriterion]:
-    """BigDL's bi-RNN tutorial network, as seed 001 ran it.
+    """BigDL's bi-RNN tutorial network, as Marinos 2021 ran it.
 
     Rows as time steps -> BiRecurrent(JoinTable) around LSTM(28, hidden) -> last time
     step (Select(2, -1)) -> Linear(2 * hidden, 10); CrossEntropyCriterion applies the softmax.

@@ -1,11 +1,12 @@
-"""logparse: figures and status from BigDL job logs (.out/.err).
+"""logparse: the status and figures of a Spark training job's logs (.out/.err): BigDL's log lines, a
+job's own JSON result line, Spark 4's structured (JSON) log lines, and Spark's event logs.
 
     from logparse import parse
     log = parse("runs/point07/rep3.out")          # final figures, tail first
     log.status, log.reason, log.wall_clock_s, log.accuracy
     parse(path, full=True).iterations             # every iteration, epoch and validation
 
-``python -m logparse PATH... [--format csv|json] [--epochs] [--min-replications N]``.
+``sparkdl logparse PATH... [--format text|json|csv] [--per-epoch] [--min-replications N]``.
 Status rules: ``logparse.status`` (the log) and ``logparse.judgement`` (the run: plan, process, lost executors). Nothing heavy is imported here (no pandas).
 """
 

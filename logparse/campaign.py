@@ -3,7 +3,7 @@
 A job with ``results = "json"`` (TorchDistributor, XGBoost, a user's own) prints no BigDL training
 line: read alone, its log is "incomplete: no BigDL training line". The campaign judged it when it
 ran (``logparse.judge_json_run``: the process's exit, the job's figures file, lost executors) and
-kept that judgement in results.csv. ``python -m logparse`` on such a log reports the recorded status,
+kept that judgement in results.csv. ``sparkdl logparse`` on such a log reports the recorded status,
 reason and figures, when the campaign's manifest says its jobs are not BigDL (``"results"``: ``"json"``,
 ``"output"``, ``"none"`` or ``"mixed"``; a manifest written before that field: the run's ``runs/<key>/metrics.json`` exists).
 

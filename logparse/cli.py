@@ -1,4 +1,4 @@
-"""python -m logparse PATH... : one row per log (CSV or JSON), or one per epoch with --epochs.
+"""sparkdl logparse PATH... : one row per log (a text table, JSON or CSV), or one per epoch with --per-epoch.
 
 Exit codes: 0 every log ok; 3 some logs not ok (failed or incomplete); 2 bad input (a path that
 does not exist, a file that cannot be read, an option out of range, a folder with no log: one line and
@@ -19,6 +19,9 @@ from logparse.parser import collect_logs, parse
 from logparse.records import SUMMARY_FIELDS, JobLog, Status
 from sparkdl.errors import EXIT_INPUT, EXIT_OK, EXIT_RUNS_FAILED
 
+#: sparkdl.options.FORMATS (not imported: argparse and pathlib are not part of this command's start-up).
+FORMATS = ("text", "json", "csv")
+
 
 def build_parser() -> argparse.ArgumentParser:
     """The reference parser: --help, usage errors and anything :func:`parse_args`'s fast path leaves to it."""
@@ -31,13 +34,18 @@ def build_parser() -> argparse.ArgumentParser:
             super().__init__(prog, width=100)
 
     p = argparse.ArgumentParser(
-        prog="python -m logparse", formatter_class=Formatter,
-        description="Final figures and status of BigDL job logs (.out, .out.gz; the .err beside each is read "
+        prog="sparkdl logparse", formatter_class=Formatter,
+        description="Final figures and status of training jobs' logs (.out, .out.gz; the .err beside each is read "
                     "when needed). Exit 0 all ok, 3 some not ok, 2 bad input.")
     p.add_argument("paths", nargs="+", metavar="PATH", help="log files, or directories searched for *.out[.gz]")
-    p.add_argument("--format", choices=("csv", "json"), default="csv", help="output format (default csv)")
-    p.add_argument("--epochs", action="store_true", help="one row per epoch (parses every line)")
-    p.add_argument("--full", action="store_true", help="parse every line even without --epochs")
+    p.add_argument("--format", choices=FORMATS, default="text",
+                   help="output format: text, json, csv (default text); text shows the main figures, json and csv "
+                        "every field")
+    p.add_argument("--per-epoch", dest="epochs", action="store_true", help="one row per epoch (parses every line)")
+    from sparkdl.options import renamed
+
+    renamed(p, "--epochs", "--per-epoch", nargs=0)
+    p.add_argument("--full", action="store_true", help="parse every line even without --per-epoch")
     p.add_argument("--expected-epochs", type=int, metavar="N",
                    help="epochs each job was asked for: fewer make a log incomplete, and reaching them is enough "
                         "to call training finished")
@@ -53,10 +61,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 # The options and their defaults, as build_parser() declares them: (dest, kind) with kind "flag", "int",
 # "str" or a tuple of choices.
-_OPTIONS = {"--format": ("format", ("csv", "json")), "--epochs": ("epochs", "flag"), "--full": ("full", "flag"),
+_OPTIONS = {"--format": ("format", FORMATS), "--per-epoch": ("epochs", "flag"), "--full": ("full", "flag"),
             "--expected-epochs": ("expected_epochs", "int"), "--losses": ("losses", "flag"),
             "--min-replications": ("min_replications", "int"), "--point-pattern": ("point_pattern", "str")}
-_DEFAULTS = {"format": "csv", "epochs": False, "full": False, "expected_epochs": None, "losses": False,
+_DEFAULTS = {"format": "text", "epochs": False, "full": False, "expected_epochs": None, "losses": False,
              "min_replications": None, "point_pattern": None}
 
 
@@ -115,7 +123,34 @@ def _parse_plain(argv: list[str]) -> SimpleNamespace | None:
     return SimpleNamespace(paths=paths, **values)
 
 
+#: The columns of the text table of one row per log (json and csv have every field).
+TEXT_COLUMNS = ("path", "status", "epochs_completed", "wall_clock_s", "accuracy", "reason")
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value).replace("\n", " ")
+
+
+def _write_text(rows: list[dict[str, object]], out: TextIOBase) -> None:
+    """An aligned table: the main figures of each log (every column of per-epoch rows)."""
+    present: dict[str, None] = {}
+    for row in rows:
+        present.update(dict.fromkeys(row))
+    names = [c for c in TEXT_COLUMNS if c in present] if "status" in present else list(present)
+    cells = [names] + [[_cell(row.get(k)) for k in names] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(names))]
+    for r in cells:
+        out.write("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() + "\n")
+
+
 def _write(rows: list[dict[str, object]], fmt: str, out: TextIOBase) -> None:
+    if fmt == "text":
+        _write_text(rows, out)
+        return
     if fmt == "json":
         import json
         import math

@@ -152,7 +152,7 @@ def collect_logs(paths: Sequence[str | os.PathLike[str]]) -> LogList:
 
 def find_logs(paths: Sequence[str | os.PathLike[str]]) -> list[os.PathLike[str]]:
     """Like :func:`collect_logs` (as ``pathlib.Path`` objects), raising LogNotFoundError on the first problem."""
-    from pathlib import Path  # not at import: pathlib is 3 ms of every `python -m logparse`
+    from pathlib import Path  # not at import: pathlib is 3 ms of every `sparkdl logparse`
 
     found = collect_logs(paths)
     if found.problems:

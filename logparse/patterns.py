@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 # Patterns most logs never need are compiled on first use (module __getattr__ below): compiling
-# costs start-up time, which issue 18 measures against grep. Read them as P.NAME like the others.
+# costs start-up time, which is measured against grep. Read them as P.NAME like the others.
 _LAZY: dict[str, tuple[bytes, int]] = {}
 
 # Java's Double/Float.toString: 0.1, 1.7976931348623157E308, 9.9E-4, NaN, Infinity, -Infinity.
@@ -66,7 +66,7 @@ PRUNED = b"sparkdl: pruned: "
 DATE = rb"\d\d(?:\d\d)?[-/]\d\d[-/]\d\d"
 _LAZY["LOG_PREFIX"] = (rb"^" + DATE + rb" \d\d:\d\d:\d\d(?:[.,]\d+)? (?:\[[^\]\r\n]*\] )?", 0)
 
-# Lines of the driver's stdout that are not its program's own output (issue 25; ``status.program_output``),
+# Lines of the driver's stdout that are not its program's own output (``status.program_output``),
 # matched at a line's start. A logger's line: a log4j layout with a date (bracketed or ISO too), or a level
 # first (Python logging's "WARNING:root:...", the JVM's "WARNING: ..."). Part of an error: a traceback and its
 # chaining lines, "Caused by:", "Exception in thread", an exception's own line ("java.io.IOException: ...",

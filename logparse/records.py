@@ -2,8 +2,8 @@
 
 The records are named tuples (``collections.namedtuple`` subclasses), not dataclasses: they are
 immutable, compare and pickle by value, and ``log._replace(status=...)`` makes a changed copy.
-``dataclasses`` (with ``inspect``) and ``typing`` would add 10 ms to every ``python -m logparse``,
-which issue 18 times against grep; each field's type is written beside its name.
+``dataclasses`` (with ``inspect``) and ``typing`` would add 10 ms to every ``sparkdl logparse``,
+which is timed against grep; each field's type is written beside its name.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ _JOBLOG_REQUIRED = (
     "status",               # Status
     "reason",               # str
     "failure_kind",         # FailureKind | None
-    "wall_clock_s",         # float | None: header Wall Clock of the last validation (seed 001's figure)
+    "wall_clock_s",         # float | None: header Wall Clock of the last validation (Marinos 2021's figure)
     "accuracy",             # float | None: Top1Accuracy of the last validation
     "epochs_completed",     # int: epoch of the last "Epoch finished" line (0 if none)
     "learning_rate",        # float | None: "Current learning rate" of the first iteration

@@ -1,6 +1,6 @@
 """Byte access to one log file: plain files by offset (head, tail, blocks); .gz decompressed as a stream.
 
-No memory map (a mapped file closed under a reader was the 8 MiB crash of issue 17): plain files
+No memory map (a mapped file closed under a reader crashes on logs over 8 MiB): plain files
 are read with ``pread``; a whole-file read is capped at ``MAX_READ`` bytes. A .gz cannot be read
 backwards, so it is decompressed as a stream into memory, stopping at ``MAX_GUNZIP`` bytes (a
 small file that expands without end is refused, not held); a truncated or corrupt stream keeps
@@ -99,7 +99,7 @@ class Source:
 
 def _gunzip(fd: int, path: str) -> tuple[bytes, str]:
     """All members of a gzip stream, streamed; on damage, what decompressed before it and the reason."""
-    import zlib  # plain logs never need it (start-up time: issue 18)
+    import zlib  # plain logs never need it (start-up time)
 
     out: list[bytes] = []
     total, raw_seen = 0, 0

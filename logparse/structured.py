@@ -39,7 +39,7 @@ def as_layout(data: bytes) -> bytes:
 
 
 def _line(raw: bytes) -> bytes:
-    import json  # only when a log holds such lines: python -m logparse starts without it (tests/test_logparse_cli.py)
+    import json  # only when a log holds such lines: sparkdl logparse starts without it (tests/test_logparse_cli.py)
 
     body = raw.rstrip(b"\r")
     try:

@@ -45,6 +45,7 @@ from sparkdl.cost import CostFunction, parse_cost
 from models.errors import CostInputsMissingError, InvalidTableError, MissingColumnError, ResultsNotFoundError
 from sparkdl.campaign import CampaignDir, Manifest
 from sparkdl.errors import CampaignError
+from sparkdl.options import add_campaign
 
 RESULTS_FILE = "results.csv"
 MANIFEST_FILE = "manifest.json"  # sparkdl.campaign.CampaignDir.MANIFEST
@@ -199,7 +200,7 @@ def table_options() -> argparse.ArgumentParser:
     :func:`factor_list`.
     """
     p = argparse.ArgumentParser(add_help=False)
-    p.add_argument("results", help=f"campaign directory (runs/NAME, holding {RESULTS_FILE}) or a results CSV")
+    add_campaign(p, f"its {RESULTS_FILE}, factors from its {MANIFEST_FILE}", dest="results")
     p.add_argument("--factors", help=f"comma-separated factor columns (default: the campaign's {MANIFEST_FILE}; for a "
                                      "bare CSV the columns taken as factors are named on stderr)")
     return p
@@ -227,6 +228,16 @@ def manifest_of(csv_path: Path) -> Manifest | None:
         return folder.read_manifest()
     except CampaignError as exc:
         raise InvalidTableError(f"{exc}") from None
+
+
+def time_response(path: str | Path, fallback: str = TIME_COLUMN) -> str:
+    """The column that holds the runs' time, as the campaign's manifest records it (``Manifest.time``: e.g.
+    ``spark_jobs_span_s`` for a job that reports no time of its own); ``fallback`` without one."""
+    try:
+        manifest = manifest_of(resolve_path(path))
+    except (ResultsNotFoundError, InvalidTableError):
+        return fallback  # the command's own reader says what is wrong with the path
+    return manifest.time if manifest is not None and manifest.time not in ("", "mixed") else fallback
 
 
 def manifest_factors(csv_path: Path) -> tuple[str, ...] | None:

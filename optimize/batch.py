@@ -1,18 +1,18 @@
-"""Courier (seed 004): the batch size with the highest predicted accuracy whose predicted response time meets a
+"""Courier (Albo Martínez 2021): the batch size with the highest predicted accuracy whose predicted response time meets a
 latency SLO; when no candidate does, say so and return the fastest.
 
 Two random forests from :mod:`models.predict` (response time and accuracy) are trained on a Courier
 table: batch, cpus, njobs, network, time, accuracy (see :func:`optimize.concurrent.courier_table`,
 or a CSV with those columns).
 
-    python -m optimize.batch --slo 300 --cpus 4 --njobs 2 --network lenet --campaign runs/courier
-    python -m optimize.batch --campaign runs/courier --evaluate 200      # Courier vs a uniformly random batch
+    sparkdl batch runs/courier --slo 300 --cpus 4 --njobs 2 --job lenet
+    sparkdl batch runs/courier --evaluate 200      # Courier vs a uniformly random batch
 
 Each predicted time and accuracy of a single choice comes with a CV+ prediction interval at
 ``--level`` (90 % by default; :mod:`models.predict.intervals`: 5 more forest fits per target); the
 choice itself is Courier's rule on the point predictions (``--margin`` guards it).
 
-``--evaluate`` follows seed 004 section 5 on held-out rows of the campaign (not fresh jobs): the
+``--evaluate`` follows Albo Martínez 2021 section 5 on held-out rows of the campaign (not fresh jobs): the
 table's (cpus, njobs, network) configurations are split into train and test groups; for each test
 configuration an SLO is drawn from N(300, 100) (truncated at 1 s); Courier chooses with forests
 trained on the other configurations, the baseline picks a batch uniformly at random, and both
@@ -35,7 +35,9 @@ from models.predict.intervals import ConformalPredictor, Intervals
 from models.results import read_csv
 from optimize.concurrent import COURIER_COLUMNS, courier_table
 from optimize.errors import CampaignDataError, SearchOptionError
+from harness.job import builtin_names
 from sparkdl.cli import run_cli
+from sparkdl.options import add_campaign, add_job, add_seed, now_positional, renamed
 
 CANDIDATES: tuple[int, ...] = (64, 128, 256, 512)
 JOB_COLUMNS = ("cpus", "njobs", "network")
@@ -174,7 +176,7 @@ class EvaluationRow:
 
 @dataclass(frozen=True)
 class Evaluation:
-    """Seed 004 section 5's figures on held-out rows: SLO fulfilment rates and mean accuracies."""
+    """Albo Martínez 2021 section 5's figures on held-out rows: SLO fulfilment rates and mean accuracies."""
 
     rows: tuple[EvaluationRow, ...]
 
@@ -237,25 +239,29 @@ def evaluate(table: pd.DataFrame, trials: int = 100, slo_mean: float = 300.0, sl
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m optimize.batch", description=__doc__.split("\n")[0])
-    p.add_argument("--campaign", type=Path, required=True,
-                   help="campaign directory (results.csv + concurrency.csv) or a CSV with "
-                        + ", ".join(COURIER_COLUMNS))
+    p = argparse.ArgumentParser(prog="sparkdl batch", description=__doc__.split("\n")[0])
+    add_campaign(p, "results.csv and concurrency.csv of sparkdl concurrent, or a CSV with "
+                    + ", ".join(COURIER_COLUMNS))
+    now_positional(p, "--campaign")
     p.add_argument("--slo", type=float, help="latency SLO in seconds")
     p.add_argument("--cpus", type=int, help="CPUs of the job")
     p.add_argument("--njobs", type=int, help="concurrent jobs")
-    p.add_argument("--network", help="lenet or birnn")
+    add_job(p, builtin_names(), "the job whose batch size to choose (default: the campaign's, when it ran one)",
+            default=None)
+    renamed(p, "--network", "--job")
     p.add_argument("--batches", type=int, nargs="+", default=list(CANDIDATES), help="candidates (64 128 256 512)")
-    p.add_argument("--cv-folds", type=int, default=5)
+    p.add_argument("--cv-folds", type=int, default=5, help="cross-validation folds of the intervals (default 5)")
     p.add_argument("--trees", type=int, default=100, help="trees per random forest (default 100)")
-    p.add_argument("--seed", type=int, default=0)
+    add_seed(p, "the random forests, the held-out split and the drawn SLOs")
     p.add_argument("--evaluate", type=int, metavar="TRIALS", help="Courier vs random batch on held-out rows")
     p.add_argument("--margin", type=float, default=0.0,
                    help="require predicted time x (1 + margin) <= SLO (default 0: Courier's rule)")
     p.add_argument("--level", type=float, default=0.9,
                    help="nominal level of the prediction intervals of a single choice (default 0.9)")
-    p.add_argument("--slo-mean", type=float, default=300.0)
-    p.add_argument("--slo-sd", type=float, default=100.0)
+    p.add_argument("--slo-mean", type=float, default=300.0,
+                   help="--evaluate: mean of the normal distribution each trial's SLO is drawn from, seconds (default 300)")
+    p.add_argument("--slo-sd", type=float, default=100.0,
+                   help="--evaluate: its standard deviation, seconds (default 100)")
     return p
 
 
@@ -298,10 +304,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print_evaluation(evaluate(table, args.evaluate, args.slo_mean, args.slo_sd, seed=args.seed,
                                   batches=args.batches, courier=courier, margin=args.margin), args)
         return 0
-    if args.slo is None or args.cpus is None or args.njobs is None or args.network is None:
-        raise SearchOptionError("give --slo, --cpus, --njobs and --network (or --evaluate TRIALS)")
+    if args.slo is None or args.cpus is None or args.njobs is None:
+        raise SearchOptionError("give --slo, --cpus and --njobs (or --evaluate TRIALS)")
     courier.level = args.level
-    choice = courier.fit(table).choose({"cpus": args.cpus, "njobs": args.njobs, "network": args.network}, args.slo,
+    jobs = sorted(table["network"].astype(str).unique())
+    job = args.job or (jobs[0] if len(jobs) == 1 else None)
+    if job is None:
+        raise SearchOptionError(f"the campaign ran the jobs {', '.join(jobs)}: name one with --job")
+    choice = courier.fit(table).choose({"cpus": args.cpus, "njobs": args.njobs, "network": job}, args.slo,
                                        args.batches, args.margin)
     print_choice(choice, args.slo, args.level)
     return 0

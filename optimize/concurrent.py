@@ -4,12 +4,12 @@
 a sibling of the session's :class:`harness.campaign.Campaign` (each thread opens its own connection
 to the campaign's SQLite store, as sqlite3 requires); each copy is a distinct ``(run, replicate)`` cell with its own
 log. ``concurrency.csv`` beside ``results.csv`` records which cells ran together, and
-:func:`courier_table` joins both into seed 004's table: batch, cpus, njobs, network, time, accuracy.
+:func:`courier_table` joins both into Albo Martínez 2021's table: batch, cpus, njobs, network, time, accuracy.
 
 The response time of a copy is the harness's ``elapsed_s`` (submission to the end of
 spark-submit, queueing for cores included), the time a user with an SLO waits for.
 
-    python -m optimize.concurrent --out runs/courier --job lenet --cpus 1 --njobs 2 --batch-sizes 64 128
+    sparkdl concurrent --out runs/courier --job lenet --cpus 1 --njobs 2 --batch-sizes 64 128
 """
 
 from __future__ import annotations
@@ -29,9 +29,10 @@ from sparkdl.campaign import RunRecord
 from models.predict.table import read_results
 from models.results import read_csv
 from optimize.errors import CampaignDataError, SearchOptionError
-from optimize.session import ClusterOptions, JobConfig, JobSession, open_session, submit_options
+from optimize.session import (ClusterOptions, JobConfig, JobSession, add_optimizer_job, check_job, open_session,
+                              submit_options)
 from sparkdl.cli import on_interrupt, run_cli
-from sparkdl.options import cluster_options, renamed
+from sparkdl.options import SAMPLES, add_out, add_seed, cluster_options, renamed
 
 GROUPS_CSV = "concurrency.csv"
 GROUP_COLUMNS = ("run", "replicate", "group", "njobs")
@@ -106,7 +107,7 @@ def _append_group(out: Path, group: int, results: Sequence[RunRecord]) -> None:
 
 
 def courier_table(campaign: str | Path) -> pd.DataFrame:
-    """Seed 004's table from a campaign: ok runs joined with their concurrency (njobs 1 when not grouped)."""
+    """Albo Martínez 2021's table from a campaign: ok runs joined with their concurrency (njobs 1 when not grouped)."""
     results = read_results(campaign)
     path = Path(campaign) / GROUPS_CSV
     groups = read_csv(path)[1] if path.exists() else pd.DataFrame(columns=list(GROUP_COLUMNS))
@@ -128,20 +129,21 @@ def courier_table(campaign: str | Path) -> pd.DataFrame:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m optimize.concurrent", parents=[cluster_options()],
-                                description="Run njobs copies of a job at once, per batch size (seed 004's factor).")
-    p.add_argument("--out", type=Path, required=True)
-    p.add_argument("--resume", action="store_true")
-    p.add_argument("--job", choices=("birnn", "lenet"), default="lenet", help="the built-in job to run (default lenet)")
+    p = argparse.ArgumentParser(prog="sparkdl concurrent", parents=[cluster_options()],
+                                description="Run njobs copies of a job at once, per batch size (Albo Martínez 2021's factor).")
+    add_out(p, "the campaign folder the groups' jobs go to (results.csv and concurrency.csv)", required=True)
+    p.add_argument("--resume", action="store_true", help="continue the campaign in --out, skipping finished groups")
+    add_optimizer_job(p)
     renamed(p, "--model", "--job")
     p.add_argument("--cpus", type=int, default=1, help="executors (of one core) per job")
     p.add_argument("--njobs", type=int, default=2, help="copies submitted at once")
-    p.add_argument("--batch-sizes", type=int, nargs="+", default=[64, 128, 256, 512])
-    p.add_argument("--learning-rate", type=float, default=0.05)
-    p.add_argument("--epochs", type=int, default=1)
-    p.add_argument("--train-samples", type=int)
-    p.add_argument("--test-samples", type=int)
-    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--batch-sizes", type=int, nargs="+", default=[64, 128, 256, 512],
+                   help="one group of --njobs copies per batch size (default 64 128 256 512)")
+    p.add_argument("--learning-rate", type=float, default=0.05, help="every job's learning rate (default 0.05)")
+    p.add_argument("--epochs", type=int, default=1, help="every job's epochs (default 1)")
+    p.add_argument("--train-samples", type=SAMPLES, help="train on the first N digits only")
+    p.add_argument("--test-samples", type=SAMPLES, help="validate on the first N digits only")
+    add_seed(p, "every job's weights", default=42)
     return p
 
 
@@ -150,7 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     say = lambda msg: print(msg, flush=True)  # noqa: E731
     if args.cpus < 1 or args.njobs < 1:
         raise SearchOptionError("--cpus and --njobs must be >= 1")
-    config = JobConfig(model=args.job, nodes=1, executors=args.cpus, executor_cores=1, epochs=args.epochs,
+    config = JobConfig(model=check_job(args.job), nodes=1, executors=args.cpus, executor_cores=1, epochs=args.epochs,
                        learning_rate=args.learning_rate, batch_size=args.batch_sizes[0])
     settings = {"optimizer": "concurrent", **vars(args), "out": str(args.out), "state_dir": str(args.state_dir)}
     settings.pop("resume")

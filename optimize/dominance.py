@@ -125,7 +125,7 @@ def minimisation_matrix(runs: pd.DataFrame, objectives: Sequence[ObjectiveSpec])
     return np.column_stack([o.sign * runs[o.column].to_numpy(float) for o in objectives])
 
 
-def ok_runs(table: pd.DataFrame, objectives: Sequence[ObjectiveSpec], cost: str = "acc2") -> tuple[pd.DataFrame, int]:
+def ok_runs(table: pd.DataFrame, objectives: Sequence[ObjectiveSpec], cost: str | None = None) -> tuple[pd.DataFrame, int]:
     """The rows with status ok and finite objective values (``cost`` computed when asked and absent)."""
     if "status" not in table.columns:
         raise CampaignDataError("the table has no status column: give a campaign's results.csv")

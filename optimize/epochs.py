@@ -1,14 +1,14 @@
-"""Max epochs under a time budget (seed 000, section V).
+"""Max epochs under a time budget (Schouten and Mukherjee, section V).
 
 For a fixed job configuration, predict the time of every epoch count in ``lower..upper`` (step
 ``step``) as the mean of a random forest and the ANOVA regression (interactions up to order 3, as
-seed 000 keeps), both from :mod:`models.predict`, and return the largest epoch count whose predicted
+Schouten and Mukherjee keep), both from :mod:`models.predict`, and return the largest epoch count whose predicted
 time fits the budget. An interval comes with each prediction: the prediction plus the
 ``(1-level)/2`` and ``(1+level)/2`` quantiles of the combined model's out-of-fold residuals
 (K-fold cross-validation; the coverage is approximate). ``--safe`` picks by the interval's upper end.
 
-    python -m optimize.epochs --budget 120 --fixed model=lenet,batch_size=64 --campaign runs/NAME
-    python -m optimize.epochs ... --confirm --out runs/NAME-confirm     # one real job at the answer
+    sparkdl epochs runs/NAME --budget 120 --job lenet --fixed batch_size=64
+    sparkdl epochs ... --confirm --out runs/NAME-confirm     # one real job at the answer
 
 The time is the harness's ``elapsed_s`` (what a user with a budget waits for) unless ``--time``
 names another column (``wall_clock_s``: BigDL's own training clock).
@@ -31,9 +31,10 @@ import logparse
 from models.predict import LinearModel, RandomForestModel, read_results
 from models.predict.table import HARNESS_FACTORS
 from optimize.errors import CampaignDataError, JobFailedError, OptimizeError, SearchOptionError
-from optimize.session import ClusterOptions, JobConfig, open_session, submit_options
+from optimize.session import ClusterOptions, JobConfig, check_job, open_session, optimizer_jobs, submit_options
 from sparkdl.cli import on_interrupt, run_cli
-from sparkdl.options import cluster_options, renamed
+from sparkdl.options import (SAMPLES, add_budget, add_campaign, add_job, add_out, add_seed, cluster_options,
+                             now_positional, renamed)
 
 
 @dataclass(frozen=True)
@@ -167,6 +168,8 @@ def max_epochs(model: EpochTimeModel, config: dict[str, object], budget: float, 
                                     "nothing can be predicted for it; use a campaign that varied it")
     config = {**model.constants, **config}
     missing = [c for c in model.features if c != "epochs" and c not in config]
+    if "model" in missing:
+        raise SearchOptionError("the campaign ran several jobs: name one with --job")
     if missing:
         raise SearchOptionError(f"--fixed lacks {', '.join(missing)}: give every factor the campaign varied except "
                                 "epochs, e.g. model=lenet,batch_size=64")
@@ -204,27 +207,29 @@ def parse_config(text: str) -> dict[str, object]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m optimize.epochs", description=__doc__.split("\n")[0],
+    p = argparse.ArgumentParser(prog="sparkdl epochs", description=__doc__.split("\n")[0],
                                 parents=[cluster_options()])
-    p.add_argument("--budget", type=float, required=True, help="seconds")
-    p.add_argument("--fixed", default="", help="the job's other factors, fixed: key=value,... (model, nodes, batch_size...)")
+    add_campaign(p, "the runs to learn each epoch count's time from")
+    now_positional(p, "--campaign")
+    add_budget(p, "the time one job may take", required=True)
+    add_job(p, optimizer_jobs(), "the job whose epochs to choose (default: the campaign's, when it ran one)", default=None)
+    p.add_argument("--fixed", default="", help="the job's other factors, fixed: key=value,... (nodes, batch_size...)")
     renamed(p, "--config", "--fixed")
-    p.add_argument("--campaign", type=Path, required=True, help="campaign directory or results CSV to learn from")
     p.add_argument("--time", default="elapsed_s", help="time column (default elapsed_s; or wall_clock_s)")
     p.add_argument("--per-epoch", action="store_true",
                    help="learn from every validated epoch of each run's log (needs --time wall_clock_s)")
-    p.add_argument("--lower", type=int, default=1)
-    p.add_argument("--upper", type=int, default=20)
-    p.add_argument("--step", type=int, default=1)
+    p.add_argument("--lower", type=int, default=1, help="the fewest epochs to consider (default 1)")
+    p.add_argument("--upper", type=int, default=20, help="the most epochs to consider (default 20)")
+    p.add_argument("--step", type=int, default=1, help="the step between epoch counts (default 1)")
     p.add_argument("--level", type=float, default=0.9, help="interval level (default 0.9)")
     p.add_argument("--safe", action="store_true", help="choose by the interval's upper end")
-    p.add_argument("--cv-folds", type=int, default=5)
+    p.add_argument("--cv-folds", type=int, default=5, help="cross-validation folds of the intervals (default 5)")
     p.add_argument("--trees", type=int, default=100, help="trees per random forest (default 100)")
-    p.add_argument("--seed", type=int, default=0)
+    add_seed(p, "the random forest and the cross-validation folds")
     p.add_argument("--confirm", action="store_true", help="run one real job at the answer and report its time")
-    p.add_argument("--out", type=Path, help="campaign directory of the confirming job")
-    p.add_argument("--train-samples", type=int)
-    p.add_argument("--test-samples", type=int)
+    add_out(p, "with --confirm: the campaign folder of the confirming job")
+    p.add_argument("--train-samples", type=SAMPLES, help="with --confirm: train on the first N digits only")
+    p.add_argument("--test-samples", type=SAMPLES, help="with --confirm: validate on the first N digits only")
     return p
 
 
@@ -267,9 +272,14 @@ def print_choice(choice: EpochChoice, args: argparse.Namespace) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     config = parse_config(args.fixed)
+    if "model" in config:
+        raise SearchOptionError(f"--fixed model={config['model']}: the job is named by --job; write --job "
+                                f"{config['model']} and drop model= from --fixed")
     if args.per_epoch and args.time != "wall_clock_s":
         raise SearchOptionError("--per-epoch splits BigDL's wall clock by epoch only: add --time wall_clock_s")
     table = per_epoch_table(args.campaign) if args.per_epoch else read_results(args.campaign)
+    if args.job is not None:
+        config["model"] = check_job(args.job)
     model = EpochTimeModel(target=args.time, seed=args.seed, cv_folds=args.cv_folds, n_estimators=args.trees).fit(table)
     choice = max_epochs(model, config, args.budget, args.lower, args.upper, args.step, args.level, args.safe)
     print_choice(choice, args)

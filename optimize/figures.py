@@ -34,7 +34,7 @@ class CostTrace(Protocol):
 
 
 def lr_cost_figure(result: CostTrace, cost_label: str) -> Figure:
-    """Seed 001 Fig. 5: cost against learning rate, both axes logarithmic.
+    """Marinos 2021 Fig. 5: cost against learning rate, both axes logarithmic.
 
     Each replication is a dot, the mean of each point a marker joined in learning-rate order,
     the best point circled; point numbers give the evaluation order."""

@@ -21,7 +21,7 @@ model, validated.
     h.table()        # one row per validated epoch: run, replicate, point ("3-1@2"), epoch, the factors
                      # with epochs = epoch, run_epochs, run_status, status (ok), wall_clock_s, accuracy
 
-``python -m optimize.pareto CAMPAIGN --per-epoch`` draws the front of these points.
+``sparkdl pareto CAMPAIGN --per-epoch`` draws the front of these points.
 """
 
 from __future__ import annotations

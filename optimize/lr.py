@@ -1,6 +1,6 @@
 """Learning-rate searches over an objective ``objective(lr) -> one cost measurement``.
 
-``search`` is seed 001's heuristic (section V), exactly as issue 7 states it:
+``search`` is Marinos 2021's heuristic (section V), exactly:
 
 1. evaluate the cost at ``start`` (mean of ``replications`` calls of the objective);
 2. double the learning rate while the mean cost goes down compared with the previous point;
@@ -32,7 +32,7 @@ of the paper rule's jobs (``bench/lr_search.py``).
 
 All three run through one loop, :func:`run_search`, with a pluggable proposal: a generator that
 yields what to measure next (:class:`Measure` a learning rate, :class:`Replicate` a known point),
-receives the point measured and returns why it stopped. :func:`paper_rule` is seed 001's rule;
+receives the point measured and returns why it stopped. :func:`paper_rule` is Marinos 2021's rule;
 :func:`bracket_and_refine` is golden's, and with a :class:`SequentialReplication` adaptive's.
 
 ``search`` and ``golden_search`` evaluate each learning rate at most once with ``replications`` calls
@@ -40,8 +40,8 @@ of the objective; all three stop (returning what they have) after ``max_points``
 
 CLI (real jobs through the harness, resumable)::
 
-    python -m optimize.lr --job lenet --replications 2 --train-samples 512 --out runs/lr-lenet
-    python -m optimize.lr --method adaptive --job lenet --replications 5 --out runs/lr-lenet-adaptive
+    sparkdl lr --job lenet --replications 2 --train-samples 512 --out runs/lr-lenet
+    sparkdl lr --method adaptive --job lenet --replications 5 --out runs/lr-lenet-adaptive
 """
 
 from __future__ import annotations
@@ -59,9 +59,9 @@ from sparkdl.cost import parse_cost
 from optimize.errors import ObjectiveError, OptimizeError, SearchOptionError
 from optimize.figures import lr_cost_figure, save
 from optimize.objective import JobObjective
-from optimize.session import ClusterOptions, JobConfig, open_session, submit_options
+from optimize.session import ClusterOptions, JobConfig, add_optimizer_job, check_job, open_session, submit_options
 from sparkdl.cli import on_interrupt, run_cli
-from sparkdl.options import cluster_options, renamed
+from sparkdl.options import SAMPLES, add_cost, add_out, add_seed, cluster_options, renamed
 
 Objective = Callable[[float], float]
 
@@ -236,7 +236,7 @@ def check_options(start: float, replications: int, max_points: int, max_lr: floa
 
 
 def paper_rule(start: float, max_lr: float | None) -> Proposal:
-    """Seed 001's rule as a proposal: double while the mean cost falls, then +10% steps from the last good point."""
+    """Marinos 2021's rule as a proposal: double while the mean cost falls, then +10% steps from the last good point."""
 
     def propose(ev: Evaluator) -> Generator[Ask, LRPoint, str]:
         previous = yield Measure(float(start), "start")
@@ -265,7 +265,7 @@ def paper_rule(start: float, max_lr: float | None) -> Proposal:
 
 def search(objective: Objective, start: float = 0.002, replications: int = 5, *, max_points: int = 40,
            max_lr: float | None = None) -> LRSearchResult:
-    """Seed 001's heuristic: double while the mean cost goes down, then +10% steps from the last good point."""
+    """Marinos 2021's heuristic: double while the mean cost goes down, then +10% steps from the last good point."""
     check_options(start, replications, max_points, max_lr)
     return run_search(objective, paper_rule(start, max_lr), "paper", replications, max_points)
 
@@ -515,9 +515,9 @@ def write_csv(result: LRSearchResult, path: Path) -> Path:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m optimize.lr", parents=[cluster_options()],
-                                description="Learning-rate search on real jobs through the harness (seed 001, V).")
-    p.add_argument("--out", type=Path, required=True, help="campaign directory, e.g. runs/lr-lenet")
+    p = argparse.ArgumentParser(prog="sparkdl lr", parents=[cluster_options()],
+                                description="Learning-rate search on real jobs through the harness (Marinos 2021, V).")
+    add_out(p, "the campaign folder the search's jobs go to, e.g. runs/lr-lenet", required=True)
     p.add_argument("--resume", action="store_true", help="continue the search in --out (finished jobs are reused)")
     p.add_argument("--method", choices=sorted(METHODS), default="paper",
                    help="paper heuristic (default), golden (bracketing + Brent), adaptive (golden, sequential replication)")
@@ -526,14 +526,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="jobs per learning rate (default 5; adaptive: at most, the answer always gets all)")
     p.add_argument("--max-points", type=int, default=40, help="stop after this many learning rates (default 40)")
     p.add_argument("--max-lr", type=float, help="never try a learning rate above this")
-    p.add_argument("--cost", default="acc2", help="cost of (T, A), see models.cost (default acc2 = T/A^2, Fig. 5's)")
-    p.add_argument("--job", choices=("birnn", "lenet"), default="birnn", help="the built-in job to run (default birnn)")
+    add_cost(p, "the search minimises its mean")
+    add_optimizer_job(p)
     renamed(p, "--model", "--job")
     for name, default in (("nodes", 1), ("executors", 1), ("executor-cores", 1), ("batch-size", 256), ("epochs", 1)):
         p.add_argument(f"--{name}", type=int, default=default, help=f"default {default}")
-    p.add_argument("--train-samples", type=int, help="train on the first N digits only")
-    p.add_argument("--test-samples", type=int, help="validate on the first N digits only")
-    p.add_argument("--seed", type=int, default=42, help="weight-init seed of replicate 1 (replicate r: seed+r-1)")
+    p.add_argument("--train-samples", type=SAMPLES, help="train on the first N digits only")
+    p.add_argument("--test-samples", type=SAMPLES, help="validate on the first N digits only")
+    add_seed(p, "the jobs' weights at replicate 1 (replicate r: seed+r-1)", default=42)
     return p
 
 
@@ -550,7 +550,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     say = lambda msg: print(msg, flush=True)  # noqa: E731
     cost = parse_cost(args.cost)
-    config = JobConfig(model=args.job, nodes=args.nodes, executors=args.executors,
+    config = JobConfig(model=check_job(args.job), nodes=args.nodes, executors=args.executors,
                        executor_cores=args.executor_cores, batch_size=args.batch_size, epochs=args.epochs,
                        learning_rate=args.start)
     settings = {"optimizer": "lr", "method": args.method, "start": args.start, "replications": args.replications,

@@ -1,11 +1,11 @@
 """The Pareto front of a campaign: the configurations (or runs) no other beats on every objective, and its hypervolume.
 
-    python -m optimize.pareto runs/NAME --objectives wall_clock_s:min,accuracy:max
-    python -m optimize.pareto runs/NAME --objectives wall_clock_s:min,accuracy:max,cost:min --plot front.svg
-    python -m optimize.pareto runs/NAME --format json --reference wall_clock_s=120,accuracy=0
-    python -m optimize.pareto runs/NAME --front-threshold 0.8 --seed 1 --format csv
-    python -m optimize.pareto runs/NAME --per-run        # the front of the individual runs, replicates apart
-    python -m optimize.pareto runs/NAME --per-epoch      # every validated epoch of the ok and pruned runs
+    sparkdl pareto runs/NAME --objectives wall_clock_s:min,accuracy:max
+    sparkdl pareto runs/NAME --objectives wall_clock_s:min,accuracy:max,cost:min --plot front.svg
+    sparkdl pareto runs/NAME --format json --reference-point wall_clock_s=120,accuracy=0
+    sparkdl pareto runs/NAME --front-threshold 0.8 --seed 1 --format csv
+    sparkdl pareto runs/NAME --per-run        # the front of the individual runs, replicates apart
+    sparkdl pareto runs/NAME --per-epoch      # every validated epoch of the ok and pruned runs
 
 On replicated data (some design point has two or more ok runs) the points are the design points
 (:mod:`optimize.fronts`): each objective's mean over the point's ok runs with a t interval (--level,
@@ -21,14 +21,15 @@ With ``--per-epoch`` the points are the validated epochs of the ok and pruned ru
 the campaign's logs (:mod:`optimize.harvest`): a run of E epochs gives E points, named
 ``<run>-<replicate>@<epoch>``, and only wall_clock_s, accuracy and cost are objectives.
 An objective is a column of results.csv with ``min`` or ``max``; ``cost`` is computed per run from
-``wall_clock_s`` and ``accuracy`` with ``--cost`` (models.cost, default ``acc2`` = T/A^2) when the
+``wall_clock_s`` and ``accuracy`` with ``--cost`` (:mod:`sparkdl.cost`; by default T/(100 A)^2, the
+cost the report, the ANOVA and MLflow show) when the
 table has no such column.
 
 Run a dominates run b when a is no worse on every objective and better on one. The front is the
 set of non-dominated runs (duplicates of a front point are all on it). The hypervolume is the
 measure of the region dominated by the front and bounded by a reference point: exact, by a sweep
 in 2-D and by slicing along the last objective in 3-D or more (fine for the hundreds of runs a
-campaign has). Unless ``--reference`` gives it, the reference point is the worst value of each
+campaign has). Unless ``--reference-point`` gives it, the reference point is the worst value of each
 objective among the ok runs moved out by 10 % of its range (so a front point at the worst value
 still counts); two fronts are only comparable with the same reference, which bench/search.py fixes.
 """
@@ -54,6 +55,7 @@ from optimize.dominance import (FACTOR_COLUMNS, REFERENCE_MARGIN, SENSES, Object
 from optimize.errors import CampaignDataError, SearchOptionError
 from optimize.figures import pareto_figure, save
 from sparkdl.cli import run_cli
+from sparkdl.options import add_campaign, add_cost, add_format, add_seed, renamed
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -99,7 +101,7 @@ class ParetoFront:
 
 
 def pareto_front(table: pd.DataFrame, objectives: Sequence[ObjectiveSpec], reference: Sequence[float] | None = None,
-                 cost: str = "acc2") -> ParetoFront:
+                 cost: str | None = None) -> ParetoFront:
     """The front of the ok runs of ``table``; ``reference`` in the objectives' own units (default: see module doc)."""
     runs, excluded = ok_runs(table, objectives, cost)
     if runs.empty:
@@ -115,7 +117,7 @@ def pareto_front(table: pd.DataFrame, objectives: Sequence[ObjectiveSpec], refer
 
 
 def per_epoch_front(campaign: Path, objectives: Sequence[ObjectiveSpec], reference: Sequence[float] | None = None,
-                    cost: str = "acc2") -> tuple[ParetoFront, harvesting.Harvest]:
+                    cost: str | None = None) -> tuple[ParetoFront, harvesting.Harvest]:
     """The front of every validated epoch of the campaign's ok and pruned runs (optimize.harvest).
 
     The front's ``excluded`` counts the runs left out (failed, incomplete), not points."""
@@ -163,10 +165,10 @@ def parse_reference(text: str, objectives: Sequence[ObjectiveSpec]) -> list[floa
         try:
             given[name] = float(value)
         except ValueError:
-            raise SearchOptionError(f"--reference item {part!r} is not COLUMN=NUMBER, e.g. wall_clock_s=120") from None
+            raise SearchOptionError(f"--reference-point item {part!r} is not COLUMN=NUMBER, e.g. wall_clock_s=120") from None
     missing = [o.column for o in objectives if o.column not in given]
     if missing or len(given) != len(objectives):
-        raise SearchOptionError(f"--reference must give exactly the objectives {', '.join(o.column for o in objectives)}"
+        raise SearchOptionError(f"--reference-point must give exactly the objectives {', '.join(o.column for o in objectives)}"
                                 f" (missing: {', '.join(missing) or 'none'})")
     return [given[o.column] for o in objectives]
 
@@ -197,13 +199,15 @@ def front_figure(front: ParetoFront, what: str = "ok runs") -> "Figure":
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m optimize.pareto", description=__doc__.split("\n")[0])
-    p.add_argument("campaign", type=Path, help="campaign directory (results.csv)")
+    p = argparse.ArgumentParser(prog="sparkdl pareto", description=__doc__.split("\n")[0])
+    add_campaign(p, "the runs to put on the front")
     p.add_argument("--objectives", default="wall_clock_s:min,accuracy:max",
-                   help="COLUMN:min|max,... (default wall_clock_s:min,accuracy:max; add cost:min for T/A^2)")
-    p.add_argument("--cost", default="acc2", help="the cost column's formula when results.csv has none (models.cost)")
-    p.add_argument("--reference", help="hypervolume reference point, COLUMN=VALUE,... (default: see the module doc)")
-    p.add_argument("--format", choices=("text", "json", "csv"), default="text", help="output format (default text)")
+                   help="COLUMN:min|max,... (default wall_clock_s:min,accuracy:max; add cost:min for --cost)")
+    add_cost(p, "the cost column when results.csv has none")
+    p.add_argument("--reference-point", metavar="COLUMN=VALUE,...",
+                   help="hypervolume reference point, one value per objective (default: see the module doc)")
+    renamed(p, "--reference", "--reference-point")
+    add_format(p)
     p.add_argument("--plot", type=Path, help="figure path (.png or .svg; default CAMPAIGN/pareto.png)")
     p.add_argument("--no-plot", action="store_true", help="write no figure")
     p.add_argument("--per-epoch", action="store_true",
@@ -216,8 +220,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resamples", type=int, default=fronts.DEFAULT_RESAMPLES,
                    help=f"replicated data: bootstrap resamples over each point's replicates "
                         f"(default {fronts.DEFAULT_RESAMPLES})")
-    p.add_argument("--seed", type=int, default=fronts.DEFAULT_SEED,
-                   help=f"replicated data: the bootstrap's seed (default {fronts.DEFAULT_SEED})")
+    add_seed(p, "the bootstrap over replicated design points", default=fronts.DEFAULT_SEED)
     p.add_argument("--level", type=float, default=fronts.DEFAULT_LEVEL,
                    help=f"replicated data: level of the means' t intervals and of the hypervolume's bootstrap "
                         f"interval (default {fronts.DEFAULT_LEVEL:g})")
@@ -234,7 +237,7 @@ def front_csv(front: ParetoFront) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     objectives = parse_objectives(args.objectives)
-    reference = parse_reference(args.reference, objectives) if args.reference else None
+    reference = parse_reference(args.reference_point, objectives) if args.reference_point else None
     fronts.compute.check_options(args.resamples, args.front_threshold, args.level)
     if args.per_epoch and args.per_run:
         raise SearchOptionError("--per-epoch and --per-run are two kinds of point: give one")

@@ -28,17 +28,43 @@ from harness.runner import Runner
 from sparkdl.runspec import RunSpec, batch_problem
 from sparkdl.campaign import CampaignDir, Manifest, RunRecord
 from optimize.errors import SearchOptionError
-from sparkdl.options import (DEFAULT_DRIVER_MEMORY, DEFAULT_EXECUTOR_MEMORY, DEFAULT_RETRIES, DEFAULT_TIMEOUT_S,
-                             mlflow_uri)
+from sparkdl.options import (DEFAULT_DRIVER_MEMORY, DEFAULT_EXECUTOR_MEMORY, DEFAULT_JOB, DEFAULT_RETRIES,
+                             DEFAULT_TIMEOUT_S, add_job, mlflow_uri)
 
 Progress = Callable[[str], None]
+
+#: The design columns an optimizer sets on every job it runs (besides the cluster's).
+OPTIMIZER_COLUMNS = ("epochs", "learning_rate", "batch_size")
+
+
+def optimizer_jobs() -> tuple[str, ...]:
+    """The built-in jobs the optimizers run: those with :data:`OPTIMIZER_COLUMNS` (from the job registry)."""
+    from harness.job import builtins_with
+
+    return builtins_with(OPTIMIZER_COLUMNS)
+
+
+def add_optimizer_job(parser: argparse.ArgumentParser) -> None:
+    """``--job`` of a command that runs built-in jobs (the vocabulary's, with the jobs it can run)."""
+    add_job(parser, optimizer_jobs(), "the job to run (a job description runs with sparkdl submit)")
+
+
+def check_job(name: str) -> str:
+    """``name`` when the optimizers can run it, else :class:`SearchOptionError` naming those they can."""
+    jobs = optimizer_jobs()
+    if name not in jobs:
+        what = "a job description" if name.endswith(".toml") or Path(name).exists() else "not such a built-in job"
+        raise SearchOptionError(f"--job {name!r} is {what}: this command runs the built-in jobs with the columns "
+                                f"{', '.join(OPTIMIZER_COLUMNS)}: {', '.join(jobs)} (a job description runs with "
+                                "sparkdl submit)")
+    return name
 
 
 @dataclass(frozen=True)
 class JobConfig:
-    """The factors of a job other than the one an optimizer varies (seed 001's search settings by default)."""
+    """The factors of a job other than the one an optimizer varies (Marinos 2021's search settings by default)."""
 
-    model: str = "birnn"
+    model: str = DEFAULT_JOB
     nodes: int = 1
     executors: int = 1
     executor_cores: int = 1

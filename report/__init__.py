@@ -1,6 +1,6 @@
 """The campaign report: one self-contained HTML page from a campaign directory or a results CSV.
 
-    python -m report runs/NAME [-o report.html] [--response cost] [--cost EXPR]
+    sparkdl report runs/NAME [-o report.html] [--response cost] [--cost EXPR]
 
 >>> from report import build_report
 >>> report = build_report("examples/marinos2021/table2.csv")  # doctest: +SKIP

@@ -1,7 +1,7 @@
 """The numbers a report shows besides the ANOVA: per-point summaries, the best point, queue metrics.
 
 The ANOVA itself (model choice, fit, checks, plots) is :func:`models.anova.analysis.analyse`, the
-same analysis ``python -m models.anova`` prints; :func:`analyse_campaign` calls it and turns what
+same analysis ``sparkdl anova`` prints; :func:`analyse_campaign` calls it and turns what
 cannot be analysed into the sentence the report shows.
 """
 
@@ -156,7 +156,7 @@ class Queueing:
 
 
 def job_sizes(frame: pd.DataFrame, source: str) -> JobSizes | str:
-    """Wall clock in seconds when measured, else the cost (seed 001's choice); a reason if neither works."""
+    """Wall clock in seconds when measured, else the cost (Marinos 2021's choice); a reason if neither works."""
     for quantity, column in (("time", "wall_clock_s"), ("cost", "cost")):
         if column not in frame.columns:
             continue

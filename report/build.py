@@ -376,7 +376,7 @@ def _checks(a: Analysis) -> str:
                              caption="variance inflation factors, computed with a constant",
                              numeric_headers=[False, True, True]))
     if d.remedies:
-        parts.append("<h3>Remedies</h3>" + h.bullets([f"python -m models.anova ... {r}" for r in d.remedies]))
+        parts.append("<h3>Remedies</h3>" + h.bullets([f"sparkdl anova ... {r}" for r in d.remedies]))
     cmp_ = a.log_comparison
     if cmp_ is not None:
         parts.append(f"<h3>What analysing {h.esc(cmp_.after)} changes</h3>")
@@ -431,12 +431,12 @@ def _queueing(q: Queueing | None, problem: str | None) -> str:
     s = q.sizes
     unit = "s" if s.quantity == "time" else "cost units"
     what = ("the wall clock of each usable job, in seconds" if s.quantity == "time" else
-            "seed 001's cost T / (100 A)^2 of each job (the table has no wall clock), in cost units")
+            "Marinos 2021's cost T / (100 A)^2 of each job (the table has no wall clock), in cost units")
     parts = [h.para(f"Job size = {what}: {s.count} jobs, mean {h.num(s.mean)} {unit}, squared coefficient of "
                     f"variation (scv) {h.num(s.scv, 3)}, so the service rate of one server is mu = 1 / mean = "
                     f"{h.num(s.service_rate)} jobs per {'second' if s.quantity == 'time' else 'cost unit'}."),
              h.para("Jobs are assumed to arrive as a Poisson stream at the rate that gives each utilization; "
-                    "M/M/k further assumes exponential job sizes (scv 1, as seed 001 does), M/G/k uses the "
+                    "M/M/k further assumes exponential job sizes (scv 1, as Marinos 2021 does), M/G/k uses the "
                     "measured scv (exact Pollaczek-Khinchine for k = 1, Lee-Longton approximation above). "
                     "Times are in the job-size unit.", "small")]
     rows = []
@@ -454,7 +454,7 @@ def _queueing(q: Queueing | None, problem: str | None) -> str:
 def _method(c: CampaignData, a: Analysis) -> str:
     items = [
         "Cost: " + (c.table.cost_name if c.table is not None else "not computed")
-        + " with T the wall clock in seconds and A the accuracy as a fraction (seed 001's cost is T / (A*100)^2).",
+        + " with T the wall clock in seconds and A the accuracy as a fraction (Marinos 2021's cost is T / (A*100)^2).",
         "Only jobs with status ok and a finite cost are analysed; the others are counted under Run status.",
         "ANOVA: ordinary least squares with factors as numbers (text factors as categories), Type II sums of "
         "squares; the model is the largest of (main effects + estimable two-factor interactions) and (main "
@@ -462,7 +462,7 @@ def _method(c: CampaignData, a: Analysis) -> str:
         "Assumption checks read the right way round: a small p rejects the assumption. Equal variances are "
         "tested on the response grouped by design point (Bartlett if the residuals look normal, else Levene "
         "with the median); VIFs are judged with coded, centred factors.",
-        "Queue metrics use the mean job size as the service time (seed 001 used the mean cost); they are "
+        "Queue metrics use the mean job size as the service time (Marinos 2021 used the mean cost); they are "
         "what-if figures for a shared cluster, not measurements.",
     ]
     return h.bullets(items, "small")

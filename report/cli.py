@@ -1,4 +1,4 @@
-"""``python -m report RUNS_DIR [-o report.html] [--response cost] [--cost EXPR] [--factors a,b]``."""
+"""``sparkdl report CAMPAIGN [--out report.html] [--response cost] [--cost COST] [--factors a,b]``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from report.build import build_report
 from models.errors import AnalysisOptionError
 from models.results import factor_list, table_options
 from sparkdl.errors import ToolError
-from sparkdl.options import renamed
+from sparkdl.options import add_cost, add_out, add_response, renamed
 
 DEFAULT_NAME = "report.html"
 
@@ -22,17 +22,16 @@ class ReportWriteError(ToolError):
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m report", parents=[table_options()],
+        prog="sparkdl report", parents=[table_options()],
         description="Write a campaign's self-contained HTML report: design and aliasing, run status, results, "
                     "ANOVA with assumption checks and plots, queue metrics, and what the data say.",
     )
-    p.add_argument("-o", "--out", type=Path,
-                   help=f"HTML file to write (default RUNS_DIR/{DEFAULT_NAME}, or NAME-report.html in the current "
-                        "directory for a CSV)")
+    add_out(p, f"the HTML file to write (default CAMPAIGN/{DEFAULT_NAME}, or NAME-report.html in the current "
+               "directory for a CSV)")
     renamed(p, "--output", "--out")
-    p.add_argument("--response", default="cost", help="response column to analyse (default: cost)")
-    p.add_argument("--cost", help="cost from wall_clock_s and accuracy: pct2 (default, T/(A*100)^2), acc2, time, "
-                                  "tta:TARGET, or an expression of T and A")
+    renamed(p, "-o", "--out")
+    add_response(p, "the results column to analyse", "cost")
+    add_cost(p, "recomputed from wall_clock_s and accuracy (without it, a cost column in the table is used as given)")
     p.add_argument("--no-plots", action="store_true", help="skip the figures (faster; tables and text only)")
     p.add_argument("--target-accuracy", type=float,
                    help="the accuracy to find the fastest run for, in 'Time against accuracy' (default: the best seen)")

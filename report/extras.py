@@ -44,7 +44,7 @@ class ExtraSection:
 
 REGISTRY: list[ExtraSection] = [
     ExtraSection("lr_search", "Learning-rate search", "lr_search.csv",
-                 "Each row is one learning rate tried by the search (python -m optimize.lr), in the order "
+                 "Each row is one learning rate tried by the search (sparkdl lr), in the order "
                  "tried, with the cost measured over its replications.", x="learning_rate", log_x=True,
                  measures=("mean_cost",) + MEASURES, chosen="best", image="lr_search.png"),
 ]

@@ -3,7 +3,7 @@
 It answers the two questions a user of a time/accuracy trade-off asks of one campaign: what is the
 fastest run that reaches a given accuracy (``--target-accuracy``, else the most accurate run's level),
 and what one more point of accuracy costs along the front. The front and its hypervolume come from
-:mod:`optimize.pareto` (the same code as ``python -m optimize.pareto``); the extra time per point of
+:mod:`optimize.pareto` (the same code as ``sparkdl pareto``); the extra time per point of
 accuracy between neighbours on the front is (T2 - T1) / (100 (A2 - A1)) seconds.
 
 For a campaign folder whose runs validated more than one epoch, one more paragraph counts every
@@ -93,7 +93,7 @@ def per_epoch_paragraph(campaign: Path, front: ParetoFront, target: float) -> st
     return h.para(f"Counting every validated epoch of the {harvest.runs} ok and pruned runs (a run of E epochs also "
                   f"measured epochs 1..E-1 on its way): {len(harvest.points)} points, "
                   f"{int(harvested.on_front.sum())} on the front, hypervolume {h.num(harvested.hypervolume)} against "
-                  f"the same reference{share}.{fastest} 'python -m optimize.pareto {campaign} --per-epoch' "
+                  f"the same reference{share}.{fastest} 'sparkdl pareto {campaign} --per-epoch' "
                   "lists them.")
 
 

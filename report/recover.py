@@ -10,7 +10,7 @@ combinations (the design points):
   constant over the points. When those words form a group of 2^p words and there are
   2^(k-p) points, the points are a regular 2^(k-p) fraction; its generators come from the
   relation by Gaussian elimination over GF(2) and the alias structure from
-  :mod:`harness.design` (the same text ``python -m harness.design`` prints). Any other set of
+  :mod:`harness.design` (the same text ``sparkdl design`` prints). Any other set of
   points is described by its counts only: aliasing is not defined for it.
 
 Text levels are coded in sorted order (the sign of a word depends on that choice; which

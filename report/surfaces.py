@@ -5,7 +5,7 @@ estimable (Box-Behnken, central composite, face-centred designs, or a 3^k grid).
 time (minimize) and accuracy (maximize), whichever the table has, it shows the fitted full
 quadratic, its lack of fit, the stationary point with its kind, contour plots, and the
 Derringer-Suich compromise searched over the fitted surfaces with prediction intervals and
-per-response sacrifice. It names the mistakes of seed 003's report that it avoids.
+per-response sacrifice. It names the mistakes of the DoE-tool report that it avoids.
 """
 
 from __future__ import annotations
@@ -29,16 +29,16 @@ from models.rsm.recognise import recognise
 RESPONSES = (("wall_clock_s", "min", "log"), ("accuracy", "max", "none"))
 STATUS_OK = "ok"
 TRADEOFF_STEPS = 6
-SEED_003 = (
-    "A Box-Behnken design is compared with what can fit a quadratic (a 3^k grid); seed 003 compared its 15 runs "
+DOE_TOOL_MISTAKES = (
+    "A Box-Behnken design is compared with what can fit a quadratic (a 3^k grid); the DoE-tool report compared its 15 runs "
     "with \"the 8 needed for a full factorial at two levels\", which cannot estimate curvature at all.",
-    "The model is the full quadratic for every response, always; seed 003's report announced quadratic surfaces "
+    "The model is the full quadratic for every response, always; the DoE-tool report announced quadratic surfaces "
     "and then fitted linear models (R^2 0.05 and 0.02).",
-    "Lack of fit is tested against pure error from the replicated centre points; seed 003 had three centre points "
+    "Lack of fit is tested against pure error from the replicated centre points; the DoE-tool report had three centre points "
     "and never used them.",
     "The recommendation is searched over the fitted surfaces inside the region the design covers and comes with "
-    "prediction intervals; seed 003 recommended an observed run (\"from observed run #12\") without any interval.",
-    "Sacrifice is measured against each response's best on its own surface, with the sign saying worse; seed 003 "
+    "prediction intervals; the DoE-tool report recommended an observed run (\"from observed run #12\") without any interval.",
+    "Sacrifice is measured against each response's best on its own surface, with the sign saying worse; the DoE-tool report "
     "compared against the best observed value and reported inconsistent figures (three different R^2 for one "
     "response, a \"predicted optimum\" at an observed corner of a linear model).",
 )
@@ -72,7 +72,7 @@ def render(raw: pd.DataFrame, design: RecoveredDesign, plots: bool = True) -> st
     parts = [h.para("Full second-order (quadratic) models fitted by least squares to the ok jobs, in coded units "
                     "and reported in natural units; read only inside the region the design covers (each factor's "
                     "tested range, no farther from the centre than the farthest design point)."),
-             "<h3>What this section does that seed 003's report did not</h3>", h.bullets(SEED_003, "small")]
+             "<h3>What this section does that the DoE-tool report did not</h3>", h.bullets(DOE_TOOL_MISTAKES, "small")]
     analyses: list[SurfaceAnalysis] = []
     goals: list[Goal] = []
     for response, goal, transform in RESPONSES:
@@ -200,8 +200,8 @@ def _desirability(c: Compromise) -> str:
                             "measured values; a single run carries its noise, the fitted surface averages it out.",
                             "small"))
     factors = ",".join(c.factors)
-    parts.append(h.para("Confirm before trusting it: python -m models.desirability RESULTS --factors "
+    parts.append(h.para("Confirm before trusting it: sparkdl desirability RESULTS --factors "
                         f"{factors} --response wall_clock_s:min:t=log --response accuracy:max --confirm confirm.csv, "
-                        "then python -m harness.submit confirm.csv; the confirmation jobs' mean should fall inside "
+                        "then sparkdl submit confirm.csv; the confirmation jobs' mean should fall inside "
                         "the prediction interval above.", "small"))
     return "\n".join(parts)

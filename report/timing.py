@@ -3,7 +3,7 @@
 Reads the ``phase_*``, ``spark_*`` and ``host_*`` columns of results.csv and a run's
 ``runs/<key>/host_samples.csv``. Shows the campaign's efficiency (training time over campaign
 wall time), a stacked bar of phases per run, utilization over time of one run with its phase
-boundaries, the ANOVA of the GC share and of CPU utilization across the design, and seed 004's
+boundaries, the ANOVA of the GC share and of CPU utilization across the design, and Albo Martínez 2021's
 CPU queue with the measured utilization instead of the assumed zero.
 """
 
@@ -124,7 +124,7 @@ def _anova_table(frame: pd.DataFrame, response: str, factors: Sequence[str]) -> 
 
 
 def cpu_queue_rows(frame: pd.DataFrame) -> list[tuple[str, float, float, float]]:
-    """Per run: measured CPU utilization rho, iowait, and the PS slow-down 1/(1 - rho) seed 004 takes as 1."""
+    """Per run: measured CPU utilization rho, iowait, and the PS slow-down 1/(1 - rho) Albo Martínez 2021 takes as 1."""
     out = []
     for key, r in frame.iterrows():
         busy, iowait = r.get("host_cpu_busy_mean"), r.get("host_iowait_mean")
@@ -141,7 +141,7 @@ def time_section(raw: pd.DataFrame, campaign_dir: Path | None, factors: Sequence
     frame = phase_frame(raw)
     if frame.empty:
         return h.para("No phase columns in results.csv: this campaign was run without event logs and host "
-                      "sampling (they are recorded by harness.submit since issue 14).")
+                      "sampling: a campaign run by sparkdl submit records both.")
     parts = []
     wall = campaign_wall_s(raw)
     train = float(frame["phase_training_s"].sum())
@@ -169,7 +169,7 @@ def time_section(raw: pd.DataFrame, campaign_dir: Path | None, factors: Sequence
             parts.append(_anova_table(frame, response, [f for f in factors if f in frame.columns]))
     queue = cpu_queue_rows(frame)
     if queue:
-        parts.append(h.para("Seed 004 models the CPU as a processor-sharing queue and takes its utilization as 0 "
+        parts.append(h.para("Albo Martínez 2021 models the CPU as a processor-sharing queue and takes its utilization as 0 "
                             "(no more tasks than cores), so E[T_cpu] = E[S_cpu]. Measured, a run's CPU was busy "
                             "rho of the time, which stretches each CPU phase by 1 / (1 - rho); the disk queue needs "
                             "iowait, which is near zero when the data are in memory."))

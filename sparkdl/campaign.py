@@ -19,7 +19,7 @@ The status is :class:`sparkdl.status.Status`, decided by logparse; nothing here 
     <campaign>/logs/<key>.out     the job's stdout (BigDL's log) and .err
     <campaign>/runs/<key>/        per-run artifacts (event log, host samples, metrics)
     <campaign>/study.sqlite       an optimize.search study (Optuna), beside the store
-    <campaign>/epochs.csv         one row per epoch of each ingested log (harness.ingest --epochs)
+    <campaign>/epochs.csv         one row per epoch of each ingested log (sparkdl ingest --per-epoch)
 """
 
 from __future__ import annotations
@@ -245,7 +245,7 @@ class Manifest:
     design: str | None = None
     runtimes: tuple[str, ...] = ()  # the runtimes the runs use (their facts: the campaign's provenance)
     #: where the runs' figures come from: "bigdl" (BigDL's log), "json" (the job's own file), "mixed", or
-    #: "" (not recorded: a manifest of an older version). ``python -m logparse`` reads it (logparse.campaign).
+    #: "" (not recorded: a manifest of an older version). ``sparkdl logparse`` reads it (logparse.campaign).
     results: str = ""
     source: str | None = None  # how the folder was made when not by a design (e.g. "ingest": harness.ingest)
     #: a split-plot campaign's hard-to-change (whole-plot) factors; its runs' ``whole_plot`` column says
@@ -351,7 +351,7 @@ class CampaignDir:
     LOGS = "logs"
     RUNS = "runs"
     STUDY = "study.sqlite"
-    EPOCHS = "epochs.csv"  # one row per epoch of each log (harness.ingest --epochs)
+    EPOCHS = "epochs.csv"  # one row per epoch of each log (sparkdl ingest --per-epoch)
     SCRATCH = "spark-tmp"  # the drivers' temporary folders, one per run in flight (harness/scratch.py)
 
     def __init__(self, path: str | Path) -> None:

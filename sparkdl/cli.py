@@ -14,7 +14,7 @@ one-line messages (codes in :mod:`sparkdl.errors`):
 
 The options shared by every command that runs jobs, and their defaults, are in
 :mod:`sparkdl.options`. This module imports nothing heavy (no pathlib, typing or argparse): it is
-part of every command's start-up, and ``python -m logparse`` is timed against grep.
+part of every command's start-up, and ``sparkdl logparse`` is timed against grep.
 
 Library code never calls ``sys.exit`` and never installs signal handlers: only this module does,
 and only inside :func:`run_cli`.

@@ -19,7 +19,7 @@ Why msgspec (0.22.0) and not pydantic v2: both validate declared types with rang
 location of a bad value, but msgspec is one small C extension with no dependencies that imports in a
 few milliseconds (pydantic with pydantic-core costs every command's start-up about ten times more),
 its ``convert`` is strict about types by default (``"5"`` is not an int, ``true`` is not a number), and
-its errors are one line. It is imported lazily, in :func:`convert` only: ``python -m logparse`` never
+its errors are one line. It is imported lazily, in :func:`convert` only: ``sparkdl logparse`` never
 loads it.
 """
 

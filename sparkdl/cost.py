@@ -2,10 +2,11 @@
 
 Built-in costs (names accepted by :func:`parse_cost`):
 
-``pct2`` (default)
-    ``T / (A*100)**2``, the cost of seed 001 (Marinos et al. 2021).
-``acc2``
-    ``T / A**2``, the "normalized time" seed 001 uses in its learning-rate search.
+``time_per_squared_percent`` (the default of every command)
+    ``T / (A*100)**2``: seconds per squared accuracy percent, the cost of Marinos 2021.
+``time_per_squared_accuracy``
+    ``T / A**2``: the same ranking on a scale 10^4 larger, the "normalized time" of
+    Marinos 2021's learning-rate search.
 ``time``
     ``T``.
 ``tta:TARGET``
@@ -38,7 +39,11 @@ from sparkdl.errors import CostError
 ArrayLike = float | Sequence[float] | np.ndarray
 _Fn = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
-DEFAULT_COST = "pct2"
+#: The one default cost: the report, the ANOVA, MLflow and the optimizers (lr, pareto, search) all use it.
+DEFAULT_COST = "time_per_squared_percent"
+
+#: Former names, refused with the current one.
+_RENAMED = {"pct2": "time_per_squared_percent", "acc2": "time_per_squared_accuracy"}
 
 
 @dataclass(frozen=True)
@@ -57,11 +62,11 @@ class CostFunction:
         return np.asarray(out, dtype=float)
 
 
-def _pct2(t: np.ndarray, a: np.ndarray) -> np.ndarray:
+def _per_squared_percent(t: np.ndarray, a: np.ndarray) -> np.ndarray:
     return t / (a * 100.0) ** 2
 
 
-def _acc2(t: np.ndarray, a: np.ndarray) -> np.ndarray:
+def _per_squared_accuracy(t: np.ndarray, a: np.ndarray) -> np.ndarray:
     return t / a**2
 
 
@@ -69,14 +74,14 @@ def _time(t: np.ndarray, a: np.ndarray) -> np.ndarray:
     return t + 0.0 * a
 
 
-def pct2() -> CostFunction:
-    """Seed 001's cost ``T / (A*100)^2``."""
-    return CostFunction("pct2", "T / (A*100)**2", _pct2)
+def time_per_squared_percent() -> CostFunction:
+    """``T / (A*100)^2``: seconds per squared accuracy percent (the default cost)."""
+    return CostFunction("time_per_squared_percent", "T / (A*100)**2", _per_squared_percent)
 
 
-def acc2() -> CostFunction:
-    """``T / A^2``."""
-    return CostFunction("acc2", "T / A**2", _acc2)
+def time_per_squared_accuracy() -> CostFunction:
+    """``T / A^2``: seconds per squared accuracy fraction."""
+    return CostFunction("time_per_squared_accuracy", "T / A**2", _per_squared_accuracy)
 
 
 def plain_time() -> CostFunction:
@@ -214,12 +219,15 @@ def expression(expr: str) -> CostFunction:
 
 
 def parse_cost(spec: str | None) -> CostFunction:
-    """A cost from a name (``pct2``, ``acc2``, ``time``, ``tta:0.98``) or an expression of T and A."""
+    """A cost from a name (``time_per_squared_percent``, ``time_per_squared_accuracy``, ``time``,
+    ``tta:0.98``) or an expression of T and A; ``None`` is :data:`DEFAULT_COST`."""
     spec = (spec or DEFAULT_COST).strip()
-    if spec == "pct2":
-        return pct2()
-    if spec == "acc2":
-        return acc2()
+    if spec in _RENAMED:
+        raise CostError(f"cost {spec!r} is now named {_RENAMED[spec]!r}: use --cost {_RENAMED[spec]}")
+    if spec == "time_per_squared_percent":
+        return time_per_squared_percent()
+    if spec == "time_per_squared_accuracy":
+        return time_per_squared_accuracy()
     if spec == "time":
         return plain_time()
     if spec.startswith("tta:"):

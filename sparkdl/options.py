@@ -1,5 +1,15 @@
-"""The options every command that runs jobs shares (where: local, master or inventory; with what
-resources and limits), with one set of defaults for all of them."""
+"""The command line's one vocabulary: every option two commands share is defined here once, with its
+type, its metavar and its help, and composed by each command (one meaning and one type per flag).
+
+* ``CAMPAIGN``: the positional folder (or results CSV) of every command that reads one;
+* ``--job NAME|FILE``: a built-in job or a job description, the same default everywhere;
+* ``--out PATH``: what the command writes (its help says which kind);
+* ``--format {text,json,csv}``: text by default;
+* ``--response COLUMN``, ``--budget DURATION``, ``--seed SEED`` (its help says what it seeds), ``--cost COST``;
+* the options of every command that runs jobs (where: local, master or inventory; with what resources
+  and limits), with one set of defaults for all of them: :func:`cluster_options`.
+
+A former spelling is refused with the current one (:func:`renamed`)."""
 
 from __future__ import annotations
 
@@ -159,6 +169,71 @@ def cluster_options() -> argparse.ArgumentParser:
     return p
 
 
+#: The built-in job every command runs when none is named (a design's ``model`` column names one per row).
+DEFAULT_JOB = "birnn"
+#: The output formats; each command offers those it renders, always with text the default.
+FORMATS = ("text", "json", "csv")
+
+
+def add_campaign(parser: argparse.ArgumentParser | argparse._ArgumentGroup, what: str = "", dest: str = "campaign",
+                 folder_only: bool = False) -> None:
+    """The positional ``CAMPAIGN``: a campaign folder or a results CSV (``what``: what the command reads from it)."""
+    kind = "a campaign folder" if folder_only else "a campaign folder (or a results CSV)"
+    parser.add_argument(dest, type=Path, metavar="CAMPAIGN", help=kind + (f": {what}" if what else ""))
+
+
+def add_job(parser: argparse.ArgumentParser | argparse._ArgumentGroup, builtins: "tuple[str, ...]",
+            what: str = "the job to run", default: str | None = DEFAULT_JOB) -> None:
+    """``--job NAME|FILE``: a built-in job (``builtins``, from the job registry) or a job description (TOML)."""
+    tail = f" (default {default})" if default else ""
+    parser.add_argument("--job", metavar="NAME|FILE", default=default,
+                        help=f"{what}: a built-in job ({', '.join(builtins)}) or a job description (TOML){tail}")
+
+
+def add_out(parser: argparse.ArgumentParser | argparse._ArgumentGroup, what: str, required: bool = False,
+            default: Path | None = None) -> None:
+    """``--out PATH``; ``what`` says what is written there (a campaign folder, a CSV, an HTML file...)."""
+    parser.add_argument("--out", type=Path, metavar="PATH", required=required, default=default, help=what)
+
+
+def add_format(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
+               choices: "tuple[str, ...]" = FORMATS) -> None:
+    """``--format``: the formats the command renders, a subset of :data:`FORMATS`, text first and the default."""
+    if choices[0] != "text" or not set(choices) <= set(FORMATS):
+        raise ValueError(f"--format choices {choices}: text first, from {FORMATS}")
+    parser.add_argument("--format", choices=choices, default="text",
+                        help=f"output format: {', '.join(choices)} (default text)")
+
+
+def add_response(parser: argparse.ArgumentParser | argparse._ArgumentGroup, what: str, default: str | None) -> None:
+    """``--response COLUMN``: the results column a model reads."""
+    tail = f" (default {default})" if default else ""
+    parser.add_argument("--response", metavar="COLUMN", default=default, help=f"{what}{tail}")
+
+
+def add_seed(parser: argparse.ArgumentParser | argparse._ArgumentGroup, what: str, default: int | None = 0) -> None:
+    """``--seed SEED``; ``what`` names what it seeds."""
+    tail = f" (default {default})" if default is not None else ""
+    parser.add_argument("--seed", type=SEED, metavar="SEED", default=default, help=f"seed of {what}{tail}")
+
+
+def add_budget(parser: argparse.ArgumentParser | argparse._ArgumentGroup, what: str, required: bool = False) -> None:
+    """``--budget DURATION``: ``30m``, ``2h``, ``600s`` or plain seconds, read as seconds."""
+    parser.add_argument("--budget", type=BUDGET, metavar="DURATION", required=required,
+                        help=f"{what}, e.g. 30m, 2h, 600s or plain seconds")
+
+
+#: What --cost accepts, the same in every command that computes a cost.
+COST_HELP = ("the cost of a run from its wall clock T (s) and accuracy A: time_per_squared_percent "
+             "(the default, T/(100 A)^2), time_per_squared_accuracy (T/A^2), time, tta:TARGET, or an "
+             "expression of T and A such as 'T / A**4'")
+
+
+def add_cost(parser: argparse.ArgumentParser | argparse._ArgumentGroup, what: str = "") -> None:
+    """``--cost``: one default (:data:`sparkdl.cost.DEFAULT_COST`) and one help line in every command."""
+    parser.add_argument("--cost", metavar="COST", help=COST_HELP + (f"; {what}" if what else ""))
+
+
 class TrackingOptionError(ToolError):
     """--mlflow was given without a URI and MLFLOW_TRACKING_URI is not set."""
 
@@ -179,7 +254,7 @@ class RenamedOptionError(ToolError):
     """An option of an older version: the message names its new spelling."""
 
 
-def renamed(parser: argparse.ArgumentParser, old: str, new: str, nargs: str | None = None) -> None:
+def renamed(parser: argparse.ArgumentParser, old: str, new: str, nargs: str | int | None = None) -> None:
     """Refuse ``old``, a former name of ``new`` (one name for one thing in every command), with the fix.
 
     The refusal is one line and exit 2 (:func:`sparkdl.cli.run_cli`), e.g. ``--model lenet is now --job lenet``.
@@ -193,3 +268,14 @@ def renamed(parser: argparse.ArgumentParser, old: str, new: str, nargs: str | No
             raise RenamedOptionError(f"{was} is now {now}: write {now} (the rest of the command unchanged)")
 
     parser.add_argument(old, action=Refuse, nargs=nargs, help=argparse.SUPPRESS)
+
+
+def now_positional(parser: argparse.ArgumentParser, old: str, name: str = "CAMPAIGN") -> None:
+    """Refuse ``old VALUE``, a former option that is now the positional ``name``, with the fix."""
+
+    class Refuse(argparse.Action):
+        def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                      option_string: str | None = None) -> None:
+            raise RenamedOptionError(f"{old} {values} is now the positional {name}: write {values} without {old}")
+
+    parser.add_argument(old, action=Refuse, help=argparse.SUPPRESS)

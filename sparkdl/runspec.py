@@ -1,6 +1,6 @@
 """One row of a design file: what a single job runs on (the cluster factors) and with (the job's parameters).
 
-Every design has the cluster factors, which keep seed 001's meaning whatever the job:
+Every design has the cluster factors, which keep Marinos 2021's meaning whatever the job:
 
 ==================  =================================================  ==============
 column              meaning                                            allowed values

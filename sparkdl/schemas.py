@@ -2,7 +2,7 @@
 
 Read through :func:`sparkdl.config.convert` (which maps a mismatch to one input error naming the
 file and the key). Cross-field rules are in ``__post_init__`` (msgspec reports their ValueError as
-a validation error). Imported lazily: msgspec is not part of ``python -m logparse``'s start-up.
+a validation error). Imported lazily: msgspec is not part of ``sparkdl logparse``'s start-up.
 No ``from __future__ import annotations`` here: msgspec reads the annotations as types.
 """
 
@@ -156,7 +156,7 @@ class ManifestDoc(msgspec.Struct):
     runtimes: Annotated[list[Text], msgspec.Meta(max_length=1_000)] = []
     job: Optional[Text] = None
     design: Optional[Annotated[str, msgspec.Meta(max_length=4_096)]] = None
-    results: Optional[Text] = None  # where the runs' figures come from: bigdl, json, mixed (issue 25)
+    results: Optional[Text] = None  # where the runs' figures come from: bigdl, json, mixed
     source: Optional[Text] = None  # how the folder was made when not by a design (e.g. ingest)
     whole_plot_factors: Names = []  # a split-plot campaign's hard-to-change factors
     whole_plots: Annotated[int, msgspec.Meta(ge=0, le=10**9)] = 0

@@ -2,7 +2,7 @@
 
 logparse decides them (``logparse.status``, ``logparse.judgement``); the campaign folder stores them
 (:mod:`sparkdl.campaign`); models, optimize and the report read them. Only :mod:`enum` is imported
-here, so ``python -m logparse`` starts as fast as before.
+here, so ``sparkdl logparse`` starts as fast as before.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The bad inputs of issue 26, as small builders shared by tests/test_input_classes.py and bench/fuzz.py.
+"""The classes of bad input, as small builders shared by tests/test_input_classes.py and bench/fuzz.py.
 
 Each builder writes what it needs into a folder and returns a :class:`Case`: the command's
 ``main`` and its argv (or a plain callable) and what the right outcome is:
@@ -259,7 +259,7 @@ def fifo(path: Path) -> Path:
     return path
 
 
-# ---------------------------------------------------------------- the 20 classes of issue 26, as seeds
+# ---------------------------------------------------------------- the 20 classes of bad input, as seeds
 
 def _ok_with(word: str) -> Callable[[Outcome], str | None]:
     """Right when the command succeeds and its output holds ``word``."""
@@ -423,7 +423,7 @@ def _inf_factor(d: Path) -> list[Case]:
     return [Case("rsm-inf", rsm_main, [str(camp), "--response", "wall_clock_s", "--factors", "a,b"], expect="a"),
             Case("desirability-inf", desirability_main, [str(camp), "--factors", "a,b", "--response",
                                                          "accuracy:max"], expect="a"),
-            Case("report-inf", report_main, [str(camp), "--no-plots", "-o", str(d / "r.html")], expect="a")]
+            Case("report-inf", report_main, [str(camp), "--no-plots", "--out", str(d / "r.html")], expect="a")]
 
 
 @seed("13-factor-name")
@@ -436,7 +436,7 @@ def _factor_name(d: Path) -> list[Case]:
     def check(o: Outcome) -> str | None:
         return None if o.code in (0, 2) and not o.traceback else f"exit {o.code}: {o.err.strip()[-300:]!r}"
 
-    return [Case("report-odd-factor", report_main, [str(camp), "--no-plots", "-o", str(d / "r.html"),
+    return [Case("report-odd-factor", report_main, [str(camp), "--no-plots", "--out", str(d / "r.html"),
                                                     "--response", "wall_clock_s"], check=check),
             Case("anova-odd-factor", anova_main, [str(camp), "--response", "wall_clock_s"], check=check),
             Case("rsm-odd-factor", rsm_main, [str(camp), "--response", "wall_clock_s",
@@ -794,7 +794,7 @@ def _results_case(d: Path, f: Path) -> Case:
                 (rsm_main, [str(folder), "--response", "wall_clock_s", "--factors", "a,b"]),
                 (pareto_main, [str(folder), "--no-plot"]),
                 (desirability_main, [str(folder), "--factors", "a,b", "--response", "accuracy:max"])) * 3 + (
-                (report_main, [str(folder), "--no-plots", "-o", str(d / "report.html")]),)  # 2 s a report: 1 in 13
+                (report_main, [str(folder), "--no-plots", "--out", str(d / "report.html")]),)  # 2 s a report: 1 in 13
     main, argv = commands[sum(f.read_bytes()) % len(commands)]
     return Case("results", main, argv, check=_results_check(f))
 

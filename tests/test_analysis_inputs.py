@@ -61,7 +61,7 @@ def error_line(err: str) -> str:
 
 
 MAINS = {"anova": (anova_cli.main, []), "predict": (predict_cli.main, []),
-         "report": (report_cli.main, ["-o", "{out}"])}
+         "report": (report_cli.main, ["--out", "{out}"])}
 
 
 @pytest.mark.parametrize("name", sorted(MAINS))
@@ -76,19 +76,19 @@ def test_a_400_digit_number_is_refused_naming_its_column(campaign, tmp_path, nam
 
 def test_an_empty_run_cell_is_said_in_the_report_not_a_crash(campaign, tmp_path):
     folder = variant(campaign, tmp_path, run="")
-    o = command(report_cli.main, [str(folder), "-o", str(tmp_path / "r.html")])
+    o = command(report_cli.main, [str(folder), "--out", str(tmp_path / "r.html")])
     assert o.code in (0, 3) and (tmp_path / "r.html").exists()
     assert "No per-epoch front: a ok row of results.csv has an empty run cell" in (tmp_path / "r.html").read_text()
 
 
 def test_a_log_name_over_255_bytes_is_no_tail_not_a_crash(campaign, tmp_path):
     folder = variant(campaign, tmp_path, status="failed", reason="x", log="logs/" + "x" * 300 + ".out")
-    o = command(report_cli.main, [str(folder), "-o", str(tmp_path / "r.html")])
+    o = command(report_cli.main, [str(folder), "--out", str(tmp_path / "r.html")])
     assert o.code in (0, 3) and (tmp_path / "r.html").exists()
 
 
 def test_a_misspelt_report_response_exits_2_like_anova(campaign, tmp_path):
-    for main, extra in ((report_cli.main, ["-o", str(tmp_path / "r.html")]), (anova_cli.main, [])):
+    for main, extra in ((report_cli.main, ["--out", str(tmp_path / "r.html")]), (anova_cli.main, [])):
         o = command(main, [str(campaign), "--response", "acuracy", *extra])
         assert o.code == 2 and "'acuracy'" in error_line(o.err)
     assert not (tmp_path / "r.html").exists()

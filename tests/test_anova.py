@@ -1,4 +1,4 @@
-"""ANOVA against independent least-squares computations, seed 001's Fig. 2 and textbook values."""
+"""ANOVA against independent least-squares computations, Marinos 2021's Fig. 2 and textbook values."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ TABLE2 = Path(__file__).resolve().parents[1] / "examples" / "marinos2021" / "tab
 FACTORS = ["nodes", "executors", "executor_cores", "epochs", "learning_rate", "batch_size"]
 PAPER_TERMS = "nodes + executors + executor_cores + epochs*learning_rate*batch_size"
 
-# Seed 001, Fig. 2: term -> (sum_sq, F, Percentage_Variation_Explained).
+# Marinos 2021, Fig. 2: term -> (sum_sq, F, Percentage_Variation_Explained).
 FIG2 = {
     "nodes": (0.000835, 0.811084, 0.168076),
     "executors": (0.002662, 2.586327, 0.535950),
@@ -165,7 +165,7 @@ def test_type3_categorical_factor_gets_sum_to_zero_contrasts():
         assert got.df == len(cols[term])
 
 
-def test_reproduces_seed001_fig2_within_rounding(fig2_data):
+def test_reproduces_marinos2021_fig2_within_rounding(fig2_data):
     result = fit_anova(fig2_data, "cost", PAPER_TERMS, typ=1)
     assert result.summary.df_resid == 289
     assert result.summary.r_squared == pytest.approx(0.40, abs=0.005)

@@ -101,7 +101,7 @@ def test_job_errors_are_not_retried_and_the_campaign_goes_on(tmp_path):
 
 
 def test_a_job_that_ran_other_values_than_asked_is_failed(tmp_path):
-    # Seed 001's optimizer ran every rate above 1.0 at 1.024; we read the rate back from the log.
+    # Marinos 2021's optimizer ran every rate above 1.0 at 1.024; we read the rate back from the log.
     c, _, _ = campaign(tmp_path, ["lenet-lr2.5-3ep"])
     (r,) = c.run([spec(1, learning_rate=9.011, epochs=3)]).records
     assert r.status == "failed" and "learning rate 2.5 (asked 9.011)" in r.reason

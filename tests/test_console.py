@@ -59,7 +59,7 @@ def test_a_commands_help_is_its_modules_help(capsys: pytest.CaptureFixture[str])
         main(["report", "--help"])
     assert done.value.code == 0
     out = capsys.readouterr().out
-    assert out.startswith("usage: python -m report") and "--out" in out and "--output" not in out
+    assert out.startswith("usage: sparkdl report") and "--out" in out and "--output" not in out
 
 
 def test_an_unknown_command_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
@@ -78,7 +78,7 @@ def test_the_search_takes_a_job_name_and_fixed_factors() -> None:
     assert parse_job("torch-lenet").model == "torch-lenet"
     with pytest.raises(SearchOptionError, match="write --job lenet and drop model="):
         parse_job("birnn", "model=lenet")
-    with pytest.raises(SearchOptionError, match="is a job description: optimize.search runs the built-in jobs"):
+    with pytest.raises(SearchOptionError, match="is a job description: this command runs the built-in jobs"):
         parse_job("my-job.toml")
     with pytest.raises(SearchOptionError, match="not a job factor"):
         parse_job("lenet", "epochz=2")
@@ -92,11 +92,11 @@ def test_the_old_search_job_form_is_refused_with_the_exact_new_command(tmp_path:
     argv = ["--job", "model=lenet,epochs=2,batch_size=64", "--space", "space.toml", "--budget", "30m", "--out", str(out)]
     assert run_cli(search, argv) == EXIT_INPUT
     (line,) = capsys.readouterr().err.strip().splitlines()
-    assert line.endswith(f"run python -m optimize.search --job lenet --fixed epochs=2,batch_size=64 --space space.toml "
+    assert line.endswith(f"run sparkdl search --job lenet --fixed epochs=2,batch_size=64 --space space.toml "
                          f"--budget 30m --out {out}")
     assert not out.exists()  # refused before anything
     assert run_cli(search, ["--job=epochs=1", "--space", "s.toml"]) == EXIT_INPUT  # no model: the default job
-    assert capsys.readouterr().err.strip().endswith("run python -m optimize.search --job birnn --fixed epochs=1 "
+    assert capsys.readouterr().err.strip().endswith("run sparkdl search --job birnn --fixed epochs=1 "
                                                     "--space s.toml")
 
 

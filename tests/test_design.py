@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 MARINOS = ROOT / "examples" / "marinos2021" / "factors.toml"
 COURIER = ROOT / "examples" / "courier2021" / "factors.toml"
 
-# Seed 001, Table I, exactly as printed (columns A..F, rows 1..32). Row 11 is a typo.
+# Marinos 2021, Table I, exactly as printed (columns A..F, rows 1..32). Row 11 is a typo.
 TABLE_I = [
     [-1, -1, -1, -1, -1, -1], [+1, -1, -1, -1, -1, +1], [-1, +1, -1, -1, -1, +1], [+1, +1, -1, -1, -1, -1],
     [-1, -1, +1, -1, -1, +1], [+1, -1, +1, -1, -1, -1], [-1, +1, +1, -1, -1, -1], [+1, +1, +1, -1, -1, +1],
@@ -51,11 +51,11 @@ TABLE_I = [
     [-1, -1, -1, +1, +1, -1], [+1, -1, -1, +1, +1, +1], [-1, +1, -1, +1, +1, +1], [+1, +1, -1, +1, +1, -1],
     [-1, -1, +1, +1, +1, +1], [+1, -1, +1, +1, +1, -1], [-1, +1, +1, +1, +1, -1], [+1, +1, +1, +1, +1, +1],
 ]
-# Seed 001, Table II, row 11: nodes, executors, executor_cores, epochs, learning_rate, batch_size.
+# Marinos 2021, Table II, row 11: nodes, executors, executor_cores, epochs, learning_rate, batch_size.
 TABLE_II_ROW_11 = (1, 4, 1, 3, 0.001, 64)
 
-# Seed 003's Box-Behnken matrix (gpu_count 8..64, batch_per_gpu 32..256, compression 0..90).
-SEED_003_BBD = [
+# The DoE-tool report's Box-Behnken matrix (gpu_count 8..64, batch_per_gpu 32..256, compression 0..90).
+DOE_TOOL_REPORT_BBD = [
     (36, 32, 0), (36, 144, 45), (64, 144, 90), (64, 144, 0), (36, 144, 45), (36, 144, 45), (8, 144, 90),
     (64, 32, 45), (36, 32, 90), (64, 256, 45), (8, 144, 0), (36, 256, 90), (8, 32, 45), (8, 256, 45),
     (36, 256, 0),
@@ -124,7 +124,7 @@ def check_aliases(design) -> None:
         assert aliased == (in_chain[a] == in_chain[b]), (a, b)
 
 
-# -- seed 001: Table I ------------------------------------------------------------------
+# -- Marinos 2021: Table I ------------------------------------------------------------------
 
 
 def test_seed_001_table_i_in_standard_order_except_the_row_11_typo():
@@ -183,7 +183,7 @@ def test_committed_marinos2021_csv_is_what_the_cli_makes(tmp_path):
     assert out.read_text() == (ROOT / "examples" / "marinos2021.csv").read_text()
 
 
-# -- seed 004: full factorial -----------------------------------------------------------
+# -- Albo Martínez 2021: full factorial -----------------------------------------------------------
 
 
 def test_seed_004_full_factorial_96_points_3_replications(tmp_path):
@@ -401,7 +401,7 @@ def test_expected_random_changes_matches_simulation():
 def test_box_behnken_matches_seed_003_matrix():
     fs = make_factors({"gpu_count": [8, 64], "batch_per_gpu": [32, 256], "gradient_compression": [0, 90]})
     d = box_behnken(fs, center_points=3)
-    assert Counter(d.points) == Counter(SEED_003_BBD)
+    assert Counter(d.points) == Counter(DOE_TOOL_REPORT_BBD)
 
 
 @pytest.mark.parametrize("k", [3, 4, 5])

@@ -158,7 +158,7 @@ def test_cli_writes_a_ccd_campaign_file(tmp_path, capsys):
     f.write_text('[factors.learning_rate]\nlevels = [0.02, 0.1]\n[factors.batch_size]\nlevels = [32, 128]\n'
                  '[factors.epochs]\nlevels = [1, 3]\n[constants]\nmodel = "lenet"\nnodes = 1\n')
     out = tmp_path / "d.csv"
-    assert main(["--factors", str(f), "--kind", "ccd", "--alpha", "face-centred", "--center-points", "4",
+    assert main(["--factors", str(f), "--kind", "ccd", "--axial", "face-centred", "--center-points", "4",
                  "--replications", "2", "--seed", "3", "--out", str(out)]) == 0
     text = capsys.readouterr().out
     assert "central composite design, 3 factors, 18 runs (8 factorial + 6 axial + 4 center" in text
@@ -172,7 +172,7 @@ def test_cli_writes_a_ccd_campaign_file(tmp_path, capsys):
 def test_cli_alpha_only_with_ccd(tmp_path, capsys):
     f = tmp_path / "f.toml"
     f.write_text("[factors.a]\nlevels = [1, 2]\n[factors.b]\nlevels = [1, 2]\n")
-    assert main(["--factors", str(f), "--kind", "full", "--alpha", "orthogonal", "--no-randomize",
+    assert main(["--factors", str(f), "--kind", "full", "--axial", "orthogonal", "--no-randomize",
                  "--out", str(tmp_path / "d.csv")]) == 2
     assert "apply to --kind ccd" in capsys.readouterr().err
 

@@ -176,8 +176,8 @@ def test_confirmation_design_is_read_by_the_harness(tmp_path):
 def test_cli_json_and_confirmation(tmp_path, capsys):
     campaign().to_csv(tmp_path / "results.csv", index=False)
     out = tmp_path / "confirm.csv"
-    argv = [str(tmp_path), "--factors", ",".join(FACTORS), "--response", "wall_clock_s:min:12:30",
-            "--response", "accuracy:max:0.6:0.9:i=2", "--format", "json", "--confirm", str(out)]
+    argv = [str(tmp_path), "--factors", ",".join(FACTORS), "--objective", "wall_clock_s:min:12:30",
+            "--objective", "accuracy:max:0.6:0.9:i=2", "--format", "json", "--out", str(out)]
     assert run_cli(main, argv) == 0
     d = json.loads(capsys.readouterr().out)
     assert set(d["recommended"]) == set(FACTORS)
@@ -189,7 +189,7 @@ def test_cli_json_and_confirmation(tmp_path, capsys):
 
 def test_cli_bad_spec_exit_2(tmp_path, capsys):
     campaign().to_csv(tmp_path / "results.csv", index=False)
-    assert run_cli(main, [str(tmp_path), "--factors", ",".join(FACTORS), "--response", "accuracy:up"]) == 2
+    assert run_cli(main, [str(tmp_path), "--factors", ",".join(FACTORS), "--objective", "accuracy:up"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1 and "not one of" in err
 
@@ -254,8 +254,8 @@ def test_check_confirmation_against_the_interval_by_hand(tmp_path, capsys):
     assert not t.inside  # 500 s is far outside
     (tmp_path / "c").mkdir()
     confirm.to_csv(tmp_path / "c" / "results.csv", index=False)
-    argv = [str(tmp_path), "--factors", ",".join(FACTORS), "--response", "wall_clock_s:min:12:30",
-            "--response", "accuracy:max:0.6:0.9", "--check", str(tmp_path / "c")]
+    argv = [str(tmp_path), "--factors", ",".join(FACTORS), "--objective", "wall_clock_s:min:12:30",
+            "--objective", "accuracy:max:0.6:0.9", "--check", str(tmp_path / "c")]
     assert run_cli(main, argv) == 3  # a response not confirmed
     out = capsys.readouterr().out
     assert "wall_clock_s: mean of 3 confirmation job(s) 500, " in out and "OUTSIDE" in out
@@ -295,12 +295,12 @@ def test_tradeoff_front_against_a_grid_over_the_region(capsys, tmp_path):
     assert all(b >= a - 1e-9 for a, b in zip(bests, bests[1:]))  # a higher floor never costs less
     assert not tradeoff(acc_fit, time_fit, "min", np.array([5.0]))[0].reachable
     frame.to_csv(tmp_path / "results.csv", index=False)
-    argv = [str(tmp_path), "--factors", ",".join(FACTORS), "--response", "wall_clock_s:min:12:30",
-            "--response", "accuracy:max:0.6:0.9", "--tradeoff", "4", "--format", "json"]
+    argv = [str(tmp_path), "--factors", ",".join(FACTORS), "--objective", "wall_clock_s:min:12:30",
+            "--objective", "accuracy:max:0.6:0.9", "--tradeoff", "4", "--format", "json"]
     assert run_cli(main, argv) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["tradeoff"]["floor_of"] == "accuracy" and len(d["tradeoff"]["points"]) == 4
     capsys.readouterr()
-    assert run_cli(main, [str(tmp_path), "--factors", ",".join(FACTORS), "--response", "accuracy:max:0.6:0.9",
+    assert run_cli(main, [str(tmp_path), "--factors", ",".join(FACTORS), "--objective", "accuracy:max:0.6:0.9",
                           "--tradeoff", "4"]) == 2
     assert "needs exactly two goals" in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""Assumption checks against closed forms, and seed 001's data read the right way round."""
+"""Assumption checks against closed forms, and Marinos 2021's data read the right way round."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from models.diagnostics import (
 TABLE2 = Path(__file__).resolve().parents[1] / "examples" / "marinos2021" / "table2.csv"
 PAPER_TERMS = "nodes + executors + executor_cores + epochs*learning_rate*batch_size"
 
-# Seed 001, Table V: VIFs of the natural-unit model columns (they depend on the design only).
+# Marinos 2021, Table V: VIFs of the natural-unit model columns (they depend on the design only).
 TABLE5 = {
     "nodes": 1.0044642857142865,
     "executors": 1.0044642857142851,
@@ -131,7 +131,7 @@ def test_breusch_pagan_is_n_times_r2_of_squared_residuals():
     assert check.p == pytest.approx(stats.chi2.sf(lm, 3), rel=1e-7)
 
 
-def test_vif_reproduces_seed001_table_v_and_centring_removes_it(fig2):
+def test_vif_reproduces_marinos2021_table_v_and_centring_removes_it(fig2):
     _, result = fig2
     rows = {r.term: r for r in vif_table(result)}
     assert "Intercept" not in rows  # an intercept's "VIF" measures nothing
@@ -150,7 +150,7 @@ def test_vif_equals_diagonal_of_inverse_correlation_matrix(fig2):
     assert np.allclose(got, expected, rtol=1e-8)
 
 
-def test_seed001_data_rejects_normality_and_equal_variances(fig2):
+def test_marinos2021_data_rejects_normality_and_equal_variances(fig2):
     data, result = fig2
     diag = check_assumptions(result)
     shapiro = diag.check("Shapiro-Wilk")
@@ -166,7 +166,7 @@ def test_seed001_data_rejects_normality_and_equal_variances(fig2):
     assert any(r.startswith("--robust hc3") for r in diag.remedies)
 
 
-def test_log_transform_comparison_on_seed001_data(fig2):
+def test_log_transform_comparison_on_marinos2021_data(fig2):
     data, before = fig2
     after = fit_anova(data, "cost", PAPER_TERMS, typ=1, transform="log")
     cmp = compare_transforms(before, after)

@@ -1,6 +1,7 @@
 """The README and docs/ as a newcomer reads them: every relative link resolves, every command they
-show names a module that exists and only options that module has, and every `--dry-run` command
-runs as written (exit 0) from the repository's root."""
+show (`sparkdl COMMAND ...` or `python -m MODULE ...`) exists and is given only options it has, every
+`--dry-run` command runs as written (exit 0) from the repository's root, and the pages teach
+`sparkdl COMMAND`."""
 
 from __future__ import annotations
 
@@ -17,8 +18,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
-INLINE = re.compile(r"`([^`\n]*python -m [^`\n]*)`")
-MODULE_CALL = re.compile(r"(?:^|\s)(?:\.venv/bin/)?python3? -m ([\w.]+)(.*)$")
+INLINE = re.compile(r"`([^`\n]*(?:python -m|sparkdl) [^`\n]*)`")
+MODULE_CALL = re.compile(r"(?:^|\s)(?:(?:\.venv/bin/)?python3? -m ([a-z_][\w.]*)|sparkdl ([a-z][a-z-]*))(.*)$")
 
 
 def page_id(path: Path) -> str:
@@ -57,8 +58,15 @@ def commands() -> list[tuple[Path, str]]:
                 line = re.sub(r"\s#\s.*$|^\s*#.*$", "", line).strip().removeprefix("$ ")
                 if MODULE_CALL.search(line):
                     found.append((page, line))
-        found += [(page, code) for code in INLINE.findall(FENCE.sub("", text))]
+        found += [(page, code) for code in INLINE.findall(FENCE.sub("", text)) if MODULE_CALL.search(code)]
     return found
+
+
+def invocation(line: str) -> tuple[tuple[str, ...], str]:
+    """``("harness.submit",)`` for ``python -m harness.submit ...``, ``("sparkdl", "submit")`` for
+    ``sparkdl submit ...``; and the rest of the line."""
+    module, command, rest = MODULE_CALL.search(line).groups()
+    return ((module,) if module else ("sparkdl", command)), rest
 
 
 @cache
@@ -68,14 +76,15 @@ def help_text(module: str, *sub: str) -> tuple[int, str]:
     return done.returncode, done.stdout + done.stderr
 
 
-def command_help(module: str, rest: str) -> tuple[int, str]:
-    """The help of ``python -m module`` or, for a command with subcommands ({start,stop,...} in its usage),
-    of the subcommand the line names."""
-    code, text = help_text(module)
+def command_help(prefix: tuple[str, ...], rest: str) -> tuple[int, str]:
+    """The help of ``python -m module`` (or ``sparkdl command``) or, for a command with subcommands
+    ({start,stop,...} in its usage), of the subcommand the line names."""
+    module, *sub = prefix
+    code, text = help_text(module, *sub)
     words = shlex.split(rest, comments=True) if rest.strip() else []
     choices = re.search(r"\{([\w,-]+)\}", text.split("\n\n")[0])
     if code == 0 and choices and words and words[0] in choices.group(1).split(","):
-        return help_text(module, words[0])
+        return help_text(module, *sub, words[0])
     return code, text
 
 
@@ -103,11 +112,20 @@ def test_the_docs_show_commands():
 
 @pytest.mark.parametrize("page, line", commands(), ids=lambda v: page_id(v) if isinstance(v, Path) else v[:60])
 def test_every_command_names_a_module_and_options_it_has(page, line):
-    module, rest = MODULE_CALL.search(line).groups()
-    code, text = command_help(module, rest)
-    assert code == 0, f"{page_id(page)}: `python -m {module} --help` exits {code}: {text[-300:]}"
+    prefix, rest = invocation(line)
+    code, text = command_help(prefix, rest)
+    name = " ".join(prefix)
+    assert code == 0, f"{page_id(page)}: `{name} --help` exits {code}: {text[-300:]}"
     for option in re.findall(r"(?:^|\s)(--[a-z][\w-]*)", rest):
-        assert option in text, f"{page_id(page)} shows `{line}`: {module} has no option {option}"
+        assert option in text, f"{page_id(page)} shows `{line}`: {name} has no option {option}"
+
+
+def test_the_pages_teach_sparkdl_commands():
+    """`sparkdl COMMAND` everywhere; the `python -m MODULE` form is mentioned once, in the README."""
+    shown = [invocation(line)[0] for _, line in commands()]
+    assert sum(p[0] == "sparkdl" for p in shown) > 50
+    pages = {page_id(page): page.read_text().count("python -m ") for page in PAGES}
+    assert {p: n for p, n in pages.items() if n} == {"README.md": 2}, "python -m outside the README's one mention"
 
 
 DRY_RUNS = sorted({(page, line) for page, line in commands() if "--dry-run" in line and "<" not in line
@@ -116,7 +134,8 @@ DRY_RUNS = sorted({(page, line) for page, line in commands() if "--dry-run" in l
 
 @pytest.mark.parametrize("page, line", DRY_RUNS, ids=lambda v: page_id(v) if isinstance(v, Path) else v[:60])
 def test_every_dry_run_runs_as_written(page, line, tmp_path):
-    argv = shlex.split(line[line.index("python"):])
-    argv[0] = sys.executable
+    start = min(i for i in (line.find("python"), line.find("sparkdl ")) if i >= 0)
+    argv = shlex.split(line[start:])
+    argv[:1] = [sys.executable] if argv[0].startswith("python") else [sys.executable, "-m", "sparkdl"]
     done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, f"{page_id(page)}: `{line}` exits {done.returncode}: {done.stderr[-500:]}"

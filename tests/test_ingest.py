@@ -142,7 +142,7 @@ def test_the_analyses_read_the_ingested_folder_unchanged(study, tmp_path, capsys
     walls = {x.wall_clock_s for x in ok}
     assert min(walls) in {p["wall_clock_s"] for p in front["front"]}  # the fastest ok run is on the front
     assert all("regularisation" in p for p in front["front"])  # the manifest's factors beside each point
-    code, stdout, err = run(capsys, report_main, str(out), "-o", str(tmp_path / "report.html"))
+    code, stdout, err = run(capsys, report_main, str(out), "--out", str(tmp_path / "report.html"))
     assert code == 0, err
     html = (tmp_path / "report.html").read_text()
     assert "regularisation" in html and "No space left on device" in html  # factors, and failed logs' tails
@@ -224,7 +224,7 @@ def test_unmatched_logs_are_named_and_stop_or_are_skipped(study, tmp_path, capsy
 def test_epochs_rows_carry_the_factors(study, tmp_path, capsys):
     root, logs = study
     out = tmp_path / "runs"
-    ingest(capsys, str(root / "study"), "--fields", FIELDS, "--out", str(out), "--epochs")
+    ingest(capsys, str(root / "study"), "--fields", FIELDS, "--out", str(out), "--per-epoch")
     with open(out / "epochs.csv", newline="") as f:
         epochs = list(csv.DictReader(f))
     rows = {(r["run"], r["replicate"]): r for r in rows_of(out)}

@@ -101,7 +101,7 @@ def test_factors_that_name_no_group_are_refused(study, tmp_path):
 @pytest.mark.parametrize("name", ["epoch", "run_status", "iterations", "cost", "mean_loss"])
 def test_a_group_named_like_a_column_another_stage_writes_is_refused(study, tmp_path, name):
     out = tmp_path / "runs"
-    o = ingest(str(study), "--fields", FIELDS.replace("nodes", name), "--out", str(out), "--epochs")
+    o = ingest(str(study), "--fields", FIELDS.replace("nodes", name), "--out", str(out), "--per-epoch")
     line = one_line(o.err)
     assert o.code == 2 and name in line and "other stages write" in line and not out.exists()
 
@@ -124,7 +124,7 @@ def test_a_vanished_log_is_named_and_copy_says_it_cannot_copy_it(study, tmp_path
 def test_a_changed_log_read_again_keeps_its_epoch_rows(study, tmp_path):
     folder = copy_of(study, tmp_path)
     out = tmp_path / "runs"
-    assert ingest(str(folder), "--fields", FIELDS, "--out", str(out), "--epochs").code == 0
+    assert ingest(str(folder), "--fields", FIELDS, "--out", str(out), "--per-epoch").code == 0
     before = rows(out / "epochs.csv")
     log = sorted(folder.rglob("*.out"))[0]
     with open(log, "ab") as f:

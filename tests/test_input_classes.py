@@ -1,4 +1,4 @@
-"""Issue 26's classes of bad input, one case each (tests/inputs.py): an input error (exit 2) or the right value."""
+"""The classes of bad input, one case each (tests/inputs.py): an input error (exit 2) or the right value."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Generated bad inputs (hypothesis) through every command and every kind of file: no traceback, no hang, no
 silent change. The kinds, their damages and what a right outcome is are in tests/inputs.py; the seeds (the 20
-classes of issue 26) run in tests/test_input_classes.py, and bench/fuzz.py runs thousands of inputs."""
+classes of bad input) run in tests/test_input_classes.py, and bench/fuzz.py runs thousands of inputs."""
 
 from __future__ import annotations
 

@@ -110,7 +110,7 @@ def test_memory_sizes():
 
 # ---------------------------------------------------------------- crash safety
 # `SPARKDL_CRASH_AT=worker-spawned` makes the command SIGKILL itself right after a worker JVM was
-# spawned and before its pid is recorded: the exact instant of issue 17's case, without racing a timer.
+# spawned and before its pid is recorded: the exact instant a worker can be lost, without racing a timer.
 
 
 def cli(state_dir, *args, crash: str | None = None, timeout: float = 180) -> subprocess.CompletedProcess:
@@ -154,7 +154,7 @@ def recorded(state_dir) -> ClusterState:
 
 
 def test_kill9_while_scale_starts_a_worker_then_stop_leaves_no_jvm_and_the_cluster_works_again(tmp_path):
-    """Issue 17: the unrecorded worker used to survive `stop` and block every later start on that port."""
+    """An unrecorded worker must not survive `stop` and block every later start on that port."""
     sd, port, webui = tmp_path / "c", free_port(), free_port()
     ports = ("--port", str(port), "--webui-port", str(webui))
     try:

@@ -1,4 +1,4 @@
-"""Bad input (issue 17, Logs): no traceback, no impossible figure reported as ok, one bad file never sinks a folder."""
+"""Bad logs: no traceback, no impossible figure reported as ok, one bad file never sinks a folder."""
 
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ LAST_THROUGHPUT = "Throughput is 151.47607 records/second"
     ("Wall clock time is 9004.518097 ms", "Wall clock time is -1.0 ms", "impossible epoch 3 wall clock"),
 ])
 def test_impossible_training_figures_fail_the_log_in_every_mode(tmp_path, old, new, reason):
-    """Issue 25: figures BigDL's arithmetic cannot print fail the log, whichever way it is read."""
+    """Figures BigDL's arithmetic cannot print fail the log, whichever way it is read."""
     text = OK_TEXT.replace(old, new)
     assert text != OK_TEXT
     p = write_log(tmp_path, "x", text)
@@ -81,7 +81,7 @@ def test_impossible_training_figures_fail_the_log_in_every_mode(tmp_path, old, n
     assert (log.status, log.failure_kind) == (Status.FAILED, FailureKind.JOB) and log.reason.startswith(reason), \
         log.reason
     assert repr(parse(p, full=True).summary()) == repr(log.summary())
-    for mode in ([], ["--epochs"], ["--full"], ["--losses"], ["--format", "json"]):
+    for mode in ([], ["--per-epoch"], ["--full"], ["--losses"], ["--format", "json"]):
         code, out, err = run(*mode, str(p))
         assert code == 3 and err == "", (mode, err)
 
@@ -106,7 +106,7 @@ def test_a_folder_without_a_log_is_one_line_and_exit_2(tmp_path):
 
 
 def test_big_plain_file_without_training_lines_does_not_crash_and_keeps_the_folder(tmp_path):
-    """Issue 17: any .out/.err over 8 MiB without a training line crashed (mmap closed) and sank the folder."""
+    """Any .out/.err over 8 MiB without a training line crashed (mmap closed) and sank the folder."""
     junk = b"2026-11-23 15:00:00 INFO  BlockManager:57 - Removing RDD 27\n" * (9 * (1 << 20) // 60)
     (tmp_path / "big.out").write_bytes(junk)
     (tmp_path / "big.err").write_bytes(junk)

@@ -69,7 +69,7 @@ def test_a_json_job_reports_its_record_and_a_bigdl_job_its_log(tmp_path):
     assert bigdl["status"] == "ok" and bigdl["epochs_completed"] == 3 and "recorded" not in bigdl["notes"]
     assert code == 3 and err == ""
     # per epoch: the json job's own sparkdl-epoch lines
-    code, rows, _ = run("--epochs", "--format", "json", str(folder.logs / "1-1.out"))
+    code, rows, _ = run("--per-epoch", "--format", "json", str(folder.logs / "1-1.out"))
     assert rows == [{"path": str(folder.logs / "1-1.out"), "epoch": 1, "wall_clock_s": 0.9707,
                      "accuracy": 0.5889999866485596, "epochs": 40, "correct": 589, "count": 1000,
                      "loss": 2.187370538711548, "throughput": 4315.02, "epoch_s": 0.9707, "processes": 2}]
@@ -101,7 +101,7 @@ def test_a_manifest_from_before_the_field_falls_back_on_the_jobs_figures_file(tm
 def test_csv_output_of_a_json_campaign_keeps_one_row_per_log(tmp_path):
     folder, _ = make_campaign(tmp_path / "c", "json")
     out, err = io.StringIO(), io.StringIO()
-    code = cli.run(cli.parse_args([str(folder.path)]), out, err)
+    code = cli.run(cli.parse_args(["--format", "csv", str(folder.path)]), out, err)
     rows = list(csv.DictReader(io.StringIO(out.getvalue())))
     assert code == 3 and [Path(r["path"]).name for r in rows] == ["1-1.out", "2-1.out"]
     assert rows[0]["status"] == "failed" and rows[1]["status"] == "ok"

@@ -39,7 +39,8 @@ def test_json_has_the_contract_keys_for_every_log_in_a_directory():
 
 
 def test_csv_round_trips_the_figures():
-    code, out, _ = run_cli(str(FIXTURES / "birnn-small-1ep.out.gz"), str(FIXTURES / "lenet-killed.out.gz"))
+    code, out, _ = run_cli("--format", "csv", str(FIXTURES / "birnn-small-1ep.out.gz"),
+                           str(FIXTURES / "lenet-killed.out.gz"))
     rows = list(csv.DictReader(io.StringIO(out)))
     assert code == 3 and [r["status"] for r in rows] == ["ok", "incomplete"]
     ref = reference(fixture_text("birnn-small-1ep"))
@@ -48,7 +49,7 @@ def test_csv_round_trips_the_figures():
 
 
 def test_epochs_rows_agree_with_the_records():
-    code, out, _ = run_cli("--epochs", "--format", "json", str(FIXTURES / "lenet-lr2.5-3ep.out.gz"))
+    code, out, _ = run_cli("--per-epoch", "--format", "json", str(FIXTURES / "lenet-lr2.5-3ep.out.gz"))
     rows = json.loads(out)
     log = parse(FIXTURES / "lenet-lr2.5-3ep.out.gz", full=True)
     assert [r["epoch"] for r in rows] == [1, 2, 3]
@@ -86,7 +87,7 @@ HEAVY = ('pandas', 'numpy', 'json', 'csv', 'argparse', 'dataclasses', 'typing', 
 
 
 def test_module_entry_point_and_light_imports():
-    # issue 18 times `python -m logparse` against grep: start-up imports are part of that time
+    # `python -m logparse` is timed against grep: start-up imports are part of that time
     code = ("import sys, logparse, logparse.cli; "
             f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -106,16 +107,16 @@ def test_harness_logs_group_by_run():
 
 def test_losses_option_applies_the_harness_rule_on_lost_executors():
     p = str(FIXTURES / "lenet-worker-killed.out.gz")
-    code, out, _ = run_cli(p)
+    code, out, _ = run_cli("--format", "csv", p)
     assert code == 0 and list(csv.DictReader(io.StringIO(out)))[0]["status"] == "ok"
-    code, out, _ = run_cli("--losses", p)
+    code, out, _ = run_cli("--format", "csv", "--losses", p)
     (row,) = csv.DictReader(io.StringIO(out))
     assert code == 3 and (row["status"], row["failure_kind"]) == ("failed", "infrastructure")
     assert "lost executor" in row["reason"]
 
 
 def test_epochs_rows_of_a_local_optimizer_log():
-    code, out, _ = run_cli("--epochs", "--format", "json", str(FIXTURES / "dllib-local-optimizer.out.gz"))
+    code, out, _ = run_cli("--per-epoch", "--format", "json", str(FIXTURES / "dllib-local-optimizer.out.gz"))
     rows = json.loads(out)
     assert code == 0 and [r["epoch"] for r in rows] == [1, 2] and [r["records"] for r in rows] == [256, 256]
     assert rows[-1]["accuracy"] == 0.546875 and rows[-1]["epoch_wall_clock_ms"] is None
@@ -132,9 +133,9 @@ def test_a_plain_command_line_starts_without_argparse_dataclasses_or_pathlib(tmp
 
 
 # Command lines built from the options' own words: the fast path must give argparse's answer, or defer to it.
-WORDS = st.sampled_from(["--format", "csv", "json", "xml", "--epochs", "--full", "--losses", "--expected-epochs",
+WORDS = st.sampled_from(["--format", "csv", "json", "text", "xml", "--per-epoch", "--full", "--losses", "--expected-epochs",
                          "--min-replications", "--point-pattern", "3", "-1", "0x5", " 7", "1_0", "logs", "a.out",
-                         "-", "--", "--format=json", "--epochs=1", "--expected-epochs=2", "--point-pattern=(p)",
+                         "-", "--", "--format=json", "--per-epoch=1", "--expected-epochs=2", "--point-pattern=(p)",
                          "--exp", "--full=", "-h", "--unknown", "--min-replications=x", "--point-pattern="])
 
 

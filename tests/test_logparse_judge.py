@@ -84,7 +84,7 @@ def test_the_harness_stores_exactly_logparse_judgement(tmp_path):
 
 
 def test_a_log_that_cannot_be_read_is_a_failed_run_not_an_exception(tmp_path, monkeypatch):
-    """Issue 17: one bad log inside a campaign stopped it and left the run marked running."""
+    """One bad log inside a campaign must not stop it: it once stopped it and left the run marked running."""
     import gzip as gz
 
     from logparse import source

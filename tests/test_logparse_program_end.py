@@ -1,4 +1,4 @@
-"""Issue 25: the program's own output after its last validation shows that training returned.
+"""The program's own output after its last validation shows that training returned.
 
 A finished job whose program printed its result after optimize() (no Spark shutdown, no "creating:" line)
 is ok; any prefix of a finished log cut inside training is never ok, whatever the lines around the cut; the
@@ -48,7 +48,7 @@ def test_a_real_program_that_prints_after_training_is_ok_and_nothing_else_said_s
     with Source(path) as src:
         region = scan_final(src).region
     assert b"Optimization Done. Total 2 epochs finished in" in region
-    assert not end_evidence(region, len(region))  # the rule before issue 25 found no sign: "incomplete"
+    assert not end_evidence(region, len(region))  # a rule blind to the program's output finds no sign: "incomplete"
     assert program_output(region, len(region))
     # the same log cut before the program's line is not ok: nothing after training shows it returned
     raw = gzip.decompress(path.read_bytes())

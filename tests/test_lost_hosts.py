@@ -1,4 +1,4 @@
-"""Lost hosts without hosts (issue 30): the pure logic behind tests/test_remote_faults.py.
+"""Lost hosts without hosts: the pure logic behind tests/test_remote_faults.py.
 
 The campaign loop with a scripted runner and a backend that loses hosts, logparse's reasons for lost
 executors and full disks, the jobs' one line for a lost cluster, the inventory's new fields, the resume
@@ -81,7 +81,7 @@ def test_a_lost_master_host_stops_the_campaign_with_the_attempt_recorded(tmp_pat
 
 def test_the_resume_command_repeats_the_arguments_quoted():
     cmd = resume_command(["my design.csv", "--cluster", "inv.toml", "--out", "runs/x"])
-    assert shlex.split(cmd) == ["python", "-m", "harness.submit", "my design.csv", "--cluster", "inv.toml", "--out",
+    assert shlex.split(cmd) == ["sparkdl", "submit", "my design.csv", "--cluster", "inv.toml", "--out",
                                 "runs/x", "--resume"]
     assert resume_command(["d.csv", "--resume"]).count("--resume") == 1
 

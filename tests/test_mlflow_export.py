@@ -45,7 +45,7 @@ def scripted(tmp_path: Path) -> CampaignDir:
 
 def payloads(folder: CampaignDir, cap_bytes: int = 20_000_000) -> dict[str, object]:
     records, meta = read_campaign(folder)
-    facts = CampaignFacts.read(folder, meta, "pct2")
+    facts = CampaignFacts.read(folder, meta, "time_per_squared_percent")
     return {r.key: run_payload(r, folder, facts, cap_bytes) for r in records}
 
 
@@ -73,7 +73,7 @@ def test_every_run_carries_its_results_row(scripted: CampaignDir) -> None:
         assert numbers and {c: latest[c][2] for c in numbers} == numbers
         t, a = float(row["wall_clock_s"] or "nan"), float(row["accuracy"] or "nan")
         if row["accuracy"] and a > 0:
-            assert latest["cost"][2] == pytest.approx(t / (a * 100) ** 2)  # pct2, by hand
+            assert latest["cost"][2] == pytest.approx(t / (a * 100) ** 2)  # the default cost, by hand
     assert {k: made[k].status for k in made} == {"1-1": "FINISHED", "2-1": "FAILED", "3-1": "FAILED",
                                                   "4-1": "KILLED"}
     assert made["4-1"].tags["status"] == "pruned"
@@ -155,7 +155,7 @@ def test_the_option_takes_a_uri_or_the_environments() -> None:
 
 OPTIMIZERS = {"optimize.search.__main__": ["--job", "lenet", "--space", "s.toml", "--budget", "1m", "--out", "o"],
               "optimize.lr": ["--out", "o"], "optimize.concurrent": ["--out", "o"],
-              "optimize.epochs": ["--budget", "60", "--campaign", "c"]}
+              "optimize.epochs": ["c", "--budget", "60"]}
 
 
 @pytest.mark.parametrize("module", sorted(OPTIMIZERS))
@@ -214,7 +214,7 @@ def test_a_tracker_that_does_not_answer_is_a_note_and_the_next_sync_tries_again(
     with pytest.raises(TrackerUnreachableError, match="does not answer"):
         live.exporter.sync(records, meta)
     assert live.sync(records, meta) is False and live.sync(records, meta) is False
-    assert len(notes) == 1 and notes[0].startswith("note: MLflow export paused") and "python -m harness.mlflow" in notes[0]
+    assert len(notes) == 1 and notes[0].startswith("note: MLflow export paused") and "sparkdl mlflow" in notes[0]
     live.finish(records, meta)
     assert notes[-1].startswith("MLflow: the experiment is behind") and str(scripted.path) in notes[-1]
     assert isinstance(live.exporter, MlflowExporter)

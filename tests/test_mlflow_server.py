@@ -213,7 +213,7 @@ def test_a_campaign_in_mlflow_live_through_an_outage_then_after_the_fact(tmp_pat
     text = "\n".join(lines)
     assert rc == 0, text[-4000:]
     notes = [line for line in lines if line.startswith("note: MLflow export paused")]
-    assert len(notes) == 1 and "does not answer" in notes[0] and "python -m harness.mlflow" in notes[0], text
+    assert len(notes) == 1 and "does not answer" in notes[0] and "sparkdl mlflow" in notes[0], text
     back = [line for line in lines if line.startswith(f"MLflow at {switch.uri} answers again")]
     assert len(back) == 1 and "2 run(s) added" in back[0], text  # run 1 (missed) and run 2 together, after run 2
     assert lines.index(notes[0]) < lines.index(next(x for x in lines if x.startswith("[1/2] run 1-1 ok")))

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from scipy.optimize import minimize_scalar
 
 from harness.command import SubmitOptions
-from sparkdl.cost import acc2
+from sparkdl.cost import time_per_squared_accuracy
 from optimize.errors import JobFailedError, LearningRateMismatchError, ObjectiveError, SearchOptionError
 from optimize.lr import (LRPoint, adaptive_search, golden_search, linear_step, point_to_replicate, pooled_log_sd,
                          search, write_csv)
@@ -258,7 +258,7 @@ def run_search(out, runner, resume=False, replications=2, method=search):
     config = JobConfig(model="lenet")
     with open_session(out, {"test": 1}, SubmitOptions("spark://x:1"), ClusterOptions(), [config.spec(1, 1)], resume,
                       backend=FakeBackend(), runner=runner, env=fake_env()) as session:
-        objective = JobObjective(session, config, acc2())
+        objective = JobObjective(session, config, time_per_squared_accuracy())
         return method(objective, replications=replications), session, objective
 
 
@@ -363,8 +363,8 @@ def test_real_search_on_a_local_cluster(local_cluster, tmp_path):
     assert [(float(r["learning_rate"]), float(r["learning_rate_used"])) for r in rows] == [(0.05, 0.05), (0.1, 0.1)]
     assert all(r["status"] == "ok" for r in rows)
     search_rows = list(csv.DictReader(open(out / "lr_search.csv")))
-    for r, s in zip(rows, search_rows):  # cost = T / A^2 recomputed from the harness's results
-        assert float(s["mean_cost"]) == pytest.approx(float(r["wall_clock_s"]) / float(r["accuracy"]) ** 2)
+    for r, s in zip(rows, search_rows):  # the default cost T / (100 A)^2 recomputed from the harness's results
+        assert float(s["mean_cost"]) == pytest.approx(float(r["wall_clock_s"]) / (100 * float(r["accuracy"])) ** 2)
     assert (out / "lr_search.png").stat().st_size > 10_000
     again = subprocess.run(argv + ["--resume"], capture_output=True, text=True, timeout=300)
     assert again.returncode == 0 and "2 jobs (2 reused from the store)" in again.stdout

@@ -122,15 +122,20 @@ def test_evaluation_needs_complete_configurations():
 def test_cli_chooses_and_reports(tmp_path, capsys):
     path = tmp_path / "courier.csv"
     known_table().to_csv(path, index=False)
-    assert run_cli(main, ["--campaign", str(path), "--slo", "120", "--cpus", "1", "--njobs", "1", "--network", "lenet",
+    assert run_cli(main, [str(path), "--slo", "120", "--cpus", "1", "--njobs", "1", "--job", "lenet",
                  "--cv-folds", "3", "--trees", "30"]) == 0
     out = capsys.readouterr().out
     assert "<- chosen" in out and "batch 512: highest predicted accuracy within the SLO" in out
-    assert run_cli(main, ["--campaign", str(path), "--slo", "10", "--cpus", "1", "--njobs", "1", "--network", "lenet",
+    assert run_cli(main, [str(path), "--slo", "10", "--cpus", "1", "--njobs", "1", "--job", "lenet",
                  "--cv-folds", "3", "--trees", "30"]) == 0
     assert "no batch size meets the SLO of 10 s: batch 512 is the fastest" in capsys.readouterr().out
-    assert run_cli(main, ["--campaign", str(path), "--slo", "10"]) == 2
+    assert run_cli(main, [str(path), "--slo", "10"]) == 2
     assert "error: give --slo, --cpus" in capsys.readouterr().err
+    # the former spellings are refused with the current ones
+    assert run_cli(main, ["--campaign", str(path), "--slo", "10"]) == 2
+    assert f"--campaign {path} is now the positional CAMPAIGN: write {path} without --campaign" in capsys.readouterr().err
+    assert run_cli(main, [str(path), "--network", "lenet"]) == 2
+    assert "--network lenet is now --job lenet" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------- concurrency

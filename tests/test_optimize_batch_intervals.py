@@ -1,4 +1,4 @@
-"""optimize.batch prints each prediction with its CV+ interval (issue 29)."""
+"""optimize.batch prints each prediction with its CV+ interval."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def test_without_a_level_no_intervals_are_fitted():
 def test_cli_prints_the_intervals_and_warns_when_the_chosen_one_reaches_past_the_slo(tmp_path, capsys):
     path = tmp_path / "courier.csv"
     noisy_table().to_csv(path, index=False)
-    base = ["--campaign", str(path), "--cpus", "1", "--njobs", "1", "--network", "lenet", "--cv-folds", "3",
+    base = [str(path), "--cpus", "1", "--njobs", "1", "--job", "lenet", "--cv-folds", "3",
             "--trees", "30"]
     assert run_cli(main, [*base, "--slo", "400"]) == 0
     out = capsys.readouterr().out

@@ -102,15 +102,23 @@ def test_parse_config():
 def test_cli(tmp_path, capsys):
     path = tmp_path / "results.csv"
     linear_campaign().to_csv(path, index=False)
-    code = run_cli(main, ["--budget", "185", "--fixed", "executor_cores=1,batch_size=64", "--campaign", str(path),
+    code = run_cli(main, ["--budget", "185", "--fixed", "executor_cores=1,batch_size=64", str(path),
                  "--upper", "10", "--cv-folds", "4", "--trees", "30"])
     out = capsys.readouterr().out
     assert code == 0 and "max epochs within 185 s: 5" in out
-    assert run_cli(main, ["--budget", "185", "--fixed", "batch_size", "--campaign", str(path)]) == 2
+    assert run_cli(main, ["--budget", "185", "--fixed", "batch_size", str(path)]) == 2
     assert capsys.readouterr().err.startswith("error: --fixed item")
-    # the option's former name is refused with the command's new spelling (issue 28: one name for one thing)
-    assert run_cli(main, ["--budget", "185", "--config", "batch_size=64", "--campaign", str(path)]) == 2
+    # the option's former name is refused with the command's new spelling (one name for one thing)
+    assert run_cli(main, ["--budget", "185", "--config", "batch_size=64", str(path)]) == 2
     assert "--config batch_size=64 is now --fixed batch_size=64" in capsys.readouterr().err
+    assert run_cli(main, ["--budget", "185", "--campaign", str(path)]) == 2
+    assert "is now the positional CAMPAIGN" in capsys.readouterr().err
+    # the job is --job, as in every command; the budget is a duration, as in every command
+    assert run_cli(main, [str(path), "--budget", "185", "--fixed", "model=lenet,batch_size=64"]) == 2
+    assert "write --job lenet and drop model= from --fixed" in capsys.readouterr().err
+    assert run_cli(main, [str(path), "--budget", "3m", "--fixed", "executor_cores=1,batch_size=64", "--upper", "10",
+                          "--cv-folds", "4", "--trees", "30"]) == 0
+    assert "max epochs within 180 s: " in capsys.readouterr().out
 
 
 def test_per_epoch_table_reads_every_validated_epoch_from_the_logs(tmp_path):
@@ -129,4 +137,4 @@ def test_per_epoch_table_reads_every_validated_epoch_from_the_logs(tmp_path):
     assert table[["source_run", "epochs", "batch_size"]].values.tolist() == [
         ["1-1", 1, 64], ["1-1", 2, 64], ["1-1", 3, 64], ["2-1", 1, 128], ["2-1", 2, 128]]
     assert table["wall_clock_s"].tolist() == pytest.approx([12.0, 24.0, 36.0, 12.0, 24.0])
-    assert run_cli(main, ["--budget", "30", "--campaign", str(tmp_path), "--per-epoch"]) == 2  # needs --time wall_clock_s
+    assert run_cli(main, [str(tmp_path), "--budget", "30", "--per-epoch"]) == 2  # needs --time wall_clock_s

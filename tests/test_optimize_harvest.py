@@ -176,13 +176,13 @@ def test_without_a_log_column_the_log_is_found_by_the_runs_key(tmp_path):
 
 def test_cli_per_epoch_text_json_and_refused_objectives(tmp_path, capsys):
     synthetic_campaign(tmp_path)
-    assert run_cli(main, [str(tmp_path), "--per-epoch", "--no-plot", "--reference", "wall_clock_s=40,accuracy=0"]) == 0
+    assert run_cli(main, [str(tmp_path), "--per-epoch", "--no-plot", "--reference-point", "wall_clock_s=40,accuracy=0"]) == 0
     text = capsys.readouterr().out
     assert "2-1@1" in text and "1-1@3" in text and "1-1@1 " not in text
     assert "3 of 4 validated epochs of 2 ok or pruned runs on the front (2 failed or incomplete runs left out)" in text
     assert "hypervolume 24.6 " in text
     assert run_cli(main, [str(tmp_path), "--per-epoch", "--format", "json", "--plot", str(tmp_path / "f.svg"),
-                          "--reference", "wall_clock_s=40,accuracy=0"]) == 0
+                          "--reference-point", "wall_clock_s=40,accuracy=0"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert (data["per_epoch"], data["points"], data["harvested_runs"]) == (True, 4, 2)
     assert [(r["point"], r["epochs"], r["run_epochs"], r["run_status"]) for r in data["front"]] == [

@@ -126,7 +126,7 @@ def test_front_of_a_campaign_uses_ok_runs_only_and_maximises_accuracy():
 def test_cost_objective_is_computed_from_time_and_accuracy():
     front = pareto_front(campaign_table(), parse_objectives("wall_clock_s:min,accuracy:max,cost:min"))
     ok = campaign_table().query("status == 'ok'")
-    assert list(front.runs["cost"]) == pytest.approx(list(ok["wall_clock_s"] / ok["accuracy"] ** 2))
+    assert list(front.runs["cost"]) == pytest.approx(list(ok["wall_clock_s"] / (100 * ok["accuracy"]) ** 2))
     with pytest.raises(CampaignDataError, match="no column"):
         pareto_front(campaign_table(), parse_objectives("elapsed_s:min,accuracy:max"))
 
@@ -138,7 +138,7 @@ def test_cli_writes_table_json_and_figures(tmp_path, capsys):
     assert "4 of 5 ok runs on the front (2 not ok, left out)" in text and (tmp_path / "pareto.png").stat().st_size > 5000
     svg = tmp_path / "f.svg"
     assert run_cli(main, [str(tmp_path), "--format", "json", "--plot", str(svg),
-                          "--reference", "wall_clock_s=50,accuracy=0"]) == 0
+                          "--reference-point", "wall_clock_s=50,accuracy=0"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert [r["run"] for r in data["front"]] == [7, 3, 2, 1] and data["reference"] == {"wall_clock_s": 50.0,
                                                                                        "accuracy": 0.0}

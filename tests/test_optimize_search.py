@@ -179,7 +179,7 @@ def curve(lr, batch, epoch, seed):
 
 
 def run_fake_search(out, space, runner, *, budget, pruner="median", target=None, sampler="tpe", resume=False,
-                    max_trials=None, objectives="wall_clock_s:min,accuracy:max", cost="acc2"):
+                    max_trials=None, objectives="wall_clock_s:min,accuracy:max", cost="time_per_squared_accuracy"):
     config = SearchConfig(space, JobConfig(model="lenet", epochs=3), parse_objectives(objectives),
                           sampler=sampler, seed=3, startup_trials=3, cost=cost)
     settings = {"test": "search", "sampler": sampler}
@@ -230,11 +230,11 @@ def test_search_runs_trials_prunes_dominated_runs_and_records_them_as_pruned(tmp
 def test_the_cost_objective_is_computed_from_each_runs_time_and_accuracy(tmp_path):
     space = load_space(write(tmp_path, SPACE))
     outcome, _, search = run_fake_search(tmp_path / "s", space, WatchingFakeRunner(curve), budget=1000, max_trials=3,
-                                         pruner="none", objectives="cost:min,elapsed_s:min", cost="pct2")
+                                         pruner="none", objectives="cost:min,elapsed_s:min", cost="time_per_squared_percent")
     rows = list(csv.DictReader(open(tmp_path / "s" / "results.csv")))
     study = open_study(tmp_path / "s", search.config)
     assert len(rows) == 3 and all(t.state == TrialState.COMPLETE for t in study.trials)
-    for t, r in zip(study.trials, rows):  # seed 001's cost T / (100 A)^2, computed here by hand
+    for t, r in zip(study.trials, rows):  # Marinos 2021's cost T / (100 A)^2, computed here by hand
         t_s, a = float(r["wall_clock_s"]), float(r["accuracy"])
         assert t.values == pytest.approx([t_s / (100 * a) ** 2, float(r["elapsed_s"])], rel=1e-12)
 
@@ -394,10 +394,10 @@ def test_the_command_line_reaches_every_field_of_the_search_config(tmp_path):
     args = build_parser().parse_args(["--job", "lenet", "--fixed", "epochs=2", "--space", str(space), "--out", str(tmp_path / "o"),
                                       "--budget", "10m",
                                       "--sampler", "tpe", "--seed", "7", "--startup-trials", "4", "--population", "6",
-                                      "--grid-points", "5", "--cost", "pct2", "--start", "random",
+                                      "--grid-points", "5", "--cost", "time_per_squared_percent", "--startup", "random",
                                       "--objectives", "cost:min,accuracy:max"])
     c = search_config(args)
     assert (c.sampler, c.seed, c.startup_trials, c.population, c.grid_points, c.cost, c.start) == \
-        ("tpe", 7, 4, 6, 5, "pct2", "random")
+        ("tpe", 7, 4, 6, 5, "time_per_squared_percent", "random")
     plain = ["--job", "lenet", "--space", str(space), "--out", str(tmp_path / "o"), "--budget", "10m"]
     assert search_config(build_parser().parse_args(plain)).start == "lhs"

@@ -101,7 +101,7 @@ def test_r2_is_nan_for_constant_observations():
     assert np.isnan(evaluation(np.ones(4), np.arange(4.0)).r2)
 
 
-# --- generic power-law model (seed 002) -----------------------------------------------------------
+# --- generic power-law model (Kavarakuntla 2024) -----------------------------------------------------------
 
 
 def test_differential_evolution_recovers_the_exponents():
@@ -172,7 +172,7 @@ def test_power_law_rejects_non_positive_inputs():
 def test_describe_exponent():
     assert "near-ideal" in describe_exponent("nodes", -1.0)
     assert "0.500" in describe_exponent("nodes", -1.0)
-    assert "sublinear" in describe_exponent("nodes", -0.73)  # seed 002 calls -0.73 "less than -1": it is not
+    assert "sublinear" in describe_exponent("nodes", -0.73)  # Kavarakuntla 2024 calls -0.73 "less than -1": it is not
     assert "slower" in describe_exponent("nodes", 0.4)
 
 
@@ -448,7 +448,7 @@ def test_model_inputs_are_the_declared_factors(tmp_path, capsys):
     assert "error: column 'rep'" in capsys.readouterr().err
 
 
-# --- measured inputs (issue 14) -------------------------------------------------------------------
+# --- measured inputs -------------------------------------------------------------------
 
 
 def loaded_table(seed: int = 0) -> pd.DataFrame:

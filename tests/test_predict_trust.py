@@ -1,5 +1,5 @@
-"""Tests for issue 29: the noise ceiling, CV+ prediction intervals, the warnings, and the Extra-P
-normal form of seed 002's model, each against an independent computation."""
+"""The noise ceiling, CV+ prediction intervals, the warnings, and the Extra-P
+normal form of Kavarakuntla 2024's model, each against an independent computation."""
 
 from __future__ import annotations
 

@@ -68,8 +68,8 @@ def test_md1_pollaczek_khinchine_textbook():
     assert m.p_wait == pytest.approx(0.5)
 
 
-def test_seed001_corrected_numbers():
-    # Mean of the 320 costs in seed 001's Table II is 12.479 / 320 = 0.038996875 (summed by hand/script).
+def test_marinos2021_corrected_numbers():
+    # Mean of the 320 costs in Marinos 2021's Table II is 12.479 / 320 = 0.038996875 (summed by hand/script).
     mean_cost = 0.038996875
     mu = 1 / mean_cost
     one = mm1(0.8 * mu, mu)
@@ -406,7 +406,7 @@ def test_simulation_is_reproducible():
     assert a == b and a != c
 
 
-# ---------------------------------------------------------------- fast vs slow (seed 000)
+# ---------------------------------------------------------------- fast vs slow (Schouten and Mukherjee)
 
 
 @given(st.floats(0.01, 0.99), st.integers(2, 32))
@@ -451,7 +451,7 @@ def test_compare_grid_shape():
         assert c.fast.rho == pytest.approx(c.slow.rho) and c.fast.servers == 1 and c.slow.servers == 4
 
 
-# ---------------------------------------------------------------- seed 004 CPU + disk
+# ---------------------------------------------------------------- Albo Martínez 2021 CPU + disk
 
 
 def test_cpu_disk_worked_example():

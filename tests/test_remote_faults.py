@@ -1,4 +1,4 @@
-"""Real hosts under faults (issue 30): namespace hosts with their own sshd (tests/fabric_hosts.py), a lenet
+"""Real hosts under faults: namespace hosts with their own sshd (tests/fabric_hosts.py), a lenet
 design through `python -m harness.submit --cluster`, and a fault at a fixed point:
 
 * a worker host crashes mid-job (every process in its namespace killed, sshd too);
@@ -55,7 +55,7 @@ def test_a_worker_host_that_crashes_mid_job_is_an_infrastructure_failure_and_res
         assert "error: Spark lost " in job_log or "Spark recovered from a lost executor" in run1_first[3]
         assert first.last_line.startswith(f"error: 1 run(s) not run (1-1): lost the worker-2 host {b}: SSH fails")
         assert first.last_line.endswith(" --resume`") and f" --out {out} " in first.last_line, first.last_line
-        assert "; once the host answers, continue with `python -m harness.submit " in first.last_line
+        assert "; once the host answers, continue with `sparkdl submit " in first.last_line
         assert site.spark_jvms() == []  # host A's master and worker stopped, host B crashed
 
         site.hosts.start_sshd(1)  # host B is back (nothing of Spark runs there)
@@ -77,8 +77,8 @@ def test_the_master_hosts_sshd_dying_between_runs_stops_the_campaign_and_resume_
         assert first.last_line.startswith(f"error: run 2-1 not run: lost the master/worker-1 host {a}: SSH fails "
                                           "(unreachable: cannot connect to "), first.last_line
         assert first.last_line.endswith(" --resume`") and f" --out {out} " in first.last_line
-        assert "; the campaign stopped, finished runs are kept: once the host answers, continue with `python -m " \
-            "harness.submit " in first.last_line
+        assert "; the campaign stopped, finished runs are kept: once the host answers, continue with `sparkdl " \
+            "submit " in first.last_line
         # what it could not stop is named in one line, with the command that stops it
         (not_stopped,) = [line for line in first.lines if line.startswith("could not stop the Spark daemons on ")]
         assert not_stopped.startswith(f"could not stop the Spark daemons on {a} (") and "`fab stop --inventory " in \

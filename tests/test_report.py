@@ -265,7 +265,7 @@ def test_queueing_rows_match_closed_forms(table2_report) -> None:
             assert et == pytest.approx(1 / (mu - lam))
             scv = cost.var(ddof=1) / cost.mean() ** 2  # Pollaczek-Khinchine
             assert cells["E[T] M/G/k"][1] == pytest.approx(1 / mu + u / (1 - u) * (1 + scv) / 2 / mu, rel=1e-9)
-    assert "seed 001's cost" in html_lib.unescape(table2_report.html)  # the job size is named
+    assert "Marinos 2021's cost" in html_lib.unescape(table2_report.html)  # the job size is named
 
 
 def test_findings_follow_the_numbers(table2_report) -> None:
@@ -339,7 +339,7 @@ def test_fake_campaign_report(fake_campaign: Path) -> None:
     assert f'<img src="data:image/png;base64,{png}" width="150" height="100"' in html
     assert len(t["extra-lr_search"]) == 1 + 4
     assert "2^3 full factorial" in html
-    # the analysed jobs and their cost are seed 001's T / (A*100)^2 of the ok rows
+    # the analysed jobs and their cost are Marinos 2021's T / (A*100)^2 of the ok rows
     raw = pd.read_csv(fake_campaign / "results.csv")
     ok = raw[raw["status"] == "ok"]
     cost = ok["wall_clock_s"] / (ok["accuracy"] * 100) ** 2
@@ -357,7 +357,7 @@ def test_reading_a_campaign_changes_nothing_in_it(fake_campaign: Path) -> None:
 
 def test_cost_option_changes_the_response(fake_campaign: Path, tmp_path: Path) -> None:
     out = tmp_path / "time.html"
-    assert main([str(fake_campaign), "-o", str(out), "--cost", "time", "--no-plots"]) == 0
+    assert main([str(fake_campaign), "--out", str(out), "--cost", "time", "--no-plots"]) == 0
     t = tables_of(out.read_text())
     raw = pd.read_csv(fake_campaign / "results.csv")
     ok = raw[raw["status"] == "ok"]
@@ -455,13 +455,13 @@ def test_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[s
     (tmp_path / "emptydir").mkdir()
     assert cli([str(tmp_path / "emptydir")]) == 2
     assert "results.csv" in capsys.readouterr().err
-    assert cli([str(TABLE2), "--cost", "time", "-o", str(tmp_path / "x.html")]) == 2
+    assert cli([str(TABLE2), "--cost", "time", "--out", str(tmp_path / "x.html")]) == 2
     assert "wall_clock_s" in capsys.readouterr().err
 
 
 def test_cli_on_plain_csv(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "r.html"
-    assert cli([str(TABLE2), "-o", str(out), "--no-plots", "--response", "cost"]) == 0
+    assert cli([str(TABLE2), "--out", str(out), "--no-plots", "--response", "cost"]) == 0
     assert "320 of 320 jobs analysed; 0 plot(s)" in capsys.readouterr().out
     assert out.read_text().startswith("<!DOCTYPE html>") and "<img" not in out.read_text()
 
@@ -499,7 +499,7 @@ def test_headless_chromium_renders_tables_and_plots(table2_report, tmp_path: Pat
     assert blue > 300, f"{blue} tab:blue pixels: the half-normal plot did not render"
 
 
-# --- absurd values, no ok rows, no status (issue 17) ----------------------------------------------
+# --- absurd values, no ok rows, no status ----------------------------------------------
 
 
 def test_a_wall_clock_of_1e308_neither_crashes_nor_enters_the_analysis(tmp_path: Path) -> None:
@@ -524,7 +524,7 @@ def test_no_ok_rows_and_no_status_are_said(tmp_path: Path, capsys: pytest.Captur
     assert report.analysis.unavailable == "no usable jobs: 0 of 4 rows are ok (3 failed, 1 incomplete): nothing to analyse"
     plain = tmp_path / "plain.csv"
     pd.DataFrame({"a": [1, 2, 1, 2], "b": [1, 1, 2, 2], "y": [1.0, 2.0, 3.0, 5.5]}).to_csv(plain, index=False)
-    assert cli([str(plain), "--response", "y", "--no-plots", "-o", str(tmp_path / "p.html")]) == 0
+    assert cli([str(plain), "--response", "y", "--no-plots", "--out", str(tmp_path / "p.html")]) == 0
     err = capsys.readouterr().err
     assert "note: no 'status' column: all 4 rows assumed ok" in err
     assert "note: factors taken from the columns (no manifest.json, no --factors): a, b" in err

@@ -80,7 +80,7 @@ def test_a_table_without_time_and_accuracy_has_no_such_section_and_a_bad_target_
     assert "front" not in report.sections
     table(5).to_csv(tmp_path / "results.csv", index=False)
     r = subprocess.run([sys.executable, "-m", "report", str(tmp_path / "results.csv"), "--no-plots",
-                        "--factors", "nodes,batch_size", "--target-accuracy", "95", "-o", str(tmp_path / "r.html")],
+                        "--factors", "nodes,batch_size", "--target-accuracy", "95", "--out", str(tmp_path / "r.html")],
                        capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.strip().count("\n") == 0 and "--target-accuracy 95.0 must be a fraction" in r.stderr
     assert not (tmp_path / "r.html").exists()

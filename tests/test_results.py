@@ -115,7 +115,7 @@ def test_harness_bookkeeping_columns_are_never_factors():
     assert set(OUTCOME_COLUMNS) | set(EXECUTION_COLUMNS) <= NON_FACTOR_COLUMNS
 
 
-# --- factors declared, never guessed; status decided once; bad responses (issues 13, 17) ------
+# --- factors declared, never guessed; status decided once; bad responses ------
 
 
 def replicated_with_rep(rng: np.random.Generator) -> pd.DataFrame:
@@ -237,7 +237,7 @@ def test_without_cost_only_status_and_the_response_filter_rows():
     assert table.dropped == {"status=failed": 1, "status=incomplete": 1}
 
 
-# --- no results table makes a models CLI print a traceback (issue 17, item 5) ---------------------
+# --- no results table makes a models CLI print a traceback ---------------------
 
 STATUSES = ["ok", "ok", "ok", "failed", "incomplete", " OK", "", "pruned", "weird"]
 ODD_NUMBERS = [0.0, -1.0, 1e308, -1e308, 5e-324, float("inf"), float("-inf"), float("nan"), 1.0, 2.5, 1e-300]
@@ -291,7 +291,7 @@ def commands(path: Path, out: Path) -> list[tuple[str, object, list[str]]]:
         ("models.anova --factors", anova_main, [p, "--factors", "a,b", "--kruskal"]),
         ("models.predict", predict_main, [p, "--models", "linear", "--split", "random"]),
         ("models.queueing", queueing_main, ["from-results", p, "--utilization", "0.5"]),
-        ("report", report_main, [p, "--no-plots", "-o", str(out)]),
+        ("report", report_main, [p, "--no-plots", "--out", str(out)]),
     ]
 
 
@@ -323,3 +323,20 @@ def test_no_file_content_makes_a_cli_print_a_traceback(text: str) -> None:
         path = Path(tmp) / "results.csv"
         path.write_text(text, encoding="utf-8", errors="surrogateescape")
         assert_no_traceback(path, Path(tmp) / "report.html")
+
+
+def test_the_time_response_comes_from_the_campaigns_manifest(tmp_path):
+    """predict's and plan's default --response: the time column the manifest records, else wall_clock_s."""
+    from models.results import time_response
+    from sparkdl.campaign import CampaignDir, Manifest
+
+    folder = tmp_path / "c"
+    folder.mkdir()
+    (folder / "results.csv").write_text("run,replicate,a,status,spark_jobs_span_s\n1,1,1,ok,3.5\n")
+    assert time_response(folder) == "wall_clock_s"  # no manifest
+    CampaignDir(folder).write_manifest(Manifest(factors=("a",), time="spark_jobs_span_s"))
+    assert time_response(folder) == "spark_jobs_span_s"
+    assert time_response(folder / "results.csv") == "spark_jobs_span_s"
+    CampaignDir(folder).write_manifest(Manifest(factors=("a",), time="mixed"))
+    assert time_response(folder) == "wall_clock_s"  # two time columns: no one default
+    assert time_response(tmp_path / "missing") == "wall_clock_s"  # the command's reader reports the path

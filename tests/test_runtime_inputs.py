@@ -134,7 +134,7 @@ def test_doctor_names_a_runtime_file_as_prepare_takes_it_and_an_empty_name_is_re
                           text=True, timeout=120, cwd=ROOT,
                           env={**os.environ, "PYTHONPATH": str(ROOT), "SPARKDL_RUNTIMES": str(tmp_path / "cache")})
     assert done.returncode == 4, done.stderr
-    suggested = done.stdout.split("python -m harness.runtime prepare ", 1)[1].split("\n")[0].strip()
+    suggested = done.stdout.split("sparkdl runtime prepare ", 1)[1].split("\n")[0].strip()
     import shlex
 
     (target,) = shlex.split(suggested)

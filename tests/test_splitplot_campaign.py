@@ -84,7 +84,7 @@ def test_split_plot_campaign_rescales_only_between_whole_plots_and_keeps_them(lo
     assert nodes["stratum"] == "whole plot" and nodes["df_den"] == 2
     assert doc["drift"]["n"] == 8 and doc["drift"]["p"] is not None  # the trend beside the model, in the split-plot fit
     assert "random intercept per whole plot" in doc["drift"]["method"] and doc["drift"]["df"] > 0
-    report = subprocess.run([sys.executable, "-m", "report", str(out), "-o", str(out / "report.html"), "--response",
+    report = subprocess.run([sys.executable, "-m", "report", str(out), "--out", str(out / "report.html"), "--response",
                              "wall_clock_s"], capture_output=True, text=True, timeout=600)
     assert report.returncode == 0, report.stderr
     page = (out / "report.html").read_text()

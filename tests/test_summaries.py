@@ -141,8 +141,8 @@ def test_the_desirability_summary_numbers_are_the_texts(tmp_path, capsys) -> Non
     assert f"D = {doc['overall_desirability']:.4f}" in s.as_text()
     # the command prints the same numbers
     frame.to_csv(tmp_path / "results.csv", index=False)
-    argv = [str(tmp_path), "--factors", ",".join(FACTORS), "--response", "wall_clock_s:min:12:30",
-            "--response", "accuracy:max:0.6:0.9:i=2", "--seed", "1"]
+    argv = [str(tmp_path), "--factors", ",".join(FACTORS), "--objective", "wall_clock_s:min:12:30",
+            "--objective", "accuracy:max:0.6:0.9:i=2", "--seed", "1"]
     assert run_cli(main, argv) == 0
     text = capsys.readouterr().out
     assert run_cli(main, argv + ["--format", "json"]) == 0

@@ -1,8 +1,8 @@
-"""``python -m harness.design``: make a design from a factors file and write its jobs as CSV.
+"""``sparkdl design``: make a design from a factors file and write its jobs as CSV.
 
-    python -m harness.design --factors examples/marinos2021/factors.toml --kind fractional \\
+    sparkdl design --factors examples/marinos2021/factors.toml --kind fractional \\
         --generators F=ABCDE --replications 10 --seed 42 --out design.csv
-    python -m harness.design --factors f.toml --kind ccd --alpha face-centred --center-points 3 \\
+    sparkdl design --factors f.toml --kind ccd --axial face-centred --center-points 3 \\
         --seed 1 --out design.csv
 """
 
@@ -24,7 +24,7 @@ from harness.design.summary import describe, describe_schedule
 from harness.errors import DesignError
 from sparkdl.runspec import MAX_DESIGN_ROWS
 from sparkdl.cli import run_cli
-from sparkdl.options import renamed
+from sparkdl.options import add_out, add_seed, renamed
 
 KINDS = ("fractional", "full", "box-behnken", "ccd")
 AUTO, NONE = "auto", "none"
@@ -80,18 +80,20 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="python -m harness.design", description="Make an experimental design and its run order.")
+    p = _Parser(prog="sparkdl design", description="Make an experimental design and its run order.")
     p.add_argument("--factors", required=True, help="TOML factors file ([factors.NAME] levels = [...])")
-    p.add_argument("--kind", required=True, choices=KINDS)
+    p.add_argument("--kind", required=True, choices=KINDS,
+                   help="full factorial, fractional factorial, Box-Behnken or central composite (ccd)")
     p.add_argument("--generators", help='fractional: generators, e.g. "F=ABCDE" or "D=AB E=AC"')
     p.add_argument("--resolution", type=int, help="fractional: smallest design of at least this resolution")
     p.add_argument("--center-points", type=int, default=3, help="box-behnken, ccd: center runs (default 3)")
-    p.add_argument("--alpha",
+    p.add_argument("--axial",
                    help="ccd: axial distance: rotatable (default), orthogonal, face-centred, or a number")
+    renamed(p, "--alpha", "--axial")
     p.add_argument("--inscribed", action="store_true",
                    help="ccd: the given levels are the axial points and the cube lies inside (default: the cube)")
     p.add_argument("--replications", type=int, default=1, help="jobs per design point (default 1)")
-    p.add_argument("--seed", type=int, help="seed of the random run order (required unless --no-randomize)")
+    add_seed(p, "the random run order (required unless --no-randomize)", default=None)
     p.add_argument("--no-randomize", action="store_true", help="keep standard order")
     p.add_argument("--hard-to-change", metavar="NAMES", default=AUTO,
                    help="factors that cost a cluster rescale or restart, comma-separated: they become the whole-plot "
@@ -99,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "nodes, runtime and jvm when they vary and the order is randomized; none: complete "
                         "randomization)")
     renamed(p, "--block-on", "--hard-to-change")
-    p.add_argument("--out", required=True, help="CSV to write: one row per job, in execution order")
+    add_out(p, "the design CSV to write: one row per job, in execution order", required=True)
     return p
 
 
@@ -116,12 +118,12 @@ def make_design(args: argparse.Namespace, factors: FactorSet) -> tuple[Design, l
     """The design the options ask for and notes on how it was found; bad options raise DesignError."""
     if args.kind != "fractional" and (args.generators or args.resolution is not None):
         raise DesignError(f"--generators and --resolution apply to --kind fractional, not {args.kind}")
-    if args.kind != "ccd" and (args.inscribed or args.alpha is not None):
-        raise DesignError(f"--alpha and --inscribed apply to --kind ccd, not {args.kind}")
+    if args.kind != "ccd" and (args.inscribed or args.axial is not None):
+        raise DesignError(f"--axial and --inscribed apply to --kind ccd, not {args.kind}")
     if args.kind == "full":
         return full_factorial(factors), []
     if args.kind == "ccd":
-        return central_composite(factors, args.alpha or "rotatable", args.center_points, args.inscribed), []
+        return central_composite(factors, args.axial or "rotatable", args.center_points, args.inscribed), []
     if args.kind == "box-behnken":
         return box_behnken(factors, args.center_points), []
     if (args.generators is None) == (args.resolution is None):

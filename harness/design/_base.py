@@ -1,7 +1,7 @@
 """The result every design function returns: :class:`Design`, with its aliasing records.
 
 A design is a matrix of level indices in standard order (first factor changing fastest,
-as in Yates' order and seed 001's Table I). ``coded`` maps each factor's level rank
+as in Yates' order and Marinos 2021's Table I). ``coded`` maps each factor's level rank
 linearly onto [-1, +1] (so two-level factors are -1/+1 and Box-Behnken factors -1/0/+1);
 ``points`` holds the real level values.
 """

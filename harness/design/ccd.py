@@ -64,9 +64,9 @@ def resolve_alpha(alpha: str | float, k: int, center_points: int) -> tuple[str, 
         try:
             alpha = float(name)
         except ValueError:
-            raise DesignError(f"--alpha {alpha!r}: use rotatable, orthogonal, face-centred or a number > 0") from None
+            raise DesignError(f"--axial {alpha!r}: use rotatable, orthogonal, face-centred or a number > 0") from None
     if not (isinstance(alpha, (int, float)) and math.isfinite(alpha) and alpha > 0):
-        raise DesignError(f"--alpha {alpha!r} must be a number > 0 (or rotatable, orthogonal, face-centred)")
+        raise DesignError(f"--axial {alpha!r} must be a number > 0 (or rotatable, orthogonal, face-centred)")
     return "custom", float(alpha)
 
 
@@ -111,7 +111,7 @@ class CentralComposite(Design):
             out.append(f"  {f.name}: " + ", ".join(f"{v} ({c:+.4g})" for v, c in zip(f.levels, coded)))
         if self.inscribed:
             out.append("inscribed: the given levels are the axial points; the cube lies inside them")
-        out.append("a second-order (quadratic) response-surface design: fit it with python -m models.rsm")
+        out.append("a second-order (quadratic) response-surface design: fit it with sparkdl rsm")
         return out
 
 
@@ -165,13 +165,13 @@ def _column(f: Factor, coded: np.ndarray, alpha: float, inscribed: bool
         raise DesignError(
             f"factor {f.name}: the axial level {min(values):.4g} is <= 0 "  # type: ignore[type-var]
             "though the given levels are positive; "
-            "use --inscribed (the given levels become the axial points), --alpha face-centred, or narrower levels"
+            "use --inscribed (the given levels become the axial points), --axial face-centred, or narrower levels"
         )
     levels = tuple(sorted(set(values)))  # type: ignore[type-var]
     if len(levels) < len(set(np.round(coded, 12).tolist())):
         raise DesignError(
             f"factor {f.name}: rounding to integers merges distinct CCD levels ({list(levels)}); widen its range "
-            "or use --alpha face-centred"
+            "or use --axial face-centred"
         )
     realised = tuple(round((float(v) - centre) / half, 12) + 0.0 for v in levels)
     index = np.array([levels.index(v) for v in values], dtype=int)

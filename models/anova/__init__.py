@@ -13,7 +13,7 @@
 ``format``             text and CSV renderings, and the one summary of each result
 ``analysis``           :func:`~models.anova.analysis.analyse`: fit + checks + plots, used by
                        the CLI and by ``report``
-``cli``                ``python -m models.anova``
+``cli``                ``sparkdl anova``
 =====================  ===============================================================
 
 This ``__init__`` re-exports the computation and the result objects only; ``analysis`` and

@@ -1,4 +1,4 @@
-"""Entry point for ``python -m models.anova``."""
+"""Entry point for ``sparkdl anova``."""
 
 import sys
 

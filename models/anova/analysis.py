@@ -1,4 +1,4 @@
-"""One analysis of a results table, used by ``python -m models.anova`` and by the report.
+"""One analysis of a results table, used by ``sparkdl anova`` and by the report.
 
 :func:`analyse` fits the ANOVA, runs the assumption checks, and when an assumption fails
 shows what a log transform changes (and, if asked, Kruskal-Wallis per factor); with

@@ -1,4 +1,4 @@
-"""``python -m models.anova RESULTS --response cost``: ANOVA with assumption checks, as text, JSON or CSV.
+"""``sparkdl anova RESULTS --response cost``: ANOVA with assumption checks, as text, JSON or CSV.
 
 ``RESULTS`` is a campaign directory (its results.csv, factors from its manifest.json) or a CSV;
 for a bare CSV give ``--factors a,b,c`` (else the columns taken as factors are named on stderr,
@@ -36,24 +36,25 @@ from models.drift import MIN_REFERENCE_RUNS, DriftResult, adjust_for_drift, tabl
 from models.errors import AnalysisOptionError
 from models.plots import save_figures
 from models.results import ResultsTable, factor_list, load_results, table_options
+from sparkdl.options import add_cost, add_format, add_response
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m models.anova", parents=[table_options()],
+        prog="sparkdl anova", parents=[table_options()],
         description="ANOVA with assumption checks on a results table (CSV or campaign directory).",
     )
-    p.add_argument("--response", default="cost", help="response column (default: cost)")
+    add_response(p, "the results column to analyse", "cost")
     p.add_argument("--terms", help="right-hand side of the model formula, e.g. 'a + b*c'; default: "
                    "main effects plus estimable two-factor interactions")
     p.add_argument("--typ", type=int, choices=(1, 2, 3), help="sums of squares type (default 2; the split-plot "
                    "analysis always uses Type III Wald tests)")
-    p.add_argument("--format", choices=("text", "json", "csv"), default="text")
-    p.add_argument("--transform", choices=TRANSFORMS, help="analyse log(y) or Box-Cox(y)")
+    add_format(p)
+    p.add_argument("--transform", choices=("none", *TRANSFORMS), default="none",
+                   help="analyse y (none, the default), log(y) or Box-Cox(y)")
     p.add_argument("--robust", choices=ROBUST, help="HC3 robust F tests (with --typ 2 or 3)")
     p.add_argument("--kruskal", action="store_true", help="add a Kruskal-Wallis test per factor")
-    p.add_argument("--cost", help="recompute cost from wall_clock_s and accuracy: pct2 (default "
-                   "T/(A*100)^2), acc2, time, tta:TARGET, or an expression of T and A")
+    add_cost(p, "recomputed from wall_clock_s and accuracy (without it, a cost column in the table is used as given)")
     p.add_argument("--include-failed", action="store_true", help="keep rows whose status is not ok")
     p.add_argument("--exclude-runs", default="", help="comma-separated run numbers to leave out")
     p.add_argument("--alias", action="append", default=[], metavar="GROUP",
@@ -137,6 +138,8 @@ def to_text(table: ResultsTable, analysis: Analysis, response: str, written: Seq
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.transform == "none":
+        args.transform = None
     if not 0 < args.alpha < 1:
         raise AnalysisOptionError(f"--alpha {args.alpha} must be between 0 and 1, e.g. 0.05")
     table = load_results(args.results, cost=args.cost, include_failed=args.include_failed,

@@ -1,7 +1,7 @@
 """Derringer-Suich desirability over fitted response surfaces.
 
-    python -m models.desirability runs/NAME --factors learning_rate,batch_size,epochs \\
-        --response wall_clock_s:min --response accuracy:max:0.5:0.9 --confirm confirm.csv
+    sparkdl desirability runs/NAME --factors learning_rate,batch_size,epochs \\
+        --objective wall_clock_s:min --objective accuracy:max:0.5:0.9 --out confirm.csv
 
 :func:`parse_goal` and :func:`desirability` / :func:`overall` are the functions; :func:`compromise`
 searches the region; :func:`confirmation_design` writes the confirmation runs.

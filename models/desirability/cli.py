@@ -1,8 +1,8 @@
-"""``python -m models.desirability RESULTS --factors A,B,C --response NAME:GOAL[:LIMITS][:w=S][:i=R] ...``
+"""``sparkdl desirability RESULTS --factors A,B,C --objective NAME:GOAL[:LIMITS][:w=S][:i=R] ...``
 
 Prints (or ``--format json``) the recommended setting with the overall desirability, and for each
 response its prediction, intervals, desirability and sacrifice; ``--confirm FILE`` writes the
-confirmation runs for ``python -m harness.submit FILE``; ``--check CONFIRM_RESULTS`` tests the
+confirmation runs for ``sparkdl submit FILE``; ``--check CONFIRM_RESULTS`` tests the
 jobs of that confirmation campaign against the prediction intervals (exit 3 when a mean falls outside).
 """
 
@@ -22,27 +22,30 @@ from models.desirability.tradeoff import TradeoffPoint, tradeoff_front
 from models.errors import DesirabilityError
 from models.results import load_results
 from sparkdl.errors import EXIT_RUNS_FAILED
+from sparkdl.options import add_campaign, add_format, add_out, add_seed, renamed
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:
-        raise DesirabilityError(f"{message} (see python -m models.desirability --help)")
+        raise DesirabilityError(f"{message} (see sparkdl desirability --help)")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="python -m models.desirability",
+    p = _Parser(prog="sparkdl desirability",
                 description="Best compromise between several responses (Derringer-Suich desirability) searched "
                             "over their fitted second-order surfaces, with prediction intervals, sacrifice and "
                             "a confirmation-runs design.")
-    p.add_argument("results", help="results CSV or campaign directory")
+    add_campaign(p, "the runs whose responses to trade off", dest="results")
     p.add_argument("--factors", required=True, help="comma-separated numeric factor columns")
-    p.add_argument("--response", action="append", required=True, metavar="SPEC",
+    p.add_argument("--objective", action="append", required=True, metavar="SPEC",
                    help="NAME:GOAL[:LOW:HIGH][:w=S][:i=R][:t=log], GOAL max|min; or NAME:target:LOW:TARGET:HIGH[:w=S]"
                         "[:w2=T][:i=R][:t=log]; limits default to the observed range; t=log fits log(NAME). "
                         "Repeat per response.")
+    renamed(p, "--response", "--objective")
     p.add_argument("--confirmation-jobs", type=int, default=DEFAULT_CONFIRMATION_JOBS,
                    help=f"replicates at the recommendation (default {DEFAULT_CONFIRMATION_JOBS}); sets the interval too")
-    p.add_argument("--confirm", metavar="CSV", help="write the confirmation-runs design here (harness.submit format)")
+    add_out(p, "the confirmation-runs design CSV to write (run it with sparkdl submit)")
+    renamed(p, "--confirm", "--out")
     p.add_argument("--check", metavar="CONFIRM_RESULTS",
                    help="confirmation campaign (directory or results CSV): is each response's mean inside its "
                         "prediction interval at the setting those jobs ran? Exit 3 if not")
@@ -50,8 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with one max and one min goal: the best fitted min-response for STEPS floors of the "
                         "max-response (what one more point of accuracy costs in time)")
     p.add_argument("--level", type=float, default=0.95, help="interval level (default 0.95)")
-    p.add_argument("--format", choices=("text", "json"), default="text")
-    p.add_argument("--seed", type=int, default=0, help="seed of the search (default 0)")
+    add_format(p, ("text", "json"))
+    add_seed(p, "the search over the region")
     return p
 
 
@@ -63,14 +66,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     table = load_results(args.results, compute_cost=False, factors=factors)
     frame = table.frame
     goals = []
-    for spec in args.response:
+    for spec in args.objective:
         name = spec.split(":", 1)[0].strip()
         observed = pd.to_numeric(frame[name], errors="coerce").to_numpy(dtype=float) if name in frame.columns else None
         goals.append(parse_goal(spec, observed))
     result = compromise(frame, goals, factors, args.seed, args.confirmation_jobs, args.level, steps_of(frame))
     design = (confirmation_design(frame, result.setting(), args.confirmation_jobs, design_columns(args.results))
-              if args.confirm else None)
-    written = design.write(args.confirm) if design is not None else None
+              if args.out else None)
+    written = design.write(args.out) if design is not None else None
     front = tradeoff_front(result, args.tradeoff, args.seed) if args.tradeoff else None
     checked = None
     if args.check:
@@ -98,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         lines = [table.describe_dropped(), "goals: " + "; ".join(g.describe() for g in goals), *summary.lines]
         if written is not None:
             lines += [*(f"note: {n}" for n in design.notes),  # type: ignore[union-attr]
-                      f"wrote {written}: run it with python -m harness.submit {written} --out runs/confirm"]
+                      f"wrote {written}: run it with sparkdl submit {written} --out runs/confirm"]
         if front is not None:
             lines += ["", *_tradeoff_lines(front, factors)]
         if checked is not None:

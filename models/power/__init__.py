@@ -5,7 +5,7 @@
 ``inputs``             the design and its pilot, read from CSVs or campaign folders
 ``result``             the result dataclasses (:class:`PowerPlan` and its parts)
 ``format``             text and CSV renderings
-``cli``                ``python -m models.power`` (``sparkdl plan``)
+``cli``                ``sparkdl plan``
 =====================  ===============================================================
 """
 

@@ -1,4 +1,4 @@
-"""Entry point for ``python -m models.power``."""
+"""Entry point for ``sparkdl plan``."""
 
 import sys
 

@@ -1,4 +1,4 @@
-"""``python -m models.power DESIGN --effect 5%`` (``sparkdl plan``): replicates, power and detectable effects.
+"""``sparkdl plan DESIGN --effect 5%`` (``sparkdl plan``): replicates, power and detectable effects.
 
 ``DESIGN`` is a design CSV (``harness.design`` output), a results CSV or a campaign folder. A table
 holding the response is a pilot: its replicates give the noise (``--noise replicates``, the pooled
@@ -32,12 +32,13 @@ from models.power.compute import (
 from models.anova.terms import default_terms
 from models.power.format import format_csv, format_text
 from models.power.inputs import read_inputs
-from models.results import factor_list
+from models.results import factor_list, time_response
+from sparkdl.options import add_format, add_response
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m models.power",
+        prog="sparkdl plan",
         description="Power and sample size per factor: the replicates needed to detect an effect, the power the "
                     "design has, and the smallest effect it detects.",
     )
@@ -48,7 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "analysed on the log scale) or in the response's units (0.3)")
     p.add_argument("--power", type=float, default=0.8, help="power to reach (default 0.8)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level of the F tests (default 0.05)")
-    p.add_argument("--response", default="wall_clock_s", help="response column of the pilot (default: wall_clock_s)")
+    add_response(p, "the pilot's results column (default: the time column the campaign's manifest records, else "
+                    "wall_clock_s)", None)
     p.add_argument("--factors", help="comma-separated factor columns (default: the campaign's manifest.json, or the "
                                      "design's columns)")
     p.add_argument("--terms", help="right-hand side of the model the tests are made in, e.g. 'a + b*c'; default: "
@@ -68,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="whole-plot error variance over the run noise variance (with --whole-plot)")
     p.add_argument("--max-replicates", type=int, default=MAX_REPLICATES,
                    help=f"look for the replicates needed up to this many (default {MAX_REPLICATES})")
-    p.add_argument("--format", choices=("text", "json", "csv"), default="text", help="output format (default text)")
+    add_format(p)
     return p
 
 
@@ -79,6 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.max_replicates < 1:
         raise PlanError(f"--max-replicates {args.max_replicates} must be 1 or more")
     given = args.cv is not None or args.sd is not None
+    args.response = args.response or time_response(args.design)
     inp = read_inputs(args.design, response=args.response, factors=factor_list(args.factors), pilot=args.pilot)
     for line in inp.notices:
         print(f"note: {line}", file=sys.stderr)

@@ -1,12 +1,12 @@
 """Performance prediction: one interface (fit / predict / evaluate) over six models.
 
-``linear`` (ANOVA-linear, seed 004), ``loglinear`` (the log target on the log factors and their
+``linear`` (ANOVA-linear, Albo Martínez 2021), ``loglinear`` (the log target on the log factors and their
 two-factor interactions: times are products, their noise a ratio), ``rf`` (Courier's random forest), ``gb`` (gradient boosting
-baseline), ``generic`` (seed 002's power law, its exponents from Extra-P's normal form chosen by
+baseline), ``generic`` (Kavarakuntla 2024's power law, its exponents from Extra-P's normal form chosen by
 cross-validation, or free and fitted by differential evolution) and ``ernest`` (NNLS on 1, s/m,
 log m, m). Every model gets CV+ prediction intervals (``intervals``), the table's noise ceiling
 (``ceiling``) bounds its R^2, and ``flags`` names what makes a result untrustworthy. Run
-``python -m models.predict RESULTS`` for the comparison table.
+``sparkdl predict RESULTS`` for the comparison table.
 """
 
 from models.predict._base import Evaluation, Predictor, evaluation

@@ -1,4 +1,4 @@
-"""Entry point for ``python -m models.predict``."""
+"""Entry point for ``sparkdl predict``."""
 
 import sys
 

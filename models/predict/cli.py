@@ -1,4 +1,4 @@
-"""``python -m models.predict RESULTS --response wall_clock_s``: fit every model, print the comparison:
+"""``sparkdl predict RESULTS --response wall_clock_s``: fit every model, print the comparison:
 the noise ceiling (``noise_ceiling_r2``, the R^2 of the cell means of replicated design points, or
 "not known" without replicates), each model's R^2 also as a share of it, MAPE, MSE, the empirical
 coverage of its CV+ prediction intervals at ``--level`` on the held-out rows, and a ``warning`` per
@@ -23,25 +23,26 @@ from models.predict.compare import SPLITS, compare, make_splits, parse_models
 from models.predict.result import Comparison
 from models.predict.intervals import DEFAULT_FOLDS, DEFAULT_LEVEL, check_level
 from models.predict.table import measured_columns, model_inputs, read_results
-from models.results import factor_list, table_options
+from models.results import factor_list, table_options, time_response
 from sparkdl.errors import EXIT_RUNS_FAILED
 from sparkdl.numbers import json_safe
-from sparkdl.options import renamed
+from sparkdl.options import add_format, add_response, add_seed, renamed
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m models.predict", parents=[table_options()],
+        prog="sparkdl predict", parents=[table_options()],
         description="Compare performance-prediction models on a campaign's results table.",
     )
-    parser.add_argument("--response", default="wall_clock_s", help="column to predict (default: wall_clock_s)")
+    add_response(parser, "the results column to predict (default: the time column the campaign's manifest "
+                         "records, else wall_clock_s)", None)
     renamed(parser, "--target", "--response")
     parser.add_argument("--models", default="all", help="all, or a comma list of linear,loglinear,rf,gb,generic,ernest")
     parser.add_argument("--split", choices=(*SPLITS, "both"), default="both", help="evaluation split (default: both)")
     parser.add_argument("--extrapolate-by", default=None,
                         help="size column of the extrapolation split (default: parallelism m)")
     parser.add_argument("--test-fraction", type=float, default=0.2, help="held-out fraction (default: 0.2)")
-    parser.add_argument("--seed", type=int, default=0, help="seed for the random split and the models")
+    add_seed(parser, "the random split and the models")
     parser.add_argument("--measured", metavar="all|COLS",
                         help="also give the tree models (rf, gb) columns measured during each run: all (every "
                              "spark_*/host_* column) or a comma list, e.g. host_cpu_busy_mean,spark_gc_share; they "
@@ -51,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--interval-folds", type=int, default=DEFAULT_FOLDS,
                         help="CV+ folds: each costs one more fit per model and split (default 5)")
     parser.add_argument("--no-intervals", action="store_true", help="skip the intervals (faster)")
-    parser.add_argument("--format", choices=("text", "json"), default="text")
+    add_format(parser, ("text", "json"))
     return parser
 
 
@@ -59,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     models = parse_models(args.models)
     check_level(args.level)
+    args.response = args.response or time_response(args.results)
     results = read_results(args.results)
     measured = measured_columns(results, args.measured, args.response)
     table, choice = model_inputs(results, args.response, factor_list(args.factors), args.results, measured)

@@ -50,7 +50,7 @@ def parse_models(spec: str) -> list[str]:
 
 
 def default_size_column(table: pd.DataFrame) -> str:
-    """Column the extrapolation split sorts by: parallelism m, else seed 004's processes, else the first
+    """Column the extrapolation split sorts by: parallelism m, else Albo Martínez 2021's processes, else the first
     resource column there is (an ingested study may record its nodes only)."""
     derived = with_derived(table)
     for column in ("parallelism", "processes", "nodes", "executors", "executor_cores", "cpus"):

@@ -3,7 +3,7 @@
     t = theta0 + theta1 * s / m + theta2 * log(m) + theta3 * m,   theta >= 0
 
 m is the parallelism (default: the derived ``parallelism`` = nodes x executors x executor_cores, or
-seed 004's ``processes`` = cpus x njobs), s the amount of work (Ernest's "scale", the input fraction;
+Albo Martínez 2021's ``processes`` = cpus x njobs), s the amount of work (Ernest's "scale", the input fraction;
 default ``epochs`` when present, else 1). The terms are: fixed cost, perfectly parallel work, tree
 aggregation, per-machine overhead. Non-negativity keeps each term's physical meaning.
 

@@ -1,15 +1,15 @@
-"""Seed 002's generic performance model, fitted by differential evolution.
+"""Kavarakuntla 2024's generic performance model, fitted by differential evolution.
 
     t = (sum_i a_i * I_i ** p_i) * prod_j E_j ** q_j + C
 
 ``I`` are intrinsic inputs (the amount of work: epochs; a categorical input such as the network
-contributes one constant term a_level per level, seed 002's "categorical intrinsic parameters"),
-``E`` are extrinsic scaling inputs (resources and batch size, which seed 002 also counts as
+contributes one constant term a_level per level, Kavarakuntla 2024's "categorical intrinsic parameters"),
+``E`` are extrinsic scaling inputs (resources and batch size, which Kavarakuntla 2024 also counts as
 extrinsic), ``C`` is a fixed overhead. An exponent q_j says how the scalable part of the time
 responds to E_j: q = -1 is ideal scaling (doubling E_j halves it), -1 < q < 0 is sublinear, q = 0
 no effect, q > 0 means more of E_j slows the job, q < -1 superlinear.
 
-Fitting minimizes the mean absolute error (seed 002, eq. 8; ``loss="mse"`` for squared error) plus an
+Fitting minimizes the mean absolute error (Kavarakuntla 2024, eq. 8; ``loss="mse"`` for squared error) plus an
 optional L1 or L2 penalty ``alpha * sum|x|`` or ``alpha * sum x^2`` over every parameter but C
 (eq. 10-11; the paper's sum over k = 1..N there is a typo for a sum over parameters), with
 scipy.optimize.differential_evolution, the population evaluated in one numpy broadcast
@@ -26,7 +26,7 @@ where Extra-P models costs that grow), and l in {0, 1, 2} (l > 0 only for a colu
 values are all > 1, since log2(1) = 0 would zero the whole product). With the exponents fixed the
 model is linear in a and C, fitted by non-negative least squares; the exponents are chosen one input
 at a time (coordinate descent, repeated until none changes) by the K-fold cross-validated mean
-squared error. ``search="de"`` keeps seed 002's free exponents in [-5, 5], fitted with the
+squared error. ``search="de"`` keeps Kavarakuntla 2024's free exponents in [-5, 5], fitted with the
 coefficients by differential evolution (below).
 
 A fit whose exponent sits at the end of its range, whose coefficient sits at its upper bound, that
@@ -56,10 +56,10 @@ from models.errors import FitError, InvalidTableError
 from models.predict._base import Predictor
 from models.predict.table import HARNESS_FACTORS, is_categorical, is_courier_table
 
-#: Defaults for the harness table: work in I, batch size and resources in E (as seed 002 does).
+#: Defaults for the harness table: work in I, batch size and resources in E (as Kavarakuntla 2024 does).
 HARNESS_INTRINSIC: tuple[str, ...] = ("epochs", "model")
 HARNESS_EXTRINSIC: tuple[str, ...] = ("batch_size", "nodes", "executors", "executor_cores")
-#: Defaults for a seed 004 (Courier) table.
+#: Defaults for an Albo Martínez 2021 (Courier) table.
 COURIER_INTRINSIC: tuple[str, ...] = ("network",)
 COURIER_EXTRINSIC: tuple[str, ...] = ("batch", "cpus", "njobs")
 #: Extra-P's normal form: exponents i/4 (i = 0..12) and log2 exponents 0, 1, 2.
@@ -153,7 +153,7 @@ def describe_exponent(column: str, q: float) -> str:
 
 
 class PowerLawModel(Predictor):
-    """Seed 002's t = (sum_i a_i I_i^p_i) prod_j E_j^q_j + C, fitted by differential evolution."""
+    """Kavarakuntla 2024's t = (sum_i a_i I_i^p_i) prod_j E_j^q_j + C, fitted by differential evolution."""
 
     name = "generic"
 

@@ -1,7 +1,7 @@
-"""ANOVA-linear model (seed 004, section 4.1): the target as a linear function of every factor and
+"""ANOVA-linear model (Albo Martínez 2021, section 4.1): the target as a linear function of every factor and
 every interaction of factors, fitted by ordinary least squares.
 
-Numeric factors enter as numbers (one coefficient per unit, as in seed 004's tables), categorical ones
+Numeric factors enter as numbers (one coefficient per unit, as in Albo Martínez 2021's tables), categorical ones
 by treatment coding. Numeric factors are standardized on the training table before the products are
 formed; with all interactions up to a given order this is a reparametrization (the span of the
 design's columns is unchanged), so predictions are those of the raw-unit fit, with better conditioning.

@@ -3,7 +3,7 @@ log factors, back-transformed with Duan's smearing estimate.
 
 Training times (and the cost T/(A*100)^2) are products: doubling the nodes divides the scalable part,
 doubling the epochs multiplies it, and replicates of one setting differ by a ratio rather than by a
-fixed amount (seed 001's Table II: replicate CV about 22 % at every level). On the log scale such a
+fixed amount (Marinos 2021's Table II: replicate CV about 22 % at every level). On the log scale such a
 response is additive and its noise homoscedastic, which is what least squares assumes. Keeping the
 main effects and two-factor interactions only is the effect-hierarchy (sparsity) principle of
 designed experiments: higher-order interactions are rarely real, and a fractional factorial aliases

@@ -8,7 +8,7 @@ those factors.
 
 The harness writes one row per run with the columns run, replicate, model (the NETWORK, birnn|lenet),
 nodes, executors, executor_cores, epochs, learning_rate, batch_size, status, reason, wall_clock_s,
-accuracy, elapsed_s, start, end, app_id. Seed 004 (Courier) tables use batch, cpus, njobs, network.
+accuracy, elapsed_s, start, end, app_id. Albo Martínez 2021 (Courier) tables use batch, cpus, njobs, network.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ __all__ = [
     "is_courier_table", "model_inputs", "read_results", "require_columns", "varying", "with_derived",
 ]
 
-#: Factor columns of seed 004's (Courier's) experiments.
+#: Factor columns of Albo Martínez 2021's (Courier's) experiments.
 COURIER_FACTORS: tuple[str, ...] = ("batch", "cpus", "njobs", "network")
 #: Columns whose product is the parallelism m (total executor cores of a job).
 PARALLELISM_COLUMNS: tuple[str, ...] = ("nodes", "executors", "executor_cores")
@@ -57,10 +57,10 @@ def model_inputs(table: pd.DataFrame, target: str, factors: Sequence[str] | None
     """``table`` narrowed to its factor columns, the ``measured`` columns and ``target``, and where the
     factors come from.
 
-    Seed 004 (Courier) tables keep their four factors when none are declared."""
+    Albo Martínez 2021 (Courier) tables keep their four factors when none are declared."""
     csv = resolve_path(path) if path is not None else None
     if factors is None and is_courier_table(table) and (csv is None or not (csv.parent / "manifest.json").is_file()):
-        choice = FactorChoice(COURIER_FACTORS, "seed 004 columns")
+        choice = FactorChoice(COURIER_FACTORS, "Albo Martínez 2021 columns")
     else:
         choice = choose_factors(table, factors, csv, response=target)
     require_columns(table, [target], "the prediction target (--response)")
@@ -100,7 +100,7 @@ def measured_columns(table: pd.DataFrame, spec: str | None, target: str) -> list
 
 def with_derived(table: pd.DataFrame) -> pd.DataFrame:
     """Return a copy with ``parallelism`` (nodes*executors*executor_cores) and ``processes``
-    (cpus*njobs, seed 004) added when their source columns are all present."""
+    (cpus*njobs, Albo Martínez 2021) added when their source columns are all present."""
     out = table.copy()
     if all(c in out.columns for c in PARALLELISM_COLUMNS) and "parallelism" not in out.columns:
         out["parallelism"] = np.prod([out[c].to_numpy(dtype=float) for c in PARALLELISM_COLUMNS], axis=0)
@@ -110,12 +110,12 @@ def with_derived(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def is_courier_table(table: pd.DataFrame) -> bool:
-    """True when all of seed 004's factor columns are present."""
+    """True when all of Albo Martínez 2021's factor columns are present."""
     return all(c in table.columns for c in COURIER_FACTORS)
 
 
 def factor_columns(table: pd.DataFrame, target: str) -> list[str]:
-    """Default model inputs: seed 004's factors, else the harness factors present, else every column
+    """Default model inputs: Albo Martínez 2021's factors, else the harness factors present, else every column
     that is neither the target nor a known identifier/outcome column."""
     if is_courier_table(table):
         return list(COURIER_FACTORS)

@@ -1,12 +1,12 @@
-"""Tree ensembles of seed 004: Courier's random forest and the gradient-boosting baseline.
+"""Tree ensembles of Albo Martínez 2021: Courier's random forest and the gradient-boosting baseline.
 
 Both pick hyperparameters by a 5-fold grid search (shuffled folds, seeded) on the training table,
 scored by mean squared error, then refit on the whole training table.
 
-- ``RandomForestModel`` (Courier, seed 004 section 4.3): inputs are seed 004's batch, cpus, njobs,
+- ``RandomForestModel`` (Courier, Albo Martínez 2021, section 4.3): inputs are Albo Martínez 2021's batch, cpus, njobs,
   network and processes = cpus x njobs when present; otherwise the harness factors plus the
   parallelism m = nodes x executors x executor_cores (our analogue of "processes").
-- ``GradientBoostingModel`` (seed 004 section 5.2, after Chao et al.): the baseline that sees no
+- ``GradientBoostingModel`` (Albo Martínez 2021 section 5.2, after Chao et al.): the baseline that sees no
   parallelism feature: batch, cpus and network on a Courier table, the bare factors otherwise.
 
 Categorical inputs are one-hot encoded. Trees predict piecewise-constant values inside the range of
@@ -30,10 +30,10 @@ from models.errors import TooFewRowsError
 from models.predict._base import Predictor
 from models.predict.table import factor_columns, is_categorical, is_courier_table
 
-#: Random-forest grid, kept small for speed (seed 004 Table 7 searched 50..2000 trees, depth 4..10,
+#: Random-forest grid, kept small for speed (Albo Martínez 2021 Table 7 searched 50..2000 trees, depth 4..10,
 #: max_features; it chose depth 6 with all features for time).
 RF_GRID: dict[str, list[Any]] = {"max_depth": [6, None], "max_features": [1.0, "sqrt"]}
-#: Gradient-boosting grid (seed 004 Table 10: 50..2000 trees, depth 3..10, ls/lad/huber loss; it chose
+#: Gradient-boosting grid (Albo Martínez 2021 Table 10: 50..2000 trees, depth 3..10, ls/lad/huber loss; it chose
 #: 50 trees of depth 3). Squared-error loss only: lad/huber leaf updates are 3-7 times slower.
 GB_GRID: dict[str, list[Any]] = {"n_estimators": [50, 150], "max_depth": [3, 5]}
 
@@ -93,7 +93,7 @@ class _GridSearchedTrees(Predictor):
 
 
 class RandomForestModel(_GridSearchedTrees):
-    """Courier's random forest (seed 004): batch, cpus, njobs, network, processes = cpus x njobs."""
+    """Courier's random forest (Albo Martínez 2021): batch, cpus, njobs, network, processes = cpus x njobs."""
 
     name = "rf"
 
@@ -113,7 +113,7 @@ class RandomForestModel(_GridSearchedTrees):
 
 
 class GradientBoostingModel(_GridSearchedTrees):
-    """Seed 004's gradient-boosting baseline: no parallelism feature."""
+    """Albo Martínez 2021's gradient-boosting baseline: no parallelism feature."""
 
     name = "gb"
 

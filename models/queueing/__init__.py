@@ -1,7 +1,7 @@
 """Queueing models: closed forms (M/M/1, M/M/k, M/G/1, M/G/k, G/G/k), checked by simulation.
 
-Also seed 000's one-fast-vs-k-slow comparison, seed 004's CPU + disk model, and queue metrics
-from a results table. The CLI is ``python -m models.queueing``.
+Also Schouten and Mukherjee's one-fast-vs-k-slow comparison, Albo Martínez 2021's CPU + disk model, and queue metrics
+from a results table. The CLI is ``sparkdl queueing``.
 """
 
 from models.queueing.compare import Comparison, compare, compare_grid, explain

@@ -1,4 +1,4 @@
-"""Entry point for ``python -m models.queueing``."""
+"""Entry point for ``sparkdl queueing``."""
 
 import sys
 

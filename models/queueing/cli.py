@@ -1,4 +1,4 @@
-"""``python -m models.queueing``: queue metrics, metrics from a results table, fast-vs-slow, CPU + disk.
+"""``sparkdl queueing``: queue metrics, metrics from a results table, fast-vs-slow, CPU + disk.
 
 Each command makes one result (:mod:`models.queueing.result`) and prints its summary: text, or ``--format json``
 (the result's ``to_dict()``), or CSV (its table)."""
@@ -14,6 +14,7 @@ from models.queueing.formulas import QueueMetrics, ggk, mg1, mgk, mm1, mmk
 from models.queueing.job_sizes import UNITS, load_job_sizes, plan
 from models.queueing.result import CpuDiskFit, FastVsSlow, QueuePlan, cpu_disk_fit
 from models.queueing.simulate import ENGINES, SimulationResult, simulate
+from sparkdl.options import add_campaign, add_format, add_seed
 
 
 def _floats(text: str) -> list[float]:
@@ -31,17 +32,17 @@ def _ints(text: str) -> list[int]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m models.queueing", description=__doc__)
+    parser = argparse.ArgumentParser(prog="sparkdl queueing", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     fmt = argparse.ArgumentParser(add_help=False)
-    fmt.add_argument("--format", choices=("text", "json"), default="text")
+    add_format(fmt, ("text", "json"))
     rates = argparse.ArgumentParser(add_help=False, parents=[fmt])
     rates.add_argument("--arrival-rate", type=float, required=True, help="jobs per unit time (lambda)")
     rates.add_argument("--service-rate", type=float, required=True, help="jobs per unit time per server (mu)")
     servers = argparse.ArgumentParser(add_help=False)
-    servers.add_argument("--servers", type=int, required=True, help="number of servers k")
+    servers.add_argument("--servers", type=int, metavar="K", required=True, help="number of servers k")
     scv = argparse.ArgumentParser(add_help=False)
-    scv.add_argument("--scv", type=float, default=1.0, help="job-size variance / mean^2 (default 1)")
+    scv.add_argument("--scv", type=float, metavar="SCV", default=1.0, help="job-size variance / mean^2 (default 1)")
     sub.add_parser("mm1", parents=[rates], help="M/M/1 (exact)")
     sub.add_parser("mmk", parents=[rates, servers], help="M/M/k, Erlang C (exact)")
     sub.add_parser("mg1", parents=[rates, scv], help="M/G/1, Pollaczek-Khinchine (exact)")
@@ -50,29 +51,34 @@ def _parser() -> argparse.ArgumentParser:
     gg.add_argument("--scv-arrival", type=float, default=1.0, help="inter-arrival scv (default 1)")
 
     fr = sub.add_parser("from-results", parents=[fmt], help="metrics from measured job sizes")
-    fr.add_argument("results", help="campaign directory (DIR/results.csv) or a CSV file")
-    fr.add_argument("--utilization", type=float, default=0.8)
-    fr.add_argument("--servers", type=_ints, default=[1, 4], help="e.g. 1,4")
+    add_campaign(fr, "the jobs whose sizes to queue", dest="results")
+    fr.add_argument("--utilization", type=float, metavar="RHO", default=0.8,
+                    help="the utilization to plan for: arrivals set so that lambda = rho k mu (default 0.8)")
+    fr.add_argument("--servers", type=_ints, metavar="K,...", default=[1, 4],
+                    help="the numbers of servers to compare, e.g. 1,4 (default 1,4)")
     fr.add_argument("--job-size", choices=sorted(UNITS), default=None,
-                    help="time = wall_clock_s seconds; cost = seed 001's T/(100 A)^2 (default: time if present)")
+                    help="time = wall_clock_s seconds; cost = Marinos 2021's T/(100 A)^2 (default: time if present)")
 
-    cmp = sub.add_parser("compare", parents=[fmt], help="one fast server vs k slow ones (seed 000)")
-    cmp.add_argument("--servers", type=int, default=4)
-    cmp.add_argument("--utilization", type=_floats, default=[0.5, 0.7, 0.9])
-    cmp.add_argument("--scv", type=_floats, default=[0.0, 1.0, 4.0])
+    cmp = sub.add_parser("compare", parents=[fmt], help="one fast server vs k slow ones (Schouten and Mukherjee)")
+    cmp.add_argument("--servers", type=int, metavar="K", default=4,
+                     help="k: the slow servers (rate mu each) against one fast one (rate k mu) (default 4)")
+    cmp.add_argument("--utilization", type=_floats, metavar="RHO,...", default=[0.5, 0.7, 0.9],
+                     help="the utilizations to compare at (default 0.5,0.7,0.9)")
+    cmp.add_argument("--scv", type=_floats, metavar="SCV,...", default=[0.0, 1.0, 4.0],
+                     help="the job-size variances / mean^2 to compare at (default 0,1,4)")
     cmp.add_argument("--simulate", type=int, default=0, metavar="REPS",
                      help="also simulate each cell, REPS replications (ciw: seconds per cell; numpy: milliseconds)")
     cmp.add_argument("--engine", choices=ENGINES, default="ciw",
                      help="simulator: ciw's discrete events (default) or numpy's Kiefer-Wolfowitz recursion")
     cmp.add_argument("--jobs", type=int, default=5000, help="jobs per simulated replication")
-    cmp.add_argument("--seed", type=int, default=0)
+    add_seed(cmp, "the simulations")
     cmp.add_argument("--family", choices=("gamma", "lognormal"), default="gamma",
                      help="simulated job-size distribution for scv other than 0 and 1 (M/G/k depends on it)")
 
-    cd = sub.add_parser("cpu-disk", parents=[fmt], help="seed 004's CPU + disk model fitted to a results table")
-    cd.add_argument("results", help="campaign directory (DIR/results.csv) or a CSV file")
+    cd = sub.add_parser("cpu-disk", parents=[fmt], help="Albo Martínez 2021's CPU + disk model fitted to a results table")
+    add_campaign(cd, "the runs to fit the model to", dest="results")
     cd.add_argument("--cpu-service-time", type=float, default=0.045,
-                    help="CPU seconds per iteration, batch_size / records per second (seed 004: 0.045)")
+                    help="CPU seconds per iteration, batch_size / records per second (Albo Martínez 2021: 0.045)")
     cd.add_argument("--dataset-size", type=int, default=60_000, help="training records (MNIST: 60000)")
     return parser
 

@@ -1,4 +1,4 @@
-"""Seed 000's question: one fast server (rate k mu) or k slow servers (rate mu each)?
+"""Schouten and Mukherjee's question: one fast server (rate k mu) or k slow servers (rate mu each)?
 
 Both systems have the same total capacity k mu and see the same Poisson arrivals, so they have
 the same utilization. The fast server is M/G/1 (Pollaczek-Khinchine, exact); the k slow ones are

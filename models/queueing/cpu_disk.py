@@ -1,4 +1,4 @@
-"""Seed 004's CPU + disk model of a BigDL training job (Courier, ICPE '21, section 4.2).
+"""Albo Martínez 2021's CPU + disk model of a BigDL training job (Courier, ICPE '21, section 4.2).
 
 A job runs N_T = ceil(N / B) * epochs iterations; each iteration is a CPU phase then a disk
 fetch, so E[T] = N_T (E[T_cpu] + E[T_D]).
@@ -48,7 +48,7 @@ class CourierJob:
 
     @property
     def processes(self) -> int:
-        """cpus * njobs, seed 004's "processes" feature."""
+        """cpus * njobs, Albo Martínez 2021's "processes" feature."""
         return self.cpus * self.njobs
 
     def tasks_per_worker(self) -> float:
@@ -129,7 +129,7 @@ class CpuDiskModel:
 
 def fit_cpu_disk(configs: Sequence[CourierJob], response_times: Sequence[float],
                  cpu_service_time: float) -> CpuDiskModel:
-    """Fit seed 004's disk-rate regression to measured response times (seconds), one per run."""
+    """Fit Albo Martínez 2021's disk-rate regression to measured response times (seconds), one per run."""
     if len(configs) != len(response_times):
         raise QueueParameterError(f"{len(configs)} configs but {len(response_times)} response times")
     rates = [disk_service_rate_from_time(c, t, cpu_service_time) for c, t in zip(configs, response_times)]

@@ -1,6 +1,6 @@
 """Job sizes from a results table, and the queue metrics they imply at a chosen utilization.
 
-A job's size is either its wall-clock time in seconds (column ``wall_clock_s``) or seed 001's
+A job's size is either its wall-clock time in seconds (column ``wall_clock_s``) or Marinos 2021's
 cost T / (100 A)^2 (column ``cost``, or computed from ``wall_clock_s`` and ``accuracy``). The
 service rate is 1 / mean size, per second or per unit of cost; the scv is the sample variance
 (ddof = 1) over the squared mean.
@@ -19,7 +19,7 @@ from models.queueing.formulas import QueueMetrics, arrival_rate_for, mgk, mmk
 from models.results import resolve_path, status_is_ok
 from sparkdl.config import read_table
 
-UNITS = {"time": "seconds (wall_clock_s)", "cost": "seed 001 cost units, T / (100 A)^2"}
+UNITS = {"time": "seconds (wall_clock_s)", "cost": "Marinos 2021 cost units, T / (100 A)^2"}
 
 
 @dataclass(frozen=True)
@@ -109,7 +109,7 @@ class Plan:
     """Queue metrics for one number of servers at the target utilization."""
 
     servers: int
-    markovian: QueueMetrics  # M/M/k: exponential job sizes assumed, as seed 001 does
+    markovian: QueueMetrics  # M/M/k: exponential job sizes assumed, as Marinos 2021 does
     general: QueueMetrics  # M/G/k with the measured scv (exact P-K when k = 1)
 
 

@@ -1,6 +1,6 @@
 """Response surfaces: full second-order fits on Box-Behnken, central composite and face-centred designs.
 
-    python -m models.rsm runs/NAME --response accuracy --factors learning_rate,batch_size,epochs --format json
+    sparkdl rsm runs/NAME --response accuracy --factors learning_rate,batch_size,epochs --format json
 
 :func:`fit_surface` fits (coded and natural coefficients, ANOVA with lack of fit);
 :func:`stationary_point` gives the canonical analysis, :func:`ridge_path` the ridge,

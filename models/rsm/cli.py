@@ -1,4 +1,4 @@
-"""``python -m models.rsm RESULTS --response R --factors A,B,C [--goal max|min] [--transform log]
+"""``sparkdl rsm RESULTS --response R --factors A,B,C [--goal max|min] [--transform log]
 [--format text|json] [--plots DIR] [--whole-plot FACTORS|none] [--block COLUMN]``.
 
 When the table has a ``whole_plot`` column (a split-plot campaign), or with ``--whole-plot``, the terms
@@ -17,29 +17,30 @@ from models.errors import SurfaceError
 from models.results import load_results
 from models.rsm.analysis import analyse
 from models.rsm.plots import save_all
+from sparkdl.options import add_campaign, add_format, add_seed
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line and exit code 2, like every input error
-        raise SurfaceError(f"{message} (see python -m models.rsm --help)")
+        raise SurfaceError(f"{message} (see sparkdl rsm --help)")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="python -m models.rsm",
+    p = _Parser(prog="sparkdl rsm",
                 description="Fit a full second-order response surface to a campaign's ok jobs: coefficients in "
                             "coded and natural units, ANOVA with lack of fit, stationary point and canonical "
                             "analysis, ridge analysis, contour and surface plots.")
-    p.add_argument("results", help="results CSV or campaign directory (its results.csv)")
-    p.add_argument("--response", required=True, help="response column, e.g. wall_clock_s or accuracy")
+    add_campaign(p, "the runs to fit the surface to", dest="results")
+    p.add_argument("--response", metavar="COLUMN", required=True, help="the results column to fit, e.g. wall_clock_s or accuracy")
     p.add_argument("--factors", required=True, help="comma-separated numeric factor columns, e.g. learning_rate,batch_size")
     p.add_argument("--goal", choices=("max", "min"), default="max",
                    help="which way is better, for the best setting and the ridge (default max)")
     p.add_argument("--transform", choices=("none", "log"), default="none",
                    help="log: fit log(response) (positive responses with multiplicative noise, e.g. times); "
                         "predictions are back-transformed")
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    add_format(p, ("text", "json"))
     p.add_argument("--plots", metavar="DIR", help="write contour and surface PNGs for every pair of factors here")
-    p.add_argument("--seed", type=int, default=0, help="seed of the search over the region (default 0)")
+    add_seed(p, "the search over the region")
     add_split_plot_options(p, "tests")
     return p
 

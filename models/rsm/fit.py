@@ -4,7 +4,7 @@ The model is always the full quadratic (intercept, linear, two-factor interactio
 quadratic terms), fitted by ordinary least squares in coded units and converted exactly to
 natural units. If the data cannot support it (a factor with fewer than three levels, fewer
 distinct points than terms), the fit is refused with the reason: it never falls back to a
-linear model while calling it quadratic (seed 003's report did, with R^2 0.05).
+linear model while calling it quadratic (the DoE-tool report did, with R^2 0.05).
 
 ANOVA: sequential sums of squares for the linear, two-factor interaction and quadratic groups
 (in that order, as Myers, Montgomery and Anderson-Cook tabulate them), the residual split into
@@ -261,7 +261,7 @@ def fit_surface(frame: pd.DataFrame, response: str, factors: tuple[str, ...] | l
         if n_levels < 3:
             raise SurfaceError(
                 f"factor {f!r} has {n_levels} level(s); a quadratic term needs at least 3 (use a Box-Behnken or "
-                "central composite design: python -m harness.design --kind box-behnken|ccd)")
+                "central composite design: sparkdl design --kind box-behnken|ccd)")
     coding = Coding.from_levels(factors, [X[:, j] for j in range(len(factors))])
     x = coding.to_coded(X)
     F = model_matrix(x)

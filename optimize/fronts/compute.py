@@ -187,7 +187,7 @@ def _plain(v: object) -> object:
 
 
 def configuration_front(table: pd.DataFrame, objectives: Sequence[ObjectiveSpec], factors: Sequence[str] = (),
-                        reference: Sequence[float] | None = None, cost: str = "acc2",
+                        reference: Sequence[float] | None = None, cost: str | None = None,
                         resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
                         threshold: float = DEFAULT_THRESHOLD, level: float = DEFAULT_LEVEL) -> ConfigurationFront:
     """The front of ``table``'s design points (see the module doc); ``reference`` in the objectives' own units."""

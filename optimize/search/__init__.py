@@ -2,7 +2,7 @@
 
 ``space`` (space.toml: the factors and their ranges), ``pruning`` (per-epoch rules read from a
 running job's log), ``study`` (the ask-and-tell loop, the study stored in the campaign folder),
-``__main__`` (``python -m optimize.search``).
+``__main__`` (``sparkdl search``).
 """
 
 from optimize.search.pruning import CurveTail, HalvingRule, MedianRule, TargetRule, TrialWatch, make_rules

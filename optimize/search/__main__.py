@@ -1,10 +1,10 @@
-"""python -m optimize.search: a multi-objective search on real jobs through the harness.
+"""sparkdl search: a multi-objective search on real jobs through the harness.
 
-    python -m optimize.search --job lenet --fixed epochs=2 --space space.toml --budget 30m --out runs/search \
+    sparkdl search --job lenet --fixed epochs=2 --space space.toml --budget 30m --out runs/search \
         --train-samples 1024 --test-samples 256
-    python -m optimize.search ... --resume                 # continue a killed or finished search
-    python -m optimize.search ... --sampler nsga2 --pruner halving --target-accuracy 0.9
-    python -m optimize.search ... --per-epoch              # epochs at the space's largest, lower epochs harvested
+    sparkdl search ... --resume                 # continue a killed or finished search
+    sparkdl search ... --sampler nsga2 --pruner halving --target-accuracy 0.9
+    sparkdl search ... --per-epoch              # epochs at the space's largest, lower epochs harvested
 
 Objectives default to wall_clock_s:min,accuracy:max. Progress: one line per trial with the cluster
 time used against the budget and an ETA. At the end: the front of the ok runs (optimize.pareto), its
@@ -43,20 +43,12 @@ from optimize.search.space import at_largest_epochs, load_space
 from optimize.search.study import (SAMPLERS, MultiObjectiveSearch, SearchConfig, SearchOutcome, check_objectives,
                                    open_study)
 from optimize.figures import save
-from optimize.session import ClusterOptions, JobConfig, open_session, submit_options
+from optimize.session import ClusterOptions, JobConfig, add_optimizer_job, check_job, open_session, submit_options
 from sparkdl.cli import on_interrupt, run_cli
-from sparkdl.options import SAMPLES, cluster_options, duration_s
-
-def parse_budget(text: str) -> float:
-    """``30m``, ``2h``, ``90s`` or plain seconds -> seconds (:func:`sparkdl.options.duration_s`, as harness.submit)."""
-    try:
-        return duration_s(text)
-    except ValueError as e:
-        raise SearchOptionError(str(e)) from None
+from sparkdl.cost import parse_cost
+from sparkdl.options import SAMPLES, SEED, add_budget, add_cost, add_out, add_seed, cluster_options, renamed
 
 
-#: The built-in jobs of the same design columns (epochs, learning_rate, batch_size): BigDL's and PyTorch's.
-MODELS = ("lenet", "birnn", "torch-lenet")
 
 
 def parse_job(job: str, fixed: str | None = None) -> JobConfig:
@@ -70,10 +62,7 @@ def parse_job(job: str, fixed: str | None = None) -> JobConfig:
     if "=" in name:
         raise SearchOptionError(f"--job {job!r}: --job names a job now and fixed factors go to --fixed: "
                                 f"write {split_old_job(job)}")
-    if name not in MODELS:
-        what = "a job description" if name.endswith(".toml") or Path(name).exists() else "not a built-in job"
-        raise SearchOptionError(f"--job {job!r} is {what}: optimize.search runs the built-in jobs "
-                                f"{', '.join(MODELS)} (a job description runs with harness.submit)")
+    check_job(name)
     values = parse_config(fixed) if fixed else {}
     if "model" in values:
         raise SearchOptionError(f"--fixed model={values['model']}: the job is named by --job; "
@@ -106,29 +95,30 @@ def old_job_form(argv: Sequence[str]) -> str | None:
             continue
         out.append(arg)
         i += 1
-    return "python -m optimize.search " + " ".join(shlex.quote(a) for a in out) if found else None
+    return "sparkdl search " + " ".join(shlex.quote(a) for a in out) if found else None
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m optimize.search", parents=[cluster_options()],
+    p = argparse.ArgumentParser(prog="sparkdl search", parents=[cluster_options()],
                                 description=__doc__.split("\n")[0])
-    p.add_argument("--job", required=True, help=f"the job to run: {', '.join(MODELS)}")
+    add_optimizer_job(p)
     p.add_argument("--fixed", help="the factors the space does not vary, e.g. epochs=2,batch_size=64 (default: "
                                    "1 node x 1 executor x 1 core, batch 256, 1 epoch, learning rate 0.002)")
     p.add_argument("--space", type=Path, required=True, help="space.toml: the factors to vary and their ranges")
-    p.add_argument("--budget", required=True, help="cluster time to spend, e.g. 30m, 2h, 600s")
-    p.add_argument("--out", type=Path, required=True, help="campaign directory (results, logs, study.sqlite)")
+    add_budget(p, "cluster time to spend (the sum of the trials' times)", required=True)
+    add_out(p, "the campaign folder of the search (results, logs, study.sqlite)", required=True)
     p.add_argument("--resume", action="store_true", help="continue the search in --out")
     p.add_argument("--objectives", default="wall_clock_s:min,accuracy:max",
                    help="COLUMN:min|max,... : wall_clock_s, accuracy, elapsed_s, cost, or any figure a run records "
                         "(spark_*, host_*, phase_* columns, a job's own metrics)")
-    p.add_argument("--cost", default="acc2", help="the formula of the cost objective (models.cost; default acc2 = T/A^2)")
+    add_cost(p, "the cost objective")
     p.add_argument("--sampler", choices=SAMPLERS, default="tpe", help="tpe (default), nsga2, random, grid")
-    p.add_argument("--seed", type=int, default=0, help="the sampler's seed (default 0)")
-    p.add_argument("--job-seed", type=int, default=42, help="the jobs' weight-init seed (default 42)")
+    add_seed(p, "the sampler")
+    p.add_argument("--job-seed", type=SEED, metavar="SEED", default=42, help="seed of the jobs' weights (default 42)")
     p.add_argument("--startup-trials", type=int, default=5, help="tpe: start-up trials before the model (default 5)")
-    p.add_argument("--start", choices=("lhs", "random"), default="lhs",
+    p.add_argument("--startup", choices=("lhs", "random"), default="lhs",
                    help="tpe: the start-up trials from a Latin hypercube over the space (default) or at random")
+    renamed(p, "--start", "--startup")
     p.add_argument("--population", type=int, default=8, help="nsga2: population size (default 8)")
     p.add_argument("--grid-points", type=int, default=3, help="grid: levels per float range (default 3)")
     p.add_argument("--max-trials", type=int, help="stop after this many trials in this session")
@@ -207,7 +197,7 @@ def search_config(args: argparse.Namespace) -> SearchConfig:
     if args.sampler == "grid":
         space.check_grid(args.grid_points)
     return SearchConfig(space, job, objectives, sampler=args.sampler, seed=args.seed, startup_trials=args.startup_trials,
-                        population=args.population, grid_points=args.grid_points, cost=args.cost, start=args.start)
+                        population=args.population, grid_points=args.grid_points, cost=args.cost, start=args.startup)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -218,7 +208,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     say = lambda msg: print(msg, flush=True)  # noqa: E731
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    budget = parse_budget(args.budget)
+    budget = args.budget
     config = search_config(args)
     space, job, objectives = config.space, config.job, config.objectives
     rules = make_rules(args.pruner, args.target_accuracy, args.min_runs)
@@ -228,10 +218,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "objectives": [str(o) for o in objectives], "sampler": args.sampler, "seed": args.seed,
                 "job_seed": args.job_seed, "train_samples": args.train_samples, "test_samples": args.test_samples}
     if any(o.column == "cost" for o in objectives):  # only then does the formula define the search
-        settings["cost"] = args.cost
+        settings["cost"] = parse_cost(args.cost).name
     if args.per_epoch:  # only then: a search started before the option resumes unchanged
         settings["per_epoch"] = True
-    if args.sampler == "tpe" and args.start == "lhs":  # a tpe search started before it resumes with --start random
+    if args.sampler == "tpe" and args.startup == "lhs":  # a tpe search started before it resumes with --start random
         settings["start"] = "lhs"
         settings["startup_trials"] = args.startup_trials
     shapes = [job.spec(1, 1, **combo) for combo in space.shapes()]

@@ -69,11 +69,11 @@ class SearchConfig:
     startup_trials: int = 5
     population: int = 8
     grid_points: int = 3  # float levels per range when sampler is grid
-    cost: str = "acc2"  # the formula of the ``cost`` objective (sparkdl.cost)
+    cost: str | None = None  # the formula of the ``cost`` objective (sparkdl.cost)
     start: str = "lhs"  # tpe's start-up trials: a Latin hypercube ("lhs") or Optuna's random ones ("random")
 
 
-def check_objectives(objectives: Sequence[ObjectiveSpec], cost: str = "acc2") -> None:
+def check_objectives(objectives: Sequence[ObjectiveSpec], cost: str | None = None) -> None:
     """Refuse names no run can record, and a cost formula sparkdl.cost cannot read (when ``cost`` is asked)."""
     bad = [o.column for o in objectives if not FIGURE_NAME.fullmatch(o.column) or o.column in IDENTIFIER_COLUMNS]
     if bad:
@@ -86,7 +86,7 @@ def check_objectives(objectives: Sequence[ObjectiveSpec], cost: str = "acc2") ->
             raise SearchOptionError(f"--cost: {exc}") from None
 
 
-def objective_values(row: dict[str, object], objectives: Sequence[ObjectiveSpec], cost: str = "acc2"
+def objective_values(row: dict[str, object], objectives: Sequence[ObjectiveSpec], cost: str | None = None
                      ) -> tuple[float, ...] | str:
     """The objectives' values in an ok run's row, or why there are none (the name of the missing figure)."""
     values = []
