@@ -91,3 +91,36 @@ def test_a_hang_in_c_code_is_isolated_in_its_case() -> None:
     outcome = surface_inputs.run_forked(catastrophic, [], timeout=3)
     assert outcome.hung
     assert surface_inputs.run_forked(lambda argv: 0, [], timeout=60).code == 0  # this process goes on
+
+
+def test_the_tightened_judges_check_values(tmp_path: Path) -> None:
+    # the factors, options, runtime and results judges once took any exit 0: each is shown a wrong value and objects
+    from tests.inputs import Outcome
+
+    factors = inputs.write(tmp_path / "f.toml", '[factors.nodes]\nlevels = [1, 2]\n[constants]\nmodel = "lenet"\n')
+    case = inputs._factors_case(tmp_path, factors)
+    design = tmp_path / "design.csv"
+    design.write_text("run,replicate,nodes,model\n1,1,1,lenet\n2,1,2,lenet\n")
+    assert case.judge(Outcome(0, "", "")) is None
+    design.write_text("run,replicate,nodes,model\n1,1,1,lenet\n2,1,3,lenet\n")  # a level changed
+    assert "not one of the levels" in case.judge(Outcome(0, "", ""))
+    design.write_text("run,replicate,nodes,model\n1,1,1,lenet\n2,1,2,lenet5\n")  # a constant changed
+    assert "constant 'model'" in case.judge(Outcome(0, "", ""))
+
+    options = inputs._options_case(tmp_path, inputs.write(tmp_path / "argv.txt", "--timeout\n-1\n"))
+    assert "--timeout '-1' accepted" in options.judge(Outcome(0, "", ""))  # before: any word not starting with a digit
+    memory = inputs._options_case(tmp_path, inputs.write(tmp_path / "argv2.txt", "--executor-memory\n700m\n"))
+    assert "the argv has '8g'" in memory.judge(Outcome(0, "spark-submit --executor-memory 8g x.py\n", ""))
+
+    runtime = inputs.write(tmp_path / "rt.toml", '[runtime]\nname = "fz"\nspark = "4.3.0"\njava = [17]\n'
+                                                 'requirements = ["pyspark==4.3.0"]\n')
+    listed = inputs._runtime_case(tmp_path, runtime)
+    from cluster.runtime import builtin_names
+    rows = "name spark\n" + "".join(f"{n} 4.3.0\n" for n in builtin_names())
+    assert listed.judge(Outcome(0, rows + "fz 4.3.0 17\n", "")) is None
+    assert listed.judge(Outcome(0, rows + "fz 4.2.0 17\n", "")) is not None  # a value changed
+    assert listed.judge(Outcome(0, rows + "fz 4.3.0 17\nforged 9.9\n", "")) is not None  # a row forged
+
+    folder = inputs.results_table(tmp_path / "r", factor_values=lambda i: {"accuracy": "1e309"} if i == 1 else {})
+    results = inputs._results_check(folder / "results.csv")
+    assert "'1e309'" in results(Outcome(0, "", ""))  # a number no float holds, taken as inf
