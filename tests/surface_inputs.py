@@ -509,6 +509,101 @@ def _dispatcher_case(d: Path, f: Path) -> Case:
     return Case("dispatcher", dispatcher_main, argv, check=check)
 
 
+# ---------------------------------------------------------------- Spark 4 structured (JSON) log lines
+
+SPARK4_JSON = ROOT / "tests" / "fixtures" / "spark4json"
+LEVELS = ("INFO", "WARN", "ERROR")
+MESSAGES = ("Lost executor 3 on 10.0.0.7: Command exited with code 137", "Executor added", "Job 0 finished",
+            "java.lang.OutOfMemoryError: Java heap space", "Optimization Done. Total 2 epochs finished in 9.1s",
+            "Top1Accuracy is Accuracy(correct: 50, count: 100, accuracy: 0.5)", "a\nb", "\x1b[2J", "", "\udcff",
+            "x" * 5000, '{"ts": "nested"}', "Epoch 3 started")
+
+
+def _spark4_records() -> list[dict[str, object]]:
+    """Every JSON event of the real Spark 4.3 fixtures (a clean end, a lost executor, an OOM)."""
+    out = []
+    for name in ("clean", "lost", "oom"):
+        for line in (SPARK4_JSON / f"{name}.err").read_bytes().splitlines():
+            if line.startswith(b'{"ts":'):
+                out.append(json.loads(line))
+    return out
+
+
+def _finished_log() -> bytes:
+    """A real finished BigDL log (2 epochs) without the plan that says how many epochs it was asked for."""
+    import gzip
+
+    raw = gzip.decompress((ROOT / "tests" / "fixtures" / "logs" / "lenet-4000-2ep.out.gz").read_bytes())
+    return re.sub(rb"epochs=(\d)", rb"n_ep=\1", raw)
+
+
+def _gen_json_event(rng: random.Random, good: str) -> bytes:
+    """A real Spark 4 JSON event, its level, message or exception sometimes replaced; which log it ends and
+    whether its line is cut mid-write are drawn from the same generator (the case reads them back)."""
+    records = _spark4_records()
+    rec = dict(rng.choice(records))
+    if rng.random() < 0.3:
+        rec["level"] = rng.choice(LEVELS)
+    if rng.random() < 0.3:
+        rec["msg"] = rng.choice(MESSAGES + tuple(str(r["msg"]) for r in rng.sample(records, 3)))
+    if rng.random() < 0.2:
+        with_exc = [r for r in records if r.get("exception")]
+        rec["exception"] = rng.choice(with_exc)["exception"] if rng.random() < 0.7 else None
+        if rec["exception"] is None:
+            del rec["exception"]
+    return json.dumps({"record": rec, "base": rng.choice(("cut", "cut", "whole")), "cut": rng.random() < 0.15,
+                       "seed": rng.getrandbits(32)}).encode()
+
+
+def _layout(rec: dict[str, object]) -> bytes:
+    """The event as Spark writes it without structured logging (``yy/MM/dd HH:mm:ss LEVEL Logger: message``, the
+    exception's class, message and frames below), typed from the record, not by the converter under test."""
+    ts = str(rec["ts"])
+    line = f"{ts[2:4]}/{ts[5:7]}/{ts[8:10]} {ts[11:19]} {rec['level']} {rec['logger']}: {rec['msg']}"
+    exc = rec.get("exception")
+    if isinstance(exc, dict):
+        line += f"\n{exc['class']}: {exc['msg']}" + "".join(
+            f"\n\tat {f['class']}.{f['method']}({f.get('file')}:{f.get('line')})" for f in exc.get("stacktrace", []))
+    return line.encode("utf-8", "surrogateescape") + b"\n"
+
+
+def _json_log_case(d: Path, f: Path) -> Case:
+    """logparse on a log ended by one JSON event and on the same log ended by the event in log4j's layout: the same
+    status, reason and failure kind (a line cut mid-write: the status and kind of the log without it)."""
+    spec = json.loads(f.read_bytes())
+    rec, raw = spec["record"], _finished_log()
+    base = raw[:raw.index(b"\n", raw.rfind(b"Top1Accuracy is Accuracy(")) + 1] if spec["base"] == "cut" else raw
+    line = json.dumps(rec, separators=(",", ":")).encode("utf-8", "surrogateescape")
+    if spec["cut"]:
+        line = line[:random.Random(spec["seed"]).randrange(1, len(line))]
+    paths = {"json": write(d / "a-json.out", base + line + (b"" if spec["cut"] else b"\n")),
+             "twin": write(d / "b-layout.out", base if spec["cut"] else base + _layout(rec))}
+
+    def check(o: Outcome) -> str | None:
+        if o.code not in (0, 3):
+            return f"exit {o.code}: {o.err.strip()[-200:]!r}"
+        try:
+            rows = {Path(r["path"]).name: r for r in json.loads(o.out)}
+            got = {k: (rows[p.name]["status"], rows[p.name]["reason"], rows[p.name].get("failure_kind"))
+                   for k, p in paths.items()}
+        except (ValueError, KeyError, TypeError) as e:
+            return f"no row per log ({e!r}): {o.out[:200]!r}"
+        if spec["cut"]:  # the reason may add that the last line is cut: the status and the kind are the same
+            got = {k: (v[0], v[2]) for k, v in got.items()}
+        if got["json"] != got["twin"]:
+            what = "the log without the cut line" if spec["cut"] else "the same event in log4j's layout"
+            return f"a JSON {rec.get('level')} {str(rec.get('msg'))[:60]!r} reads as {got['json']}, {what} as {got['twin']}"
+        return None
+    return Case("spark4-json", logparse_main_of, [str(paths["json"]), str(paths["twin"]), "--format", "json"],
+                check=check)
+
+
+def logparse_main_of(argv: Sequence[str] | None) -> int:
+    from logparse.cli import main
+
+    return main(list(argv or []))
+
+
 KINDS: tuple[Kind, ...] = (
     Kind("mlflow-uri", lambda: "http://127.0.0.1:5000", _uri_case, "uri.txt"),
     Kind("mlflow-size", lambda: "20", _size_case, "size.txt"),
@@ -517,6 +612,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("runtime-values", lambda: RUNTIME_GOOD, _runtime_values_case, "rt.toml"),
     Kind("runtime-lock-out", lambda: "", _lock_out_case, "seed.bin"),
     Kind("dispatcher", lambda: "", _dispatcher_case, "seed.bin"),
+    Kind("spark4-json", lambda: "", _json_log_case, "event.json"),
 )
 
 #: How each kind's input is generated (the file :func:`generated_case` writes).
@@ -527,6 +623,7 @@ GENERATORS: dict[str, Callable[[random.Random, str], bytes]] = {
     "runtime-special": lambda rng, good: rng.getrandbits(64).to_bytes(8, "big"),
     "runtime-lock-out": lambda rng, good: rng.getrandbits(64).to_bytes(8, "big"),
     "dispatcher": lambda rng, good: rng.getrandbits(64).to_bytes(8, "big"),
+    "spark4-json": _gen_json_event,
 }
 
 
