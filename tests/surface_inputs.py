@@ -604,6 +604,140 @@ def logparse_main_of(argv: Sequence[str] | None) -> int:
     return main(list(argv or []))
 
 
+# ---------------------------------------------------------------- ingest: a study folder of logs named by settings
+
+INGEST_LOG = ROOT / "tests" / "fixtures" / "logs" / "dllib-print-after-training.out.gz"
+OWNED_NAMES = ("epoch", "run_status", "iterations", "cost", "status", "wall_clock_s", "accuracy", "reason", "log")
+
+
+def _gen_ingest(rng: random.Random, good: str) -> bytes:
+    """A study: 2 or 3 logs in folders named ``exp<replicate>_<learning_rate>_<batch_size>`` (values of up to
+    thousands of digits, non-finite, empty, non-ASCII), a regex whose groups may be names other stages own, and
+    one damage: a dangling or looping ``*.out`` link, a FIFO log, a folder name that is not UTF-8, a catastrophic
+    regex, or a ``--factors`` value."""
+    def value(pool: tuple[object, ...]) -> str:
+        v = rng.choice(pool)
+        return v(rng) if callable(v) else str(v)
+
+    points = [[value(("1", "2", "3", "0", "007", "12345678901234567890", huge_int)),
+               value(("0.1", "0.10", "1e-3", "nan", "inf", "1e400", "x", "", "é", "-0", huge_int)),
+               value(("64", "128", "12345678901234567890", huge_int))] for _ in range(rng.randint(2, 3))]
+    names = ["replicate", "learning_rate", "batch_size"]
+    if rng.random() < 0.3:
+        names[rng.randrange(3)] = rng.choice(OWNED_NAMES + ("run",))
+    return json.dumps({"points": points, "names": names, "damage": rng.choice(
+        ("none", "none", "dangling", "loop", "fifo", "not-utf8", "catastrophic", "factors")),
+        "factors": rng.choice(("--", "", "zz", "learning_rate", names[1], ",")), "epochs": rng.random() < 0.3,
+        "seed": rng.getrandbits(16)}).encode()
+
+
+def _ingest_case(d: Path, f: Path) -> Case:
+    """``harness.ingest`` on the study: refused in one line naming the thing (leaving no campaign files behind),
+    or every log's row holding its path's groups as ``re.search`` reads them (a number by value, a whole number
+    past 18 digits only as written, never rounded), an unreadable log's row failed."""
+    spec = json.loads(f.read_bytes())
+    study, out = d / "study", d / "out"
+    names, damage = spec["names"], spec["damage"]
+    fields = "exp" + "_".join(f"(?P<{n}>[^_/]*)" for n in names) + "/"
+    logs = []
+    for point in spec["points"]:
+        folder = study / ("exp" + "_".join(point))
+        if len(folder.name.encode()) > 255 or (folder / "x.out.gz").exists():
+            continue
+        folder.mkdir(parents=True, exist_ok=True)
+        logs.append(folder / "x.out.gz")
+        logs[-1].write_bytes(INGEST_LOG.read_bytes())
+    study.mkdir(parents=True, exist_ok=True)
+    unreadable = None
+    if damage == "dangling":
+        unreadable = study / "exp1_0.1_64" / "dead.out"
+        unreadable.parent.mkdir(exist_ok=True)
+        unreadable.symlink_to(study / "nowhere.out")
+    elif damage == "loop":
+        unreadable = study / "exp2_0.1_64" / "l1.out"
+        unreadable.parent.mkdir(exist_ok=True)
+        unreadable.symlink_to(unreadable.with_name("l2.out"))
+        unreadable.with_name("l2.out").symlink_to(unreadable)
+    elif damage == "fifo":
+        unreadable = fifo_at(study / "exp3_0.1_64" / "f.out")
+    elif damage == "not-utf8":
+        odd = study / "exp1_\udcff\udcfe_64"
+        odd.mkdir(exist_ok=True)
+        logs.append(odd / "x.out.gz")
+        logs[-1].write_bytes(INGEST_LOG.read_bytes())
+    elif damage == "catastrophic":
+        fields = "(?P<x>(a+)+)b"
+        slow = study / ("a" * 60)
+        slow.mkdir(exist_ok=True)
+        logs = [slow / "x.out.gz"]
+        logs[0].write_bytes(INGEST_LOG.read_bytes())
+    argv = [str(study), "--fields", fields, "--out", str(out)]
+    if damage == "factors":
+        argv.append(f"--factors={spec['factors']}")
+    if spec["epochs"]:
+        argv.append("--epochs")
+
+    def same(given: str, cell: str) -> bool:
+        from decimal import Decimal, InvalidOperation
+        if given == cell:
+            return True
+        try:
+            return Decimal(given) == Decimal(cell) and Decimal(given).is_finite()
+        except InvalidOperation:
+            return False
+
+    def check(o: Outcome) -> str | None:
+        results = out / "results.csv"
+        if o.input_error and not results.exists():
+            left = sorted(p.name for p in out.iterdir()) if out.is_dir() else []
+            return f"a refused ingest left {left} in its new folder" if left else None
+        if damage == "catastrophic":
+            return None if o.input_error and "aaaa" in o.err else (
+                f"a regex with catastrophic backtracking not refused naming the path: exit {o.code}, {o.err[-200:]!r}")
+        if not (o.code in (0, 3) or o.input_error):
+            return f"exit {o.code}: {o.err.strip()[-200:]!r}"
+        try:
+            rows = list(csv.DictReader(io.StringIO(results.read_text(encoding="utf-8"), newline="")))
+        except (OSError, UnicodeDecodeError, csv.Error) as e:
+            return f"exit {o.code} and no readable results.csv ({e})"
+        by_log = {r.get("log", ""): r for r in rows}
+        for log in logs:
+            path = str(log)
+            row = by_log.get(path) or by_log.get(path.encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
+            if row is None:
+                if damage == "not-utf8" and log.parent.name.startswith("exp1_\udcff"):
+                    continue  # a name that is not UTF-8 may be refused or kept escaped: its groups are below
+                return f"no row for {path!r} (rows for {sorted(by_log)[:3]})"
+            m = re.search(fields, path)
+            if m is None:
+                return f"{path!r} does not match but has a row"
+            for name, given in m.groupdict().items():
+                cell = row.get(name)
+                if cell is None:
+                    return f"group {name!r} is not a column"
+                digits = given.strip().lstrip("+-").lstrip("0")
+                if given.strip().lstrip("+-").isdigit() and len(digits) > 18 and cell != given:
+                    return f"group {name!r}: a whole number of {len(digits)} digits accepted as {cell[:30]!r}"
+                if not same(given, cell):
+                    return f"group {name!r}: {given[:40]!r} in the path, {cell[:40]!r} in results.csv"
+        if unreadable is not None and str(unreadable) in by_log and by_log[str(unreadable)]["status"] != "failed":
+            return f"the unreadable {unreadable.name} has status {by_log[str(unreadable)]['status']!r}"
+        return None
+    return Case("ingest", ingest_main, argv, check=check)
+
+
+def fifo_at(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(path)
+    return path
+
+
+def ingest_main(argv: Sequence[str] | None) -> int:
+    from harness.ingest import main
+
+    return main(list(argv or []))
+
+
 KINDS: tuple[Kind, ...] = (
     Kind("mlflow-uri", lambda: "http://127.0.0.1:5000", _uri_case, "uri.txt"),
     Kind("mlflow-size", lambda: "20", _size_case, "size.txt"),
@@ -613,6 +747,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("runtime-lock-out", lambda: "", _lock_out_case, "seed.bin"),
     Kind("dispatcher", lambda: "", _dispatcher_case, "seed.bin"),
     Kind("spark4-json", lambda: "", _json_log_case, "event.json"),
+    Kind("ingest", lambda: "", _ingest_case, "study.json"),
 )
 
 #: How each kind's input is generated (the file :func:`generated_case` writes).
@@ -624,6 +759,7 @@ GENERATORS: dict[str, Callable[[random.Random, str], bytes]] = {
     "runtime-lock-out": lambda rng, good: rng.getrandbits(64).to_bytes(8, "big"),
     "dispatcher": lambda rng, good: rng.getrandbits(64).to_bytes(8, "big"),
     "spark4-json": _gen_json_event,
+    "ingest": _gen_ingest,
 }
 
 
@@ -665,7 +801,7 @@ def _mutate_table(rng: random.Random, good: str, mutate: Callable[[random.Random
 #: half-made module behind for every later case; a forked case inherits them loaded).
 WARM = ("sparkdl.__main__", "sparkdl.options", "sparkdl.tracking", "harness.mlflow", "harness.mlflow_export",
         "harness.runtime", "harness.submit", "harness.design.__main__", "models.anova.cli", "report.cli",
-        "logparse.cli", "optimize.pareto", "models.rsm.cli", "models.desirability.cli", "optimize.search.__main__")
+        "logparse.cli", "harness.ingest", "optimize.pareto", "models.rsm.cli", "models.desirability.cli", "optimize.search.__main__")
 
 
 def warm_up() -> None:
