@@ -289,3 +289,18 @@ def test_bad_input_is_one_line_and_exit_2(study, tmp_path, capsys):
     store.close()
     code, _, err = ingest(capsys, str(root / "study"), "--fields", FIELDS, "--out", str(camp))
     assert code == 2 and "not ingested logs" in err
+
+
+def test_a_dangling_link_read_for_the_first_time_is_one_error_not_a_log_gone_since(tmp_path, capsys):
+    # a first ingest said of a dangling *.out link both "cannot read" and "the log is gone; its row is kept as read
+    # before" (found by bench/fuzz.py's ingest kind): it was never read before
+    log = Path(__file__).resolve().parent / "fixtures" / "logs" / "dllib-print-after-training.out.gz"
+    (tmp_path / "study" / "b64").mkdir(parents=True)
+    shutil.copyfile(log, tmp_path / "study" / "b64" / "x.out.gz")
+    (tmp_path / "study" / "b32").mkdir()
+    (tmp_path / "study" / "b32" / "dead.out").symlink_to(tmp_path / "study" / "nowhere.out")
+    code, _, err = ingest(capsys, str(tmp_path / "study"), "--fields", r"b(?P<batch_size>\d+)/", "--out",
+                          str(tmp_path / "out"))
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("error: ") and "no such file" in lines[0], err
+    assert sorted(r["status"] for r in rows_of(tmp_path / "out")) == ["failed", "ok"]
