@@ -1,6 +1,7 @@
 """Generated inputs for the surfaces tests/inputs.py does not feed: MLflow tracking URIs and size caps, an ingested
 campaign's results.csv as the export reads it, runtime files with special requirements and lock files, ``runtime
-doctor`` and ``lock --out``, and the ``sparkdl`` dispatcher.
+doctor`` and ``lock --out``, the ``sparkdl`` dispatcher, Spark 4 structured (JSON) log lines through logparse, and
+``harness.ingest`` on study folders.
 
 Every judge compares what came out with what went in, with an oracle written apart from the code it judges:
 
@@ -10,6 +11,8 @@ Every judge compares what came out with what went in, with an oracle written apa
 * a refusal is exit 2, one ``error:`` line naming the field, nothing echoed that must not be (a password, an
   escape code);
 * a special file (a FIFO, a symlink loop, /dev/zero, a non-UTF-8 or over-long name) is refused, never waited on.
+* a log ended by a JSON event reads as the same log ended by the event in log4j's layout (status, reason, kind);
+* an ingested row holds the groups ``re.search`` finds in its log's path.
 
 Generated values include integers of up to thousands of digits, non-UTF-8 (surrogate-escaped) text, control and
 escape characters and names over 255 bytes. bench/fuzz.py runs thousands; tests/test_input_fuzz.py a sample.
@@ -30,7 +33,7 @@ import tomllib
 from pathlib import Path
 from typing import Callable, Sequence
 
-from tests.inputs import Case, Kind, Outcome, write
+from tests.inputs import Case, Kind, Outcome, fifo, logparse_main, write
 
 ROOT = Path(__file__).resolve().parent.parent
 PASSWORD = "pw-Zq7"
@@ -594,14 +597,8 @@ def _json_log_case(d: Path, f: Path) -> Case:
             what = "the log without the cut line" if spec["cut"] else "the same event in log4j's layout"
             return f"a JSON {rec.get('level')} {str(rec.get('msg'))[:60]!r} reads as {got['json']}, {what} as {got['twin']}"
         return None
-    return Case("spark4-json", logparse_main_of, [str(paths["json"]), str(paths["twin"]), "--format", "json"],
+    return Case("spark4-json", logparse_main, [str(paths["json"]), str(paths["twin"]), "--format", "json"],
                 check=check)
-
-
-def logparse_main_of(argv: Sequence[str] | None) -> int:
-    from logparse.cli import main
-
-    return main(list(argv or []))
 
 
 # ---------------------------------------------------------------- ingest: a study folder of logs named by settings
@@ -659,7 +656,7 @@ def _ingest_case(d: Path, f: Path) -> Case:
         unreadable.symlink_to(unreadable.with_name("l2.out"))
         unreadable.with_name("l2.out").symlink_to(unreadable)
     elif damage == "fifo":
-        unreadable = fifo_at(study / "exp3_0.1_64" / "f.out")
+        unreadable = fifo(study / "exp3_0.1_64" / "f.out")
     elif damage == "not-utf8":
         odd = study / "exp1_\udcff\udcfe_64"
         odd.mkdir(exist_ok=True)
@@ -724,12 +721,6 @@ def _ingest_case(d: Path, f: Path) -> Case:
             return f"the unreadable {unreadable.name} has status {by_log[str(unreadable)]['status']!r}"
         return None
     return Case("ingest", ingest_main, argv, check=check)
-
-
-def fifo_at(path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    os.mkfifo(path)
-    return path
 
 
 def ingest_main(argv: Sequence[str] | None) -> int:
