@@ -717,8 +717,26 @@ def _design_case(d: Path, f: Path) -> Case:
     return Case("design", submit_main, [str(f), "--job", str(job), "--dry-run"], check=_argv_keeps_design(f))
 
 
+def _arg_template(job: Path, flag: str, col: str) -> tuple[str, str]:
+    """The text around ``{col}`` in the job's ``args`` word after ``flag`` (tomllib's reading; a job file it cannot
+    read or an args list without that word: the bare placeholder). ``"'{max_iter}"`` passes ``'5`` for 5."""
+    import tomllib
+    try:
+        args = tomllib.loads(job.read_text(encoding="utf-8"))["job"]["args"]
+        word = args[args.index(flag) + 1]
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError, TypeError, ValueError, IndexError,
+            AttributeError):
+        return "", ""
+    placeholder = "{" + col + "}"
+    if not isinstance(word, str) or word.count(placeholder) != 1:
+        return "", ""
+    before, after = word.split(placeholder)
+    return before, after
+
+
 def _argv_keeps_design(design_path: Path) -> Callable[[Outcome], str | None]:
-    """Right when the command refuses the input, or every max_iter and reg_param cell reaches the argv as written."""
+    """Right when the command refuses the input, or every max_iter and reg_param cell reaches the argv as written
+    (within the text the job's args template puts around it)."""
     def check(o: Outcome) -> str | None:
         if o.input_error:
             return None
@@ -736,6 +754,10 @@ def _argv_keeps_design(design_path: Path) -> Callable[[Outcome], str | None]:
                 if col not in row or flag not in tokens:
                     continue
                 given, passed = (row[col] or "").strip(" \t"), tokens[tokens.index(flag) + 1]
+                before, after = _arg_template(design_path.parent / "job.toml", flag, col)
+                if before + after and passed.startswith(before) and passed.endswith(after) and \
+                        len(passed) >= len(before + after):
+                    passed = passed[len(before):len(passed) - len(after)]
                 try:
                     same = given == passed or Decimal(given) == Decimal(passed)
                 except InvalidOperation:

@@ -124,3 +124,16 @@ def test_the_tightened_judges_check_values(tmp_path: Path) -> None:
     folder = inputs.results_table(tmp_path / "r", factor_values=lambda i: {"accuracy": "1e309"} if i == 1 else {})
     results = inputs._results_check(folder / "results.csv")
     assert "'1e309'" in results(Outcome(0, "", ""))  # a number no float holds, taken as inf
+
+
+def test_the_design_judge_reads_a_value_inside_its_args_template(tmp_path: Path) -> None:
+    # job args ["--max-iter", "'{max_iter}"] pass '5 for the cell 5, as written: the judge called that a silent change
+    # (bench/fuzz.py --inputs 10000 --seed 38, job kind); a changed value inside the template is still one
+    from tests.inputs import Outcome
+
+    inputs.job_file(tmp_path, args='["--max-iter", "\'{max_iter}", "--reg-param", "{reg_param}x"]')
+    design = inputs.design(tmp_path, "nodes,executors,executor_cores,max_iter,reg_param", "1,1,1,5,0.1")
+    case = inputs._argv_keeps_design(design)
+    assert case(Outcome(0, "spark-submit app.py --max-iter \"'5\" --reg-param 0.1x\n", "")) is None
+    assert "reached the argv" in case(Outcome(0, "spark-submit app.py --max-iter \"'6\" --reg-param 0.1x\n", ""))
+    assert "reached the argv" in case(Outcome(0, "spark-submit app.py --max-iter \"'5\" --reg-param 0.2x\n", ""))
