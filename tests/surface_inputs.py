@@ -572,7 +572,9 @@ def _layout(rec: dict[str, object]) -> bytes:
 
 def _json_log_case(d: Path, f: Path) -> Case:
     """logparse on a log ended by one JSON event and on the same log ended by the event in log4j's layout: the same
-    status, reason and failure kind (a line cut mid-write: the status and kind of the log without it)."""
+    status, reason and failure kind. A message of several lines: the same status and kind as the layout line with
+    them joined (in the layout its second line would read as the program's). A line cut mid-write: ok only when the
+    log without it is ok (what is left of it may still say an OutOfMemoryError)."""
     spec = json.loads(f.read_bytes())
     rec, raw = spec["record"], _finished_log()
     base = raw[:raw.index(b"\n", raw.rfind(b"Top1Accuracy is Accuracy(")) + 1] if spec["base"] == "cut" else raw
@@ -580,18 +582,24 @@ def _json_log_case(d: Path, f: Path) -> Case:
     if spec["cut"]:
         line = line[:random.Random(spec["seed"]).randrange(1, len(line))]
     paths = {"json": write(d / "a-json.out", base + line + (b"" if spec["cut"] else b"\n")),
-             "twin": write(d / "b-layout.out", base if spec["cut"] else base + _layout(rec))}
+             "twin": write(d / "b-layout.out", base if spec["cut"] else base + _layout(
+                 {**rec, "msg": " ".join(str(rec.get("msg")).splitlines())}))}
+    several = len(str(rec.get("msg")).splitlines()) > 1
 
     def check(o: Outcome) -> str | None:
         if o.code not in (0, 3):
             return f"exit {o.code}: {o.err.strip()[-200:]!r}"
         try:
             rows = {Path(r["path"]).name: r for r in json.loads(o.out)}
-            got = {k: (rows[p.name]["status"], rows[p.name]["reason"], rows[p.name].get("failure_kind"))
-                   for k, p in paths.items()}
-        except (ValueError, KeyError, TypeError) as e:
+            got = {k: (rows[p.name]["status"], rows[p.name]["reason"].replace("\ufffd", "?"),  # a bad character
+                       rows[p.name].get("failure_kind")) for k, p in paths.items()}
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
             return f"no row per log ({e!r}): {o.out[:200]!r}"
-        if spec["cut"]:  # the reason may add that the last line is cut: the status and the kind are the same
+        if spec["cut"]:
+            if got["json"][0] == "ok" and got["twin"][0] != "ok":
+                return f"a JSON line cut mid-write turns {got['twin'][0]} into ok"
+            return None
+        if several:
             got = {k: (v[0], v[2]) for k, v in got.items()}
         if got["json"] != got["twin"]:
             what = "the log without the cut line" if spec["cut"] else "the same event in log4j's layout"

@@ -4,6 +4,7 @@ classes of issue 26) run in tests/test_input_classes.py, and bench/fuzz.py runs 
 
 from __future__ import annotations
 
+import json
 import random
 import shutil
 import tempfile
@@ -137,3 +138,30 @@ def test_the_design_judge_reads_a_value_inside_its_args_template(tmp_path: Path)
     assert case(Outcome(0, "spark-submit app.py --max-iter \"'5\" --reg-param 0.1x\n", "")) is None
     assert "reached the argv" in case(Outcome(0, "spark-submit app.py --max-iter \"'6\" --reg-param 0.1x\n", ""))
     assert "reached the argv" in case(Outcome(0, "spark-submit app.py --max-iter \"'5\" --reg-param 0.2x\n", ""))
+
+
+def test_the_json_log_judge_on_cut_lines_several_lines_and_bad_characters(tmp_path: Path) -> None:
+    # found by the run on the judge itself: a cut line that still says OutOfMemoryError may read as failed, a message
+    # of two lines is one logger line in JSON (its layout twin has them joined), a bad character is ? or U+FFFD
+    from tests.inputs import Outcome
+
+    def case(rec: dict, cut: bool):
+        spec = {"record": rec, "base": "cut", "cut": cut, "seed": 1}
+        folder = tmp_path / str(len(list(tmp_path.iterdir())))
+        return surface_inputs._json_log_case(folder, inputs.write(folder / "event.json", json.dumps(spec)))
+
+    def rows(c, json_row: tuple, twin_row: tuple) -> Outcome:
+        out = [{"path": c.argv[i], "status": r[0], "reason": r[1], "failure_kind": r[2]}
+               for i, r in ((0, json_row), (1, twin_row))]
+        return Outcome(3, json.dumps(out), "")
+
+    rec = {"ts": "2026-11-27T23:19:10.894Z", "level": "INFO", "msg": "java.lang.OutOfMemoryError: x", "logger": "L"}
+    cut = case(rec, True)
+    assert cut.judge(rows(cut, ("failed", "oom", "job"), ("incomplete", "cut", "infrastructure"))) is None
+    assert "into ok" in cut.judge(rows(cut, ("ok", "", None), ("incomplete", "cut", "infrastructure")))
+    two = case({**rec, "msg": "a\nb"}, False)
+    assert two.judge(rows(two, ("failed", "ERROR L: a", "job"), ("failed", "ERROR L: a b", "job"))) is None
+    assert two.judge(rows(two, ("incomplete", "r", "infrastructure"), ("ok", "", None))) is not None
+    bad = case({**rec, "level": "ERROR", "msg": "\udcff"}, False)
+    assert bad.judge(rows(bad, ("failed", "ERROR L: ?", "job"), ("failed", "ERROR L: \ufffd", "job"))) is None
+    assert bad.judge(rows(bad, ("failed", "ERROR L: x", "job"), ("failed", "ERROR L: \ufffd", "job"))) is not None
