@@ -150,15 +150,18 @@ def test_the_json_log_judge_on_cut_lines_several_lines_and_bad_characters(tmp_pa
         folder = tmp_path / str(len(list(tmp_path.iterdir())))
         return surface_inputs._json_log_case(folder, inputs.write(folder / "event.json", json.dumps(spec)))
 
-    def rows(c, json_row: tuple, twin_row: tuple) -> Outcome:
+    def rows(c, json_row: tuple, twin_row: tuple, bare_row: tuple = ("incomplete", "cut", "infrastructure")) -> Outcome:
         out = [{"path": c.argv[i], "status": r[0], "reason": r[1], "failure_kind": r[2]}
-               for i, r in ((0, json_row), (1, twin_row))]
+               for i, r in ((0, json_row), (1, twin_row), (2, bare_row)) if c.argv[i].endswith(".out")]
         return Outcome(3, json.dumps(out), "")
 
     rec = {"ts": "2026-11-27T23:19:10.894Z", "level": "INFO", "msg": "java.lang.OutOfMemoryError: x", "logger": "L"}
     cut = case(rec, True)
-    assert cut.judge(rows(cut, ("failed", "oom", "job"), ("incomplete", "cut", "infrastructure"))) is None
-    assert "into ok" in cut.judge(rows(cut, ("ok", "", None), ("incomplete", "cut", "infrastructure")))
+    assert cut.judge(rows(cut, ("failed", "oom", "job"), ("failed", "oom", "job"))) is None  # what is left says OOM
+    assert cut.judge(rows(cut, ("incomplete", "x", "infrastructure"), ("failed", "oom", "job"))) is None
+    assert "cut mid-write reads as ok" in cut.judge(rows(cut, ("ok", "", None), ("failed", "oom", "job")))
+    stopped = case({**rec, "msg": "Successfully stopped SparkContext"}, True)  # Spark's end, cut after the message
+    assert stopped.judge(rows(stopped, ("ok", "", None), ("ok", "", None))) is None
     two = case({**rec, "msg": "a\nb"}, False)
     assert two.judge(rows(two, ("failed", "ERROR L: a", "job"), ("failed", "ERROR L: a b", "job"))) is None
     assert two.judge(rows(two, ("incomplete", "r", "infrastructure"), ("ok", "", None))) is not None
