@@ -13,7 +13,10 @@ process through ``sparkdl.cli.run_cli`` with ``--dry-run`` or a reading command:
 The surfaces of tests/surface_inputs.py are generated too: MLflow tracking URIs (hosts, ports of thousands of
 digits, passwords, SQLite and file stores), ``--max-artifact-mb`` values, an ingested campaign's results.csv as
 the export reads it, runtime files whose requirements or lock is a FIFO, /dev/zero, a loop, a folder or a name
-over 255 bytes or not UTF-8, ``runtime lock --out`` targets, and argv of the ``sparkdl`` dispatcher. Each case
+over 255 bytes or not UTF-8, ``runtime lock --out`` targets, argv of the ``sparkdl`` dispatcher, real Spark 4 JSON
+log events ending a real BigDL log (judged against the same event in log4j's layout), and ``harness.ingest`` on study
+folders (huge and non-finite values in folder names, owned group names, dangling links, FIFO logs, non-UTF-8
+names, a catastrophic regex, ``--factors`` values; each row's groups checked against ``re.search``). Each case
 runs in a forked child killed at ``--timeout`` (``--in-process`` runs them here), and ``--keep`` holds each
 failure's files and a ``case.txt`` with its command and the judge's finding.
 

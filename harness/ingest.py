@@ -446,7 +446,8 @@ def _ingest(options: IngestOptions, folder: CampaignDir, factors: tuple[str, ...
                 if i % 100 == 0:
                     say(f"read {i} of {len(placed)} log(s)")
             result.new, result.reread = len(todo), len(changed)
-            _vanished(logs, options.copy, result, say)
+            read_now = {x.source for x in fresh}  # a log that could not be read now is said above, not gone
+            _vanished({s: x for s, x in logs.items() if s not in read_now}, options.copy, result, say)
             if options.copy:  # logs ingested before without --copy are copied now
                 done = {x.source for x in fresh}
                 for x in logs.values():

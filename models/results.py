@@ -507,19 +507,23 @@ def build_table(
     )
 
 
+_NUMBER_TEXT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
+
+
 def _check_numbers(p: Path, table) -> None:
-    """Every cell written as a number is one the one cell reader (:func:`sparkdl.numbers.cell`, which the MLflow
-    export reads results.csv with too) can hold: a 400-digit integer (which no float holds: numpy and statsmodels
-    overflow on it) or a 400-digit accuracy is refused, naming its line and column. Short cells (the usual ones)
-    always can, and are not parsed twice."""
-    from sparkdl.numbers import MAX_INT_DIGITS, NumberError, cell
+    """Every cell written as a number passes the one bounded parser (:func:`sparkdl.numbers.number`): a 400-digit
+    integer (which no float holds: numpy and statsmodels overflow on it), a 400-digit accuracy or a short number
+    beyond a float's range (``1e309``, which pandas reads as inf) is refused, naming its line and column. Short
+    cells without an exponent (the usual ones) are not parsed twice."""
+    from sparkdl.numbers import MAX_INT_DIGITS, NumberError, number
 
     for line, record in table.rows:
-        for name, text in zip(table.header, record):
-            if len(text.strip()) <= MAX_INT_DIGITS:
+        for name, cell in zip(table.header, record):
+            text = cell.strip()
+            if (len(text) <= MAX_INT_DIGITS and "e" not in text.lower()) or not _NUMBER_TEXT.fullmatch(text):
                 continue
             try:
-                cell(text)
+                number(text, integer=text.lstrip("+-").isdigit())
             except NumberError as e:
                 raise InvalidTableError(f"{p}: line {line}, column {name!r}: {e}: fix that value") from None
 

@@ -329,14 +329,19 @@ def batch_problem(spec: RunSpec) -> str | None:
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
 
 
+def _long_int(text: str) -> bool:
+    """A whole number past 18 digits: no int column takes it, and a float column would round it."""
+    return bool(_INT.fullmatch(text)) and len(text.lstrip("+-").lstrip("0")) > 18
+
+
 def kind_of(values: Sequence[str | None]) -> str:
     """``int`` when every value given is an integer, ``float`` when every one is a finite number, else ``str``
     (``harness.ingest --fields`` and a job's ``figures`` type their columns so)."""
     given = [v for v in values if v is not None and v != ""]
-    if given and all(_INT.fullmatch(v) and len(v.lstrip("+-").lstrip("0")) <= 18 for v in given):
+    if given and all(_INT.fullmatch(v) and not _long_int(v) for v in given):
         return "int"  # longer integers stay text: no 400-digit number reaches an analysis
-    if given and all(_NUMBER.fullmatch(v) and math.isfinite(float(v)) for v in given):
-        return "float"
+    if given and all(_NUMBER.fullmatch(v) and math.isfinite(float(v)) and not _long_int(v) for v in given):
+        return "float"  # not with a whole number past 18 digits, which float would round: text
     return "str"
 
 

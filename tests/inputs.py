@@ -13,6 +13,7 @@ Commands run in-process through :func:`sparkdl.cli.run_cli` (as their ``__main__
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import io
 import json
@@ -421,7 +422,7 @@ def _eventlog_errors(d: Path) -> list[Case]:
 def _inf_factor(d: Path) -> list[Case]:
     camp = results_table(d, factor_values=lambda i: {"a": "inf"} if i == 3 else {})
     return [Case("rsm-inf", rsm_main, [str(camp), "--response", "wall_clock_s", "--factors", "a,b"], expect="a"),
-            Case("desirability-inf", desirability_main, [str(camp), "--factors", "a,b", "--response",
+            Case("desirability-inf", desirability_main, [str(camp), "--factors", "a,b", "--objective",
                                                          "accuracy:max"], expect="a"),
             Case("report-inf", report_main, [str(camp), "--no-plots", "--out", str(d / "r.html")], expect="a")]
 
@@ -716,8 +717,26 @@ def _design_case(d: Path, f: Path) -> Case:
     return Case("design", submit_main, [str(f), "--job", str(job), "--dry-run"], check=_argv_keeps_design(f))
 
 
+def _arg_template(job: Path, flag: str, col: str) -> tuple[str, str]:
+    """The text around ``{col}`` in the job's ``args`` word after ``flag`` (tomllib's reading; a job file it cannot
+    read or an args list without that word: the bare placeholder). ``"'{max_iter}"`` passes ``'5`` for 5."""
+    import tomllib
+    try:
+        args = tomllib.loads(job.read_text(encoding="utf-8"))["job"]["args"]
+        word = args[args.index(flag) + 1]
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError, TypeError, ValueError, IndexError,
+            AttributeError):
+        return "", ""
+    placeholder = "{" + col + "}"
+    if not isinstance(word, str) or word.count(placeholder) != 1:
+        return "", ""
+    before, after = word.split(placeholder)
+    return before, after
+
+
 def _argv_keeps_design(design_path: Path) -> Callable[[Outcome], str | None]:
-    """Right when the command refuses the input, or every max_iter and reg_param cell reaches the argv as written."""
+    """Right when the command refuses the input, or every max_iter and reg_param cell reaches the argv as written
+    (within the text the job's args template puts around it)."""
     def check(o: Outcome) -> str | None:
         if o.input_error:
             return None
@@ -735,6 +754,10 @@ def _argv_keeps_design(design_path: Path) -> Callable[[Outcome], str | None]:
                 if col not in row or flag not in tokens:
                     continue
                 given, passed = (row[col] or "").strip(" \t"), tokens[tokens.index(flag) + 1]
+                before, after = _arg_template(design_path.parent / "job.toml", flag, col)
+                if before + after and passed.startswith(before) and passed.endswith(after) and \
+                        len(passed) >= len(before + after):
+                    passed = passed[len(before):len(passed) - len(after)]
                 try:
                     same = given == passed or Decimal(given) == Decimal(passed)
                 except InvalidOperation:
@@ -765,7 +788,8 @@ def _space_case(d: Path, f: Path) -> Case:
 
 
 def _results_check(f: Path) -> Callable[[Outcome], str | None]:
-    """Right when refused, or when the table it accepted has no ok run with an accuracy outside [0, 1]."""
+    """Right when refused, or when the table it accepted holds no number that no float holds (``1e309``, a whole
+    number past 18 digits) and no ok run with an accuracy outside [0, 1]."""
     def check(o: Outcome) -> str | None:
         if o.input_error:
             return None
@@ -777,6 +801,13 @@ def _results_check(f: Path) -> Callable[[Outcome], str | None]:
         except (UnicodeDecodeError, csv.Error):
             return "an unreadable table was accepted"
         for r in rows:
+            for column, cell in r.items():  # a number no float holds, or a whole number past 18 digits
+                text = (cell if isinstance(cell, str) else "").strip()
+                if not re.fullmatch(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", text):
+                    continue
+                whole = re.fullmatch(r"[+-]?[0-9]+", text)
+                if (whole and len(text.lstrip("+-").lstrip("0")) > 18) or not math.isfinite(float(text)):
+                    return f"column {column!r}: the number {text[:30]!r} ({len(text)} characters) accepted"
             try:
                 acc = float(r.get("accuracy") or "nan")
             except ValueError:
@@ -793,7 +824,7 @@ def _results_case(d: Path, f: Path) -> Case:
     commands = ((anova_main, [str(folder), "--response", "wall_clock_s"]),
                 (rsm_main, [str(folder), "--response", "wall_clock_s", "--factors", "a,b"]),
                 (pareto_main, [str(folder), "--no-plot"]),
-                (desirability_main, [str(folder), "--factors", "a,b", "--response", "accuracy:max"])) * 3 + (
+                (desirability_main, [str(folder), "--factors", "a,b", "--objective", "accuracy:max"])) * 3 + (
                 (report_main, [str(folder), "--no-plots", "--out", str(d / "report.html")]),)  # 2 s a report: 1 in 13
     main, argv = commands[sum(f.read_bytes()) % len(commands)]
     return Case("results", main, argv, check=_results_check(f))
@@ -851,9 +882,32 @@ def _eventlog_case(d: Path, f: Path) -> Case:
     return Case("eventlog", eventlog_main, [str(d / "log")], check=_ok_with(""))
 
 
+def _runtime_listed(f: Path) -> Callable[[Outcome], str | None]:
+    """Right when refused in one error line, or when ``list`` shows one row per runtime (none forged by a newline in
+    a value) and its last row is the file's name and Spark version as tomllib reads them."""
+    def check(o: Outcome) -> str | None:
+        if o.input_error:
+            return None
+        if o.code != 0:
+            return f"exit {o.code}: {o.err.strip()[-300:]!r}"
+        import tomllib
+        from cluster.runtime import builtin_names
+        try:
+            rt = tomllib.loads(f.read_bytes().decode("utf-8"))["runtime"]
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError, TypeError) as e:
+            return f"a runtime file tomllib refuses was listed ({e!r})"
+        lines = o.out.rstrip("\n").split("\n")
+        if len(lines) != 2 + len(builtin_names()):
+            return f"{len(lines) - 1} rows listed for {1 + len(builtin_names())} runtimes: {o.out[-300:]!r}"
+        words = lines[-1].split()
+        if words[:2] != [str(rt.get("name")), str(rt.get("spark"))]:
+            return f"listed {words[:2]} for name {rt.get('name')!r}, spark {rt.get('spark')!r}"
+        return None
+    return check
+
+
 def _runtime_case(d: Path, f: Path) -> Case:
-    return Case("runtime", runtime_list_main, [str(f)], check=lambda o: None if o.code in (0, 2) and not o.traceback
-                else f"exit {o.code}: {o.err.strip()[-300:]!r}")
+    return Case("runtime", runtime_list_main, [str(f)], check=_runtime_listed(f))
 
 
 def _inventory_case(d: Path, f: Path) -> Case:
@@ -862,33 +916,98 @@ def _inventory_case(d: Path, f: Path) -> Case:
                                            "--cluster", str(f)], check=_argv_keeps_design(d / "design.csv"))
 
 
+def _same_value(level: object, cell: str) -> bool:
+    """``cell`` (as design.csv holds it) is ``level`` (as tomllib reads it): text as written, numbers by value."""
+    from decimal import Decimal, InvalidOperation
+
+    if isinstance(level, bool) or not isinstance(level, (int, float)):
+        return str(level) == cell
+    try:
+        return Decimal(repr(level) if isinstance(level, float) else str(level)) == Decimal(cell)
+    except InvalidOperation:
+        return False
+
+
+def _design_keeps_factors(f: Path, out: Path) -> Callable[[Outcome], str | None]:
+    """Right when refused, or when the full design written holds every factor's levels as tomllib reads them (each
+    combination of them once per replicate) and every constant as given."""
+    def check(o: Outcome) -> str | None:
+        if o.input_error:
+            return None
+        if o.code != 0:
+            return f"exit {o.code}: {o.err.strip()[-300:]!r}"
+        import csv
+        import tomllib
+        try:
+            doc = tomllib.loads(f.read_bytes().decode("utf-8-sig"))
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+            return f"a factors file tomllib refuses was accepted ({e})"
+        try:
+            rows = list(csv.DictReader(io.StringIO(out.read_text(encoding="utf-8"))))
+        except (OSError, UnicodeDecodeError, csv.Error) as e:
+            return f"exit 0 but no readable design ({e})"
+        factors = {name: t.get("levels") for name, t in doc.get("factors", {}).items()}
+        for name, levels in factors.items():
+            if not isinstance(levels, list) or not rows or name not in rows[0]:
+                return f"factor {name!r} (levels {levels!r}) is not a column of the design"
+            for r in rows:
+                if not any(_same_value(level, r[name]) for level in levels):
+                    return f"factor {name!r}: {r[name]!r} in the design, not one of the levels {levels!r}"
+            for level in levels:
+                if not any(_same_value(level, r[name]) for r in rows):
+                    return f"factor {name!r}: level {level!r} never in the design"
+        for name, value in doc.get("constants", {}).items():
+            if any(name not in r or not _same_value(value, r[name]) for r in rows):
+                return f"constant {name!r} = {value!r} not in every row as given"
+        combos = collections.Counter(tuple(r[n] for n in factors) for r in rows)
+        distinct = math.prod(len({str(v) for v in levels}) for levels in factors.values())
+        if len(combos) != distinct or len(set(combos.values())) != 1:
+            return f"{len(combos)} distinct combinations (counts {sorted(set(combos.values()))}), not {distinct}, each once"
+        return None
+    return check
+
+
 def _factors_case(d: Path, f: Path) -> Case:
-    return Case("factors", design_main, ["--factors", str(f), "--kind", "full", "--seed", "1", "--out",
-                                         str(d / "design.csv")],
-                check=lambda o: None if (o.code == 0 or o.input_error) else f"exit {o.code}: {o.err.strip()[-300:]!r}")
+    out = d / "design.csv"
+    return Case("factors", design_main, ["--factors", str(f), "--kind", "full", "--seed", "1", "--out", str(out)],
+                check=_design_keeps_factors(f, out))
 
 
 def _options_case(d: Path, f: Path) -> Case:
     words = f.read_text(encoding="utf-8", errors="replace").split("\n")
     argv = [str(design(d, *GOOD_DESIGN)), "--job", str(job_file(d)), "--dry-run", *[w for w in words if w]]
+    given = [w for w in words if w]
+
+    def last(flag: str) -> str | None:
+        """The value argparse keeps for ``flag``: the word after its last occurrence."""
+        at = [i for i, w in enumerate(given) if w == flag]
+        return given[at[-1] + 1] if at and at[-1] + 1 < len(given) else None
 
     def check(o: Outcome) -> str | None:
-        if o.input_error or o.code == 0 and all(w.lstrip("-").replace(".", "", 1).isdigit() or not w[:1].isdigit()
-                                                 for w in words if w):
+        if o.input_error:
             return None
-        if o.code == 0:
-            for flag in ("--timeout", "--retries", "--train-samples", "--test-samples", "--seed", "--port"):
-                if flag in words and words.index(flag) + 1 < len(words):
-                    value = words[words.index(flag) + 1]
-                    try:
-                        number = float(value)
-                    except ValueError:
-                        return f"{flag} {value!r} accepted"
-                    if not math.isfinite(number) or number < 0 or (number == 0 and flag != "--retries"
-                                                                    and flag != "--seed"):
-                        return f"{flag} {value!r} accepted"
-            return None
-        return f"exit {o.code}: {o.err.strip()[-300:]!r}"
+        if o.code != 0:
+            return f"exit {o.code}: {o.err.strip()[-300:]!r}"
+        for flag, whole, least in (("--timeout", False, 0.0), ("--retries", True, 0), ("--train-samples", True, 1),
+                                   ("--test-samples", True, 1), ("--seed", True, 0), ("--port", True, 1)):
+            value = last(flag)
+            if value is None:
+                continue
+            try:
+                number = float(value) if len(value) < 40 else math.nan
+            except ValueError:
+                return f"{flag} {value!r} accepted"
+            if not math.isfinite(number) or number < least or (flag == "--timeout" and number == 0) or (
+                    whole and not re.fullmatch(r"\s*[+]?[0-9]+\s*", value)):
+                return f"{flag} {value!r} accepted"
+        memory = last("--executor-memory")
+        if memory is not None:
+            argvs = [shlex.split(line) for line in o.out.splitlines() if "spark-submit" in line]
+            for tokens in argvs:
+                passed = tokens[tokens.index("--executor-memory") + 1] if "--executor-memory" in tokens else None
+                if passed is None or passed.lower() != memory.strip().lower():
+                    return f"--executor-memory {memory!r} accepted, the argv has {passed!r}"
+        return None
     return Case("options", submit_main, argv, check=check)
 
 

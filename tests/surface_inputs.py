@@ -1,6 +1,7 @@
 """Generated inputs for the surfaces tests/inputs.py does not feed: MLflow tracking URIs and size caps, an ingested
 campaign's results.csv as the export reads it, runtime files with special requirements and lock files, ``runtime
-doctor`` and ``lock --out``, and the ``sparkdl`` dispatcher.
+doctor`` and ``lock --out``, the ``sparkdl`` dispatcher, Spark 4 structured (JSON) log lines through logparse, and
+``harness.ingest`` on study folders.
 
 Every judge compares what came out with what went in, with an oracle written apart from the code it judges:
 
@@ -10,6 +11,8 @@ Every judge compares what came out with what went in, with an oracle written apa
 * a refusal is exit 2, one ``error:`` line naming the field, nothing echoed that must not be (a password, an
   escape code);
 * a special file (a FIFO, a symlink loop, /dev/zero, a non-UTF-8 or over-long name) is refused, never waited on.
+* a log ended by a JSON event reads as the same log ended by the event in log4j's layout (status, reason, kind);
+* an ingested row holds the groups ``re.search`` finds in its log's path.
 
 Generated values include integers of up to thousands of digits, non-UTF-8 (surrogate-escaped) text, control and
 escape characters and names over 255 bytes. bench/fuzz.py runs thousands; tests/test_input_fuzz.py a sample.
@@ -30,7 +33,7 @@ import tomllib
 from pathlib import Path
 from typing import Callable, Sequence
 
-from tests.inputs import Case, Kind, Outcome, write
+from tests.inputs import Case, Kind, Outcome, fifo, logparse_main, write
 
 ROOT = Path(__file__).resolve().parent.parent
 PASSWORD = "pw-Zq7"
@@ -380,9 +383,9 @@ def _prepare_line_resolves(o: Outcome, path: Path) -> str | None:
     """``doctor``'s ``prepare X`` names what prepare resolves to this runtime file."""
     from cluster import runtime as runtimes
 
-    if "harness.runtime prepare " not in o.out:
+    if "runtime prepare " not in o.out:
         return None if "ok" in o.out else f"no prepare line and no ok: {o.out[-200:]!r}"
-    target = o.out.split("harness.runtime prepare ", 1)[1].split("\n")[0].split(" (or")[0].strip()
+    target = o.out.split("runtime prepare ", 1)[1].split("\n")[0].split(" (or")[0].strip()
     try:
         (word,) = shlex.split(target)
         got = runtimes.resolve(word).source
@@ -509,6 +512,235 @@ def _dispatcher_case(d: Path, f: Path) -> Case:
     return Case("dispatcher", dispatcher_main, argv, check=check)
 
 
+# ---------------------------------------------------------------- Spark 4 structured (JSON) log lines
+
+SPARK4_JSON = ROOT / "tests" / "fixtures" / "spark4json"
+LEVELS = ("INFO", "WARN", "ERROR")
+MESSAGES = ("Lost executor 3 on 10.0.0.7: Command exited with code 137", "Executor added", "Job 0 finished",
+            "java.lang.OutOfMemoryError: Java heap space", "Optimization Done. Total 2 epochs finished in 9.1s",
+            "Top1Accuracy is Accuracy(correct: 50, count: 100, accuracy: 0.5)", "a\nb", "\x1b[2J", "", "\udcff",
+            "x" * 5000, '{"ts": "nested"}', "Epoch 3 started")
+
+
+def _spark4_records() -> list[dict[str, object]]:
+    """Every JSON event of the real Spark 4.3 fixtures (a clean end, a lost executor, an OOM)."""
+    out = []
+    for name in ("clean", "lost", "oom"):
+        for line in (SPARK4_JSON / f"{name}.err").read_bytes().splitlines():
+            if line.startswith(b'{"ts":'):
+                out.append(json.loads(line))
+    return out
+
+
+def _finished_log() -> bytes:
+    """A real finished BigDL log (2 epochs) without the plan that says how many epochs it was asked for."""
+    import gzip
+
+    raw = gzip.decompress((ROOT / "tests" / "fixtures" / "logs" / "lenet-4000-2ep.out.gz").read_bytes())
+    return re.sub(rb"epochs=(\d)", rb"n_ep=\1", raw)
+
+
+def _gen_json_event(rng: random.Random, good: str) -> bytes:
+    """A real Spark 4 JSON event, its level, message or exception sometimes replaced; which log it ends and
+    whether its line is cut mid-write are drawn from the same generator (the case reads them back)."""
+    records = _spark4_records()
+    rec = dict(rng.choice(records))
+    if rng.random() < 0.3:
+        rec["level"] = rng.choice(LEVELS)
+    if rng.random() < 0.3:
+        rec["msg"] = rng.choice(MESSAGES + tuple(str(r["msg"]) for r in rng.sample(records, 3)))
+    if rng.random() < 0.2:
+        with_exc = [r for r in records if r.get("exception")]
+        rec["exception"] = rng.choice(with_exc)["exception"] if rng.random() < 0.7 else None
+        if rec["exception"] is None:
+            del rec["exception"]
+    return json.dumps({"record": rec, "base": rng.choice(("cut", "cut", "whole")), "cut": rng.random() < 0.15,
+                       "seed": rng.getrandbits(32)}).encode()
+
+
+def _layout(rec: dict[str, object]) -> bytes:
+    """The event as Spark writes it without structured logging (``yy/MM/dd HH:mm:ss LEVEL Logger: message``, the
+    exception's class, message and frames below), typed from the record, not by the converter under test."""
+    ts = str(rec["ts"])
+    line = f"{ts[2:4]}/{ts[5:7]}/{ts[8:10]} {ts[11:19]} {rec['level']} {rec['logger']}: {rec['msg']}"
+    exc = rec.get("exception")
+    if isinstance(exc, dict):
+        line += f"\n{exc['class']}: {exc['msg']}" + "".join(
+            f"\n\tat {f['class']}.{f['method']}({f.get('file')}:{f.get('line')})" for f in exc.get("stacktrace", []))
+    return line.encode("utf-8", "surrogateescape") + b"\n"
+
+
+def _json_log_case(d: Path, f: Path) -> Case:
+    """logparse on a log ended by one JSON event and on the same log ended by the event in log4j's layout: the same
+    status, reason and failure kind. A message of several lines: the same status and kind as the layout line with
+    them joined (in the layout its second line would read as the program's). A line cut mid-write: the status of
+    the log without it, or of the log with the whole event (what is left may still say OutOfMemoryError, or that
+    Spark stopped)."""
+    spec = json.loads(f.read_bytes())
+    rec, raw = spec["record"], _finished_log()
+    base = raw[:raw.index(b"\n", raw.rfind(b"Top1Accuracy is Accuracy(")) + 1] if spec["base"] == "cut" else raw
+    line = json.dumps(rec, separators=(",", ":")).encode("utf-8", "surrogateescape")
+    if spec["cut"]:
+        line = line[:random.Random(spec["seed"]).randrange(1, len(line))]
+    paths = {"json": write(d / "a-json.out", base + line + (b"" if spec["cut"] else b"\n")),
+             "twin": write(d / "b-layout.out", base + _layout(
+                 {**rec, "msg": " ".join(str(rec.get("msg")).splitlines())}))}
+    if spec["cut"]:
+        paths["bare"] = write(d / "c-bare.out", base)
+    several = len(str(rec.get("msg")).splitlines()) > 1
+
+    def check(o: Outcome) -> str | None:
+        if o.code not in (0, 3):
+            return f"exit {o.code}: {o.err.strip()[-200:]!r}"
+        try:
+            rows = {Path(r["path"]).name: r for r in json.loads(o.out)}
+            got = {k: (rows[p.name]["status"], rows[p.name]["reason"].replace("\ufffd", "?"),  # a bad character
+                       rows[p.name].get("failure_kind")) for k, p in paths.items()}
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
+            return f"no row per log ({e!r}): {o.out[:200]!r}"
+        if spec["cut"]:
+            if got["json"][0] not in (got["twin"][0], got["bare"][0]):
+                return (f"a JSON line cut mid-write reads as {got['json'][0]}; the log without it is "
+                        f"{got['bare'][0]}, with the whole event in the layout {got['twin'][0]}")
+            return None
+        if several:
+            got = {k: (v[0], v[2]) for k, v in got.items()}
+        if got["json"] != got["twin"]:
+            what = "the log without the cut line" if spec["cut"] else "the same event in log4j's layout"
+            return f"a JSON {rec.get('level')} {str(rec.get('msg'))[:60]!r} reads as {got['json']}, {what} as {got['twin']}"
+        return None
+    return Case("spark4-json", logparse_main, [*(str(p) for p in paths.values()), "--format", "json"],
+                check=check)
+
+
+# ---------------------------------------------------------------- ingest: a study folder of logs named by settings
+
+INGEST_LOG = ROOT / "tests" / "fixtures" / "logs" / "dllib-print-after-training.out.gz"
+OWNED_NAMES = ("epoch", "run_status", "iterations", "cost", "status", "wall_clock_s", "accuracy", "reason", "log")
+
+
+def _gen_ingest(rng: random.Random, good: str) -> bytes:
+    """A study: 2 or 3 logs in folders named ``exp<replicate>_<learning_rate>_<batch_size>`` (values of up to
+    thousands of digits, non-finite, empty, non-ASCII), a regex whose groups may be names other stages own, and
+    one damage: a dangling or looping ``*.out`` link, a FIFO log, a folder name that is not UTF-8, a catastrophic
+    regex, or a ``--factors`` value."""
+    def value(pool: tuple[object, ...]) -> str:
+        v = rng.choice(pool)
+        return v(rng) if callable(v) else str(v)
+
+    points = [[value(("1", "2", "3", "0", "007", "12345678901234567890", huge_int)),
+               value(("0.1", "0.10", "1e-3", "nan", "inf", "1e400", "x", "", "é", "-0", huge_int)),
+               value(("64", "128", "12345678901234567890", huge_int))] for _ in range(rng.randint(2, 3))]
+    names = ["replicate", "learning_rate", "batch_size"]
+    if rng.random() < 0.3:
+        names[rng.randrange(3)] = rng.choice(OWNED_NAMES + ("run",))
+    return json.dumps({"points": points, "names": names, "damage": rng.choice(
+        ("none", "none", "dangling", "loop", "fifo", "not-utf8", "catastrophic", "factors")),
+        "factors": rng.choice(("--", "", "zz", "learning_rate", names[1], ",")), "epochs": rng.random() < 0.3,
+        "seed": rng.getrandbits(16)}).encode()
+
+
+def _ingest_case(d: Path, f: Path) -> Case:
+    """``harness.ingest`` on the study: refused in one line naming the thing (leaving no campaign files behind),
+    or every log's row holding its path's groups as ``re.search`` reads them (a number by value, a whole number
+    past 18 digits only as written, never rounded), an unreadable log's row failed."""
+    spec = json.loads(f.read_bytes())
+    study, out = d / "study", d / "out"
+    names, damage = spec["names"], spec["damage"]
+    fields = "exp" + "_".join(f"(?P<{n}>[^_/]*)" for n in names) + "/"
+    logs = []
+    for point in spec["points"]:
+        folder = study / ("exp" + "_".join(point))
+        if len(folder.name.encode()) > 255 or (folder / "x.out.gz").exists():
+            continue
+        folder.mkdir(parents=True, exist_ok=True)
+        logs.append(folder / "x.out.gz")
+        logs[-1].write_bytes(INGEST_LOG.read_bytes())
+    study.mkdir(parents=True, exist_ok=True)
+    unreadable = None
+    if damage == "dangling":
+        unreadable = study / "exp1_0.1_64" / "dead.out"
+        unreadable.parent.mkdir(exist_ok=True)
+        unreadable.symlink_to(study / "nowhere.out")
+    elif damage == "loop":
+        unreadable = study / "exp2_0.1_64" / "l1.out"
+        unreadable.parent.mkdir(exist_ok=True)
+        unreadable.symlink_to(unreadable.with_name("l2.out"))
+        unreadable.with_name("l2.out").symlink_to(unreadable)
+    elif damage == "fifo":
+        unreadable = fifo(study / "exp3_0.1_64" / "f.out")
+    elif damage == "not-utf8":
+        odd = study / "exp1_\udcff\udcfe_64"
+        odd.mkdir(exist_ok=True)
+        logs.append(odd / "x.out.gz")
+        logs[-1].write_bytes(INGEST_LOG.read_bytes())
+    elif damage == "catastrophic":
+        fields = "(?P<x>(a+)+)b"
+        slow = study / ("a" * 60)
+        slow.mkdir(exist_ok=True)
+        logs = [slow / "x.out.gz"]
+        logs[0].write_bytes(INGEST_LOG.read_bytes())
+    argv = [str(study), "--fields", fields, "--out", str(out)]
+    if damage == "factors":
+        argv.append(f"--factors={spec['factors']}")
+    if spec["epochs"]:
+        argv.append("--per-epoch")
+
+    def same(given: str, cell: str) -> bool:
+        from decimal import Decimal, InvalidOperation
+        if given == cell:
+            return True
+        try:
+            return Decimal(given) == Decimal(cell) and Decimal(given).is_finite()
+        except InvalidOperation:
+            return False
+
+    def check(o: Outcome) -> str | None:
+        results = out / "results.csv"
+        if o.input_error and not results.exists():
+            left = sorted(p.name for p in out.iterdir()) if out.is_dir() else []
+            return f"a refused ingest left {left} in its new folder" if left else None
+        if damage == "catastrophic":
+            return None if o.input_error and "aaaa" in o.err else (
+                f"a regex with catastrophic backtracking not refused naming the path: exit {o.code}, {o.err[-200:]!r}")
+        if not (o.code in (0, 3) or o.input_error):
+            return f"exit {o.code}: {o.err.strip()[-200:]!r}"
+        try:
+            rows = list(csv.DictReader(io.StringIO(results.read_text(encoding="utf-8"), newline="")))
+        except (OSError, UnicodeDecodeError, csv.Error) as e:
+            return f"exit {o.code} and no readable results.csv ({e})"
+        by_log = {r.get("log", ""): r for r in rows}
+        for log in logs:
+            path = str(log)
+            row = by_log.get(path) or by_log.get(path.encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
+            if row is None:
+                if damage == "not-utf8" and log.parent.name.startswith("exp1_\udcff"):
+                    continue  # a name that is not UTF-8 may be refused or kept escaped: its groups are below
+                return f"no row for {path!r} (rows for {sorted(by_log)[:3]})"
+            m = re.search(fields, path)
+            if m is None:
+                return f"{path!r} does not match but has a row"
+            for name, given in m.groupdict().items():
+                cell = row.get(name)
+                if cell is None:
+                    return f"group {name!r} is not a column"
+                digits = given.strip().lstrip("+-").lstrip("0")
+                if given.strip().lstrip("+-").isdigit() and len(digits) > 18 and cell != given:
+                    return f"group {name!r}: a whole number of {len(digits)} digits accepted as {cell[:30]!r}"
+                if not same(given, cell):
+                    return f"group {name!r}: {given[:40]!r} in the path, {cell[:40]!r} in results.csv"
+        if unreadable is not None and str(unreadable) in by_log and by_log[str(unreadable)]["status"] != "failed":
+            return f"the unreadable {unreadable.name} has status {by_log[str(unreadable)]['status']!r}"
+        return None
+    return Case("ingest", ingest_main, argv, check=check)
+
+
+def ingest_main(argv: Sequence[str] | None) -> int:
+    from harness.ingest import main
+
+    return main(list(argv or []))
+
+
 KINDS: tuple[Kind, ...] = (
     Kind("mlflow-uri", lambda: "http://127.0.0.1:5000", _uri_case, "uri.txt"),
     Kind("mlflow-size", lambda: "20", _size_case, "size.txt"),
@@ -517,6 +749,8 @@ KINDS: tuple[Kind, ...] = (
     Kind("runtime-values", lambda: RUNTIME_GOOD, _runtime_values_case, "rt.toml"),
     Kind("runtime-lock-out", lambda: "", _lock_out_case, "seed.bin"),
     Kind("dispatcher", lambda: "", _dispatcher_case, "seed.bin"),
+    Kind("spark4-json", lambda: "", _json_log_case, "event.json"),
+    Kind("ingest", lambda: "", _ingest_case, "study.json"),
 )
 
 #: How each kind's input is generated (the file :func:`generated_case` writes).
@@ -527,6 +761,8 @@ GENERATORS: dict[str, Callable[[random.Random, str], bytes]] = {
     "runtime-special": lambda rng, good: rng.getrandbits(64).to_bytes(8, "big"),
     "runtime-lock-out": lambda rng, good: rng.getrandbits(64).to_bytes(8, "big"),
     "dispatcher": lambda rng, good: rng.getrandbits(64).to_bytes(8, "big"),
+    "spark4-json": _gen_json_event,
+    "ingest": _gen_ingest,
 }
 
 
@@ -568,7 +804,7 @@ def _mutate_table(rng: random.Random, good: str, mutate: Callable[[random.Random
 #: half-made module behind for every later case; a forked case inherits them loaded).
 WARM = ("sparkdl.__main__", "sparkdl.options", "sparkdl.tracking", "harness.mlflow", "harness.mlflow_export",
         "harness.runtime", "harness.submit", "harness.design.__main__", "models.anova.cli", "report.cli",
-        "logparse.cli", "optimize.pareto", "models.rsm.cli", "models.desirability.cli", "optimize.search.__main__")
+        "logparse.cli", "harness.ingest", "optimize.pareto", "models.rsm.cli", "models.desirability.cli", "optimize.search.__main__")
 
 
 def warm_up() -> None:

@@ -17,6 +17,7 @@ from harness import ingest as ingest_mod
 from harness import submit
 from models.anova import cli as anova_cli
 from models.predict import cli as predict_cli
+from optimize import pareto
 from report import cli as report_cli
 from tests.inputs import run_main
 
@@ -116,3 +117,17 @@ def test_pareto_names_a_fifo_log_as_not_a_regular_file(campaign, tmp_path):
     log.unlink()
     o = command(pareto.main, [str(folder), "--per-epoch"])
     assert o.code == 2 and f"its log {log} is missing" in error_line(o.err)
+
+
+@pytest.mark.parametrize("column", ["wall_clock_s", "accuracy", "a", "nodes", "run"])
+@pytest.mark.parametrize("main", [anova_cli.main, pareto.main], ids=["anova", "pareto"])
+def test_a_short_number_beyond_a_floats_range_is_refused_naming_its_column(tmp_path, main, column):
+    """``1e309`` is five characters that pandas reads as inf: it is refused like a 400-digit number (before, anova
+    and pareto took it as inf in some columns and refused it in others, as found by bench/fuzz.py's results judge)."""
+    from tests.inputs import results_table
+
+    folder = results_table(tmp_path, factor_values=lambda i: {column: "1e309"} if i == 2 else {})
+    argv = [str(folder), "--response", "wall_clock_s"] if main is anova_cli.main else [str(folder), "--no-plot"]
+    o = command(main, argv)
+    line = error_line(o.err)
+    assert o.code == 2 and f"column {column!r}" in line and "line 4" in line and "1e309" in line, line

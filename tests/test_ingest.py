@@ -60,6 +60,21 @@ def test_values_are_typed_by_their_column():
     assert level("0.010") == level("0.01") and level("10") == level("10.0") and level("x") == "x"
 
 
+def test_a_whole_number_past_18_digits_is_kept_as_written_not_rounded_into_a_float_column(tmp_path, capsys):
+    # beside a 2-digit batch size, "12345678901234567890" made the column float and was written 1.2345678901234567e+19
+    # (found by bench/fuzz.py's ingest kind)
+    assert kind_of(["64", "12345678901234567890"]) == "str" and kind_of(["0.5", "-1234567890123456789"]) == "str"
+    assert kind_of(["64", "123456789012345678"]) == "int" and kind_of(["0.5", "123456789012345678"]) == "float"
+    log = Path(__file__).resolve().parent / "fixtures" / "logs" / "dllib-print-after-training.out.gz"
+    for name in ("b64", "b12345678901234567890"):
+        (tmp_path / "study" / name).mkdir(parents=True)
+        shutil.copyfile(log, tmp_path / "study" / name / "x.out.gz")
+    code, _, err = ingest(capsys, str(tmp_path / "study"), "--fields", r"b(?P<batch_size>\d+)/", "--out",
+                          str(tmp_path / "out"))
+    assert code == 0, err
+    assert sorted(r["batch_size"] for r in rows_of(tmp_path / "out")) == ["12345678901234567890", "64"]
+
+
 def test_a_study_becomes_a_campaign_with_typed_factors_and_exact_figures(study, tmp_path, capsys):
     root, logs = study
     out = tmp_path / "runs"
@@ -274,3 +289,18 @@ def test_bad_input_is_one_line_and_exit_2(study, tmp_path, capsys):
     store.close()
     code, _, err = ingest(capsys, str(root / "study"), "--fields", FIELDS, "--out", str(camp))
     assert code == 2 and "not ingested logs" in err
+
+
+def test_a_dangling_link_read_for_the_first_time_is_one_error_not_a_log_gone_since(tmp_path, capsys):
+    # a first ingest said of a dangling *.out link both "cannot read" and "the log is gone; its row is kept as read
+    # before" (found by bench/fuzz.py's ingest kind): it was never read before
+    log = Path(__file__).resolve().parent / "fixtures" / "logs" / "dllib-print-after-training.out.gz"
+    (tmp_path / "study" / "b64").mkdir(parents=True)
+    shutil.copyfile(log, tmp_path / "study" / "b64" / "x.out.gz")
+    (tmp_path / "study" / "b32").mkdir()
+    (tmp_path / "study" / "b32" / "dead.out").symlink_to(tmp_path / "study" / "nowhere.out")
+    code, _, err = ingest(capsys, str(tmp_path / "study"), "--fields", r"b(?P<batch_size>\d+)/", "--out",
+                          str(tmp_path / "out"))
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("error: ") and "no such file" in lines[0], err
+    assert sorted(r["status"] for r in rows_of(tmp_path / "out")) == ["failed", "ok"]

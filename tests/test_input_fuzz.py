@@ -4,6 +4,7 @@ classes of bad input) run in tests/test_input_classes.py, and bench/fuzz.py runs
 
 from __future__ import annotations
 
+import json
 import random
 import shutil
 import tempfile
@@ -91,3 +92,79 @@ def test_a_hang_in_c_code_is_isolated_in_its_case() -> None:
     outcome = surface_inputs.run_forked(catastrophic, [], timeout=3)
     assert outcome.hung
     assert surface_inputs.run_forked(lambda argv: 0, [], timeout=60).code == 0  # this process goes on
+
+
+def test_the_tightened_judges_check_values(tmp_path: Path) -> None:
+    # the factors, options, runtime and results judges once took any exit 0: each is shown a wrong value and objects
+    from tests.inputs import Outcome
+
+    factors = inputs.write(tmp_path / "f.toml", '[factors.nodes]\nlevels = [1, 2]\n[constants]\nmodel = "lenet"\n')
+    case = inputs._factors_case(tmp_path, factors)
+    design = tmp_path / "design.csv"
+    design.write_text("run,replicate,nodes,model\n1,1,1,lenet\n2,1,2,lenet\n")
+    assert case.judge(Outcome(0, "", "")) is None
+    design.write_text("run,replicate,nodes,model\n1,1,1,lenet\n2,1,3,lenet\n")  # a level changed
+    assert "not one of the levels" in case.judge(Outcome(0, "", ""))
+    design.write_text("run,replicate,nodes,model\n1,1,1,lenet\n2,1,2,lenet5\n")  # a constant changed
+    assert "constant 'model'" in case.judge(Outcome(0, "", ""))
+
+    options = inputs._options_case(tmp_path, inputs.write(tmp_path / "argv.txt", "--timeout\n-1\n"))
+    assert "--timeout '-1' accepted" in options.judge(Outcome(0, "", ""))  # before: any word not starting with a digit
+    memory = inputs._options_case(tmp_path, inputs.write(tmp_path / "argv2.txt", "--executor-memory\n700m\n"))
+    assert "the argv has '8g'" in memory.judge(Outcome(0, "spark-submit --executor-memory 8g x.py\n", ""))
+
+    runtime = inputs.write(tmp_path / "rt.toml", '[runtime]\nname = "fz"\nspark = "4.3.0"\njava = [17]\n'
+                                                 'requirements = ["pyspark==4.3.0"]\n')
+    listed = inputs._runtime_case(tmp_path, runtime)
+    from cluster.runtime import builtin_names
+    rows = "name spark\n" + "".join(f"{n} 4.3.0\n" for n in builtin_names())
+    assert listed.judge(Outcome(0, rows + "fz 4.3.0 17\n", "")) is None
+    assert listed.judge(Outcome(0, rows + "fz 4.2.0 17\n", "")) is not None  # a value changed
+    assert listed.judge(Outcome(0, rows + "fz 4.3.0 17\nforged 9.9\n", "")) is not None  # a row forged
+
+    folder = inputs.results_table(tmp_path / "r", factor_values=lambda i: {"accuracy": "1e309"} if i == 1 else {})
+    results = inputs._results_check(folder / "results.csv")
+    assert "'1e309'" in results(Outcome(0, "", ""))  # a number no float holds, taken as inf
+
+
+def test_the_design_judge_reads_a_value_inside_its_args_template(tmp_path: Path) -> None:
+    # job args ["--max-iter", "'{max_iter}"] pass '5 for the cell 5, as written: the judge called that a silent change
+    # (bench/fuzz.py --inputs 10000 --seed 38, job kind); a changed value inside the template is still one
+    from tests.inputs import Outcome
+
+    inputs.job_file(tmp_path, args='["--max-iter", "\'{max_iter}", "--reg-param", "{reg_param}x"]')
+    design = inputs.design(tmp_path, "nodes,executors,executor_cores,max_iter,reg_param", "1,1,1,5,0.1")
+    case = inputs._argv_keeps_design(design)
+    assert case(Outcome(0, "spark-submit app.py --max-iter \"'5\" --reg-param 0.1x\n", "")) is None
+    assert "reached the argv" in case(Outcome(0, "spark-submit app.py --max-iter \"'6\" --reg-param 0.1x\n", ""))
+    assert "reached the argv" in case(Outcome(0, "spark-submit app.py --max-iter \"'5\" --reg-param 0.2x\n", ""))
+
+
+def test_the_json_log_judge_on_cut_lines_several_lines_and_bad_characters(tmp_path: Path) -> None:
+    # found by the run on the judge itself: a cut line that still says OutOfMemoryError may read as failed, a message
+    # of two lines is one logger line in JSON (its layout twin has them joined), a bad character is ? or U+FFFD
+    from tests.inputs import Outcome
+
+    def case(rec: dict, cut: bool):
+        spec = {"record": rec, "base": "cut", "cut": cut, "seed": 1}
+        folder = tmp_path / str(len(list(tmp_path.iterdir())))
+        return surface_inputs._json_log_case(folder, inputs.write(folder / "event.json", json.dumps(spec)))
+
+    def rows(c, json_row: tuple, twin_row: tuple, bare_row: tuple = ("incomplete", "cut", "infrastructure")) -> Outcome:
+        out = [{"path": c.argv[i], "status": r[0], "reason": r[1], "failure_kind": r[2]}
+               for i, r in ((0, json_row), (1, twin_row), (2, bare_row)) if c.argv[i].endswith(".out")]
+        return Outcome(3, json.dumps(out), "")
+
+    rec = {"ts": "2026-11-27T23:19:10.894Z", "level": "INFO", "msg": "java.lang.OutOfMemoryError: x", "logger": "L"}
+    cut = case(rec, True)
+    assert cut.judge(rows(cut, ("failed", "oom", "job"), ("failed", "oom", "job"))) is None  # what is left says OOM
+    assert cut.judge(rows(cut, ("incomplete", "x", "infrastructure"), ("failed", "oom", "job"))) is None
+    assert "cut mid-write reads as ok" in cut.judge(rows(cut, ("ok", "", None), ("failed", "oom", "job")))
+    stopped = case({**rec, "msg": "Successfully stopped SparkContext"}, True)  # Spark's end, cut after the message
+    assert stopped.judge(rows(stopped, ("ok", "", None), ("ok", "", None))) is None
+    two = case({**rec, "msg": "a\nb"}, False)
+    assert two.judge(rows(two, ("failed", "ERROR L: a", "job"), ("failed", "ERROR L: a b", "job"))) is None
+    assert two.judge(rows(two, ("incomplete", "r", "infrastructure"), ("ok", "", None))) is not None
+    bad = case({**rec, "level": "ERROR", "msg": "\udcff"}, False)
+    assert bad.judge(rows(bad, ("failed", "ERROR L: ?", "job"), ("failed", "ERROR L: \ufffd", "job"))) is None
+    assert bad.judge(rows(bad, ("failed", "ERROR L: x", "job"), ("failed", "ERROR L: \ufffd", "job"))) is not None
