@@ -1,0 +1,180 @@
+"""Replaying a recorded surface: bench/surface.py records a grid through the campaign loop (fake Spark here),
+optimize.search --replay runs the real search loop against it, pruning and charging as a real run."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import importlib.util
+import math
+import random
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.command import SubmitOptions
+from optimize.harvest import epoch_figures
+from optimize.pareto import parse_objectives, read_campaign
+from optimize.search.pruning import make_rules
+from optimize.search.replay import ReplayCluster, ReplayError, Surface, point_of
+from optimize.search.space import Factor, SearchSpace, at_largest_epochs
+from optimize.search.study import MultiObjectiveSearch, SearchConfig, open_study
+from optimize.session import ClusterOptions, JobConfig, open_session
+from tests.test_optimize_fakes import FakeBackend, WatchingFakeRunner, fake_env
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def load_bench(name: str):
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", ROOT / "bench" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[f"bench_{name}"] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def curve(lr, batch, epoch, replicate):
+    """A noisy surface: accuracy best near lr 0.1, batch 32 slower per epoch; each replicate its own noise."""
+    noise = random.Random(f"{lr}|{batch}|{epoch}|{replicate}")
+    quality = max(0.15, 0.95 - 0.12 * math.log(lr / 0.1) ** 2 - (0.05 if batch == 64 else 0.0))
+    acc = 0.1 + (quality - 0.1) * (1 - 0.5 ** epoch) + noise.uniform(-0.01, 0.01)
+    return round((8.0 if batch == 32 else 5.0) * epoch * (1 + noise.uniform(-0.05, 0.05)), 3), round(acc, 6)
+
+
+class ReplicateRunner(WatchingFakeRunner):
+    """The watching fake runner, with each replicate's own noise (read from the application's name)."""
+
+    def __init__(self) -> None:
+        super().__init__(self.outcome_of)
+        self.replicate = 1
+
+    def outcome_of(self, lr, batch, epoch, seed):
+        return curve(lr, batch, epoch, self.replicate)
+
+    def run(self, argv, env, out, err, timeout, on_start=None):
+        self.replicate = int(re.search(r"run=\d+-(\d+)", argv[argv.index("--name") + 1]).group(1))
+        return super().run(argv, env, out, err, timeout, on_start)
+
+
+SPACE = SearchSpace((Factor("learning_rate", choices=(0.01, 0.1, 0.5)), Factor("batch_size", choices=(32, 64)),
+                     Factor("epochs", 1, 3)))
+
+
+@pytest.fixture(scope="module")
+def surface_dir(tmp_path_factory) -> Path:
+    surface = load_bench("surface")
+    out = tmp_path_factory.mktemp("surface") / "rec"
+    args = argparse.Namespace(replicates=3, grid_points=3, order_seed=1, train_samples=256, test_samples=128,
+                              job_seed=42, resume=False)
+    failed = surface.record(out, SPACE, JobConfig(model="lenet"), args, ClusterOptions(), backend=FakeBackend(),
+                            runner=ReplicateRunner(), env=fake_env())
+    assert failed == 0
+    surface.write_surface_csv(out)
+    return out
+
+
+def test_the_recording_is_every_point_times_three_in_randomized_blocks(surface_dir):
+    rows = list(csv.DictReader(open(surface_dir / "results.csv")))
+    assert len(rows) == 18 * 3 and {r["status"] for r in rows} == {"ok"}
+    cells = {(int(r["run"]), int(r["replicate"])) for r in rows}
+    assert cells == {(run, rep) for run in range(1, 19) for rep in (1, 2, 3)}
+    by_run = {int(r["run"]): (float(r["learning_rate"]), int(r["batch_size"]), int(r["epochs"])) for r in rows}
+    assert sorted(by_run.values()) == sorted((p["learning_rate"], p["batch_size"], p["epochs"]) for p in SPACE.grid())
+    # surface.csv: one row per validated epoch, the run's start-up = its elapsed_s less its last wall clock
+    table = list(csv.DictReader(open(surface_dir / "surface.csv")))
+    assert len(table) == 3 * sum(p["epochs"] for p in SPACE.grid())
+    for r in table:
+        lr, batch, epochs = by_run[int(r["run"])]
+        wall, acc = curve(lr, batch, int(r["epoch"]), int(r["replicate"]))
+        assert float(r["wall_clock_s"]) == pytest.approx(wall) and float(r["accuracy"]) == pytest.approx(acc)
+        assert float(r["run_startup_s"]) == pytest.approx(5.0, abs=1e-3)  # the fake runner's start-up
+
+
+def test_the_surface_knows_each_points_replicates_and_the_configurations_means(surface_dir):
+    surface = Surface.load(surface_dir)
+    assert surface.factors == ("epochs", "learning_rate", "batch_size")
+    assert all(len(runs) == 3 for runs in surface.points.values()) and len(surface.points) == 18
+    means = surface.mean_points()
+    # (lr 0.1, batch 32, epoch 1) is measured by the 3 replicates of each of the epochs-1, -2 and -3 points
+    row = means[(means.learning_rate == 0.1) & (means.batch_size == 32) & (means.epochs == 1)].iloc[0]
+    walls = [curve(0.1, 32, 1, r)[0] for r in (1, 2, 3)] * 3
+    assert row.n == 9 and row.wall_clock_s == pytest.approx(sum(walls) / 9)
+    grid = sum(sum(curve(p["learning_rate"], p["batch_size"], p["epochs"], r)[0] + 5.0 for r in (1, 2, 3)) / 3
+               for p in SPACE.grid())
+    assert surface.grid_time_s() == pytest.approx(grid, rel=1e-6)
+
+
+def replay_search(out: Path, surface: Surface, seed: int, pruner: str, budget: float, space: SearchSpace | None = None):
+    space, epochs = at_largest_epochs(space or surface.space(), 1)
+    config = SearchConfig(space, JobConfig(model="lenet", epochs=epochs), parse_objectives("wall_clock_s:min,accuracy:max"),
+                          sampler="tpe", seed=seed, startup_trials=3)
+    cluster = ReplayCluster(surface, seed)
+    with open_session(out, {"replay": seed, "pruner": pruner}, SubmitOptions("spark://x:1"), ClusterOptions(),
+                      [config.job.spec(1, 1)], False, backend=cluster) as session:
+        outcome = MultiObjectiveSearch(session, open_study(out, config), config, make_rules(pruner, None)).run(budget)
+    return outcome, cluster
+
+
+def test_a_replayed_search_prunes_and_charges_exactly_the_recorded_time_to_the_epoch(surface_dir, tmp_path):
+    surface = Surface.load(surface_dir)
+    outcome, cluster = replay_search(tmp_path / "r", surface, seed=4, pruner="median", budget=600)
+    rows = read_campaign(tmp_path / "r").to_dict("records")
+    assert len(rows) == len(cluster.log) == len(outcome.trials) >= 10
+    assert {r["status"] for r in rows} == {"ok", "pruned"}
+    for row, done in zip(rows, cluster.log):
+        recorded = next(r for r in surface.replicates(done.point) if r.key == done.replicate)
+        replayed = epoch_figures(tmp_path / "r" / row["log"])
+        if row["status"] == "ok":  # the whole recorded run: its figures and its elapsed_s
+            assert done.stopped_at is None and replayed == list(recorded.epochs)
+            assert row["elapsed_s"] == pytest.approx(recorded.elapsed_s)
+            assert (row["wall_clock_s"], row["accuracy"]) == pytest.approx(recorded.epochs[-1][1:])
+        else:  # stopped after the epoch the watch judged: start-up + the wall clock there
+            e = done.stopped_at
+            assert row["reason"].startswith(f"pruned: epoch {e}:") and replayed == list(recorded.epochs[:e])
+            assert row["elapsed_s"] == pytest.approx(recorded.elapsed_s - recorded.epochs[-1][1] + recorded.epochs[e - 1][1],
+                                                     abs=1e-3)
+    assert sum(r["elapsed_s"] for r in rows) == pytest.approx(outcome.cluster_time_s)
+
+
+def test_the_draw_is_seeded_by_seed_point_and_count(surface_dir, tmp_path):
+    surface = Surface.load(surface_dir)
+    point = next(iter(surface.points))
+    a, b = ReplayCluster(surface, 7), ReplayCluster(surface, 7)
+    draws = [a.draw(point).key for _ in range(30)]
+    assert draws == [b.draw(point).key for _ in range(30)]
+    assert set(draws) == {r.key for r in surface.points[point]}  # every replicate comes up
+    other = [ReplayCluster(surface, 8).draw(point).key for _ in range(1)]
+    assert len(set(draws[:1]) | set(other)) >= 1
+    first, _ = replay_search(tmp_path / "a", surface, seed=2, pruner="none", budget=150)
+    again, _ = replay_search(tmp_path / "b", surface, seed=2, pruner="none", budget=150)
+    assert [(t.params, t.values) for t in first.trials] == [(t.params, t.values) for t in again.trials]
+
+
+def test_points_off_the_grid_are_refused_with_the_levels(surface_dir, tmp_path):
+    surface = Surface.load(surface_dir)
+    continuous = SearchSpace((Factor("learning_rate", 0.01, 0.5, log=True), Factor("batch_size", choices=(32, 64))))
+    with pytest.raises(ReplayError, match=r"\[learning_rate\]: a replay has only the recorded levels; write choices"):
+        surface.check(continuous, JobConfig(model="lenet", epochs=3).spec(1, 1).as_row())
+    off = SearchSpace((Factor("learning_rate", choices=(0.01, 0.2)), Factor("batch_size", choices=(32,))))
+    with pytest.raises(ReplayError, match=r"learning_rate=0.2 \(recorded: 0.01, 0.1, 0.5\)"):
+        surface.check(off, JobConfig(model="lenet", epochs=3).spec(1, 1).as_row())
+    with pytest.raises(ReplayError, match="off the recorded grid"):  # and at run time, before any attempt
+        ReplayCluster(surface).prepare(JobConfig(model="lenet", epochs=3, batch_size=16, learning_rate=0.1).spec(1, 1))
+    assert point_of({"learning_rate": 0.1, "batch_size": 32.0}) == (("learning_rate", 0.1), ("batch_size", 32))
+
+
+def test_the_command_line_replays_and_refuses_a_point_off_the_grid(surface_dir, tmp_path, capsys):
+    from optimize.search.__main__ import main
+
+    assert main(["--replay", str(surface_dir), "--job", "lenet", "--per-epoch", "--budget", "200s",
+                 "--out", str(tmp_path / "cli"), "--seed", "1"]) == 0
+    rows = read_campaign(tmp_path / "cli")
+    assert len(rows) >= 5 and set(rows["epochs"]) == {3} and set(rows["learning_rate"]) <= {0.01, 0.1, 0.5}
+    space = tmp_path / "space.toml"
+    space.write_text("[learning_rate]\nchoices = [0.01, 0.3]\n[batch_size]\nchoices = [32]\n")
+    with pytest.raises(ReplayError, match="learning_rate=0.3"):
+        main(["--replay", str(surface_dir), "--job", "lenet", "--fixed", "epochs=3", "--space", str(space),
+              "--budget", "200s", "--out", str(tmp_path / "off")])
+    assert not (tmp_path / "off" / "results.csv").exists()
