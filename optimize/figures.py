@@ -103,3 +103,28 @@ def pareto_figure(points: np.ndarray, on_front: np.ndarray, labels: Sequence[str
 
 def _axis_label(label: str, maximise: bool) -> str:
     return f"{label} ({'higher' if maximise else 'lower'} is better)"
+
+
+def budget_bands_figure(budgets: Sequence[float], bands: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]],
+                        title: str = "", goal: float | None = None) -> Figure:
+    """Hypervolume fraction against budget: per arm its median line and its 10-90 % band (``bands``: arm ->
+    (p10, median, p90), each one value per budget)."""
+    fig = Figure(figsize=(7.5, 4.8))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
+    x = np.asarray(budgets, dtype=float)
+    for name, (low, mid, high) in bands.items():
+        line, = ax.plot(x, mid, label=name, linewidth=1.6)
+        ax.fill_between(x, low, high, color=line.get_color(), alpha=0.15, linewidth=0)
+    if goal is not None:
+        ax.axhline(goal, color="grey", linestyle=":", linewidth=1)
+    ax.set_xlabel("cluster time, share of the grid's")
+    ax.set_ylabel("hypervolume, share of the true front's")
+    ax.set_xlim(float(x.min()), float(x.max()))
+    ax.set_ylim(0, 1.02)
+    ax.grid(alpha=0.3)
+    if title:
+        ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7, ncol=3, loc="lower right")
+    fig.tight_layout()
+    return fig

@@ -106,14 +106,15 @@ def test_the_surface_knows_each_points_replicates_and_the_configurations_means(s
     assert surface.grid_time_s() == pytest.approx(grid, rel=1e-6)
 
 
-def replay_search(out: Path, surface: Surface, seed: int, pruner: str, budget: float, space: SearchSpace | None = None):
+def replay_search(out: Path, surface: Surface, seed: int, pruner: str, budget: float, space: SearchSpace | None = None,
+                  in_memory: bool = False):
     space, epochs = at_largest_epochs(space or surface.space(), 1)
     config = SearchConfig(space, JobConfig(model="lenet", epochs=epochs), parse_objectives("wall_clock_s:min,accuracy:max"),
                           sampler="tpe", seed=seed, startup_trials=3)
     cluster = ReplayCluster(surface, seed)
     with open_session(out, {"replay": seed, "pruner": pruner}, SubmitOptions("spark://x:1"), ClusterOptions(),
                       [config.job.spec(1, 1)], False, backend=cluster) as session:
-        outcome = MultiObjectiveSearch(session, open_study(out, config), config, make_rules(pruner, None)).run(budget)
+        outcome = MultiObjectiveSearch(session, open_study(out, config, in_memory), config, make_rules(pruner, None)).run(budget)
     return outcome, cluster
 
 

@@ -125,12 +125,17 @@ def make_sampler(config: SearchConfig) -> optuna.samplers.BaseSampler:
     raise SearchOptionError(f"--sampler {config.sampler!r}: use one of {', '.join(SAMPLERS)}")
 
 
-def open_study(out: Path, config: SearchConfig) -> optuna.Study:
-    """The study in ``out/study.sqlite``, created or loaded (resume)."""
-    storage = optuna.storages.RDBStorage(f"sqlite:///{CampaignDir(out).study_path.resolve()}")
+def open_study(out: Path, config: SearchConfig, in_memory: bool = False,
+               pruner: optuna.pruners.BasePruner | None = None) -> optuna.Study:
+    """The study in ``out/study.sqlite``, created or loaded (resume); ``in_memory``: in this process only (a
+    replayed bench arm, which is not resumed: Optuna's sqlite storage costs more than a replayed trial).
+    ``pruner``: Optuna's own, for a single-objective study whose trials report each epoch
+    (:class:`optimize.search.pruning.StudyPrunerRule`)."""
+    storage = (optuna.storages.InMemoryStorage() if in_memory
+               else optuna.storages.RDBStorage(f"sqlite:///{CampaignDir(out).study_path.resolve()}"))
     directions = ["minimize" if o.sense == "min" else "maximize" for o in config.objectives]
     study = optuna.create_study(storage=storage, study_name=STUDY_NAME, sampler=make_sampler(config),
-                                directions=directions, load_if_exists=True)
+                                directions=directions, load_if_exists=True, pruner=pruner)
     if config.sampler == "grid" and not study.trials:
         for point in config.space.grid(config.grid_points):
             study.enqueue_trial(point)
@@ -263,7 +268,8 @@ class MultiObjectiveSearch:
             self.progress(f"trial {trial.number}: {problem}; skipped (no job)")
             return None
         if self.runner is not None:
-            self.runner.watch = (TrialWatch(self.rules, spec.epochs, list(self.history),
+            rules = [r.for_trial(trial) if hasattr(r, "for_trial") else r for r in self.rules]  # StudyPrunerRule
+            self.runner.watch = (TrialWatch(rules, spec.epochs, list(self.history),
                                             figures=output_figures(self.session.campaign, spec)) if self.rules else None)
         try:
             result = self.session.run(spec)
