@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from harness.command import SubmitOptions
+from optimize.errors import SearchOptionError
 from optimize.harvest import epoch_figures
 from optimize.pareto import parse_objectives, read_campaign
 from optimize.search.pruning import make_rules
@@ -179,3 +180,98 @@ def test_the_command_line_replays_and_refuses_a_point_off_the_grid(surface_dir, 
         main(["--replay", str(surface_dir), "--job", "lenet", "--fixed", "epochs=3", "--space", str(space),
               "--budget", "200s", "--out", str(tmp_path / "off")])
     assert not (tmp_path / "off" / "results.csv").exists()
+
+
+# ---------------------------------------------------------------- the arms and their scoring
+
+
+def brute_hv(points, reference):
+    """2-D hypervolume (both minimised) by summing the dominated area over the distinct x slices: independent of
+    optimize.dominance's sweep."""
+    xs = sorted({p[0] for p in points} | {reference[0]})
+    area = 0.0
+    for left, right in zip(xs, xs[1:]):
+        ys = [p[1] for p in points if p[0] <= left]
+        if ys:
+            area += (right - left) * max(0.0, reference[1] - min(ys))
+    return area
+
+
+def test_the_truth_is_the_replicate_means_and_the_fraction_is_their_hypervolume_share(surface_dir):
+    from optimize.search.arms import Truth
+
+    surface = Surface.load(surface_dir)
+    truth = Truth.of(surface)
+    means = surface.mean_points()
+    assert len(truth.values) == len(means) == 18  # 6 (lr, batch) x epochs 1..3
+    values = [(w, -a) for w, a in truth.values.values()]
+    ref = (max(v[0] for v in values), max(v[1] for v in values))
+    span = (ref[0] - min(v[0] for v in values), ref[1] - min(v[1] for v in values))
+    reference = (ref[0] + 0.1 * span[0], ref[1] + 0.1 * span[1])
+    assert tuple(truth.reference) == pytest.approx(reference)
+    assert truth.volume == pytest.approx(brute_hv(values, reference))
+    assert truth.fraction(set(truth.values)) == pytest.approx(1.0)
+    some = set(list(truth.values)[::3])
+    expected = brute_hv([(truth.values[p][0], -truth.values[p][1]) for p in some], reference) / truth.volume
+    assert truth.fraction(some) == pytest.approx(expected) and truth.fraction(set()) == 0.0
+
+
+def test_the_fraction_at_a_budget_counts_only_the_runs_ended_within_it(surface_dir):
+    from optimize.search.arms import ArmRun, Truth, budget_rows, fractions, pruning_saving
+
+    truth = Truth.of(Surface.load(surface_dir))
+    points = sorted(truth.values, key=lambda p: truth.values[p][0])
+    t = truth.grid_time_s
+    run = ArmRun("a", 0, (0.05 * t, 0.2 * t, 0.6 * t), (frozenset(points[:1]), frozenset(points[1:3]),
+                                                         frozenset(points)), (False, True, False))
+    got = fractions(run, truth, (0.1, 0.25, 0.5, 1.0))
+    assert got == pytest.approx([truth.fraction(set(points[:1])), truth.fraction(set(points[:3])),
+                                 truth.fraction(set(points[:3])), 1.0])
+    other = ArmRun("a", 1, (0.3 * t,), (frozenset(points),), (False,))
+    rows = budget_rows([run, other], truth)
+    at_quarter = next(r for r in rows if r.budget == 0.25)
+    assert at_quarter.hv_median == pytest.approx((got[1] + 0.0) / 2) and at_quarter.share_95 == 0.0
+    assert next(r for r in rows if r.budget == 1.0).share_95 == 1.0
+    # pruning's saving: the first n trials of the same search with and without
+    slow = ArmRun("b", 0, (0.1 * t, 0.4 * t, 0.9 * t), run.measured, (False,) * 3)
+    saving = pruning_saving([run, slow], truth, "a", "b", trials=2)
+    assert saving.trials == 2 and saving.saving == pytest.approx(1 - 0.2 / 0.4) and saving.loss == pytest.approx(0.0)
+
+
+def test_optunas_pruner_stops_trials_from_the_cost_of_each_epoch(surface_dir, tmp_path):
+    from optimize.search.arms import Arm, run_arm
+
+    surface = Surface.load(surface_dir)
+    run = run_arm(Arm("halving", sampler="random", pruner="none", optuna_pruner="halving"), surface, 3,
+                  0.8 * surface.grid_time_s(), tmp_path)
+    assert any(run.pruned) and not all(run.pruned)
+    # successive halving's rungs are epochs 1, 3, 9...: a run of 3 epochs is stopped only at epoch 1
+    assert all(len(m) == (1 if p else 3) for m, p in zip(run.measured, run.pruned))
+
+
+def test_the_paper_rule_climbs_the_grids_rates_while_the_cost_falls(surface_dir, tmp_path):
+    from optimize.search.arms import Arm, run_arm
+
+    surface = Surface.load(surface_dir)
+    run = run_arm(Arm("paper", kind="paper"), surface, 0, math.inf, tmp_path)
+    rates = [dict(next(iter(m)))["learning_rate"] for m in run.measured]
+    # batch 32, 1 epoch: cost T/A^2 falls from 0.01 to 0.1 and rises at 0.5 on this surface (by its curve)
+    cost = {lr: sum(curve(lr, 32, 1, r)[0] / curve(lr, 32, 1, r)[1] ** 2 for r in (1, 2, 3)) for lr in (0.01, 0.1, 0.5)}
+    assert cost[0.1] < cost[0.01] and cost[0.5] > cost[0.1]
+    assert rates == [0.01, 0.1, 0.5] and run.stop == "the cost rose at 0.5"
+
+
+def test_the_bench_prints_one_json_object_per_arm_and_budget(surface_dir, tmp_path, capsys):
+    import json
+
+    bench = load_bench("search")
+    assert bench.main(["--replay", str(surface_dir), "--seeds", "2", "--arms", "default,grid", "--format", "json",
+                       "--plot", str(tmp_path / "bands.png")]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["arm"], r["budget"]) for r in rows] == [(a, b) for a in ("default", "grid") for b in (0.1, 0.25, 0.5, 1.0)]
+    assert all({"arm", "budget", "hv_median", "share_95"} <= set(r) for r in rows)
+    grid = [r for r in rows if r["arm"] == "grid"]
+    assert grid[-1]["hv_median"] <= 1.0 and grid[0]["hv_median"] < grid[-1]["hv_median"]
+    assert (tmp_path / "bands.png").stat().st_size > 10_000
+    with pytest.raises(SearchOptionError, match="--arms nope"):
+        bench.main(["--replay", str(surface_dir), "--arms", "default,nope"])
