@@ -275,3 +275,23 @@ def test_the_bench_prints_one_json_object_per_arm_and_budget(surface_dir, tmp_pa
     assert (tmp_path / "bands.png").stat().st_size > 10_000
     with pytest.raises(SearchOptionError, match="--arms nope"):
         bench.main(["--replay", str(surface_dir), "--arms", "default,nope"])
+
+
+def test_a_packed_surface_drops_the_schedulers_chatter_and_replays_alike(surface_dir, tmp_path):
+    import shutil
+
+    surface = load_bench("surface")
+    src = tmp_path / "src"
+    shutil.copytree(surface_dir, src)
+    log = src / "logs" / "1-1.out"
+    chatter = b"2026-11-23 15:04:30 INFO  DAGScheduler:57 - Job 3 finished: reduce at DistriOptimizer.scala:2, took 1 s\n"
+    text = log.read_bytes()
+    log.write_bytes(text.replace(b"\n", b"\n" + chatter, 3))
+    short, whole = surface.pack(src, tmp_path / "dest")
+    assert (short, whole) == (54, 0)
+    assert (tmp_path / "dest" / "logs" / "1-1.out").read_bytes() == text  # the chatter gone, nothing else
+    assert {p.name for p in (tmp_path / "dest").iterdir()} >= {"results.csv", "manifest.json", "surface.csv", "logs"}
+    a, b = Surface.load(surface_dir), Surface.load(tmp_path / "dest")
+    assert {k: [r.epochs for r in v] for k, v in a.points.items()} == {k: [r.epochs for r in v] for k, v in b.points.items()}
+    with pytest.raises(SearchOptionError, match="not empty"):
+        surface.pack(src, tmp_path / "dest")
