@@ -355,7 +355,7 @@ def replay_main(args: argparse.Namespace) -> int:
     if args.plot is not None:
         fine = [round(0.05 * i, 2) for i in range(1, 21)]
         save(budget_bands_figure(fine, bands(runs, truth, fine), title=f"{args.replay.name}: {args.seeds} seeds per "
-                                 "arm, median and 10-90 % band", goal=GOAL), args.plot)
+                                 "arm, median and 10-90 % band; dotted: 95 %", goal=GOAL, reference="default"), args.plot)
     if args.format == "json":
         print(json.dumps([r.to_dict() for r in rows], indent=1))
         return 0
