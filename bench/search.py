@@ -235,6 +235,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("table", "json"), default="table", help="replay: the output")
     p.add_argument("--plot", type=Path, help="replay: write the hypervolume-against-budget figure here (.png/.svg)")
     p.add_argument("--jobs", type=int, default=1, help="replay: arm-seed runs at once (processes)")
+    p.add_argument("--no-repeat", action="store_true", help="replay: the default search (and its unpruned twin) "
+                                                             "tells a trial asking for factors already run their "
+                                                             "result, without a job")
     p.add_argument("--min-runs", type=int, default=3, help="replay: the default search's pruning needs this many "
                                                            "earlier runs at an epoch")
     p.add_argument("--resume", action="store_true")
@@ -344,7 +347,7 @@ def replay_main(args: argparse.Namespace) -> int:
         raise SearchOptionError(f"--seeds {args.seeds}: give a whole number >= 1 (20 for the comparison)")
     surface = Surface.load(args.replay)
     truth = Truth.of(surface)
-    all_arms = default_arms(args.startup_trials or 5, args.min_runs, args.start)
+    all_arms = default_arms(args.startup_trials or 5, args.min_runs, args.start, not args.no_repeat)
     names = [a.strip() for a in args.arms.split(",")] if args.arms else [a.name for a in all_arms]
     unknown = [n for n in names if n not in {a.name for a in all_arms}]
     if unknown:

@@ -108,10 +108,10 @@ def test_the_surface_knows_each_points_replicates_and_the_configurations_means(s
 
 
 def replay_search(out: Path, surface: Surface, seed: int, pruner: str, budget: float, space: SearchSpace | None = None,
-                  in_memory: bool = False):
+                  in_memory: bool = False, repeat: bool = True):
     space, epochs = at_largest_epochs(space or surface.space(), 1)
     config = SearchConfig(space, JobConfig(model="lenet", epochs=epochs), parse_objectives("wall_clock_s:min,accuracy:max"),
-                          sampler="tpe", seed=seed, startup_trials=3)
+                          sampler="tpe", seed=seed, startup_trials=3, repeat=repeat)
     cluster = ReplayCluster(surface, seed)
     with open_session(out, {"replay": seed, "pruner": pruner}, SubmitOptions("spark://x:1"), ClusterOptions(),
                       [config.job.spec(1, 1)], False, backend=cluster) as session:
@@ -152,6 +152,17 @@ def test_the_draw_is_seeded_by_seed_point_and_count(surface_dir, tmp_path):
     first, _ = replay_search(tmp_path / "a", surface, seed=2, pruner="none", budget=150)
     again, _ = replay_search(tmp_path / "b", surface, seed=2, pruner="none", budget=150)
     assert [(t.params, t.values) for t in first.trials] == [(t.params, t.values) for t in again.trials]
+
+
+def test_without_repeats_a_point_already_run_is_told_its_result_without_a_job(surface_dir, tmp_path):
+    surface = Surface.load(surface_dir)
+    outcome, cluster = replay_search(tmp_path / "r", surface, seed=5, pruner="none", budget=math.inf, in_memory=True,
+                                     repeat=False)
+    asked = [tuple(sorted(t.params.items())) for t in outcome.trials]
+    assert len(asked) == len(set(asked)) == 6 == len(cluster.log)  # every (rate, batch) once, then no more jobs
+    assert "nothing new to try" in outcome.stop_reason
+    with_repeats, cluster = replay_search(tmp_path / "t", surface, seed=5, pruner="none", budget=1500, in_memory=True)
+    assert len({tuple(sorted(t.params.items())) for t in with_repeats.trials}) < len(with_repeats.trials)
 
 
 def test_points_off_the_grid_are_refused_with_the_levels(surface_dir, tmp_path):

@@ -61,12 +61,14 @@ class Arm:
     start: str = "lhs"
     min_runs: int = 3
     population: int = 8
+    repeat: bool = True  # False: factors already run are told their result again, no job (SearchConfig.repeat)
     description: str = ""
 
 
-def default_arms(startup_trials: int = 5, min_runs: int = 3, start: str = "lhs") -> list[Arm]:
-    """The arms of the comparison; ``startup_trials``, ``min_runs`` and ``start`` are the default search's."""
-    ours = dict(startup_trials=startup_trials, min_runs=min_runs, start=start)
+def default_arms(startup_trials: int = 5, min_runs: int = 3, start: str = "lhs", repeat: bool = True) -> list[Arm]:
+    """The arms of the comparison; ``startup_trials``, ``min_runs``, ``start`` and ``repeat`` are the default
+    search's (and its unpruned twin's)."""
+    ours = dict(startup_trials=startup_trials, min_runs=min_runs, start=start, repeat=repeat)
     return [
         Arm("default", description="TPE, per-epoch harvest, median pruning (optimize.search's defaults)", **ours),
         Arm("no-pruning", pruner="none", description="the same without pruning", **ours),
@@ -153,7 +155,8 @@ def search_config(arm: Arm, surface: Surface, seed: int) -> SearchConfig:
     objectives: tuple[ObjectiveSpec, ...] = ((ObjectiveSpec("cost", "min"),) if arm.optuna_pruner
                                              else parse_objectives(TWO_OBJECTIVES))
     sampler = "grid" if arm.kind == "grid" else arm.sampler
-    return SearchConfig(space, job, objectives, sampler, seed, arm.startup_trials, arm.population, start=arm.start)
+    return SearchConfig(space, job, objectives, sampler, seed, arm.startup_trials, arm.population, start=arm.start,
+                        repeat=arm.repeat)
 
 
 def optuna_pruner(name: str | None, max_epochs: int):
