@@ -65,7 +65,7 @@ from optimize.search.study import MultiObjectiveSearch, SearchConfig, open_study
 from optimize.errors import SearchOptionError  # noqa: E402
 from optimize.figures import budget_bands_figure, save  # noqa: E402
 from optimize.search.arms import (BUDGETS, GOAL, Arm, ArmRun, BudgetRow, Truth, bands, budget_rows,  # noqa: E402
-                                  default_arms, pruning_saving, run_arm, table_text)
+                                  campaign_run, default_arms, fractions, pruning_saving, run_arm, table_text)
 from optimize.search.replay import Surface  # noqa: E402
 from optimize.session import ClusterOptions, JobConfig, open_session, submit_options  # noqa: E402
 from sparkdl.cli import on_interrupt, run_cli  # noqa: E402
@@ -234,6 +234,9 @@ def build_parser() -> argparse.ArgumentParser:
                                   "default,no-pruning,random-pruned,random,nsga2,hyperband,halving,paper,grid)")
     p.add_argument("--format", choices=("table", "json"), default="table", help="replay: the output")
     p.add_argument("--plot", type=Path, help="replay: write the hypervolume-against-budget figure here (.png/.svg)")
+    p.add_argument("--confirm", type=Path, nargs="+", metavar="RUN_DIR",
+                   help="replay: real searches' campaign folders (optimize.search on the surface's grid), each scored "
+                        "like the replays and set against the default arm's 10-90 %% band")
     p.add_argument("--jobs", type=int, default=1, help="replay: arm-seed runs at once (processes)")
     p.add_argument("--no-repeat", action="store_true", help="replay: the default search (and its unpruned twin) "
                                                              "tells a trial asking for factors already run their "
@@ -368,6 +371,8 @@ def replay_main(args: argparse.Namespace) -> int:
     print()
     for line in replay_goals(rows, runs, truth):
         print(line)
+    for folder in args.confirm or ():
+        print(confirm_line(campaign_run(folder, folder.name), rows, truth))
     if args.plot is not None:
         print(f"wrote {args.plot}")
     return 0
@@ -386,6 +391,18 @@ def replay_header(surface: Surface, truth: Truth, seeds: int) -> str:
             f"{len(truth.values)} configurations (per validated epoch, replicate means)\n"
             f"{seeds} seed(s) per arm; hypervolume fraction of the true front at a budget: the configurations measured "
             "by the runs ended within it, each at its true value")
+
+
+def confirm_line(real: ArmRun, rows: Sequence[BudgetRow], truth: Truth, arm: str = "default") -> str:
+    """A real search's fraction at each budget, and whether it lies in the arm's 10-90 % band."""
+    parts = []
+    for b, got in zip(BUDGETS, fractions(real, truth, BUDGETS)):
+        band = next((r for r in rows if r.arm == arm and r.budget == b), None)
+        inside = "" if band is None else (" in" if band.hv_p10 - 1e-9 <= got <= band.hv_p90 + 1e-9 else " OUT of") + \
+            ("" if band is None else f" the band {band.hv_p10:.2f}-{band.hv_p90:.2f}")
+        parts.append(f"{b:g}: {got:.3f}{inside}")
+    return (f"real {real.arm}: {len(real.ended_s)} runs ({sum(real.pruned)} pruned), {real.ended_s[-1] / 60:.1f} min; "
+            + "; ".join(parts))
 
 
 def replay_goals(rows: Sequence[BudgetRow], runs: Sequence[ArmRun], truth: Truth) -> list[str]:

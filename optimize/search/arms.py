@@ -242,6 +242,20 @@ def _arm_run(name: str, seed: int, out: Path, cluster: ReplayCluster, stop: str)
                   tuple(r.stopped_at is not None for r in cluster.log), stop)
 
 
+def campaign_run(folder: Path, name: str = "real", seed: int = 0) -> ArmRun:
+    """A campaign folder's runs as an arm's run (a real search, to compare with its replays): in run order, each
+    run's recorded elapsed_s, its harvested configurations."""
+    table = read_campaign(folder)
+    table = table.sort_values(["run", "replicate"], kind="stable")
+    points = harvest(table, folder).table()
+    by_run: dict[tuple[int, int], set[Point]] = {}
+    for row in points.to_dict("records"):
+        by_run.setdefault((int(row["run"]), int(row["replicate"])), set()).add(point_of(row))
+    cells = [(int(r), int(p)) for r, p in zip(table["run"], table["replicate"])]
+    return ArmRun(name, seed, tuple(np.cumsum(table["elapsed_s"].astype(float)).tolist()),
+                  tuple(frozenset(by_run.get(c, ())) for c in cells), tuple(table["status"] == "pruned"))
+
+
 # ---------------------------------------------------------------- the distribution over seeds
 
 
