@@ -306,3 +306,16 @@ def test_a_packed_surface_drops_the_schedulers_chatter_and_replays_alike(surface
     assert {k: [r.epochs for r in v] for k, v in a.points.items()} == {k: [r.epochs for r in v] for k, v in b.points.items()}
     with pytest.raises(SearchOptionError, match="not empty"):
         surface.pack(src, tmp_path / "dest")
+
+
+def test_a_real_campaign_is_scored_like_a_replay_in_its_run_order(surface_dir):
+    from optimize.search.arms import Truth, campaign_run, fractions
+
+    real = campaign_run(surface_dir, "rec")
+    rows = sorted(csv.DictReader(open(surface_dir / "results.csv")), key=lambda r: (int(r["run"]), int(r["replicate"])))
+    elapsed = [float(r["elapsed_s"]) for r in rows]
+    assert real.ended_s == pytest.approx([sum(elapsed[:i + 1]) for i in range(len(elapsed))])
+    assert [len(m) for m in real.measured] == [int(r["epochs"]) for r in rows] and not any(real.pruned)
+    truth = Truth.of(Surface.load(surface_dir))
+    assert fractions(real, truth, (1.0,)) == pytest.approx([truth.fraction(real.configurations(real.within(truth.grid_time_s)))])
+    assert truth.fraction(real.configurations(len(rows))) == pytest.approx(1.0)  # every run: every configuration
