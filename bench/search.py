@@ -65,7 +65,8 @@ from optimize.search.study import MultiObjectiveSearch, SearchConfig, open_study
 from optimize.errors import SearchOptionError  # noqa: E402
 from optimize.figures import budget_bands_figure, save  # noqa: E402
 from optimize.search.arms import (BUDGETS, GOAL, Arm, ArmRun, BudgetRow, Truth, bands, budget_rows,  # noqa: E402
-                                  campaign_run, default_arms, fractions, pruning_saving, run_arm, table_text)
+                                  campaign_run, default_arms, fractions, pruning_saving, run_arm, table_text,
+                                  times_to_goal)
 from optimize.search.replay import Surface  # noqa: E402
 from optimize.session import ClusterOptions, JobConfig, open_session, submit_options  # noqa: E402
 from sparkdl.cli import on_interrupt, run_cli  # noqa: E402
@@ -420,6 +421,9 @@ def replay_goals(rows: Sequence[BudgetRow], runs: Sequence[ArmRun], truth: Truth
         out.append("goal: default's median beats random with pruning at every budget: "
                    + ("MET" if all(beats) else "NOT met (" + ", ".join(f"{b:g}: {by[('default', b)].hv_median:.3f} "
                       f"vs {by[('random-pruned', b)].hv_median:.3f}" for b, ok in zip(budgets, beats) if not ok) + ")"))
+    reached = times_to_goal(runs, truth)
+    out.append("cluster time to 95 % (median over the seeds, share of the grid's; never: half the seeds or more never "
+               "got there): " + ", ".join(f"{a} {'never' if math.isinf(t) else f'{t:.2f}'}" for a, t in reached.items()))
     saving = pruning_saving(runs, truth)
     if saving is not None:
         met = saving.saving >= 0.30 and saving.loss <= 0.02

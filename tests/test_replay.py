@@ -243,6 +243,13 @@ def test_the_fraction_at_a_budget_counts_only_the_runs_ended_within_it(surface_d
     at_quarter = next(r for r in rows if r.budget == 0.25)
     assert at_quarter.hv_median == pytest.approx((got[1] + 0.0) / 2) and at_quarter.share_95 == 0.0
     assert next(r for r in rows if r.budget == 1.0).share_95 == 1.0
+    from optimize.search.arms import time_to, times_to_goal
+
+    first = next(i for i, n in enumerate((1, 3, len(points))) if truth.fraction(set(points[:n])) >= 0.95)
+    assert time_to(run, truth) == pytest.approx(run.ended_s[first] / t) and time_to(other, truth) == pytest.approx(0.3)
+    never = ArmRun("c", 0, (0.1 * t,), (frozenset(points[:1]),), (False,))
+    assert times_to_goal([run, other, never], truth) == pytest.approx({"a": (run.ended_s[first] / t + 0.3) / 2,
+                                                                       "c": math.inf})
     # pruning's saving: the first n trials of the same search with and without
     slow = ArmRun("b", 0, (0.1 * t, 0.4 * t, 0.9 * t), run.measured, (False,) * 3)
     saving = pruning_saving([run, slow], truth, "a", "b", trials=2)

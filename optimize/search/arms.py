@@ -282,6 +282,23 @@ def fractions(run: ArmRun, truth: Truth, budgets: Sequence[float]) -> list[float
     return [truth.fraction(run.configurations(run.within(b * truth.grid_time_s))) for b in budgets]
 
 
+def time_to(run: ArmRun, truth: Truth, goal: float = GOAL) -> float:
+    """The cluster time, as a share of the grid's, at the end of the run that took the arm to ``goal``; inf if none."""
+    for i, ended in enumerate(run.ended_s):
+        if truth.fraction(run.configurations(i + 1)) >= goal - 1e-12:
+            return ended / truth.grid_time_s
+    return math.inf
+
+
+def times_to_goal(runs: Sequence[ArmRun], truth: Truth, goal: float = GOAL) -> dict[str, float]:
+    """Per arm, the median over its seeds of :func:`time_to` (inf when half the seeds or more never reach it)."""
+    out = {}
+    for arm in dict.fromkeys(r.arm for r in runs):
+        times = sorted(time_to(r, truth, goal) for r in runs if r.arm == arm)
+        out[arm] = float(np.median(times)) if math.isfinite(times[(len(times) - 1) // 2]) else math.inf
+    return out
+
+
 def budget_rows(runs: Sequence[ArmRun], truth: Truth, budgets: Sequence[float] = BUDGETS) -> list[BudgetRow]:
     out = []
     for arm in dict.fromkeys(r.arm for r in runs):
