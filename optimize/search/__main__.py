@@ -137,6 +137,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--startup-trials", type=int, default=5, help="tpe: start-up trials before the model (default 5)")
     p.add_argument("--start", choices=("lhs", "random"), default="lhs",
                    help="tpe: the start-up trials from a Latin hypercube over the space (default) or at random")
+    p.add_argument("--no-repeat", action="store_true",
+                   help="a trial asking for factors already run is told that run's result, without a job (a space "
+                        "of choices; the search stops after 30 such trials in a row)")
     p.add_argument("--population", type=int, default=8, help="nsga2: population size (default 8)")
     p.add_argument("--grid-points", type=int, default=3, help="grid: levels per float range (default 3)")
     p.add_argument("--max-trials", type=int, help="stop after this many trials in this session")
@@ -227,7 +230,8 @@ def search_config(args: argparse.Namespace, surface: Surface | None = None) -> S
     if surface is not None:
         surface.check(space, job.spec(1, 1).as_row())
     return SearchConfig(space, job, objectives, sampler=args.sampler, seed=args.seed, startup_trials=args.startup_trials,
-                        population=args.population, grid_points=args.grid_points, cost=args.cost, start=args.start)
+                        population=args.population, grid_points=args.grid_points, cost=args.cost, start=args.start,
+                        repeat=not args.no_repeat)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -257,6 +261,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings["startup_trials"] = args.startup_trials
     if surface is not None:
         settings["replay"] = str(surface.folder.resolve())
+    if args.no_repeat:  # only then: a search started before the option resumes unchanged
+        settings["repeat"] = False
     shapes = [job.spec(1, 1, **combo) for combo in space.shapes()]
     on_interrupt(f"finished runs and the study are kept in {args.out}; continue with --resume")
     args.out.mkdir(parents=True, exist_ok=True)
