@@ -32,7 +32,6 @@ import shlex
 import shutil
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
