@@ -1,5 +1,7 @@
-"""The multi-objective search against the full-factorial grid and Marinos 2021's rule, on real jobs.
+"""The multi-objective search against the full-factorial grid and Marinos 2021's rule, on real jobs or a replay.
 
+    python bench/search.py --replay bench/data/surface-lenet --seeds 20   # every arm, 20 seeds, on a recording
+    python bench/search.py --replay bench/data/surface-lenet --seeds 20 --format json --plot docs/img/x.png
     python bench/search.py --out runs/bench-search27          # LeNet on the sample, 27 + ~9 + ~10 jobs
     python bench/search.py --out runs/bench-search27 --resume # continue a stopped bench (finished jobs kept)
     python bench/search.py --out runs/bench-search --space space12.toml --search-epochs factor   # the old design
@@ -16,7 +18,15 @@ Three arms, each its own campaign folder under --out, with the same jobs (--job)
 * paper: Marinos 2021's learning-rate rule (optimize.lr.search, cost T/A^2, one job per rate) from the
   space's lowest learning rate, the other factors at --fixed's values.
 
-For each arm: jobs, how many were pruned, cluster time (the sum of the runs' elapsed_s) and two
+``--replay DIR`` (a surface recorded by bench/surface.py) runs the arms of :mod:`optimize.search.arms`
+(the default search, without pruning, random with and without, NSGA-II, Hyperband and successive
+halving on the cost T/A^2, Marinos 2021's learning-rate rule, the grid), each ``--seeds`` times, every
+trial replayed from a recorded replicate (optimize.search --replay), and prints, per arm and budget
+(0.1, 0.25, 0.5 and 1.0 of the grid's cluster time), the median and 10th-90th percentiles of the
+hypervolume fraction of the true front (from the replicates' means) and the share of seeds reaching
+95 %; then the goal and what pruning saved. ``--plot`` draws the fraction against budget, a band per arm.
+
+On real jobs, for each arm: jobs, how many were pruned, cluster time (the sum of the runs' elapsed_s) and two
 hypervolumes of the front of (wall_clock_s: min, accuracy: max): per run (each ok run's final
 figures) and per epoch (every validated epoch of the ok and pruned runs, optimize.harvest: the same
 harvesting for every arm, so the grid's longer runs give their lower epochs too). All against one
@@ -28,8 +38,10 @@ its cluster time; it is judged on both hypervolumes.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
+import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
@@ -50,6 +62,12 @@ from optimize.search.__main__ import parse_job  # noqa: E402
 from optimize.search.pruning import make_rules  # noqa: E402
 from optimize.search.space import Factor, SearchSpace, at_largest_epochs, load_space  # noqa: E402
 from optimize.search.study import MultiObjectiveSearch, SearchConfig, open_study  # noqa: E402
+from optimize.errors import SearchOptionError  # noqa: E402
+from optimize.figures import budget_bands_figure, save  # noqa: E402
+from optimize.search.arms import (BUDGETS, GOAL, Arm, ArmRun, BudgetRow, Truth, bands, budget_rows,  # noqa: E402
+                                  campaign_run, default_arms, fractions, pruning_saving, run_arm, table_text,
+                                  times_to_goal)
+from optimize.search.replay import Surface  # noqa: E402
 from optimize.session import ClusterOptions, JobConfig, open_session, submit_options  # noqa: E402
 from sparkdl.cli import on_interrupt, run_cli  # noqa: E402
 from sparkdl.options import cluster_options  # noqa: E402
@@ -210,7 +228,22 @@ def run_paper(out: Path, space: SearchSpace, job: JobConfig, args: argparse.Name
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python bench/search.py", parents=[cluster_options()],
                                 description=__doc__.split("\n")[0])
-    p.add_argument("--out", type=Path, required=True, help="folder of the three campaigns")
+    p.add_argument("--out", type=Path, help="folder of the three campaigns (real jobs)")
+    p.add_argument("--replay", type=Path, metavar="DIR", help="compare the arms on a recorded surface instead")
+    p.add_argument("--seeds", type=int, default=20, help="replay: seeds per arm (default 20)")
+    p.add_argument("--arms", help="replay: the arms to run, comma-separated (default all: "
+                                  "default,no-pruning,random-pruned,random,nsga2,hyperband,halving,paper,grid)")
+    p.add_argument("--format", choices=("table", "json"), default="table", help="replay: the output")
+    p.add_argument("--plot", type=Path, help="replay: write the hypervolume-against-budget figure here (.png/.svg)")
+    p.add_argument("--confirm", type=Path, nargs="+", metavar="RUN_DIR",
+                   help="replay: real searches' campaign folders (optimize.search on the surface's grid), each scored "
+                        "like the replays and set against the default arm's 10-90 %% band")
+    p.add_argument("--jobs", type=int, default=1, help="replay: arm-seed runs at once (processes)")
+    p.add_argument("--no-repeat", action="store_true", help="replay: the default search (and its unpruned twin) "
+                                                             "tells a trial asking for factors already run their "
+                                                             "result, without a job")
+    p.add_argument("--min-runs", type=int, default=3, help="replay: the default search's pruning needs this many "
+                                                           "earlier runs at an epoch")
     p.add_argument("--resume", action="store_true")
     p.add_argument("--space", type=Path, help="space.toml (default: learning_rate 0.01..0.5 log, batch 32/64/128, "
                                               "epochs 1..3)")
@@ -224,7 +257,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--grid-points", type=int, default=3, help="levels per float range in the grid (default 3)")
     p.add_argument("--seed", type=int, default=0, help="the search's sampler seed")
     p.add_argument("--job-seed", type=int, default=42, help="every job's weight-init seed")
-    p.add_argument("--startup-trials", type=int, default=3, help="TPE's start-up trials (default 3)")
+    p.add_argument("--startup-trials", type=int, help="TPE's start-up trials (default 3 on real jobs; on a replay "
+                                                       "optimize.search's default, 5)")
     p.add_argument("--start", choices=("lhs", "random"), default="lhs",
                    help="TPE's start-up trials from a Latin hypercube (default) or at random")
     p.add_argument("--more-seeds", type=lambda text: [int(v) for v in text.split(",") if v.strip()], default=[],
@@ -241,6 +275,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     args = build_parser().parse_args(argv)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
+    if args.replay is not None:
+        return replay_main(args)
+    if args.out is None:
+        raise SearchOptionError("--out is required on real jobs (the folder of the campaigns), or give --replay DIR")
+    if args.startup_trials is None:
+        args.startup_trials = 3
     space = load_space(args.space) if args.space else DEFAULT_SPACE
     job = parse_job(args.job, args.fixed)
     args.keep_cluster = True  # one cluster for the three arms, stopped below if this bench started it
@@ -272,6 +312,126 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(goal_line(rows, arm=name))
         print(goal_line(rows, per_epoch=True, arm=name))
     return 0
+
+
+# ---------------------------------------------------------------- the arms on a replay
+
+
+def _replay_task(task: tuple[str, Arm, int, float, str]) -> ArmRun:
+    folder, arm, seed, budget_s, work = task
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    return run_arm(arm, _surface(folder), seed, budget_s, Path(work))
+
+
+_SURFACES: dict[str, Surface] = {}
+
+
+def _surface(folder: str) -> Surface:
+    if folder not in _SURFACES:
+        _SURFACES[folder] = Surface.load(Path(folder))
+    return _SURFACES[folder]
+
+
+def replay_runs(folder: Path, arms: Sequence[Arm], seeds: int, budget_s: float, jobs: int = 1) -> list[ArmRun]:
+    """Every arm on seeds 0..seeds-1 (in ``jobs`` processes), in arm order."""
+    with tempfile.TemporaryDirectory(prefix="replay-", dir="/dev/shm" if Path("/dev/shm").is_dir() else None) as work:
+        tasks = [(str(folder), arm, seed, budget_s, work) for arm in arms for seed in range(seeds)]
+        if jobs <= 1:
+            return [_replay_task(t) for t in tasks]
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(jobs) as pool:
+            return list(pool.map(_replay_task, tasks, chunksize=1))
+
+
+def replay_main(args: argparse.Namespace) -> int:
+    if args.seeds < 1:
+        raise SearchOptionError(f"--seeds {args.seeds}: give a whole number >= 1 (20 for the comparison)")
+    surface = Surface.load(args.replay)
+    truth = Truth.of(surface)
+    all_arms = default_arms(args.startup_trials or 5, args.min_runs, args.start, not args.no_repeat)
+    names = [a.strip() for a in args.arms.split(",")] if args.arms else [a.name for a in all_arms]
+    unknown = [n for n in names if n not in {a.name for a in all_arms}]
+    if unknown:
+        raise SearchOptionError(f"--arms {', '.join(unknown)}: use some of {', '.join(a.name for a in all_arms)}")
+    arms = [a for a in all_arms if a.name in names]
+    runs = replay_runs(args.replay, arms, args.seeds, max(BUDGETS) * truth.grid_time_s, args.jobs)
+    rows = budget_rows(runs, truth)
+    if args.plot is not None:
+        fine = [round(0.05 * i, 2) for i in range(1, 21)]
+        save(budget_bands_figure(fine, bands(runs, truth, fine), title=f"{args.replay.name}: {args.seeds} seeds per "
+                                 "arm, median and 10-90 % band; dotted: 95 %", goal=GOAL, reference="default"), args.plot)
+    if args.format == "json":
+        print(json.dumps([r.to_dict() for r in rows], indent=1))
+        return 0
+    print(replay_header(surface, truth, args.seeds))
+    print()
+    print(table_text(rows, arms))
+    print()
+    for line in replay_goals(rows, runs, truth):
+        print(line)
+    for folder in args.confirm or ():
+        print(confirm_line(campaign_run(folder, folder.name), rows, truth))
+    if args.plot is not None:
+        print(f"wrote {args.plot}")
+    return 0
+
+
+def replay_header(surface: Surface, truth: Truth, seeds: int) -> str:
+    replicates = [len(v) for v in surface.points.values()]
+    levels = surface.levels()
+    grid = " x ".join(f"{n} {'/'.join(f'{v:g}' if isinstance(v, float) else str(v) for v in levels[n])}"
+                      for n in surface.factors)
+    front = sum(non_dominated(np.array([[w, -a] for w, a in truth.values.values()])))
+    return (f"surface {surface.folder}: {grid} ({len(surface.points)} points, "
+            f"{min(replicates) if min(replicates) == max(replicates) else f'{min(replicates)}-{max(replicates)}'} "
+            f"replicates each, {surface.excluded} run(s) not ok left out); the grid's cluster time "
+            f"{truth.grid_time_s / 60:.1f} min (each point's mean elapsed_s); the true front: {front} of "
+            f"{len(truth.values)} configurations (per validated epoch, replicate means)\n"
+            f"{seeds} seed(s) per arm; hypervolume fraction of the true front at a budget: the configurations measured "
+            "by the runs ended within it, each at its true value")
+
+
+def confirm_line(real: ArmRun, rows: Sequence[BudgetRow], truth: Truth, arm: str = "default") -> str:
+    """A real search's fraction at each budget, and whether it lies in the arm's 10-90 % band."""
+    parts = []
+    for b, got in zip(BUDGETS, fractions(real, truth, BUDGETS)):
+        band = next((r for r in rows if r.arm == arm and r.budget == b), None)
+        inside = "" if band is None else (" in" if band.hv_p10 - 1e-9 <= got <= band.hv_p90 + 1e-9 else " OUT of") + \
+            ("" if band is None else f" the band {band.hv_p10:.2f}-{band.hv_p90:.2f}")
+        parts.append(f"{b:g}: {got:.3f}{inside}")
+    return (f"real {real.arm}: {len(real.ended_s)} runs ({sum(real.pruned)} pruned), {real.ended_s[-1] / 60:.1f} min; "
+            + "; ".join(parts))
+
+
+def replay_goals(rows: Sequence[BudgetRow], runs: Sequence[ArmRun], truth: Truth) -> list[str]:
+    out = []
+    by = {(r.arm, r.budget): r for r in rows}
+    if ("default", 0.25) in by:
+        r = by[("default", 0.25)]
+        reached = round(r.share_95 * r.seeds)
+        need = math.ceil(0.9 * r.seeds)
+        out.append(f"goal: default reaches 95 % within 0.25 of the grid's time in {reached} of {r.seeds} seeds "
+                   f"(needs {need}): {'MET' if reached >= need else 'NOT met'}")
+    budgets = sorted({r.budget for r in rows})
+    if all((a, b) in by for a in ("default", "random-pruned") for b in budgets):
+        beats = [by[("default", b)].hv_median > by[("random-pruned", b)].hv_median for b in budgets]
+        out.append("goal: default's median beats random with pruning at every budget: "
+                   + ("MET" if all(beats) else "NOT met (" + ", ".join(f"{b:g}: {by[('default', b)].hv_median:.3f} "
+                      f"vs {by[('random-pruned', b)].hv_median:.3f}" for b, ok in zip(budgets, beats) if not ok) + ")"))
+    reached = times_to_goal(runs, truth)
+    out.append("cluster time to 95 % (median over the seeds, share of the grid's; never: half the seeds or more never "
+               "got there): " + ", ".join(f"{a} {'never' if math.isinf(t) else f'{t:.2f}'}" for a, t in reached.items()))
+    saving = pruning_saving(runs, truth)
+    if saving is not None:
+        met = saving.saving >= 0.30 and saving.loss <= 0.02
+        out.append(f"goal: pruning over the first {saving.trials} trials (medians over the seeds): cluster time "
+                   f"{saving.time_pruned_s / 60:.1f} min against {saving.time_unpruned_s / 60:.1f} min without, "
+                   f"{saving.saving:.0%} saved (needs 30 %); hypervolume {saving.hv_pruned:.3f} against "
+                   f"{saving.hv_unpruned:.3f}, {saving.loss:+.3f} lost (at most 0.02): {'MET' if met else 'NOT met'}")
+    return out
 
 
 if __name__ == "__main__":

@@ -103,3 +103,39 @@ def pareto_figure(points: np.ndarray, on_front: np.ndarray, labels: Sequence[str
 
 def _axis_label(label: str, maximise: bool) -> str:
     return f"{label} ({'higher' if maximise else 'lower'} is better)"
+
+
+def budget_bands_figure(budgets: Sequence[float], bands: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]],
+                        title: str = "", goal: float | None = None, reference: str | None = None) -> Figure:
+    """Hypervolume fraction against budget, one panel per arm: its median line and its 10-90 % band (``bands``:
+    arm -> (p10, median, p90), one value per budget); ``reference``: an arm whose median is drawn in every panel."""
+    names = list(bands)
+    cols = min(3, len(names))
+    rows = -(-len(names) // cols)
+    fig = Figure(figsize=(3.2 * cols, 2.5 * rows + 0.4))
+    FigureCanvasAgg(fig)
+    x = np.asarray(budgets, dtype=float)
+    for i, name in enumerate(names):
+        ax = fig.add_subplot(rows, cols, i + 1)
+        low, mid, high = bands[name]
+        ax.fill_between(x, low, high, color="tab:blue", alpha=0.25, linewidth=0, label="10-90 %")
+        ax.plot(x, mid, color="tab:blue", linewidth=1.6, label="median")
+        if reference is not None and reference != name and reference in bands:
+            ax.plot(x, bands[reference][1], color="grey", linewidth=1, linestyle="--", label=f"{reference}'s median")
+        if goal is not None:
+            ax.axhline(goal, color="tab:red", linestyle=":", linewidth=0.8)
+        ax.set_title(name, fontsize=9)
+        ax.set_xlim(float(x.min()), float(x.max()))
+        ax.set_ylim(0, 1.02)
+        ax.grid(alpha=0.3)
+        ax.tick_params(labelsize=7)
+        if i % cols == 0:
+            ax.set_ylabel("hypervolume share", fontsize=8)
+        if i >= len(names) - cols:
+            ax.set_xlabel("cluster time, share of the grid's", fontsize=8)
+        if i == 0:
+            ax.legend(fontsize=6, loc="lower right")
+    if title:
+        fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    return fig

@@ -395,9 +395,9 @@ def test_the_command_line_reaches_every_field_of_the_search_config(tmp_path):
                                       "--budget", "10m",
                                       "--sampler", "tpe", "--seed", "7", "--startup-trials", "4", "--population", "6",
                                       "--grid-points", "5", "--cost", "time_per_squared_percent", "--startup", "random",
-                                      "--objectives", "cost:min,accuracy:max"])
+                                      "--objectives", "cost:min,accuracy:max", "--no-repeat"])
     c = search_config(args)
-    assert (c.sampler, c.seed, c.startup_trials, c.population, c.grid_points, c.cost, c.start) == \
-        ("tpe", 7, 4, 6, 5, "time_per_squared_percent", "random")
+    assert (c.sampler, c.seed, c.startup_trials, c.population, c.grid_points, c.cost, c.start, c.repeat) == \
+        ("tpe", 7, 4, 6, 5, "time_per_squared_percent", "random", False)
     plain = ["--job", "lenet", "--space", str(space), "--out", str(tmp_path / "o"), "--budget", "10m"]
     assert search_config(build_parser().parse_args(plain)).start == "lhs"

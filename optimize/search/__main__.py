@@ -5,6 +5,12 @@
     sparkdl search ... --resume                 # continue a killed or finished search
     sparkdl search ... --sampler nsga2 --pruner halving --target-accuracy 0.9
     sparkdl search ... --per-epoch              # epochs at the space's largest, lower epochs harvested
+    sparkdl search --replay bench/data/surface-lenet --job lenet --per-epoch --budget 5m --out runs/r
+
+``--replay DIR`` runs the search against a recorded surface (bench/surface.py) instead of a cluster
+(:mod:`optimize.search.replay`): each trial replays one recorded replicate of its point, drawn with
+``--seed``, pruned and charged as a real run; ``--space`` defaults to the surface's grid, and a point
+off it is refused.
 
 Objectives default to wall_clock_s:min,accuracy:max. Progress: one line per trial with the cluster
 time used against the budget and an ETA. At the end: the front of the ok runs (optimize.pareto), its
@@ -39,6 +45,7 @@ from optimize import fronts
 from optimize.pareto import (ParetoFront, front_figure, front_table, manifest_factors, ok_runs, pareto_front,
                              parse_objectives, read_campaign)
 from optimize.search.pruning import make_rules
+from optimize.search.replay import ReplayCluster, Surface
 from optimize.search.space import at_largest_epochs, load_space
 from optimize.search.study import (SAMPLERS, MultiObjectiveSearch, SearchConfig, SearchOutcome, check_objectives,
                                    open_study)
@@ -104,7 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_optimizer_job(p)
     p.add_argument("--fixed", help="the factors the space does not vary, e.g. epochs=2,batch_size=64 (default: "
                                    "1 node x 1 executor x 1 core, batch 256, 1 epoch, learning rate 0.002)")
-    p.add_argument("--space", type=Path, required=True, help="space.toml: the factors to vary and their ranges")
+    p.add_argument("--space", type=Path, help="space.toml: the factors to vary and their ranges (with --replay: "
+                                              "default the surface's grid)")
     add_budget(p, "cluster time to spend (the sum of the trials' times)", required=True)
     add_out(p, "the campaign folder of the search (results, logs, study.sqlite)", required=True)
     p.add_argument("--resume", action="store_true", help="continue the search in --out")
@@ -119,6 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--startup", choices=("lhs", "random"), default="lhs",
                    help="tpe: the start-up trials from a Latin hypercube over the space (default) or at random")
     renamed(p, "--start", "--startup")
+    p.add_argument("--no-repeat", action="store_true",
+                   help="a trial asking for factors already run is told that run's result, without a job (a space "
+                        "of choices; the search stops after 30 such trials in a row)")
     p.add_argument("--population", type=int, default=8, help="nsga2: population size (default 8)")
     p.add_argument("--grid-points", type=int, default=3, help="grid: levels per float range (default 3)")
     p.add_argument("--max-trials", type=int, help="stop after this many trials in this session")
@@ -129,6 +140,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--per-epoch", action="store_true",
                    help="run every trial at the space's largest epochs, search the other factors, and put every "
                         "validated epoch of the ok and pruned runs on the front (optimize.harvest)")
+    p.add_argument("--replay", type=Path, metavar="DIR",
+                   help="run against a recorded surface (bench/surface.py) instead of a cluster: each trial replays "
+                        "a recorded replicate of its point, drawn with --seed (optimize.search.replay)")
     p.add_argument("--train-samples", type=SAMPLES, help="train on the first N digits only")
     p.add_argument("--test-samples", type=SAMPLES, help="validate on the first N digits only")
     return p
@@ -184,10 +198,17 @@ def report(out: Path, config: SearchConfig, outcome: SearchOutcome, per_epoch: b
     return summary
 
 
-def search_config(args: argparse.Namespace) -> SearchConfig:
-    """The search the command line asks for, checked (objectives; with --per-epoch, the space at its largest epochs)."""
-    space = load_space(args.space)
+def search_config(args: argparse.Namespace, surface: Surface | None = None) -> SearchConfig:
+    """The search the command line asks for, checked (objectives; with --per-epoch, the space at its largest epochs;
+    with a replay's ``surface``, every point on its grid)."""
+    if args.space is None and surface is None:
+        raise SearchOptionError("--space is required (a space.toml of the factors to vary) unless --replay gives a "
+                                "surface, whose grid is then the space")
+    space = load_space(args.space) if args.space is not None else surface.space()  # type: ignore[union-attr]
     job = parse_job(args.job, args.fixed)
+    if surface is not None:  # the factors --fixed does not give: the surface's (where it has one level)
+        given = set(parse_config(args.fixed)) if args.fixed else set()
+        job = replace(job, **{k: v for k, v in surface.constants().items() if k not in given and k != "model"})
     objectives = parse_objectives(args.objectives)
     check_objectives(objectives, args.cost)
     if args.per_epoch:
@@ -196,8 +217,11 @@ def search_config(args: argparse.Namespace) -> SearchConfig:
         job = replace(job, epochs=epochs)
     if args.sampler == "grid":
         space.check_grid(args.grid_points)
+    if surface is not None:
+        surface.check(space, job.spec(1, 1).as_row())
     return SearchConfig(space, job, objectives, sampler=args.sampler, seed=args.seed, startup_trials=args.startup_trials,
-                        population=args.population, grid_points=args.grid_points, cost=args.cost, start=args.startup)
+                        population=args.population, grid_points=args.grid_points, cost=args.cost, start=args.startup,
+                        repeat=not args.no_repeat)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -209,7 +233,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     say = lambda msg: print(msg, flush=True)  # noqa: E731
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     budget = args.budget
-    config = search_config(args)
+    surface = Surface.load(args.replay) if args.replay is not None else None
+    config = search_config(args, surface)
     space, job, objectives = config.space, config.job, config.objectives
     rules = make_rules(args.pruner, args.target_accuracy, args.min_runs)
     cluster = ClusterOptions.from_args(args)
@@ -224,10 +249,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.sampler == "tpe" and args.startup == "lhs":  # a tpe search started before it resumes with --start random
         settings["start"] = "lhs"
         settings["startup_trials"] = args.startup_trials
+    if surface is not None:
+        settings["replay"] = str(surface.folder.resolve())
+    if args.no_repeat:  # only then: a search started before the option resumes unchanged
+        settings["repeat"] = False
     shapes = [job.spec(1, 1, **combo) for combo in space.shapes()]
     on_interrupt(f"finished runs and the study are kept in {args.out}; continue with --resume")
     args.out.mkdir(parents=True, exist_ok=True)
-    with open_session(args.out, settings, options, cluster, shapes, args.resume, say) as session:
+    backend = ReplayCluster(surface, args.seed) if surface is not None else None
+    with open_session(args.out, settings, options, cluster, shapes, args.resume, say, backend=backend) as session:
         search = MultiObjectiveSearch(session, open_study(args.out, config), config, rules, say)
         outcome = search.run(budget, args.max_trials)
     report(args.out, config, outcome, args.per_epoch)

@@ -20,9 +20,14 @@ records as ``pruned`` (never ``failed``):
 * :class:`HalvingRule`: successive halving's rungs, epochs 1, eta, eta^2, ...: at a rung, the job
   goes on only while fewer than 1/eta of the runs that reached that rung dominate it.
 
-Optuna's own pruners cannot be used: they take one intermediate value, and Optuna refuses
-``trial.report`` in multi-objective studies. The rules see only runs measured before (a history of
+Optuna's own pruners cannot be used on the two objectives: they take one intermediate value, and Optuna
+refuses ``trial.report`` in multi-objective studies. The rules see only runs measured before (a history of
 curves rebuilt from the study on resume), and need ``min_runs`` of them at the epoch.
+
+* :class:`StudyPrunerRule`: Optuna's own pruner (successive halving, Hyperband, median) on one scalar, the
+  cost of each epoch (``cost(wall clock, accuracy)``, e.g. T/A^2), in a single-objective study: each new
+  epoch is reported to the trial and the study's pruner decides. It is bound to each trial by the search
+  loop (:meth:`StudyPrunerRule.for_trial`).
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Protocol, Sequence
+from typing import Callable, Mapping, Protocol, Sequence
 
 from harness.figurespec import FigureSpec
 from harness.outputfigures import EpochTail, has_epochs
@@ -178,6 +183,35 @@ class HalvingRule:
         if beaten_by >= len(peers) / self.eta:
             return (f"epoch {last.epoch} (rung {rung}): {beaten_by} of {len(peers)} earlier runs dominate it, "
                     f"not in the top 1/{self.eta}: successive halving")
+        return None
+
+
+class Reporting(Protocol):
+    """What :class:`StudyPrunerRule` needs of an Optuna trial (optuna.trial.Trial is one)."""
+
+    def report(self, value: float, step: int) -> None: ...
+    def should_prune(self) -> bool: ...
+
+
+@dataclass(frozen=True)
+class StudyPrunerRule:
+    """Optuna's pruner of the study, on the scalar ``cost(wall clock, accuracy)`` of each epoch (see the module doc)."""
+
+    cost: Callable[[float, float], float]
+    name: str = "the study's pruner"
+    trial: Reporting | None = None
+
+    def for_trial(self, trial: Reporting) -> "StudyPrunerRule":
+        return StudyPrunerRule(self.cost, self.name, trial)
+
+    def check(self, curve: Curve, planned: int, history: Sequence[Curve]) -> str | None:
+        last = curve[-1]
+        if self.trial is None or last.wall_clock_s is None:
+            return None
+        value = float(self.cost(last.wall_clock_s, last.accuracy))
+        self.trial.report(value, last.epoch)
+        if self.trial.should_prune():
+            return f"epoch {last.epoch}: cost {value:.4g}: {self.name} stops it"
         return None
 
 

@@ -53,6 +53,8 @@ STUDY_NAME = "search"
 SAMPLERS = ("tpe", "nsga2", "random", "grid")
 #: Give up when this many trials in a row ask for jobs BigDL cannot run (batch not a multiple of cores).
 MAX_INVALID_IN_A_ROW = 50
+#: Without repeats: stop when this many trials in a row ask for factors already run (the space is measured).
+MAX_REPEATS_IN_A_ROW = 30
 
 Progress = Callable[[str], None]
 
@@ -71,6 +73,7 @@ class SearchConfig:
     grid_points: int = 3  # float levels per range when sampler is grid
     cost: str | None = None  # the formula of the ``cost`` objective (sparkdl.cost)
     start: str = "lhs"  # tpe's start-up trials: a Latin hypercube ("lhs") or Optuna's random ones ("random")
+    repeat: bool = True  # False: a trial asking for factors already run is told that run's result, no job
 
 
 def check_objectives(objectives: Sequence[ObjectiveSpec], cost: str | None = None) -> None:
@@ -125,12 +128,17 @@ def make_sampler(config: SearchConfig) -> optuna.samplers.BaseSampler:
     raise SearchOptionError(f"--sampler {config.sampler!r}: use one of {', '.join(SAMPLERS)}")
 
 
-def open_study(out: Path, config: SearchConfig) -> optuna.Study:
-    """The study in ``out/study.sqlite``, created or loaded (resume)."""
-    storage = optuna.storages.RDBStorage(f"sqlite:///{CampaignDir(out).study_path.resolve()}")
+def open_study(out: Path, config: SearchConfig, in_memory: bool = False,
+               pruner: optuna.pruners.BasePruner | None = None) -> optuna.Study:
+    """The study in ``out/study.sqlite``, created or loaded (resume); ``in_memory``: in this process only (a
+    replayed bench arm, which is not resumed: Optuna's sqlite storage costs more than a replayed trial).
+    ``pruner``: Optuna's own, for a single-objective study whose trials report each epoch
+    (:class:`optimize.search.pruning.StudyPrunerRule`)."""
+    storage = (optuna.storages.InMemoryStorage() if in_memory
+               else optuna.storages.RDBStorage(f"sqlite:///{CampaignDir(out).study_path.resolve()}"))
     directions = ["minimize" if o.sense == "min" else "maximize" for o in config.objectives]
     study = optuna.create_study(storage=storage, study_name=STUDY_NAME, sampler=make_sampler(config),
-                                directions=directions, load_if_exists=True)
+                                directions=directions, load_if_exists=True, pruner=pruner)
     if config.sampler == "grid" and not study.trials:
         for point in config.space.grid(config.grid_points):
             study.enqueue_trial(point)
@@ -195,6 +203,7 @@ class MultiObjectiveSearch:
                                                  for r in session.finished.values()
                                                  if r.status in (Status.OK, Status.PRUNED)]
         self.outcome = SearchOutcome()
+        self.repeats = 0  # trials told an earlier run's result (``repeat`` False)
 
     @property
     def spent_s(self) -> float:
@@ -245,6 +254,10 @@ class MultiObjectiveSearch:
         params = self.config.space.suggest(trial)
         return self.config.job.spec(trial.number + 1, 1, **params), params
 
+    def measured(self, params: dict[str, object]) -> TrialRecord | None:
+        """The first trial of this session that ran these factors (ok or pruned), else None."""
+        return next((t for t in self.outcome.trials if t.params == params and t.status in ("ok", "pruned")), None)
+
     def check_cell(self, spec: RunSpec, result: RunRecord) -> None:
         """A stored cell must hold the factors this trial asked (else the folder holds another search)."""
         asked = spec.as_row()
@@ -257,13 +270,23 @@ class MultiObjectiveSearch:
         """Ask, run the job with the pruning watch, tell; None when the trial could not be run (told failed)."""
         trial = self.study.ask()
         spec, params = self.spec_of(trial)
+        if not self.config.repeat:
+            earlier = self.measured(params)
+            if earlier is not None:  # told that run's result again: no job, no cluster time
+                self.repeats += 1
+                if earlier.values is not None:
+                    self.study.tell(trial, list(earlier.values))
+                else:
+                    self.study.tell(trial, state=TrialState.PRUNED if earlier.status == "pruned" else TrialState.FAIL)
+                return None
         problem = batch_problem(spec)
         if problem:
             self.study.tell(trial, state=TrialState.FAIL)
             self.progress(f"trial {trial.number}: {problem}; skipped (no job)")
             return None
         if self.runner is not None:
-            self.runner.watch = (TrialWatch(self.rules, spec.epochs, list(self.history),
+            rules = [r.for_trial(trial) if hasattr(r, "for_trial") else r for r in self.rules]  # StudyPrunerRule
+            self.runner.watch = (TrialWatch(rules, spec.epochs, list(self.history),
                                             figures=output_figures(self.session.campaign, spec)) if self.rules else None)
         try:
             result = self.session.run(spec)
@@ -281,6 +304,7 @@ class MultiObjectiveSearch:
         can still pass, by less than that trial."""
         self.recover()
         started, invalid, ran = time.monotonic(), 0, 0
+        repeated_from = self.repeats
         while True:
             spent = self.spent_s
             runs = len(self.session.finished)
@@ -295,7 +319,15 @@ class MultiObjectiveSearch:
             if self.config.sampler == "grid" and self.grid_done():
                 self.outcome.stop_reason = "every point of the grid ran"
                 break
+            repeats = self.repeats
             record = self.run_trial()
+            if record is None and self.repeats > repeats:
+                if self.repeats - repeated_from >= MAX_REPEATS_IN_A_ROW:
+                    self.outcome.stop_reason = (f"{MAX_REPEATS_IN_A_ROW} trials in a row asked for factors already "
+                                                "run: the sampler has nothing new to try")
+                    break
+                continue
+            repeated_from = self.repeats
             if record is None:
                 invalid += 1
                 if invalid >= MAX_INVALID_IN_A_ROW:

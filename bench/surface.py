@@ -1,0 +1,212 @@
+"""Record a surface: a full grid of real runs, each point replicated, every run's epochs and times kept.
+
+    python bench/surface.py --local --out runs/surface-lenet                 # LeNet on the sample, 27 x 3 runs
+    python bench/surface.py --local --out runs/surface-lenet --resume        # continue a stopped recording
+    python bench/surface.py --pack runs/surface-lenet bench/data/surface-lenet   # the shipped copy (<= 5 MB)
+
+The grid is the full factorial of the space (default: bench/search.py's, learning rate 0.01/0.071/0.5 x
+batch 32/64/128 x epochs 1/2/3), each point run ``--replicates`` times (default 3), through the same
+campaign loop as ``harness.submit`` (:class:`harness.campaign.Campaign`), so the recording is a campaign
+folder that every command reads (results.csv, manifest.json, logs/, and the runs' per-epoch figures).
+The runs go in randomized complete blocks: replicate r of every point, in an order shuffled with
+``--order-seed``, before replicate r + 1, so a drift in the machine's speed spreads over every point.
+
+After the runs the folder gets ``surface.csv`` (one row per validated epoch of every ok run: its run,
+replicate, factors, epoch, wall clock and accuracy at that epoch, and the run's elapsed_s and start-up,
+the time outside BigDL's training loop) and ``provenance.json`` (the command, the dates, the machine's
+load average before and after, its CPUs). ``optimize.search --replay`` replays it.
+
+``--pack SRC DEST`` copies what a replay needs into DEST (results.csv, manifest.json, surface.csv,
+provenance.json, and each .out with the Spark scheduler's chatter left out, checked: logparse judges the
+shortened log exactly as the original, with the same epochs; a log that would differ is kept whole).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import shlex
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Sequence
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import logparse  # noqa: E402
+from harness.backends import Backend  # noqa: E402
+from harness.runner import Runner  # noqa: E402
+from sparkdl.runspec import RunSpec  # noqa: E402
+from harness.times import read_times  # noqa: E402
+from cluster.sparkenv import SparkEnv  # noqa: E402
+from optimize.errors import SearchOptionError  # noqa: E402
+from optimize.harvest import epoch_figures, harvest  # noqa: E402
+from optimize.pareto import read_campaign  # noqa: E402
+from optimize.search.__main__ import parse_job  # noqa: E402
+from optimize.search.space import Factor, SearchSpace, load_space  # noqa: E402
+from optimize.session import ClusterOptions, JobConfig, open_session, submit_options  # noqa: E402
+from sparkdl.cli import on_interrupt, run_cli  # noqa: E402
+from sparkdl.campaign import now as now_utc  # noqa: E402
+from sparkdl.options import cluster_options  # noqa: E402
+
+DEFAULT_SPACE = SearchSpace((Factor("learning_rate", 0.01, 0.5, log=True),
+                             Factor("batch_size", choices=(32, 64, 128)), Factor("epochs", 1, 3)))
+SURFACE_CSV = "surface.csv"
+PROVENANCE = "provenance.json"
+#: Loggers whose INFO lines no figure or status is read from (the scheduler's per-task chatter).
+CHATTER = re.compile(rb"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d INFO  (DAGScheduler|BlockManagerInfo|MemoryStore|"
+                     rb"TaskSchedulerImpl|TaskSetManager|ContextHandler|TorrentBroadcast|MapPartitionsRDD|"
+                     rb"SparkContext|ShutdownHookManager|SecurityManager|Utils|SparkEnv|"
+                     rb"BlockManagerMasterEndpoint|ResourceUtils|ResourceProfile):\d+ - (?!Submitted application)")
+
+
+def grid_specs(space: SearchSpace, job: JobConfig, replicates: int, grid_points: int, order_seed: int) -> list[RunSpec]:
+    """Every point of the space's grid (run = its index + 1) ``replicates`` times, in randomized complete blocks."""
+    if replicates < 1:
+        raise SearchOptionError(f"--replicates {replicates}: give a whole number >= 1 (3 or more for a surface)")
+    points = space.grid(grid_points)
+    rng = random.Random(order_seed)
+    specs = []
+    for r in range(1, replicates + 1):
+        order = list(range(len(points)))
+        rng.shuffle(order)
+        specs += [job.spec(i + 1, r, **points[i]) for i in order]
+    return specs
+
+
+def settings_of(space: SearchSpace, job: JobConfig, args: argparse.Namespace) -> dict[str, object]:
+    """What defines the recording (hashed into the campaign: a folder never mixes two surfaces)."""
+    return {"bench": "surface", "space": space.describe(), "job": job.__dict__, "replicates": args.replicates,
+            "grid_points": args.grid_points, "order_seed": args.order_seed, "train_samples": args.train_samples,
+            "test_samples": args.test_samples, "job_seed": args.job_seed}
+
+
+def record(out: Path, space: SearchSpace, job: JobConfig, args: argparse.Namespace, cluster: ClusterOptions,
+           backend: Backend | None = None, runner: Runner | None = None, env: SparkEnv | None = None) -> int:
+    """Run the grid (resumable); the number of runs not ok. ``backend``/``runner``/``env``: tests pass fakes."""
+    specs = grid_specs(space, job, args.replicates, args.grid_points, args.order_seed)
+    options = submit_options(out, cluster, args.train_samples, args.test_samples, args.job_seed)
+    say = lambda msg: print(f"[{out.name}] {msg}", flush=True)  # noqa: E731
+    with open_session(out, settings_of(space, job, args), options, cluster, specs, args.resume, say,
+                      backend=backend, runner=runner, env=env) as session:
+        summary = session.campaign.run(specs)
+    return sum(not r.ok for r in summary.records)
+
+
+def write_surface_csv(out: Path) -> Path:
+    """``surface.csv``: every validated epoch of every ok run, with its run's elapsed_s and start-up."""
+    table = read_campaign(out)
+    ok = table[table["status"] == "ok"]
+    points = harvest(ok, out).table()
+    runs = ok.set_index(["run", "replicate"])
+    last = points.groupby(["run", "replicate"])["wall_clock_s"].transform("max")
+    elapsed = [float(runs.loc[(r, p), "elapsed_s"]) for r, p in zip(points["run"], points["replicate"])]
+    points = points.assign(run_elapsed_s=elapsed)
+    points = points.assign(run_startup_s=(points["run_elapsed_s"] - last).round(3))
+    keep = [c for c in points.columns if c not in ("status", "run_status", "point")]
+    points[keep].to_csv(out / SURFACE_CSV, index=False)
+    return out / SURFACE_CSV
+
+
+def write_provenance(out: Path, argv: Sequence[str], started: str, load_before: tuple[float, ...]) -> Path:
+    facts = {"command": "python bench/surface.py " + " ".join(shlex.quote(a) for a in argv), "started": started,
+             "finished": now_utc(), "load_average_before": list(load_before),
+             "load_average_after": list(os.getloadavg()), "cpus": os.cpu_count()}
+    path = out / PROVENANCE
+    old = json.loads(path.read_text()) if path.is_file() else {}
+    sessions = old.get("sessions", []) + [facts]  # a resumed recording adds its session
+    path.write_text(json.dumps({"sessions": sessions}, indent=2) + "\n")
+    return path
+
+
+def shortened(text: bytes) -> bytes:
+    """The log without the scheduler's chatter (see :data:`CHATTER`)."""
+    return b"".join(line for line in text.splitlines(keepends=True) if not CHATTER.match(line))
+
+
+def same_judgement(original: Path, short: Path, row: dict[str, object]) -> bool:
+    """logparse reads the same status, reason, figures, epochs and times from both logs."""
+    planned = logparse.Planned(int(row["epochs"]), float(row["learning_rate"]), int(row["batch_size"]))
+    process = logparse.ProcessFacts(int(row.get("exit_code", 0) or 0), False, float(row["elapsed_s"]))
+    a, b = logparse.judge_run(original, planned, process), logparse.judge_run(short, planned, process)
+    return (a.status, a.reason) == (b.status, b.reason) and _figures(a.log) == _figures(b.log) and \
+        epoch_figures(original) == epoch_figures(short) and dict(read_times(original)) == dict(read_times(short))
+
+
+def _figures(log: "logparse.JobLog") -> dict[str, object]:
+    return {k: v for k, v in log.summary().items() if k != "path"}
+
+
+def pack(src: Path, dest: Path) -> tuple[int, int]:
+    """Copy what a replay needs from ``src`` to ``dest`` (see the module doc): (logs shortened, logs kept whole)."""
+    if dest.exists() and any(dest.iterdir()):
+        raise SearchOptionError(f"--pack {dest}: the folder is not empty; give a new one")
+    (dest / "logs").mkdir(parents=True, exist_ok=True)
+    for name in ("results.csv", "manifest.json", SURFACE_CSV, PROVENANCE, "epochs.csv"):
+        if (src / name).is_file():
+            shutil.copyfile(src / name, dest / name)
+    short, whole = 0, 0
+    for row in read_campaign(src).to_dict("records"):
+        log = src / str(row["log"])
+        if not log.is_file():
+            continue
+        target = dest / str(row["log"])
+        target.write_bytes(shortened(log.read_bytes()))
+        if row["status"] == "ok" and not same_judgement(log, target, row):
+            shutil.copyfile(log, target)
+            whole += 1
+        else:
+            short += 1
+    return short, whole
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python bench/surface.py", parents=[cluster_options()],
+                                description=__doc__.split("\n")[0])
+    p.add_argument("--out", type=Path, help="the recording's campaign folder")
+    p.add_argument("--resume", action="store_true")
+    p.add_argument("--space", type=Path, help="space.toml (default: learning_rate 0.01..0.5 log at 3 levels, "
+                                              "batch 32/64/128, epochs 1..3)")
+    p.add_argument("--job", default="lenet", help="the built-in job (default lenet)")
+    p.add_argument("--fixed", default="", help="the factors the space does not vary, as optimize.search --fixed")
+    p.add_argument("--replicates", type=int, default=3, help="runs of each point (default 3)")
+    p.add_argument("--grid-points", type=int, default=3, help="levels per float range (default 3)")
+    p.add_argument("--order-seed", type=int, default=0, help="the seed of the run order within each block")
+    p.add_argument("--job-seed", type=int, default=42, help="every job's weight-init seed")
+    p.add_argument("--train-samples", type=int, default=1024)
+    p.add_argument("--test-samples", type=int, default=256)
+    p.add_argument("--pack", nargs=2, type=Path, metavar=("SRC", "DEST"), help="only copy a recording for shipping")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(argv)
+    if args.pack:
+        short, whole = pack(*args.pack)
+        size = sum(f.stat().st_size for f in args.pack[1].rglob("*") if f.is_file())
+        print(f"packed {args.pack[0]} into {args.pack[1]}: {short} log(s) shortened, {whole} kept whole; "
+              f"{size / 1e6:.2f} MB")
+        return 0
+    if args.out is None:
+        raise SearchOptionError("--out is required: the recording's campaign folder (or --pack SRC DEST)")
+    space = load_space(args.space) if args.space else DEFAULT_SPACE
+    job = parse_job(args.job, args.fixed or None)
+    cluster = ClusterOptions.from_args(args)
+    started, load = now_utc(), os.getloadavg()
+    on_interrupt(f"finished runs are kept under {args.out}; continue with --resume")
+    t0 = time.monotonic()
+    failed = record(args.out, space, job, args, cluster)
+    write_surface_csv(args.out)
+    write_provenance(args.out, argv, started, load)
+    print(f"recorded {args.out} in {(time.monotonic() - t0) / 60:.1f} min ({failed} run(s) not ok); "
+          f"{args.out / SURFACE_CSV}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_cli(main))

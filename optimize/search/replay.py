@@ -1,0 +1,309 @@
+"""Replaying a recorded surface: a search's trials run against real runs recorded before, not a cluster.
+
+A surface is a campaign folder (``bench/surface.py`` records one): a full grid of design points, each
+run several times (replicates), every run's log kept. :class:`ReplayCluster` stands where the cluster
+and spark-submit stand in a real search (it is the campaign's backend and its runner, the process
+boundary): everything from the trial loop up (:class:`optimize.search.study.MultiObjectiveSearch`, the
+session, the campaign, its store, logparse's judgement, the pruning watch) is the code of a real search.
+
+For each run it is handed, the replay
+
+* finds the run's design point on the surface (a point off the grid is refused: :class:`ReplayError`);
+* draws one of the point's recorded ok replicates, seeded by (``seed``, the point, how many times this
+  replay asked for it before): two replays with one seed draw alike, whatever they search;
+* writes that replicate's recorded log into the new run's .out up to each validated epoch, and after
+  each asks the pruning watch, as :class:`harness.runner.ProcessRunner` does while a job runs; a reason
+  stops it there (the prune line appended, exactly as a real stop);
+* charges the cluster time (``elapsed_s``) the recorded run took to that point: its recorded
+  ``elapsed_s`` when it runs to its end, else its start-up (the recorded ``elapsed_s`` less the wall
+  clock of its last validated epoch: everything outside BigDL's training loop) plus the wall clock at
+  the epoch it was stopped at.
+
+Departures from a real run: a real pruned job is stopped up to one watch interval (1 s) after the
+validation line, while it trains on; the replay stops it at the line. A real pruned job's end (the
+process group ended) is charged like the recorded run's own end.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import pandas as pd
+
+from cluster.sparkenv import SparkEnv
+from harness.command import METRICS_FLAG
+from harness.runner import Completed, OnStart, Watch, write_prune_line
+from sparkdl.runspec import RunSpec
+from logparse import Status
+from optimize.errors import SearchOptionError
+from optimize.harvest import epoch_figures, run_log
+from optimize.pareto import read_campaign
+from optimize.search.pruning import figure_of_line
+from optimize.search.space import FLOAT_FACTORS, Factor, SearchSpace
+
+#: The design factors that make a point of a surface.
+POINT_FACTORS = ("model", "nodes", "executors", "executor_cores", "epochs", "learning_rate", "batch_size")
+#: A real run ended by the watch reports this code (ProcessRunner ends its process group).
+STOPPED_CODE = -15
+
+Point = tuple[tuple[str, object], ...]
+
+
+class ReplayError(SearchOptionError):
+    """A replay cannot run what was asked (a point off the recorded grid, a surface that is not one)."""
+
+
+def _value(name: str, value: object) -> object:
+    """A factor's value as the surface keys it: floats to 12 significant digits, whole numbers as int."""
+    if name in FLOAT_FACTORS:
+        return float(f"{float(value):.12g}")  # type: ignore[arg-type]
+    if name == "model":
+        return str(value)
+    return int(value)  # type: ignore[call-overload]
+
+
+def point_of(values: Mapping[str, object]) -> Point:
+    """The surface's key of a design row or a spec's factors."""
+    return tuple((name, _value(name, values[name])) for name in POINT_FACTORS if name in values
+                 and values[name] is not None and not (isinstance(values[name], float) and math.isnan(values[name])))
+
+
+def describe_point(point: Point) -> str:
+    return " ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in point)
+
+
+@dataclass(frozen=True)
+class RecordedRun:
+    """One recorded ok run: its log, cluster time and validated epochs (epoch, wall clock, accuracy)."""
+
+    key: str
+    log: Path
+    elapsed_s: float
+    exit_code: int
+    epochs: tuple[tuple[int, float, float], ...]
+
+    @property
+    def startup_s(self) -> float:
+        """Everything outside the training loop: the recorded elapsed_s less the last validation's wall clock."""
+        return max(0.0, self.elapsed_s - self.epochs[-1][1]) if self.epochs else self.elapsed_s
+
+    def charged_s(self, epoch: int | None) -> float:
+        """The cluster time to the end (``epoch`` None) or to the validation of ``epoch``, start-up included."""
+        if epoch is None:
+            return self.elapsed_s
+        wall = next((w for e, w, _ in self.epochs if e == epoch), None)
+        if wall is None:
+            raise ReplayError(f"run {self.key} of the surface has no validated epoch {epoch} in {self.log}")
+        return self.startup_s + wall
+
+
+@dataclass
+class Surface:
+    """A recorded grid: each design point's ok runs, read from a campaign folder (results.csv and logs/)."""
+
+    folder: Path
+    points: dict[Point, list[RecordedRun]]
+    factors: tuple[str, ...]  # the factors that vary over the grid
+    excluded: int = 0  # runs that were not ok (left out)
+
+    @classmethod
+    def load(cls, folder: Path) -> "Surface":
+        folder = Path(folder)
+        if not (folder / "results.csv").is_file():
+            raise ReplayError(f"--replay {folder}: no results.csv there; give a surface recorded by bench/surface.py "
+                              "(a campaign folder with its logs)")
+        table = read_campaign(folder)
+        missing = [c for c in ("run", "replicate", "status", "elapsed_s", "epochs") if c not in table.columns]
+        if missing:
+            raise ReplayError(f"--replay {folder}: results.csv has no {', '.join(missing)} column: it is not a surface")
+        points: dict[Point, list[RecordedRun]] = {}
+        excluded = 0
+        for row in table.to_dict("records"):
+            if row["status"] != Status.OK:
+                excluded += 1
+                continue
+            log = run_log(row, folder)
+            if not log.is_file():
+                raise ReplayError(f"--replay {folder}: run {row['run']}-{row['replicate']}'s log {log} is missing: "
+                                  "a surface keeps every run's log")
+            run = RecordedRun(f"{int(row['run'])}-{int(row['replicate'])}", log, float(row["elapsed_s"]),
+                              int(row.get("exit_code", 0) or 0), tuple(epoch_figures(log)))
+            points.setdefault(point_of(row), []).append(run)
+        if not points:
+            raise ReplayError(f"--replay {folder}: no ok run to replay")
+        names = [n for n in POINT_FACTORS if n in table.columns]
+        varying = tuple(n for n in names if table.loc[table["status"] == Status.OK, n].nunique() > 1)
+        return cls(folder, points, varying, excluded)
+
+    def levels(self) -> dict[str, tuple[object, ...]]:
+        """Every factor's recorded levels, sorted."""
+        out: dict[str, set[object]] = {}
+        for point in self.points:
+            for name, value in point:
+                out.setdefault(name, set()).add(value)
+        return {k: tuple(sorted(v, key=lambda x: (str(type(x)), x))) for k, v in out.items()}  # type: ignore[arg-type]
+
+    def constants(self) -> dict[str, object]:
+        """The factors with one recorded level, and that level."""
+        return {k: v[0] for k, v in self.levels().items() if len(v) == 1}
+
+    def space(self) -> SearchSpace:
+        """The grid as a search space: each varying factor's recorded levels as its choices."""
+        levels = self.levels()
+        return SearchSpace(tuple(Factor(n, choices=levels[n]) for n in self.factors))
+
+    def replicates(self, point: Point) -> list[RecordedRun]:
+        found = self.points.get(point)
+        if found is None:
+            raise ReplayError(self.off_grid(point))
+        return found
+
+    def off_grid(self, point: Point) -> str:
+        levels = self.levels()
+        wrong = [f"{k}={v!r} (recorded: {', '.join(map(str, levels.get(k, ())))})" for k, v in point
+                 if v not in levels.get(k, ())]
+        why = "; ".join(wrong) if wrong else "this combination was not recorded"
+        return (f"the point {describe_point(point)} is off the recorded grid of {self.folder}: {why}; a replay runs "
+                "only recorded points: give the surface's levels as choices in space.toml (or leave --space out)")
+
+    def check(self, space: SearchSpace, base: Mapping[str, object]) -> None:
+        """Refuse, before any trial, a space with a continuous range or any point off the grid."""
+        for f in space.factors:
+            if not f.choices and f.name in FLOAT_FACTORS:
+                levels = self.levels().get(f.name, ())
+                raise ReplayError(f"space.toml [{f.name}]: a replay has only the recorded levels; write choices = "
+                                  f"[{', '.join(map(repr, levels))}]")
+        for combo in space.grid(1):
+            point = point_of({**base, **combo})
+            if point not in self.points:
+                raise ReplayError(self.off_grid(point))
+
+    def mean_points(self) -> pd.DataFrame:
+        """Every configuration the surface measures, per validated epoch: the mean wall clock and accuracy over
+        every recorded run of the point's other factors that validated that epoch (a run of E epochs measures
+        epochs 1..E on its way, optimize.harvest). One row per configuration, ``epochs`` its epoch."""
+        rows: dict[Point, list[tuple[float, float]]] = {}
+        for point, runs in self.points.items():
+            rest = dict(point)
+            for run in runs:
+                for e, wall, acc in run.epochs:
+                    rows.setdefault(point_of({**rest, "epochs": e}), []).append((wall, acc))
+        return pd.DataFrame([{**dict(p), "wall_clock_s": math.fsum(w for w, _ in v) / len(v),
+                              "accuracy": math.fsum(a for _, a in v) / len(v), "n": len(v)}
+                             for p, v in rows.items()])
+
+    def grid_time_s(self) -> float:
+        """The cluster time of the whole grid run once: each point's mean recorded elapsed_s, summed."""
+        return math.fsum(math.fsum(r.elapsed_s for r in runs) / len(runs) for runs in self.points.values())
+
+
+def _arg(argv: Sequence[str], flag: str) -> str | None:
+    return argv[argv.index(flag) + 1] if flag in argv and argv.index(flag) + 1 < len(argv) else None
+
+
+@dataclass
+class Replayed:
+    """What the replay did for one run: the point, the replicate drawn, and the epoch it was stopped at."""
+
+    key: str | None
+    point: Point
+    replicate: str
+    stopped_at: int | None
+    charged_s: float
+
+
+class ReplayCluster:
+    """The backend and the runner of a replayed search (see the module doc); ``watch`` as ProcessRunner's."""
+
+    drivers_here = False  # nothing is submitted: no runtime to prepare, no data to decode
+
+    def __init__(self, surface: Surface, seed: int = 0, watch: Watch | None = None) -> None:
+        self.surface, self.seed, self.watch = surface, seed, watch
+        self.master_url = f"replay://{surface.folder}"
+        self.asked: dict[Point, int] = {}
+        self.current: RunSpec | None = None
+        self.log: list[Replayed] = []
+
+    # -- the backend
+    def open(self, specs: Sequence[RunSpec], runtime: str = "") -> None:
+        pass
+
+    def environment(self) -> tuple[SparkEnv, "ReplayCluster"]:
+        return self.environment_for("", ""), self
+
+    def environment_for(self, runtime: str, jvm: str) -> SparkEnv:
+        home = Path("/replay")
+        return SparkEnv(python=home / "python", java_home=home, spark_home=home)
+
+    def check(self, spec: RunSpec) -> list[str]:
+        return []
+
+    def prepare(self, spec: RunSpec) -> None:
+        """The run about to start: its point must be on the grid (else :class:`ReplayError`, before its attempt)."""
+        self.surface.replicates(point_of(spec.as_row()))
+        self.current = spec
+
+    def describe(self) -> dict[str, object]:
+        return {"backend": "replay", "surface": str(self.surface.folder), "seed": self.seed}
+
+    def find_app(self, name: str) -> None:
+        return None
+
+    def close(self) -> None:
+        pass
+
+    # -- the runner
+    def draw(self, point: Point) -> RecordedRun:
+        """The replicate of ``point`` for its next run: seeded by (seed, point, times asked before)."""
+        runs = self.surface.replicates(point)
+        k = self.asked.get(point, 0)
+        self.asked[point] = k + 1
+        return runs[random.Random(f"{self.seed}|{describe_point(point)}|{k}").randrange(len(runs))]
+
+    def run(self, argv: list[str], env: Mapping[str, str], out: Path, err: Path, timeout: float | None,
+            on_start: OnStart | None = None, cwd: Path | None = None) -> Completed:
+        if self.current is None:
+            raise ReplayError("the replay was asked to run a job before the campaign prepared it")
+        spec, self.current = self.current, None
+        point = point_of(spec.as_row())
+        run = self.draw(point)
+        recorded_err = run.log.with_suffix(".err")
+        err.write_bytes(recorded_err.read_bytes() if recorded_err.is_file() else b"")
+        metrics = _arg(argv, METRICS_FLAG)
+        if metrics:  # a json job's figures
+            source = run.log.parent.parent / "runs" / run.key / "metrics.json"
+            if source.is_file():
+                Path(metrics).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(source, metrics)
+        stopped, epoch = self._write(run, out)
+        charged = run.charged_s(epoch)
+        self.log.append(Replayed(spec.key, point, run.key, epoch, charged))
+        if stopped is not None:
+            write_prune_line(out, stopped)
+            return Completed(tuple(argv), STOPPED_CODE, charged, stopped=stopped)
+        return Completed(tuple(argv), run.exit_code, charged)
+
+    def _write(self, run: RecordedRun, out: Path) -> tuple[str | None, int | None]:
+        """Copy the recorded log, asking the watch after each validated epoch; (reason, epoch) when it stopped."""
+        data = run.log.read_bytes()
+        with open(out, "wb") as f:
+            start = 0
+            while True:
+                end = data.find(b"\n", start)
+                if end < 0:
+                    f.write(data[start:])
+                    return None, None
+                line = data[start:end + 1]
+                f.write(line)
+                start = end + 1
+                figure = figure_of_line(line) if self.watch is not None else None
+                if figure is not None:
+                    f.flush()
+                    reason = self.watch(out)  # type: ignore[misc]
+                    if reason:
+                        return reason, figure.epoch
