@@ -228,7 +228,7 @@ def test_accepted_values_equal_the_written_ones(tmp_path_factory, nodes, executo
 
 
 def test_courier_njobs_column_points_to_the_concurrent_runner(tmp_path):
-    assert any("optimize.concurrent" in p for p in problems(tmp_path, f"{HEADER},njobs\n1,1,1,1,0.01,64,2\n"))
+    assert any("sparkdl concurrent" in p for p in problems(tmp_path, f"{HEADER},njobs\n1,1,1,1,0.01,64,2\n"))
 
 
 def test_builtin_jobs_document_their_ranges():
