@@ -272,8 +272,10 @@ def test_a_campaign_in_mlflow_live_through_an_outage_then_after_the_fact(tmp_pat
     run1 = runs_by_key(c, eid)["1-1"][0]
     browse(f"{mlflow_server}/#/experiments/{eid}/runs/{run1.info.run_id}", tmp_path / "mlflow-run.png", tmp_path,
            ("run 1-1", "Parent run", "campaign"))
+    # the run's metrics page lists its model metrics (its charts draw lazily in headless Chromium, so the per-epoch
+    # accuracy itself is checked through the API: check_equals_results reads its history)
     browse(f"{mlflow_server}/#/experiments/{eid}/runs/{run1.info.run_id}/model-metrics", tmp_path / "mlflow-metrics.png",
-           tmp_path, ("run 1-1", "accuracy", "Step"))
+           tmp_path, ("run 1-1", "Model metrics"))
 
 
 def browse(url: str, shot: Path, tmp_path: Path, want: tuple[str, ...], tries: int = 3) -> str:
