@@ -163,6 +163,10 @@ class LocalBackend:
     #: faster code wins: MLlib's perceptron trained 400 iterations in 622 s with C1 against 72 s (bench/jit.py),
     #: a pyspark.ml random forest 48 % slower. So a job gets it only when it asks (``jvm = "tuned"``).
     JIT = ("-XX:TieredStopAtLevel=1",)
+    #: A campaign builds the class-data archive only if it has this many runs: the dump takes ~30 s once (one
+    #: core, 2026-11-29) and saves ~2 s of every run's JVM starts, so a shorter campaign (the 4-run demo) is
+    #: quicker without it. An archive already built is used by every campaign; `python -m cluster.cds` builds it.
+    ARCHIVE_PAYS_FROM_RUNS = 15
 
     def __init__(self, cluster: LocalCluster, executor_memory_mb: int, keep_running: bool = False,
                  progress: Progress = lambda _: None, owner: str | None = None, plain_jvm: bool = False) -> None:
@@ -178,6 +182,7 @@ class LocalBackend:
         self._envs: dict[str, SparkEnv] = {}
         self._tuning: dict[str, tuple[cds.Archive | None, Path | None]] = {}
         self.tuned_used = False
+        self.planned_runs = 0  # the runs of the campaign open() was given
 
     @property
     def master_url(self) -> str:
@@ -186,6 +191,7 @@ class LocalBackend:
     def open(self, specs: Sequence[RunSpec], runtime: str = runtimes.DEFAULT) -> None:
         """Start (or adopt, or reuse) the cluster on the first run's ``runtime``."""
         self.size = WorkerSize.for_design(specs, self.executor_memory_mb)
+        self.planned_runs = len(specs)
         if self.owner is not None:
             self.cluster.serve(self.owner)  # `cluster stop` sweeps what its killed drivers leave
         low = low_disk_warning(self.cluster.state_dir)
@@ -249,8 +255,14 @@ class LocalBackend:
 
     def _archive(self, env: SparkEnv) -> cds.Archive | None:
         """This runtime's class-data archive; without one (said once) runs start as plain JVMs."""
+        class_list = env.class_data_list or cds.CLASS_LIST
+        if not cds.archive_path(env, class_list=class_list).is_file() and self.planned_runs < self.ARCHIVE_PAYS_FROM_RUNS:
+            self.progress(f"no class-data archive yet: for {self.planned_runs} run(s) it would cost more (~30 s once) "
+                          "than it saves (~2 s a run), so these runs' JVMs start without it (`python -m cluster.cds` "
+                          f"builds it; a campaign of {self.ARCHIVE_PAYS_FROM_RUNS} runs or more does)")
+            return None
         try:
-            archive = cds.ensure(env, progress=self.progress, class_list=env.class_data_list or cds.CLASS_LIST)
+            archive = cds.ensure(env, progress=self.progress, class_list=class_list)
         except EnvironmentProblem as e:
             self.progress(f"warning: {e}; the runs' JVMs start without a class-data archive")
             return None
