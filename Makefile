@@ -31,10 +31,7 @@ $(STAMP): setup.cfg pyproject.toml constraints.txt cluster/runtimes/bigdl.lock
 	# compat: the project's folder on sys.path through a plain .pth line. The default editable mode
 	# imports a finder (pathlib, importlib.util...) at every interpreter start: 12 ms of every
 	# `python -m logparse` (its start-up is measured against grep).
-	# --compile-bytecode: modules compiled once here, in parallel. Where PYTHONDONTWRITEBYTECODE is set (as on CI
-	# machines) nothing is cached at import, and every command compiled its imports again (5 s of a report's 9).
-	$(VENV)/bin/uv pip install --quiet --compile-bytecode --python $(PY) -c constraints.txt -e . pip -C editable_mode=compat
-	$(PY) -m compileall -q -j 0 harness jobs cluster logparse models optimize report sparkdl
+	$(VENV)/bin/uv pip install --quiet --python $(PY) -c constraints.txt -e . pip -C editable_mode=compat
 	# the BigDL runtime (Spark 3.1.3, Java 11, BigDL 2.4) in its own environment, from its lock (cluster/runtimes/)
 	$(PY) -m harness.runtime prepare bigdl
 	@touch $(STAMP)
@@ -43,7 +40,11 @@ $(STAMP): setup.cfg pyproject.toml constraints.txt cluster/runtimes/bigdl.lock
 # archive of Spark's and BigDL's classes that tuned BigDL runs' JVMs share (cluster/cds.py), which a
 # first tuned local run would otherwise build
 $(TEST_STAMP): $(STAMP)
-	$(VENV)/bin/uv pip install --quiet --compile-bytecode --python $(PY) -c constraints.txt -e '.[test,mlflow]' -C editable_mode=compat
+	$(VENV)/bin/uv pip install --quiet --python $(PY) -c constraints.txt -e '.[test,mlflow]' -C editable_mode=compat
+	# every module compiled once (packages' own tests left out). Where PYTHONDONTWRITEBYTECODE is set, as on CI
+	# machines, nothing is cached at import: each of the suite's commands compiled its imports again (5 s of a
+	# report's 9). `make demo` does without: compiling takes longer than its few commands would spend.
+	$(PY) -m compileall -q -j 0 -x '[/\\]tests?[/\\]' "$$($(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))')" harness jobs cluster logparse models optimize report sparkdl
 	$(PY) -m cluster.cds || echo "warning: no class-data archive; local runs start without it"
 	@touch $(TEST_STAMP)
 

@@ -163,10 +163,6 @@ class LocalBackend:
     #: faster code wins: MLlib's perceptron trained 400 iterations in 622 s with C1 against 72 s (bench/jit.py),
     #: a pyspark.ml random forest 48 % slower. So a job gets it only when it asks (``jvm = "tuned"``).
     JIT = ("-XX:TieredStopAtLevel=1",)
-    #: A campaign builds the class-data archive only if it has this many runs: the dump takes ~30 s once (one
-    #: core, 2026-11-29) and saves ~2 s of every run's JVM starts, so a shorter campaign (the 4-run demo) is
-    #: quicker without it. An archive already built is used by every campaign; `python -m cluster.cds` builds it.
-    ARCHIVE_PAYS_FROM_RUNS = 15
 
     def __init__(self, cluster: LocalCluster, executor_memory_mb: int, keep_running: bool = False,
                  progress: Progress = lambda _: None, owner: str | None = None, plain_jvm: bool = False) -> None:
@@ -181,8 +177,8 @@ class LocalBackend:
         self.runtime: str | None = None  # the runtime the cluster runs now
         self._envs: dict[str, SparkEnv] = {}
         self._tuning: dict[str, tuple[cds.Archive | None, Path | None]] = {}
+        self._dumps: dict[str, cds.Archive | cds.Dump] = {}  # archives started by start_archive(), by runtime
         self.tuned_used = False
-        self.planned_runs = 0  # the runs of the campaign open() was given
 
     @property
     def master_url(self) -> str:
@@ -191,7 +187,6 @@ class LocalBackend:
     def open(self, specs: Sequence[RunSpec], runtime: str = runtimes.DEFAULT) -> None:
         """Start (or adopt, or reuse) the cluster on the first run's ``runtime``."""
         self.size = WorkerSize.for_design(specs, self.executor_memory_mb)
-        self.planned_runs = len(specs)
         if self.owner is not None:
             self.cluster.serve(self.owner)  # `cluster stop` sweeps what its killed drivers leave
         low = low_disk_warning(self.cluster.state_dir)
@@ -240,7 +235,7 @@ class LocalBackend:
     def _tuned(self, runtime: str, env: SparkEnv) -> tuple[cds.Archive | None, Path | None]:
         """The runtime's class-data archive and unpacked MKL, built once each (when it has them)."""
         if runtime not in self._tuning:
-            archive = self._archive(env) if env.class_data_list is not None else None
+            archive = self._archive(runtime, env) if env.class_data_list is not None else None
             mkl = self._natives(env) if env.natives_jar is not None else None
             self._tuning[runtime] = (archive, mkl)
         return self._tuning[runtime]
@@ -253,16 +248,32 @@ class LocalBackend:
             self.progress(f"warning: {e}; every JVM unpacks BigDL's MKL itself")
             return None
 
-    def _archive(self, env: SparkEnv) -> cds.Archive | None:
+    def start_archive(self, runtime: str) -> None:
+        """Start building ``runtime``'s class-data archive in the background, if tuned runs will want one.
+
+        Called before the cluster starts, so the dump (one core, ~30 s) overlaps the daemons' start; the
+        first tuned run waits for it, so every run of the campaign starts its JVMs alike.
+        """
+        env = self._env(runtime)
+        if self.plain_jvm or env.class_data_list is None or runtime in self._dumps:
+            return
+        try:
+            self._dumps[runtime] = cds.start(env, progress=self.progress, class_list=env.class_data_list)
+        except EnvironmentProblem:
+            pass  # said by the first tuned run, which tries again
+
+    def _archive(self, runtime: str, env: SparkEnv) -> cds.Archive | None:
         """This runtime's class-data archive; without one (said once) runs start as plain JVMs."""
         class_list = env.class_data_list or cds.CLASS_LIST
-        if not cds.archive_path(env, class_list=class_list).is_file() and self.planned_runs < self.ARCHIVE_PAYS_FROM_RUNS:
-            self.progress(f"no class-data archive yet: for {self.planned_runs} run(s) it would cost more (~30 s once) "
-                          "than it saves (~2 s a run), so these runs' JVMs start without it (`python -m cluster.cds` "
-                          f"builds it; a campaign of {self.ARCHIVE_PAYS_FROM_RUNS} runs or more does)")
-            return None
+        started = self._dumps.pop(runtime, None)
         try:
-            archive = cds.ensure(env, progress=self.progress, class_list=class_list)
+            if isinstance(started, cds.Dump):
+                try:
+                    archive = started.finish()
+                finally:
+                    started.cancel()
+            else:
+                archive = started or cds.ensure(env, progress=self.progress, class_list=class_list)
         except EnvironmentProblem as e:
             self.progress(f"warning: {e}; the runs' JVMs start without a class-data archive")
             return None
@@ -345,6 +356,10 @@ class LocalBackend:
         return _latest_app(fetch_state(self.cluster.webui_url), name)
 
     def close(self) -> None:
+        for dump in self._dumps.values():  # a campaign that ended before its first tuned run
+            if isinstance(dump, cds.Dump):
+                dump.cancel()
+        self._dumps.clear()
         if self.started_here and not self.keep_running:
             self.cluster.stop()
 

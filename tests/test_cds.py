@@ -218,27 +218,29 @@ def test_the_log_configuration_keeps_bigdls_console_and_drops_its_shared_file():
     assert {r.get("ref") for r in ours.iter("AppenderRef")} == {"Console"}
 
 
-def test_a_short_campaign_runs_without_an_archive_it_would_have_to_build(tmp_path, monkeypatch):
-    """The dump costs ~30 s once and saves ~2 s a run: a 4-run campaign starts its JVMs without it; 15 runs build it."""
+
+def test_a_dump_in_the_background_is_cancelled_without_leftovers(tmp_path):
+    """A campaign that ends before its first tuned run stops the dump it started: no JVM, no half archive, no log."""
     from dataclasses import replace
 
     from cluster.local import LocalCluster
     from harness.backends import LocalBackend
 
     env = replace(discover(), python=tmp_path / "venv" / "bin" / "python")  # an environment with no archive yet
-    built = []
-    monkeypatch.setattr(cds, "ensure", lambda e, **kw: built.append(e) or cds.Archive(tmp_path / "a.jsa"))
     said = []
     backend = LocalBackend(LocalCluster(tmp_path / "state"), 512, progress=said.append)
-    backend.planned_runs = 4
-    assert backend._archive(env) is None and built == []
-    assert "no class-data archive yet: for 4 run(s)" in said[-1] and "python -m cluster.cds" in said[-1]
-    backend.planned_runs = LocalBackend.ARCHIVE_PAYS_FROM_RUNS
-    assert backend._archive(env) == cds.Archive(tmp_path / "a.jsa") and built == [env]
-    # an archive that is already there is used by any campaign, however short
-    built.clear()
-    path = cds.archive_path(env, class_list=cds.CLASS_LIST)
-    path.parent.mkdir(parents=True)
-    path.write_bytes(b"x")
-    backend.planned_runs = 1
-    assert backend._archive(env) is not None and built == [env]
+    backend._envs["bigdl"] = env
+    backend.start_archive("bigdl")
+    dump = backend._dumps["bigdl"]
+    assert isinstance(dump, cds.Dump) and dump.proc.poll() is None
+    assert said == ["building the class-data archive of Spark's and BigDL's classes (once per environment, ~30 s)"]
+    backend.start_archive("bigdl")  # once
+    assert backend._dumps["bigdl"] is dump and len(said) == 1
+    backend.close()
+    assert dump.proc.poll() is not None and backend._dumps == {}
+    assert list(env.cache_dir.iterdir()) == []
+    # --plain-jvm: nothing is started
+    plain = LocalBackend(LocalCluster(tmp_path / "state2"), 512, plain_jvm=True)
+    plain._envs["bigdl"] = env
+    plain.start_archive("bigdl")
+    assert plain._dumps == {}
