@@ -32,7 +32,6 @@ import hashlib
 import os
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -93,77 +92,34 @@ class Archive:
         return (f"-XX:SharedArchiveFile={self.path}", "-Xshare:auto")
 
 
-class Dump:
-    """A dump of the archive running in the background: :meth:`finish` waits for it and puts the archive in place.
-
-    The dump is one JVM on one core for ~30 s; started before a campaign's cluster, it overlaps the daemons'
-    start instead of delaying the first run. Its output goes to a file beside the half archive (a pipe nobody
-    reads would fill and stop it); a killed harness leaves both as ``.<name>.<pid>.tmp`` leftovers, which the
-    next build removes.
-    """
-
-    def __init__(self, env: SparkEnv, out: Path, class_list: Path = CLASS_LIST,
-                 timeout_s: float = DUMP_TIMEOUT_S) -> None:
-        self.out = out
-        self.tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-        self.log = out.with_name(f".{out.name}.log.{os.getpid()}.tmp")
-        self.deadline = time.monotonic() + timeout_s
-        self.timeout_s = timeout_s
-        argv = [str(env.java), "-Xshare:dump", f"-XX:SharedClassListFile={class_list}",
-                f"-XX:SharedArchiveFile={self.tmp}", "-cp", runtime_classpath(env)]
-        try:
-            out.parent.mkdir(parents=True, exist_ok=True)
-            with open(self.log, "wb") as log:
-                self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                             env=env.environ())
-        except OSError as e:
-            self.log.unlink(missing_ok=True)
-            raise EnvironmentProblem(f"cannot build the class-data archive in {out.parent} ({e}): "
-                                     "run with --plain-jvm, or make the folder writable") from e
-
-    def finish(self) -> Archive:
-        """Wait for the dump; the archive, atomically in place (a failed or killed dump leaves no half file)."""
-        try:
-            code = self.proc.wait(timeout=max(0.0, self.deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            self.cancel()
-            raise EnvironmentProblem(f"dumping the class-data archive took over {self.timeout_s:.0f} s: "
-                                     f"run with --plain-jvm, or delete {self.out.parent} and try again") from None
-        try:
-            if code != 0 or not self.tmp.is_file():
-                tail = self.log.read_bytes().decode(errors="replace").strip().splitlines()[-1:] or ["no output"]
-                raise EnvironmentProblem(f"dumping the class-data archive failed (exit {code}: {tail[0]}); "
-                                         "run with --plain-jvm to do without it")
-            os.replace(self.tmp, self.out)
-        finally:
-            self.tmp.unlink(missing_ok=True)
-            self.log.unlink(missing_ok=True)
-        for old in self.out.parent.glob("spark-bigdl-*.jsa"):  # archives of jars that are gone
-            if old != self.out:
-                old.unlink(missing_ok=True)
-        return Archive(self.out)
-
-    def cancel(self) -> None:
-        """Stop a dump still running and remove what it wrote (nothing is left behind)."""
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        self.tmp.unlink(missing_ok=True)
-        self.log.unlink(missing_ok=True)
-
-
 def build(env: SparkEnv, out: Path, class_list: Path = CLASS_LIST, timeout_s: float = DUMP_TIMEOUT_S) -> Archive:
-    """Dump the archive of ``class_list`` for env's class path into ``out`` and wait for it."""
-    dump = Dump(env, out, class_list, timeout_s)
+    """Dump the archive of ``class_list`` for env's class path into ``out`` (atomically: a crash leaves no half file)."""
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    argv = [str(env.java), "-Xshare:dump", f"-XX:SharedClassListFile={class_list}", f"-XX:SharedArchiveFile={tmp}",
+            "-cp", runtime_classpath(env)]
     try:
-        return dump.finish()
-    finally:
-        dump.cancel()  # interrupted while waiting: the JVM goes too
+        out.parent.mkdir(parents=True, exist_ok=True)
+        done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout_s,
+                              env=env.environ())
+    except OSError as e:
+        raise EnvironmentProblem(f"cannot build the class-data archive in {out.parent} ({e}): "
+                                 "run with --plain-jvm, or make the folder writable") from e
+    except subprocess.TimeoutExpired:
+        tmp.unlink(missing_ok=True)
+        raise EnvironmentProblem(f"dumping the class-data archive took over {timeout_s:.0f} s: "
+                                 f"run with --plain-jvm, or delete {out.parent} and try again") from None
+    if done.returncode != 0 or not tmp.is_file():
+        tmp.unlink(missing_ok=True)
+        tail = done.stdout.decode(errors="replace").strip().splitlines()[-1:] or ["no output"]
+        raise EnvironmentProblem(f"dumping the class-data archive failed (exit {done.returncode}: {tail[0]}); "
+                                 "run with --plain-jvm to do without it")
+    os.replace(tmp, out)
+    return Archive(out)
 
 
-def start(env: SparkEnv, cache_dir: Path | None = None, progress: Callable[[str], None] = lambda _: None,
-          class_list: Path = CLASS_LIST) -> Archive | Dump:
-    """env's archive if it is built; else its dump, started in the background (said once)."""
+def ensure(env: SparkEnv, cache_dir: Path | None = None, progress: Callable[[str], None] = lambda _: None,
+           class_list: Path = CLASS_LIST) -> Archive:
+    """The archive for env, built once (about 20 s) if this environment has none yet."""
     directory = default_cache_dir(env) if cache_dir is None else cache_dir
     path = archive_path(env, directory, class_list)
     if path.is_file():
@@ -171,19 +127,11 @@ def start(env: SparkEnv, cache_dir: Path | None = None, progress: Callable[[str]
     if directory.is_dir():
         remove_dead_leftovers(directory)  # the half archive of a build that was killed
     progress("building the class-data archive of Spark's and BigDL's classes (once per environment, ~30 s)")
-    return Dump(env, path, class_list)
-
-
-def ensure(env: SparkEnv, cache_dir: Path | None = None, progress: Callable[[str], None] = lambda _: None,
-           class_list: Path = CLASS_LIST) -> Archive:
-    """The archive for env, built once (about 30 s) if this environment has none yet."""
-    got = start(env, cache_dir, progress, class_list)
-    if isinstance(got, Archive):
-        return got
-    try:
-        return got.finish()
-    finally:
-        got.cancel()
+    archive = build(env, path, class_list)
+    for old in directory.glob("spark-bigdl-*.jsa"):  # archives of jars that are gone
+        if old != path:
+            old.unlink(missing_ok=True)
+    return archive
 
 
 def main(argv: list[str] | None = None) -> int:

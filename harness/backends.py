@@ -177,7 +177,6 @@ class LocalBackend:
         self.runtime: str | None = None  # the runtime the cluster runs now
         self._envs: dict[str, SparkEnv] = {}
         self._tuning: dict[str, tuple[cds.Archive | None, Path | None]] = {}
-        self._dumps: dict[str, cds.Archive | cds.Dump] = {}  # archives started by start_archive(), by runtime
         self.tuned_used = False
 
     @property
@@ -235,7 +234,7 @@ class LocalBackend:
     def _tuned(self, runtime: str, env: SparkEnv) -> tuple[cds.Archive | None, Path | None]:
         """The runtime's class-data archive and unpacked MKL, built once each (when it has them)."""
         if runtime not in self._tuning:
-            archive = self._archive(runtime, env) if env.class_data_list is not None else None
+            archive = self._archive(env) if env.class_data_list is not None else None
             mkl = self._natives(env) if env.natives_jar is not None else None
             self._tuning[runtime] = (archive, mkl)
         return self._tuning[runtime]
@@ -248,32 +247,10 @@ class LocalBackend:
             self.progress(f"warning: {e}; every JVM unpacks BigDL's MKL itself")
             return None
 
-    def start_archive(self, runtime: str) -> None:
-        """Start building ``runtime``'s class-data archive in the background, if tuned runs will want one.
-
-        Called before the cluster starts, so the dump (one core, ~30 s) overlaps the daemons' start; the
-        first tuned run waits for it, so every run of the campaign starts its JVMs alike.
-        """
-        env = self._env(runtime)
-        if self.plain_jvm or env.class_data_list is None or runtime in self._dumps:
-            return
-        try:
-            self._dumps[runtime] = cds.start(env, progress=self.progress, class_list=env.class_data_list)
-        except EnvironmentProblem:
-            pass  # said by the first tuned run, which tries again
-
-    def _archive(self, runtime: str, env: SparkEnv) -> cds.Archive | None:
+    def _archive(self, env: SparkEnv) -> cds.Archive | None:
         """This runtime's class-data archive; without one (said once) runs start as plain JVMs."""
-        class_list = env.class_data_list or cds.CLASS_LIST
-        started = self._dumps.pop(runtime, None)
         try:
-            if isinstance(started, cds.Dump):
-                try:
-                    archive = started.finish()
-                finally:
-                    started.cancel()
-            else:
-                archive = started or cds.ensure(env, progress=self.progress, class_list=class_list)
+            archive = cds.ensure(env, progress=self.progress, class_list=env.class_data_list or cds.CLASS_LIST)
         except EnvironmentProblem as e:
             self.progress(f"warning: {e}; the runs' JVMs start without a class-data archive")
             return None
@@ -356,10 +333,6 @@ class LocalBackend:
         return _latest_app(fetch_state(self.cluster.webui_url), name)
 
     def close(self) -> None:
-        for dump in self._dumps.values():  # a campaign that ended before its first tuned run
-            if isinstance(dump, cds.Dump):
-                dump.cancel()
-        self._dumps.clear()
         if self.started_here and not self.keep_running:
             self.cluster.stop()
 

@@ -691,11 +691,6 @@ def open_campaign(folder: CampaignDir, plan: CampaignPlan, backend: Backend, *, 
                 if getattr(backend, "drivers_here", True):  # drivers run here: their runtimes, before the first run
                     for name in plan_runtimes(plan):
                         runtimes.prepare(runtimes.resolve(name), progress=progress)
-                if isinstance(backend, LocalBackend):  # its dump overlaps the cluster's start
-                    jobs = plan.settings.options.jobs
-                    tuned = [runtime_of(jobs.for_spec(s), s) for s in plan.shapes if jvm_of(jobs.for_spec(s), s) == "tuned"]
-                    if tuned:
-                        backend.start_archive(tuned[0])
                 backend.open(list(plan.shapes), plan_runtimes(plan)[0])
                 if env is None:
                     env_for = backend.environment_for

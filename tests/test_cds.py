@@ -216,31 +216,3 @@ def test_the_log_configuration_keeps_bigdls_console_and_drops_its_shared_file():
     assert levels(ours) == levels(bundled)
     assert [a.tag for a in ours.find("Appenders")] == ["Console"]
     assert {r.get("ref") for r in ours.iter("AppenderRef")} == {"Console"}
-
-
-
-def test_a_dump_in_the_background_is_cancelled_without_leftovers(tmp_path):
-    """A campaign that ends before its first tuned run stops the dump it started: no JVM, no half archive, no log."""
-    from dataclasses import replace
-
-    from cluster.local import LocalCluster
-    from harness.backends import LocalBackend
-
-    env = replace(discover(), python=tmp_path / "venv" / "bin" / "python")  # an environment with no archive yet
-    said = []
-    backend = LocalBackend(LocalCluster(tmp_path / "state"), 512, progress=said.append)
-    backend._envs["bigdl"] = env
-    backend.start_archive("bigdl")
-    dump = backend._dumps["bigdl"]
-    assert isinstance(dump, cds.Dump) and dump.proc.poll() is None
-    assert said == ["building the class-data archive of Spark's and BigDL's classes (once per environment, ~30 s)"]
-    backend.start_archive("bigdl")  # once
-    assert backend._dumps["bigdl"] is dump and len(said) == 1
-    backend.close()
-    assert dump.proc.poll() is not None and backend._dumps == {}
-    assert list(env.cache_dir.iterdir()) == []
-    # --plain-jvm: nothing is started
-    plain = LocalBackend(LocalCluster(tmp_path / "state2"), 512, plain_jvm=True)
-    plain._envs["bigdl"] = env
-    plain.start_archive("bigdl")
-    assert plain._dumps == {}
