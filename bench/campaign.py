@@ -274,8 +274,8 @@ def bench_arms(name: str, specs: list[RunSpec], args: argparse.Namespace, work: 
     jobs = {"before": JobChoice(load_job(before_job(models.pop(), work / name))), "after": JobChoice()}
     results = {}
     try:
-        backend.open(specs, "bigdl")
         for label in ("before", "after"):
+            backend.open(specs, "bigdl")  # each arm's campaign stops the cluster when it ends
             env = arm_env(label, backend)
             options = SubmitOptions(master_url=cluster.master_url, executor_memory=args.executor_memory,
                                     train_samples=args.train_samples, test_samples=args.test_samples, jobs=jobs[label])
