@@ -72,7 +72,7 @@ sysdeps:
 # share a 2-core machine (tests/conftest.py keeps the namespace-host tests on one worker).
 test: venv-test sysdeps
 	$(PY) -m harness.runtime prepare spark4 torch
-	$(PY) -m pytest -q -n logical --durations=25
+	$(PY) -m pytest -q -n logical --durations=60
 
 test-fast: venv-test
 	$(PY) -m pytest -q -n logical -m "not slow"

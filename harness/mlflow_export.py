@@ -66,7 +66,7 @@ from sparkdl.tracking import is_http, store_path, tracking_uri
 #: The pinned MLflow of the ``mlflow`` extra (constraints.txt).
 MLFLOW_REQUIREMENT = "mlflow==3.17.2"
 INSTALL_HINT = ("install the tool's mlflow extra: pip install 'sparkdl-lab[mlflow]' (in a checkout: "
-                f"pip install -c constraints.txt -e '.[mlflow]', or {MLFLOW_REQUIREMENT}; make venv installs it)")
+                f"pip install -c constraints.txt -e '.[mlflow]', or {MLFLOW_REQUIREMENT}; make test installs it)")
 #: Bump when the mapping changes: every run's fingerprint changes with it, so a sync re-exports.
 EXPORT_VERSION = "1"
 #: Files larger than this are not uploaded (event logs of long runs); their names go into a tag.
