@@ -34,7 +34,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("predict", "models.predict.cli", "predict a response on new settings (Ernest, trees, linear)"),
     Command("queueing", "models.queueing.cli", "queueing models of a cluster's jobs (M/M/1 ... G/G/k)"),
     Command("search", "optimize.search.__main__", "multi-objective search on real jobs (Optuna)"),
-    Command("pareto", "optimize.pareto", "the Pareto front of a campaign's configurations (or runs)"),
+    Command("pareto", "optimize.cli.pareto", "the Pareto front of a campaign's configurations (or runs)"),
     Command("lr", "optimize.lr", "learning-rate search on real jobs (Marinos 2021's method)"),
     Command("epochs", "optimize.epochs", "the most epochs a time budget allows, from a campaign's model"),
     Command("batch", "optimize.batch", "batch sizes that meet a latency SLO, from a campaign's model"),

@@ -117,7 +117,7 @@ def design_main(argv: Sequence[str] | None) -> int:
 
 
 def pareto_main(argv: Sequence[str] | None) -> int:
-    from optimize.pareto import main
+    from optimize.cli.pareto import main
     return main(argv)
 
 

@@ -22,7 +22,8 @@ from scipy import stats
 from optimize.errors import SearchOptionError
 from optimize.fronts import (bootstrap_means, configuration_front, format_csv, format_text, hypervolumes,
                              non_dominated_share)
-from optimize.pareto import hypervolume, main, non_dominated, parse_objectives
+from optimize.cli.pareto import main
+from optimize.pareto import hypervolume, non_dominated, parse_objectives
 from sparkdl.cli import run_cli
 
 OBJECTIVES = parse_objectives("wall_clock_s:min,accuracy:max")

@@ -164,7 +164,7 @@ def _refusal(module: str, argv: list[str], capsys: pytest.CaptureFixture[str]) -
     ("optimize.epochs", ["--campaign", "runs/c", "--budget", "60"], "--campaign runs/c is now the positional CAMPAIGN"),
     ("optimize.lr", ["--model", "lenet", "--out", "o"], "--model lenet is now --job lenet"),
     ("optimize.concurrent", ["--model", "lenet", "--out", "o"], "--model lenet is now --job lenet"),
-    ("optimize.pareto", ["runs/c", "--reference", "a=1"], "--reference a=1 is now --reference-point a=1"),
+    ("optimize.cli.pareto", ["runs/c", "--reference", "a=1"], "--reference a=1 is now --reference-point a=1"),
     ("optimize.search.__main__", ["--start", "random"], "--start random is now --startup random"),
     ("report.cli", ["runs/c", "-o", "r.html"], "-o r.html is now --out r.html"),
     ("logparse.cli", ["--epochs", "x.out"], "--epochs is now --per-epoch"),
