@@ -37,8 +37,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("pareto", "optimize.cli.pareto", "the Pareto front of a campaign's configurations (or runs)"),
     Command("lr", "optimize.cli.lr", "learning-rate search on real jobs (Marinos 2021's method)"),
     Command("epochs", "optimize.cli.epochs", "the most epochs a time budget allows, from a campaign's model"),
-    Command("batch", "optimize.batch", "batch sizes that meet a latency SLO, from a campaign's model"),
-    Command("concurrent", "optimize.concurrent", "jobs run side by side on shared CPUs (Albo Martínez 2021's experiment)"),
+    Command("batch", "optimize.cli.batch", "batch sizes that meet a latency SLO, from a campaign's model"),
+    Command("concurrent", "optimize.cli.concurrent", "jobs run side by side on shared CPUs (Albo Martínez 2021's experiment)"),
     Command("report", "report.cli", "a campaign's self-contained HTML report"),
     Command("cluster", "cluster.local", "start, scale, inspect or stop a local Spark standalone cluster"),
 )

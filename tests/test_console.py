@@ -64,7 +64,8 @@ def test_a_commands_help_is_its_modules_help(capsys: pytest.CaptureFixture[str])
 
 #: Library modules whose command line moved to a module of its own; ``python -m`` of the library module still runs it.
 MOVED = {"optimize.pareto": "optimize.cli.pareto", "optimize.lr": "optimize.cli.lr",
-         "optimize.epochs": "optimize.cli.epochs"}
+         "optimize.epochs": "optimize.cli.epochs", "optimize.batch": "optimize.cli.batch",
+         "optimize.concurrent": "optimize.cli.concurrent"}
 
 
 @pytest.mark.parametrize("old, new", sorted(MOVED.items()))
@@ -125,7 +126,7 @@ def test_the_old_search_job_form_is_refused_with_the_exact_new_command(tmp_path:
 
 @pytest.mark.parametrize("module, old, new", [
     ("optimize.cli.lr", ["--model", "lenet"], "--model lenet is now --job lenet"),
-    ("optimize.concurrent", ["--model", "birnn"], "--model birnn is now --job birnn"),
+    ("optimize.cli.concurrent", ["--model", "birnn"], "--model birnn is now --job birnn"),
     ("models.predict.cli", ["x.csv", "--target", "cost"], "--target cost is now --response cost"),
     ("report.cli", ["x.csv", "--output", "r.html"], "--output r.html is now --out r.html"),
 ])

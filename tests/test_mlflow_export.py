@@ -154,7 +154,7 @@ def test_the_option_takes_a_uri_or_the_environments() -> None:
 
 
 OPTIMIZERS = {"optimize.search.__main__": ["--job", "lenet", "--space", "s.toml", "--budget", "1m", "--out", "o"],
-              "optimize.cli.lr": ["--out", "o"], "optimize.concurrent": ["--out", "o"],
+              "optimize.cli.lr": ["--out", "o"], "optimize.cli.concurrent": ["--out", "o"],
               "optimize.cli.epochs": ["c", "--budget", "60"]}
 
 

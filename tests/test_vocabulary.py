@@ -159,11 +159,11 @@ def _refusal(module: str, argv: list[str], capsys: pytest.CaptureFixture[str]) -
 
 
 @pytest.mark.parametrize("module, argv, fix", [
-    ("optimize.batch", ["--campaign", "runs/c", "--slo", "10"], "--campaign runs/c is now the positional CAMPAIGN"),
-    ("optimize.batch", ["runs/c", "--network", "lenet"], "--network lenet is now --job lenet"),
+    ("optimize.cli.batch", ["--campaign", "runs/c", "--slo", "10"], "--campaign runs/c is now the positional CAMPAIGN"),
+    ("optimize.cli.batch", ["runs/c", "--network", "lenet"], "--network lenet is now --job lenet"),
     ("optimize.cli.epochs", ["--campaign", "runs/c", "--budget", "60"], "--campaign runs/c is now the positional CAMPAIGN"),
     ("optimize.cli.lr", ["--model", "lenet", "--out", "o"], "--model lenet is now --job lenet"),
-    ("optimize.concurrent", ["--model", "lenet", "--out", "o"], "--model lenet is now --job lenet"),
+    ("optimize.cli.concurrent", ["--model", "lenet", "--out", "o"], "--model lenet is now --job lenet"),
     ("optimize.cli.pareto", ["runs/c", "--reference", "a=1"], "--reference a=1 is now --reference-point a=1"),
     ("optimize.search.__main__", ["--start", "random"], "--start random is now --startup random"),
     ("report.cli", ["runs/c", "-o", "r.html"], "-o r.html is now --out r.html"),
