@@ -22,7 +22,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("design", "harness.design.__main__", "write a design (full, fractional, CCD, Box-Behnken) as a CSV"),
     Command("plan", "models.power.cli", "replicates needed, power and detectable effect per factor of a design"),
     Command("submit", "harness.submit", "run a design's jobs on a local or remote Spark cluster (a campaign)"),
-    Command("ingest", "harness.ingest", "make a campaign folder from existing logs (factors from their names)"),
+    Command("ingest", "harness.cli.ingest", "make a campaign folder from existing logs (factors from their names)"),
     Command("runtime", "harness.runtime", "list, prepare, check or lock the runtimes jobs run in"),
     Command("doctor", "harness.doctor", "check Java, ports and the runtime before a campaign"),
     Command("history", "harness.history", "serve a campaign's Spark event logs in Spark's history server"),

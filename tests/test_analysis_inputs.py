@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from bench.studylogs import FIELDS, make_study
-from harness import ingest as ingest_mod
+from harness.cli import ingest as ingest_mod
 from harness import submit
 from models.anova import cli as anova_cli
 from models.predict import cli as predict_cli

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from bench.studylogs import FIELDS, make_study
-from harness import ingest as ingest_mod
+from harness.cli import ingest as ingest_mod
 from harness.ingest import kind_of, level, typed
 from logparse import parse
 from sparkdl.cli import run_cli

@@ -168,7 +168,7 @@ def _refusal(module: str, argv: list[str], capsys: pytest.CaptureFixture[str]) -
     ("optimize.search.__main__", ["--start", "random"], "--start random is now --startup random"),
     ("report.cli", ["runs/c", "-o", "r.html"], "-o r.html is now --out r.html"),
     ("logparse.cli", ["--epochs", "x.out"], "--epochs is now --per-epoch"),
-    ("harness.ingest", ["--epochs", "logs/"], "--epochs is now --per-epoch"),
+    ("harness.cli.ingest", ["--epochs", "logs/"], "--epochs is now --per-epoch"),
     ("models.desirability.cli", ["runs/c", "--confirm", "c.csv"], "--confirm c.csv is now --out c.csv"),
     ("models.desirability.cli", ["runs/c", "--response", "a:max"], "--response a:max is now --objective a:max"),
     ("harness.design.__main__", ["--alpha", "orthogonal"], "--alpha orthogonal is now --axial orthogonal"),
