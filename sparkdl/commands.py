@@ -25,7 +25,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("ingest", "harness.cli.ingest", "make a campaign folder from existing logs (factors from their names)"),
     Command("runtime", "harness.runtime", "list, prepare, check or lock the runtimes jobs run in"),
     Command("doctor", "harness.doctor", "check Java, ports and the runtime before a campaign"),
-    Command("history", "harness.history", "serve a campaign's Spark event logs in Spark's history server"),
+    Command("history", "harness.cli.history", "serve a campaign's Spark event logs in Spark's history server"),
     Command("mlflow", "harness.mlflow", "export a campaign's runs to an MLflow tracking server"),
     Command("logparse", "logparse.cli", "status and figures of jobs' logs (a table, json or csv)"),
     Command("anova", "models.anova.cli", "ANOVA of a results table: effects, assumptions, plots"),

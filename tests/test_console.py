@@ -65,7 +65,8 @@ def test_a_commands_help_is_its_modules_help(capsys: pytest.CaptureFixture[str])
 #: Library modules whose command line moved to a module of its own; ``python -m`` of the library module still runs it.
 MOVED = {"optimize.pareto": "optimize.cli.pareto", "optimize.lr": "optimize.cli.lr",
          "optimize.epochs": "optimize.cli.epochs", "optimize.batch": "optimize.cli.batch",
-         "optimize.concurrent": "optimize.cli.concurrent", "harness.ingest": "harness.cli.ingest"}
+         "optimize.concurrent": "optimize.cli.concurrent", "harness.ingest": "harness.cli.ingest",
+         "harness.history": "harness.cli.history"}
 
 
 @pytest.mark.parametrize("old, new", sorted(MOVED.items()))
