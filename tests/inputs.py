@@ -158,7 +158,7 @@ def search_check_main(argv: Sequence[str] | None) -> int:
 
 
 def runtime_list_main(argv: Sequence[str] | None) -> int:
-    from harness.runtime import main
+    from harness.cli.runtime import main
     return main(["list", *(argv or [])])
 
 

@@ -66,7 +66,8 @@ def test_a_commands_help_is_its_modules_help(capsys: pytest.CaptureFixture[str])
 MOVED = {"optimize.pareto": "optimize.cli.pareto", "optimize.lr": "optimize.cli.lr",
          "optimize.epochs": "optimize.cli.epochs", "optimize.batch": "optimize.cli.batch",
          "optimize.concurrent": "optimize.cli.concurrent", "harness.ingest": "harness.cli.ingest",
-         "harness.history": "harness.cli.history"}
+         "harness.history": "harness.cli.history", "harness.runtime": "harness.cli.runtime",
+         "harness.doctor": "harness.cli.doctor"}
 
 
 @pytest.mark.parametrize("old, new", sorted(MOVED.items()))
