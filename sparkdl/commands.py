@@ -40,7 +40,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("batch", "optimize.cli.batch", "batch sizes that meet a latency SLO, from a campaign's model"),
     Command("concurrent", "optimize.cli.concurrent", "jobs run side by side on shared CPUs (Albo Martínez 2021's experiment)"),
     Command("report", "report.cli", "a campaign's self-contained HTML report"),
-    Command("cluster", "cluster.local", "start, scale, inspect or stop a local Spark standalone cluster"),
+    Command("cluster", "cluster.cli", "start, scale, inspect or stop a local Spark standalone cluster"),
 )
 
 

@@ -67,7 +67,7 @@ MOVED = {"optimize.pareto": "optimize.cli.pareto", "optimize.lr": "optimize.cli.
          "optimize.epochs": "optimize.cli.epochs", "optimize.batch": "optimize.cli.batch",
          "optimize.concurrent": "optimize.cli.concurrent", "harness.ingest": "harness.cli.ingest",
          "harness.history": "harness.cli.history", "harness.runtime": "harness.cli.runtime",
-         "harness.doctor": "harness.cli.doctor"}
+         "harness.doctor": "harness.cli.doctor", "cluster.local": "cluster.cli"}
 
 
 @pytest.mark.parametrize("old, new", sorted(MOVED.items()))

@@ -172,7 +172,7 @@ def _refusal(module: str, argv: list[str], capsys: pytest.CaptureFixture[str]) -
     ("models.desirability.cli", ["runs/c", "--confirm", "c.csv"], "--confirm c.csv is now --out c.csv"),
     ("models.desirability.cli", ["runs/c", "--response", "a:max"], "--response a:max is now --objective a:max"),
     ("harness.design.__main__", ["--alpha", "orthogonal"], "--alpha orthogonal is now --axial orthogonal"),
-    ("cluster.local", ["start", "--timeout", "9"], "--timeout 9 is now --wait 9"),
+    ("cluster.cli", ["start", "--timeout", "9"], "--timeout 9 is now --wait 9"),
 ])
 def test_a_former_spelling_is_refused_with_the_current_one(module, argv, fix, capsys):
     err = _refusal(module, argv, capsys)
