@@ -165,6 +165,13 @@ def test_a_main_block_forwards_only_to_the_modules_own_command_line() -> None:
     assert FORWARDS["optimize.pareto"] == {"optimize.cli.pareto"}  # the scan sees the blocks
 
 
+def test_a_library_module_whose_command_line_moved_parses_no_options() -> None:
+    """Its command line (parser, ``main``, printing) is the module it forwards to: it imports no argparse."""
+    libraries = sorted(m for m, targets in FORWARDS.items() if targets)
+    assert len(libraries) >= 10, libraries
+    assert [m for m in libraries if "argparse" in _imported_names(MODULES[m])] == []
+
+
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     """Strongly connected components of more than one module (Tarjan, iterative)."""
     index: dict[str, int] = {}
