@@ -30,6 +30,8 @@ HISTORY = re.compile(r"seed 00[0-4]|issue [0-9]+", re.I)
 #: Commands whose positional argument is the campaign they read.
 READS_A_CAMPAIGN = ("anova", "rsm", "desirability", "predict", "pareto", "report", "mlflow", "history", "batch",
                     "epochs", "queueing from-results", "queueing cpu-disk")
+#: Commands (with their subcommands) that print a model's result: text, json and csv, the same three everywhere.
+READS_A_RESULT = ("anova", "rsm", "desirability", "predict", "plan", "pareto", "logparse", "queueing")
 
 
 def help_of(*words: str) -> str:
@@ -133,6 +135,9 @@ def test_the_shared_options_have_the_vocabularys_form():
             assert shown[0] == "text" and set(shown) <= {"text", "json", "csv"} and "(default text)" in help_, command
     formats = [c for c, f in options().items() if "--format" in f]
     assert {"anova", "pareto", "plan", "logparse", "rsm", "predict", "desirability"} <= set(formats)
+    # every command that reads a result renders it the three ways (models.summary.Summary)
+    results = [c for c in formats if c.split()[0] in READS_A_RESULT]
+    assert [c for c in results if options()[c]["--format"][0] != "{text,json,csv}"] == [] and len(results) >= 12
     for command in READS_A_CAMPAIGN:
         names = [name for name, _ in positionals(command)]
         assert names == ["CAMPAIGN"], f"sparkdl {command} reads a campaign as {names}: the vocabulary's is CAMPAIGN"
