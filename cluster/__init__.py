@@ -1,1 +1,2 @@
-"""cluster: Spark standalone clusters, on loopback (`cluster.local`) or over SSH (Fabric)."""
+"""cluster: Spark standalone clusters, on loopback (`cluster.local`, its command line `cluster.cli`) or over SSH
+(Fabric)."""

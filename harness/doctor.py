@@ -1,13 +1,12 @@
-"""Check that this machine can run the project: ``sparkdl doctor``.
+"""Check that this machine can run the project: what ``sparkdl doctor`` checks.
 
-Prints one line per piece (Python, the tool's environment, each runtime's Java, Python and Spark,
-BigDL's jars, the MNIST sample, the cloudpickle alias, free ports) with OK or a one-line fix;
-exits 4 if any failed.
+:func:`run_checks` gives one :class:`Check` per piece (Python, the tool's environment, each runtime's Java, Python
+and Spark, BigDL's jars, the MNIST sample, the cloudpickle alias, free ports), OK or with a one-line fix;
+``sparkdl doctor`` (:mod:`harness.cli.doctor`) prints them.
 """
 
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -17,7 +16,6 @@ from typing import Callable
 from cluster.errors import ClusterError
 from cluster.local import port_free
 from sparkdl.cli import run_cli
-from sparkdl.errors import EXIT_CLUSTER, EXIT_OK
 from cluster.sparkenv import SparkEnv
 from cluster.runtime import discover
 
@@ -121,16 +119,6 @@ def run_checks(host: str = "127.0.0.1", ports: tuple[int, ...] = (7077, 8080)) -
     return checks + [step() for step in steps]
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="sparkdl doctor", description=__doc__.split("\n")[0])
-    p.add_argument("--host", default="127.0.0.1", help="the address the local cluster will bind (default 127.0.0.1)")
-    p.add_argument("--ports", default="7077,8080", help="ports the local cluster will need")
-    args = p.parse_args(argv)
-    checks = run_checks(args.host, tuple(int(x) for x in args.ports.split(",") if x))
-    for c in checks:
-        print(f"{'OK  ' if c.ok else 'FAIL'} {c.name:18} {c.detail}")
-    return EXIT_OK if all(c.ok for c in checks) else EXIT_CLUSTER
-
-
 if __name__ == "__main__":
+    from harness.cli.doctor import main
     sys.exit(run_cli(main))

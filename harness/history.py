@@ -1,17 +1,15 @@
 """Browse a campaign's runs in Spark's own History Server.
 
-    sparkdl history runs/NAME [--port N]
-
-Starts ``spark-class org.apache.spark.deploy.history.HistoryServer`` from the installed pyspark
+:func:`serve` starts ``spark-class org.apache.spark.deploy.history.HistoryServer`` from the installed pyspark
 (Java from :mod:`cluster.sparkenv`) over the event logs of every run (``runs/<key>/app-*``, one
 folder per run, linked into one temporary folder because the History Server does not descend
-into sub-folders), waits until it lists them, prints its URL and serves until Ctrl-C or SIGTERM;
-then the server's process group is ended and the temporary folder removed.
+into sub-folders), waits until it lists them, reports its URL and waits (``sparkdl history``,
+:mod:`harness.cli.history`: until Ctrl-C or SIGTERM); then the server's process group is ended and the temporary
+folder removed.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import subprocess
@@ -27,7 +25,6 @@ from cluster.local import end_process_group, free_port
 from cluster.sparkenv import SparkEnv
 from cluster.runtime import discover
 from harness.errors import HarnessError
-from sparkdl.options import add_campaign
 
 HISTORY_CLASS = "org.apache.spark.deploy.history.HistoryServer"
 INPROGRESS = ".inprogress"
@@ -117,14 +114,6 @@ class HistoryServer:
         self.proc = None
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="sparkdl history", description=__doc__.split("\n")[0])
-    add_campaign(p, "its runs/<key>/ hold the event logs", folder_only=True)
-    p.add_argument("--port", type=int, help="port of the History Server's UI (default: a free one)")
-    p.add_argument("--timeout", type=float, default=90.0, help="seconds to wait until it lists the runs")
-    return p
-
-
 def history_env() -> SparkEnv:
     """The newest prepared Spark: Spark 4's History Server reads Spark 3's logs, not the other way round."""
     from cluster import runtime as runtimes
@@ -157,23 +146,10 @@ def serve(campaign: Path, port: int | None, timeout: float, say: Callable[[str],
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _forever() -> None:
-    while True:
-        time.sleep(3600)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    from sparkdl.cli import on_interrupt
-
-    on_interrupt("History Server stopped")
-    serve(args.campaign, args.port, args.timeout, lambda m: print(m, flush=True), _forever)
-    return 0
-
-
 if __name__ == "__main__":
     import sys
 
+    from harness.cli.history import main
     from sparkdl.cli import run_cli
 
     sys.exit(run_cli(main))

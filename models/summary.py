@@ -17,10 +17,6 @@ from typing import Any
 
 from sparkdl.numbers import finite, json_safe
 
-#: The renderings every ``--format`` offers.
-FORMATS = ("text", "json", "csv")
-
-
 def csv_cell(value: object) -> str:
     """A value as a CSV cell: numbers unrounded (``repr``), empty for None, NaN and the infinities."""
     if value is None:
@@ -73,7 +69,7 @@ class Summary:
         return json.dumps(json_safe(dict(self.doc)), indent=2, allow_nan=False)
 
     def render(self, fmt: str) -> str:
-        """``fmt`` one of :data:`FORMATS`."""
+        """``fmt`` one of :data:`sparkdl.options.FORMATS` (text, json, csv)."""
         if fmt == "json":
             return self.as_json()
         if fmt == "csv":

@@ -4,5 +4,6 @@
 under a latency SLO, Albo Martínez 2021), ``epochs`` (max epochs under a time budget, Schouten and Mukherjee), ``concurrent`` (njobs
 copies of a job at once), ``session`` / ``objective`` (single resumable jobs through :class:`harness.campaign.Campaign`),
 ``pareto`` (the front of a campaign's ok runs and its hypervolume), ``search`` (a multi-objective Optuna search
-on real jobs with per-epoch pruning).
+on real jobs with per-epoch pruning). Each command's parser and ``main`` are in ``cli`` (``cli/pareto.py`` is
+``sparkdl pareto``'s), ``sparkdl search``'s in ``search/__main__.py``.
 """

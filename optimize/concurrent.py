@@ -9,16 +9,15 @@ log. ``concurrency.csv`` beside ``results.csv`` records which cells ran together
 The response time of a copy is the harness's ``elapsed_s`` (submission to the end of
 spark-submit, queueing for cores included), the time a user with an SLO waits for.
 
-    sparkdl concurrent --out runs/courier --job lenet --cpus 1 --njobs 2 --batch-sizes 64 128
+``sparkdl concurrent`` (:mod:`optimize.cli.concurrent`) runs one group per batch size.
 """
 
 from __future__ import annotations
 
-import argparse
 import csv
 import sys
 import threading
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
@@ -29,10 +28,8 @@ from sparkdl.campaign import RunRecord
 from models.predict.table import read_results
 from models.results import read_csv
 from optimize.errors import CampaignDataError, SearchOptionError
-from optimize.session import (ClusterOptions, JobConfig, JobSession, add_optimizer_job, check_job, open_session,
-                              submit_options)
-from sparkdl.cli import on_interrupt, run_cli
-from sparkdl.options import SAMPLES, add_out, add_seed, cluster_options, renamed
+from optimize.session import JobSession
+from sparkdl.cli import run_cli
 
 GROUPS_CSV = "concurrency.csv"
 GROUP_COLUMNS = ("run", "replicate", "group", "njobs")
@@ -125,52 +122,6 @@ def courier_table(campaign: str | Path) -> pd.DataFrame:
     }).reset_index(drop=True)
 
 
-# ---------------------------------------------------------------- CLI
-
-
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="sparkdl concurrent", parents=[cluster_options()],
-                                description="Run njobs copies of a job at once, per batch size (Albo Martínez 2021's factor).")
-    add_out(p, "the campaign folder the groups' jobs go to (results.csv and concurrency.csv)", required=True)
-    p.add_argument("--resume", action="store_true", help="continue the campaign in --out, skipping finished groups")
-    add_optimizer_job(p)
-    renamed(p, "--model", "--job")
-    p.add_argument("--cpus", type=int, default=1, help="executors (of one core) per job")
-    p.add_argument("--njobs", type=int, default=2, help="copies submitted at once")
-    p.add_argument("--batch-sizes", type=int, nargs="+", default=[64, 128, 256, 512],
-                   help="one group of --njobs copies per batch size (default 64 128 256 512)")
-    p.add_argument("--learning-rate", type=float, default=0.05, help="every job's learning rate (default 0.05)")
-    p.add_argument("--epochs", type=int, default=1, help="every job's epochs (default 1)")
-    p.add_argument("--train-samples", type=SAMPLES, help="train on the first N digits only")
-    p.add_argument("--test-samples", type=SAMPLES, help="validate on the first N digits only")
-    add_seed(p, "every job's weights", default=42)
-    return p
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    say = lambda msg: print(msg, flush=True)  # noqa: E731
-    if args.cpus < 1 or args.njobs < 1:
-        raise SearchOptionError("--cpus and --njobs must be >= 1")
-    config = JobConfig(model=check_job(args.job), nodes=1, executors=args.cpus, executor_cores=1, epochs=args.epochs,
-                       learning_rate=args.learning_rate, batch_size=args.batch_sizes[0])
-    settings = {"optimizer": "concurrent", **vars(args), "out": str(args.out), "state_dir": str(args.state_dir)}
-    settings.pop("resume")
-    cluster = ClusterOptions.from_args(args)
-    options = submit_options(args.out, cluster, args.train_samples, args.test_samples, args.seed)
-    # one worker big enough for all copies side by side
-    shape = replace(config.spec(1, 1), executors=args.cpus * args.njobs)
-    on_interrupt(f"finished groups are kept in {args.out}; continue with --resume")
-    with open_session(args.out, settings, options, cluster, [shape], args.resume, say) as session:
-        for g, batch in enumerate(args.batch_sizes, start=1):
-            specs = [config.spec(run=(g - 1) * args.njobs + i, replicate=1, batch_size=batch)
-                     for i in range(1, args.njobs + 1)]
-            run_group(session, g, specs)
-    table = courier_table(args.out)
-    print()
-    print(table.to_string(index=False))
-    return 0
-
-
 if __name__ == "__main__":
+    from optimize.cli.concurrent import main
     sys.exit(run_cli(main))

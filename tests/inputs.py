@@ -117,7 +117,7 @@ def design_main(argv: Sequence[str] | None) -> int:
 
 
 def pareto_main(argv: Sequence[str] | None) -> int:
-    from optimize.pareto import main
+    from optimize.cli.pareto import main
     return main(argv)
 
 
@@ -158,7 +158,7 @@ def search_check_main(argv: Sequence[str] | None) -> int:
 
 
 def runtime_list_main(argv: Sequence[str] | None) -> int:
-    from harness.runtime import main
+    from harness.cli.runtime import main
     return main(["list", *(argv or [])])
 
 

@@ -78,7 +78,7 @@ def export_table_main(argv: Sequence[str] | None) -> int:
 
 
 def runtime_main(argv: Sequence[str] | None) -> int:
-    from harness.runtime import main
+    from harness.cli.runtime import main
 
     return main(list(argv or []))
 
@@ -736,7 +736,7 @@ def _ingest_case(d: Path, f: Path) -> Case:
 
 
 def ingest_main(argv: Sequence[str] | None) -> int:
-    from harness.ingest import main
+    from harness.cli.ingest import main
 
     return main(list(argv or []))
 
@@ -803,8 +803,8 @@ def _mutate_table(rng: random.Random, good: str, mutate: Callable[[random.Random
 #: What the surfaces import, loaded once before cases are forked (an import cut short by a timeout would leave a
 #: half-made module behind for every later case; a forked case inherits them loaded).
 WARM = ("sparkdl.__main__", "sparkdl.options", "sparkdl.tracking", "harness.mlflow", "harness.mlflow_export",
-        "harness.runtime", "harness.submit", "harness.design.__main__", "models.anova.cli", "report.cli",
-        "logparse.cli", "harness.ingest", "optimize.pareto", "models.rsm.cli", "models.desirability.cli", "optimize.search.__main__")
+        "harness.cli.runtime", "harness.submit", "harness.design.__main__", "models.anova.cli", "report.cli",
+        "logparse.cli", "harness.cli.ingest", "optimize.cli.pareto", "models.rsm.cli", "models.desirability.cli", "optimize.search.__main__")
 
 
 def warm_up() -> None:

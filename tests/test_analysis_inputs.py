@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from bench.studylogs import FIELDS, make_study
-from harness import ingest as ingest_mod
+from harness.cli import ingest as ingest_mod
 from harness import submit
 from models.anova import cli as anova_cli
 from models.predict import cli as predict_cli
-from optimize import pareto
+from optimize.cli import pareto
 from report import cli as report_cli
 from tests.inputs import run_main
 
@@ -104,7 +104,7 @@ def test_a_job_name_over_255_bytes_is_no_built_in_job(tmp_path):
 
 
 def test_pareto_names_a_fifo_log_as_not_a_regular_file(campaign, tmp_path):
-    from optimize import pareto
+    from optimize.cli import pareto
 
     folder = variant(campaign, tmp_path)
     with open(folder / "results.csv", newline="") as f:

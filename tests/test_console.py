@@ -62,6 +62,32 @@ def test_a_commands_help_is_its_modules_help(capsys: pytest.CaptureFixture[str])
     assert out.startswith("usage: sparkdl report") and "--out" in out and "--output" not in out
 
 
+#: Library modules whose command line moved to a module of its own; ``python -m`` of the library module still runs it.
+MOVED = {"optimize.pareto": "optimize.cli.pareto", "optimize.lr": "optimize.cli.lr",
+         "optimize.epochs": "optimize.cli.epochs", "optimize.batch": "optimize.cli.batch",
+         "optimize.concurrent": "optimize.cli.concurrent", "harness.ingest": "harness.cli.ingest",
+         "harness.history": "harness.cli.history", "harness.runtime": "harness.cli.runtime",
+         "harness.doctor": "harness.cli.doctor", "cluster.local": "cluster.cli"}
+
+
+@pytest.mark.parametrize("old, new", sorted(MOVED.items()))
+def test_python_m_of_a_library_module_runs_its_commands_main(old: str, new: str, monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    import runpy
+    import warnings
+
+    monkeypatch.setattr(sys, "argv", [old, "--help"])
+    with warnings.catch_warnings(), pytest.raises(SystemExit) as done:
+        warnings.simplefilter("ignore", RuntimeWarning)  # the library module is imported already (by other tests)
+        runpy.run_module(old, run_name="__main__")
+    assert done.value.code == 0
+    forwarded = capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        importlib.import_module(new).main(["--help"])
+    assert forwarded == capsys.readouterr().out and forwarded.startswith("usage: sparkdl ")
+    assert new in {c.module for c in COMMANDS}
+
+
 def test_an_unknown_command_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["sumbit"]) == EXIT_INPUT
     err = capsys.readouterr().err.strip().splitlines()
@@ -101,8 +127,8 @@ def test_the_old_search_job_form_is_refused_with_the_exact_new_command(tmp_path:
 
 
 @pytest.mark.parametrize("module, old, new", [
-    ("optimize.lr", ["--model", "lenet"], "--model lenet is now --job lenet"),
-    ("optimize.concurrent", ["--model", "birnn"], "--model birnn is now --job birnn"),
+    ("optimize.cli.lr", ["--model", "lenet"], "--model lenet is now --job lenet"),
+    ("optimize.cli.concurrent", ["--model", "birnn"], "--model birnn is now --job birnn"),
     ("models.predict.cli", ["x.csv", "--target", "cost"], "--target cost is now --response cost"),
     ("report.cli", ["x.csv", "--output", "r.html"], "--output r.html is now --out r.html"),
 ])

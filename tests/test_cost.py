@@ -118,7 +118,7 @@ def test_every_command_computes_the_same_cost_for_the_same_run(tmp_path, capsys)
 
     from harness.mlflow_export import MlflowExporter
     from models.results import load_results
-    from optimize.pareto import main as pareto_main
+    from optimize.cli.pareto import main as pareto_main
     from report.campaign import load_campaign
     from sparkdl.campaign import CampaignDir
     from sparkdl.cli import run_cli

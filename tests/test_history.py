@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.history import HistoryError, event_logs, link_logs, main
+from harness.cli.history import main
+from harness.history import HistoryError, event_logs, link_logs
 
 
 def test_finds_every_runs_event_log_and_links_them_by_name(tmp_path):

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from bench.studylogs import FIELDS, make_study
-from harness import ingest as ingest_mod
+from harness.cli import ingest as ingest_mod
 from harness.ingest import kind_of, level, typed
 from logparse import parse
 from sparkdl.cli import run_cli
@@ -126,7 +126,7 @@ def test_the_analyses_read_the_ingested_folder_unchanged(study, tmp_path, capsys
     from report.cli import main as report_main
     from models.anova.cli import main as anova_main
     from models.rsm.cli import main as rsm_main
-    from optimize.pareto import main as pareto_main
+    from optimize.cli.pareto import main as pareto_main
 
     ok = [x for x in logs if x.status == "ok"]
     code, stdout, err = run(capsys, anova_main, str(out), "--format", "json")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bench.studylogs import FIELDS, make_study
-from harness import ingest as ingest_mod
+from harness.cli import ingest as ingest_mod
 from tests.inputs import run_main
 
 

@@ -12,8 +12,11 @@ The floors follow the pipeline, bottom up (a package imports only packages on lo
     report                        the campaign's HTML page, above everything it summarises
 
 Every import counts: at module level, under ``if TYPE_CHECKING:`` and inside functions (a deferred
-import still makes one module depend on the other). There is no exception: no import runs back up, and
-neither files nor packages import each other in a cycle.
+import still makes one module depend on the other). No import runs back up, and neither files nor packages
+import each other in a cycle. One import is not a dependency: ``from COMMAND_MODULE import main`` in a
+module-level ``if __name__ == "__main__":`` block, with which a module whose command line moved to a module of
+its own still runs it as ``python -m MODULE``. The block runs only when the file is the program, never in the
+module its importers get; the forwarded-to module must be that module's own command line (it imports it).
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ import importlib.util
 from pathlib import Path
 
 import pytest
+
+from sparkdl.commands import COMMANDS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -51,6 +56,7 @@ def _modules() -> dict[str, Path]:
 
 
 MODULES = _modules()
+COMMAND_MODULES = frozenset(c.module for c in COMMANDS)
 
 
 def _resolve(name: str) -> str | None:
@@ -60,11 +66,33 @@ def _resolve(name: str) -> str | None:
     return name or None
 
 
+def _is_main_block(node: ast.stmt) -> bool:
+    """``if __name__ == "__main__":``"""
+    test = node.test if isinstance(node, ast.If) else None
+    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
+            and len(test.comparators) == 1 and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value == "__main__")
+
+
+def forwarding_imports(tree: ast.Module) -> list[ast.ImportFrom]:
+    """The ``from COMMAND_MODULE import main`` of the file's module-level ``if __name__ == "__main__":`` blocks."""
+    return [n for block in tree.body if _is_main_block(block) for n in ast.walk(block)
+            if isinstance(n, ast.ImportFrom) and not n.level and n.module in COMMAND_MODULES
+            and [a.name for a in n.names] == ["main"]]
+
+
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
 def imports_of(module: str, path: Path) -> set[str]:
-    """Every module of ours that ``module`` imports, anywhere in its file."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    """Every module of ours that ``module`` imports, anywhere in its file but in a ``python -m`` forwarding block."""
+    tree = _tree(path)
+    forwarding = {id(n) for n in forwarding_imports(tree)}
     out: set[str] = set()
     for node in ast.walk(tree):
+        if id(node) in forwarding:
+            continue
         if isinstance(node, ast.Import):
             out.update(filter(None, (_resolve(a.name) for a in node.names)))
         elif isinstance(node, ast.ImportFrom):
@@ -82,6 +110,8 @@ def imports_of(module: str, path: Path) -> set[str]:
 
 
 GRAPH = {m: imports_of(m, p) for m, p in MODULES.items()}
+#: The command module each ``python -m`` forwarding block imports ``main`` from (left out of GRAPH).
+FORWARDS = {m: {n.module for n in forwarding_imports(_tree(p))} for m, p in MODULES.items()}
 
 
 def _top(module: str) -> str:
@@ -117,8 +147,6 @@ def test_no_stage_imports_harnesss_command_line() -> None:
     """harness's commands (the modules ``sparkdl submit``, ``ingest``, ... run) and every ``__main__`` are the top
     of their package: models, optimize and report use harness's library modules (the campaign, the runner), never
     its command line."""
-    from sparkdl.commands import COMMANDS
-
     assert {c.module for c in COMMANDS} <= set(MODULES), "a sparkdl command names a module that does not exist"
     harness_cli = {c.module for c in COMMANDS if _top(c.module) == "harness"}
     mains = {m for m in MODULES if m.endswith(".__main__")}
@@ -126,6 +154,22 @@ def test_no_stage_imports_harnesss_command_line() -> None:
              if _top(t) != _top(m)
              and (t in mains or (t in harness_cli and _top(m) in ("models", "optimize", "report")))]
     assert not wrong, wrong
+
+
+def test_a_main_block_forwards_only_to_the_modules_own_command_line() -> None:
+    """The import the graph leaves out is a module's own command line: a command module of the same package that
+    imports it (the module is no command itself any more)."""
+    wrong = [f"{m} forwards to {t}" for m, targets in FORWARDS.items() for t in sorted(targets)
+             if m not in GRAPH[t] or _top(t) != _top(m) or m in COMMAND_MODULES]
+    assert not wrong, wrong
+    assert FORWARDS["optimize.pareto"] == {"optimize.cli.pareto"}  # the scan sees the blocks
+
+
+def test_a_library_module_whose_command_line_moved_parses_no_options() -> None:
+    """Its command line (parser, ``main``, printing) is the module it forwards to: it imports no argparse."""
+    libraries = sorted(m for m, targets in FORWARDS.items() if targets)
+    assert len(libraries) >= 10, libraries
+    assert [m for m in libraries if "argparse" in _imported_names(MODULES[m])] == []
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:

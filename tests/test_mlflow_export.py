@@ -154,8 +154,8 @@ def test_the_option_takes_a_uri_or_the_environments() -> None:
 
 
 OPTIMIZERS = {"optimize.search.__main__": ["--job", "lenet", "--space", "s.toml", "--budget", "1m", "--out", "o"],
-              "optimize.lr": ["--out", "o"], "optimize.concurrent": ["--out", "o"],
-              "optimize.epochs": ["c", "--budget", "60"]}
+              "optimize.cli.lr": ["--out", "o"], "optimize.cli.concurrent": ["--out", "o"],
+              "optimize.cli.epochs": ["c", "--budget", "60"]}
 
 
 @pytest.mark.parametrize("module", sorted(OPTIMIZERS))
@@ -197,7 +197,7 @@ def test_without_mlflow_the_option_says_how_to_install_it_and_runs_nothing(tmp_p
 
 def test_commands_that_do_not_export_never_import_mlflow() -> None:
     done = _python("import sys\nimport harness.submit, harness.campaign, harness.mlflow, optimize.search.__main__, "
-                   "optimize.lr, report.cli, report\n"
+                   "optimize.cli.lr, report.cli, report\n"
                    "from harness.mlflow import build_parser\nbuild_parser()\n"
                    "print(sorted(m for m in sys.modules if m.split('.')[0] == 'mlflow'))")
     assert done.returncode == 0, done.stderr

@@ -394,7 +394,7 @@ def test_a_custom_proposal_runs_through_the_shared_loop_with_its_budget_and_reus
 
 
 def test_cli_bad_options_exit_2_before_any_cluster_is_used(tmp_path, capsys):
-    from optimize.lr import main
+    from optimize.cli.lr import main
     from sparkdl.cli import run_cli
 
     state = tmp_path / "cluster"

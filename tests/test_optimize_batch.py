@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from harness.command import SubmitOptions
-from optimize.batch import Courier, choose, evaluate, main
+from optimize.batch import Courier, choose, evaluate
+from optimize.cli.batch import main
 from sparkdl.cli import run_cli
 from optimize.concurrent import GROUPS_CSV, courier_table, run_group
 from optimize.errors import CampaignDataError, SearchOptionError

@@ -9,7 +9,8 @@ import pandas as pd
 
 from models.predict import RandomForestModel
 from models.predict.intervals import ConformalPredictor
-from optimize.batch import Courier, main
+from optimize.batch import Courier
+from optimize.cli.batch import main
 from sparkdl.cli import run_cli
 
 FAST = dict(cv_folds=3, n_estimators=30, grid={"max_depth": [None], "max_features": [1.0]})

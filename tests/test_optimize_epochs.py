@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from optimize.epochs import EpochTimeModel, largest_fitting, main, max_epochs, parse_config
+from optimize.cli.epochs import main
+from optimize.epochs import EpochTimeModel, largest_fitting, max_epochs, parse_config
 from sparkdl.cli import run_cli
 from optimize.errors import CampaignDataError, SearchOptionError
 

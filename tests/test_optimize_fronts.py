@@ -22,7 +22,8 @@ from scipy import stats
 from optimize.errors import SearchOptionError
 from optimize.fronts import (bootstrap_means, configuration_front, format_csv, format_text, hypervolumes,
                              non_dominated_share)
-from optimize.pareto import hypervolume, main, non_dominated, parse_objectives
+from optimize.cli.pareto import main
+from optimize.pareto import hypervolume, non_dominated, parse_objectives
 from sparkdl.cli import run_cli
 
 OBJECTIVES = parse_objectives("wall_clock_s:min,accuracy:max")
@@ -227,7 +228,7 @@ def ingested(tmp_path_factory):
     """bench/studylogs.py's study (real BigDL logs, scaled; 9 configurations x 5 replicates, a tenth failed)
     ingested by harness.ingest into a campaign folder; each log's truth is known from how it was written."""
     from bench.studylogs import FIELDS, make_study
-    from harness import ingest as ingest_mod
+    from harness.cli import ingest as ingest_mod
 
     root = tmp_path_factory.mktemp("study")
     logs = make_study(root / "study", points=9, replicates=5, min_mb=0.03, max_mb=0.06, seed=25)

@@ -14,7 +14,8 @@ import pytest
 from harness.runner import write_prune_line
 from optimize.errors import CampaignDataError, SearchOptionError
 from optimize.harvest import harvest
-from optimize.pareto import hypervolume, main, parse_objectives, pareto_front, per_epoch_front
+from optimize.cli.pareto import main
+from optimize.pareto import hypervolume, parse_objectives, pareto_front, per_epoch_front
 from sparkdl.cli import run_cli
 from tests.test_optimize_fakes import LOG, epoch_text
 from tests.test_optimize_pareto import hypervolume_by_cells, hypervolume_monte_carlo

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from optimize.errors import CampaignDataError, SearchOptionError
-from optimize.pareto import (ObjectiveSpec, default_reference, hypervolume, main, non_dominated, pareto_front,
-                             parse_objectives)
+from optimize.cli.pareto import main
+from optimize.pareto import ObjectiveSpec, default_reference, hypervolume, non_dominated, pareto_front, parse_objectives
 from sparkdl.cli import run_cli
 
 

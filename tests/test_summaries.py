@@ -9,6 +9,7 @@ import csv
 import io
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -236,3 +237,67 @@ def test_the_cpu_disk_summary_numbers_are_the_texts() -> None:
         assert line.split()[-3:] == [f"{doc_row['measured_ET']:.4g}", f"{doc_row['predicted_ET']:.4g}",
                                      f"{doc_row['disk_rho']:.3f}"]
     assert s.lines[-1].endswith(f"{doc['mape_config_means']:.1%}")
+
+
+# ---------------------------------------------------------------- --format csv of every command reading a result
+
+
+#: 15 real LeNet jobs of a Box-Behnken design (examples/rsm_lenet/results.csv).
+REAL = Path(__file__).resolve().parents[1] / "examples" / "rsm_lenet"
+REAL_FACTORS = "learning_rate,batch_size,epochs"
+
+
+def _same_number(cell: str, value: float | None) -> bool:
+    """A CSV cell holds the JSON's number unrounded (empty for null)."""
+    return cell == "" if value is None else float(cell) == value
+
+
+def _surface_rows(doc: dict, rows: list[dict[str, str]]) -> bool:
+    return {r["term"] for r in rows} == set(doc["coefficients"]) and all(
+        _same_number(r["natural"], doc["coefficients"][r["term"]]) for r in rows)
+
+
+def _desirability_rows(doc: dict, rows: list[dict[str, str]]) -> bool:
+    return [r["response"] for r in rows] == [x["response"] for x in doc["responses"]] and all(
+        _same_number(r["predicted"], x["predicted"]) for r, x in zip(rows, doc["responses"]))
+
+
+def _prediction_rows(doc: dict, rows: list[dict[str, str]]) -> bool:
+    return [(r["model"], r["split"]) for r in rows] == [(x["model"], x["split"]) for x in doc["rows"]] and all(
+        _same_number(r["r2"], x["r2"]) and _same_number(r["mse"], x["mse"]) for r, x in zip(rows, doc["rows"]))
+
+
+def _queue_rows(doc: dict, rows: list[dict[str, str]]) -> bool:
+    return [int(r["servers"]) for r in rows] == [x["servers"] for x in doc["rows"]] and all(
+        _same_number(r["ET"], x["ET"]) for r, x in zip(rows, doc["rows"]))
+
+
+#: command -> (its module, its arguments on the real table, its table's columns, the check of the rows against the JSON)
+CSV_COMMANDS = {
+    "rsm": ("models.rsm.cli", [str(REAL), "--response", "accuracy", "--factors", REAL_FACTORS],
+            ("term", "natural", "coded", "se", "t", "p"), _surface_rows),
+    "desirability": ("models.desirability.cli", [str(REAL), "--factors", REAL_FACTORS, "--objective", "wall_clock_s:min",
+                                                 "--objective", "accuracy:max:0.5:0.9", "--seed", "1"],
+                     ("response", "goal", "predicted", "prediction_low", "prediction_high"), _desirability_rows),
+    "predict": ("models.predict.cli", [str(REAL), "--response", "wall_clock_s", "--factors", REAL_FACTORS,
+                                       "--models", "linear,loglinear", "--split", "random", "--no-intervals"],
+                ("model", "split"), _prediction_rows),
+    "queueing": ("models.queueing.cli", ["from-results", str(REAL), "--servers", "1,2"],
+                 ("servers", "model", "arrival_rate", "service_rate"), _queue_rows),
+}
+
+
+@pytest.mark.parametrize("command", sorted(CSV_COMMANDS))
+def test_every_command_reading_a_result_prints_its_table_as_csv(command: str, capsys) -> None:
+    """``--format csv`` on a real results table: stdout is one CSV (a header, rows of its length) holding the JSON's
+    numbers unrounded."""
+    import importlib
+
+    module, argv, leading, same = CSV_COMMANDS[command]
+    main = importlib.import_module(module).main
+    assert run_cli(main, [*argv, "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert run_cli(main, [*argv, "--format", "csv"]) == 0
+    header, *body = list(csv.reader(io.StringIO(capsys.readouterr().out)))
+    assert tuple(header[:len(leading)]) == leading and body and all(len(row) == len(header) for row in body)
+    assert same(doc, [dict(zip(header, row)) for row in body])

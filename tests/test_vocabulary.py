@@ -30,6 +30,8 @@ HISTORY = re.compile(r"seed 00[0-4]|issue [0-9]+", re.I)
 #: Commands whose positional argument is the campaign they read.
 READS_A_CAMPAIGN = ("anova", "rsm", "desirability", "predict", "pareto", "report", "mlflow", "history", "batch",
                     "epochs", "queueing from-results", "queueing cpu-disk")
+#: Commands (with their subcommands) that print a model's result: text, json and csv, the same three everywhere.
+READS_A_RESULT = ("anova", "rsm", "desirability", "predict", "plan", "pareto", "logparse", "queueing")
 
 
 def help_of(*words: str) -> str:
@@ -133,6 +135,9 @@ def test_the_shared_options_have_the_vocabularys_form():
             assert shown[0] == "text" and set(shown) <= {"text", "json", "csv"} and "(default text)" in help_, command
     formats = [c for c, f in options().items() if "--format" in f]
     assert {"anova", "pareto", "plan", "logparse", "rsm", "predict", "desirability"} <= set(formats)
+    # every command that reads a result renders it the three ways (models.summary.Summary)
+    results = [c for c in formats if c.split()[0] in READS_A_RESULT]
+    assert [c for c in results if options()[c]["--format"][0] != "{text,json,csv}"] == [] and len(results) >= 12
     for command in READS_A_CAMPAIGN:
         names = [name for name, _ in positionals(command)]
         assert names == ["CAMPAIGN"], f"sparkdl {command} reads a campaign as {names}: the vocabulary's is CAMPAIGN"
@@ -159,20 +164,20 @@ def _refusal(module: str, argv: list[str], capsys: pytest.CaptureFixture[str]) -
 
 
 @pytest.mark.parametrize("module, argv, fix", [
-    ("optimize.batch", ["--campaign", "runs/c", "--slo", "10"], "--campaign runs/c is now the positional CAMPAIGN"),
-    ("optimize.batch", ["runs/c", "--network", "lenet"], "--network lenet is now --job lenet"),
-    ("optimize.epochs", ["--campaign", "runs/c", "--budget", "60"], "--campaign runs/c is now the positional CAMPAIGN"),
-    ("optimize.lr", ["--model", "lenet", "--out", "o"], "--model lenet is now --job lenet"),
-    ("optimize.concurrent", ["--model", "lenet", "--out", "o"], "--model lenet is now --job lenet"),
-    ("optimize.pareto", ["runs/c", "--reference", "a=1"], "--reference a=1 is now --reference-point a=1"),
+    ("optimize.cli.batch", ["--campaign", "runs/c", "--slo", "10"], "--campaign runs/c is now the positional CAMPAIGN"),
+    ("optimize.cli.batch", ["runs/c", "--network", "lenet"], "--network lenet is now --job lenet"),
+    ("optimize.cli.epochs", ["--campaign", "runs/c", "--budget", "60"], "--campaign runs/c is now the positional CAMPAIGN"),
+    ("optimize.cli.lr", ["--model", "lenet", "--out", "o"], "--model lenet is now --job lenet"),
+    ("optimize.cli.concurrent", ["--model", "lenet", "--out", "o"], "--model lenet is now --job lenet"),
+    ("optimize.cli.pareto", ["runs/c", "--reference", "a=1"], "--reference a=1 is now --reference-point a=1"),
     ("optimize.search.__main__", ["--start", "random"], "--start random is now --startup random"),
     ("report.cli", ["runs/c", "-o", "r.html"], "-o r.html is now --out r.html"),
     ("logparse.cli", ["--epochs", "x.out"], "--epochs is now --per-epoch"),
-    ("harness.ingest", ["--epochs", "logs/"], "--epochs is now --per-epoch"),
+    ("harness.cli.ingest", ["--epochs", "logs/"], "--epochs is now --per-epoch"),
     ("models.desirability.cli", ["runs/c", "--confirm", "c.csv"], "--confirm c.csv is now --out c.csv"),
     ("models.desirability.cli", ["runs/c", "--response", "a:max"], "--response a:max is now --objective a:max"),
     ("harness.design.__main__", ["--alpha", "orthogonal"], "--alpha orthogonal is now --axial orthogonal"),
-    ("cluster.local", ["start", "--timeout", "9"], "--timeout 9 is now --wait 9"),
+    ("cluster.cli", ["start", "--timeout", "9"], "--timeout 9 is now --wait 9"),
 ])
 def test_a_former_spelling_is_refused_with_the_current_one(module, argv, fix, capsys):
     err = _refusal(module, argv, capsys)

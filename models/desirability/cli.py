@@ -1,9 +1,10 @@
 """``sparkdl desirability RESULTS --factors A,B,C --objective NAME:GOAL[:LIMITS][:w=S][:i=R] ...``
 
-Prints (or ``--format json``) the recommended setting with the overall desirability, and for each
-response its prediction, intervals, desirability and sacrifice; ``--confirm FILE`` writes the
-confirmation runs for ``sparkdl submit FILE``; ``--check CONFIRM_RESULTS`` tests the
-jobs of that confirmation campaign against the prediction intervals (exit 3 when a mean falls outside).
+Prints the recommended setting with the overall desirability, and for each response its prediction, intervals,
+desirability and sacrifice (``--format json``: the result with the trade-off and the check below; ``--format csv``:
+one row per response); ``--out FILE`` writes the confirmation runs for ``sparkdl submit FILE``; ``--check
+CONFIRM_RESULTS`` tests the jobs of that confirmation campaign against the prediction intervals (exit 3 when a mean
+falls outside).
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with one max and one min goal: the best fitted min-response for STEPS floors of the "
                         "max-response (what one more point of accuracy costs in time)")
     p.add_argument("--level", type=float, default=0.95, help="interval level (default 0.95)")
-    add_format(p, ("text", "json"))
+    add_format(p)
     add_seed(p, "the search over the region")
     return p
 

@@ -3,7 +3,8 @@ the noise ceiling (``noise_ceiling_r2``, the R^2 of the cell means of replicated
 "not known" without replicates), each model's R^2 also as a share of it, MAPE, MSE, the empirical
 coverage of its CV+ prediction intervals at ``--level`` on the held-out rows, and a ``warning`` per
 row (R^2 < 0, parameters on their bounds, one-level inputs, rows or predictions outside the training
-ranges). The generic model's plain-language reading is withheld for a degenerate fit.
+ranges). The generic model's plain-language reading is withheld for a degenerate fit. ``--format json`` prints the
+whole comparison, ``--format csv`` one row per model and split.
 
 Exit codes (``sparkdl.errors``): 0 all models fitted; 3 some model failed on some split (its row
 shows the error); 2 bad input (missing file or column, unknown model name, a column that cannot be
@@ -52,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--interval-folds", type=int, default=DEFAULT_FOLDS,
                         help="CV+ folds: each costs one more fit per model and split (default 5)")
     parser.add_argument("--no-intervals", action="store_true", help="skip the intervals (faster)")
-    add_format(parser, ("text", "json"))
+    add_format(parser)
     return parser
 
 

@@ -1,7 +1,7 @@
 """``sparkdl queueing``: queue metrics, metrics from a results table, fast-vs-slow, CPU + disk.
 
 Each command makes one result (:mod:`models.queueing.result`) and prints its summary: text, or ``--format json``
-(the result's ``to_dict()``), or CSV (its table)."""
+(the result's ``to_dict()``), or ``--format csv`` (its table)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="sparkdl queueing", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     fmt = argparse.ArgumentParser(add_help=False)
-    add_format(fmt, ("text", "json"))
+    add_format(fmt)
     rates = argparse.ArgumentParser(add_help=False, parents=[fmt])
     rates.add_argument("--arrival-rate", type=float, required=True, help="jobs per unit time (lambda)")
     rates.add_argument("--service-rate", type=float, required=True, help="jobs per unit time per server (mu)")

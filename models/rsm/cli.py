@@ -1,8 +1,11 @@
 """``sparkdl rsm RESULTS --response R --factors A,B,C [--goal max|min] [--transform log]
-[--format text|json] [--plots DIR] [--whole-plot FACTORS|none] [--block COLUMN]``.
+[--format text|json|csv] [--plots DIR] [--whole-plot FACTORS|none] [--block COLUMN]``.
 
 When the table has a ``whole_plot`` column (a split-plot campaign), or with ``--whole-plot``, the terms
-are tested by the split-plot REML fit (:mod:`models.rsm.splitplot`) instead of least squares."""
+are tested by the split-plot REML fit (:mod:`models.rsm.splitplot`) instead of least squares.
+
+``--format json`` prints the whole result, ``--format csv`` its coefficients (one row per term: natural, coded,
+se, t, p)."""
 
 from __future__ import annotations
 
@@ -38,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--transform", choices=("none", "log"), default="none",
                    help="log: fit log(response) (positive responses with multiplicative noise, e.g. times); "
                         "predictions are back-transformed")
-    add_format(p, ("text", "json"))
+    add_format(p)
     p.add_argument("--plots", metavar="DIR", help="write contour and surface PNGs for every pair of factors here")
     add_seed(p, "the search over the region")
     add_split_plot_options(p, "tests")
