@@ -45,8 +45,9 @@ def spark4_cluster(tmp_path: Path) -> Iterator[LocalCluster]:
 # pytest 9 no longer reads), so the scheduler below takes the group, named by the test's file, as its scope.
 # Without -n, nothing here runs.
 HOST_MODULES = ("test_fabric_ssh.py", "test_remote_faults.py")
-#: Modules whose module-scoped fixture starts a Spark application or an MLflow server.
-FIXTURE_MODULES = ("test_sparkmetrics.py", "test_mlflow_server.py")
+#: Modules whose module-scoped fixture starts a Spark application or an MLflow server, and test_vocabulary,
+#: whose tests share one reading of every command's --help (about 40 processes, cached per worker).
+FIXTURE_MODULES = ("test_sparkmetrics.py", "test_mlflow_server.py", "test_vocabulary.py")
 
 
 def xdist_scope(nodeid: str) -> str:
