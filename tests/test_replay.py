@@ -326,3 +326,29 @@ def test_a_real_campaign_is_scored_like_a_replay_in_its_run_order(surface_dir):
     truth = Truth.of(Surface.load(surface_dir))
     assert fractions(real, truth, (1.0,)) == pytest.approx([truth.fraction(real.configurations(real.within(truth.grid_time_s)))])
     assert truth.fraction(real.configurations(len(rows))) == pytest.approx(1.0)  # every run: every configuration
+
+
+SHIPPED = Path(__file__).resolve().parent.parent / "bench" / "data" / "surface-lenet"
+
+
+def test_the_shipped_lenet_surface_is_a_whole_recording_that_logparse_reads_as_recorded():
+    """bench/data/surface-lenet: 27 points x 3 ok replicates of real LeNet runs; each packed log still gives
+    logparse the status, epochs and accuracy the recording kept (the pack checked it; this checks the copy)."""
+    import json
+
+    import logparse
+
+    surface = Surface.load(SHIPPED)
+    assert len(surface.points) == 27 and all(len(runs) == 3 for runs in surface.points.values())
+    rows = list(csv.DictReader(open(SHIPPED / "results.csv")))
+    assert len(rows) == 81 and {r["status"] for r in rows} == {"ok"}
+    table = list(csv.DictReader(open(SHIPPED / "surface.csv")))
+    last = {(r["run"], r["replicate"]): r for r in table if r["epoch"] == r["run_epochs"]}
+    assert len(last) == 81
+    for r in rows[:9]:
+        parsed = logparse.parse(SHIPPED / "logs" / f"{r['run']}-{r['replicate']}.out")
+        kept = last[(r["run"], r["replicate"])]
+        assert parsed.status == "ok" and parsed.epochs_completed == int(kept["run_epochs"])
+        assert parsed.accuracy == pytest.approx(float(kept["accuracy"]))
+    provenance = json.loads((SHIPPED / "provenance.json").read_text())
+    assert provenance["sessions"][0]["cpus"] >= 1 and provenance["sessions"][0]["command"].startswith("python bench/surface.py")
