@@ -334,9 +334,10 @@ class Campaign:
     def record(self, record: RunRecord) -> None:
         crash_point("store")
         self.store.record(record)
-        rows = campaign_epoch_rows(self.folder, self.store.results())  # the runs' epochs.csv, one table
-        if rows:
-            self.folder.write_rows(rows, self.folder.epochs_csv)
+        with self.store.exclusive():  # one writer at a time, as results.csv (copies run at once)
+            rows = campaign_epoch_rows(self.folder, self.store.results())  # the runs' epochs.csv, one table
+            if rows:
+                self.folder.write_rows(rows, self.folder.epochs_csv)
         if self.tracker is not None:  # a tracker that is down is a note; the next run's export catches up
             self.tracker.sync(self.store.results(), self.store.meta())
 

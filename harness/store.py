@@ -8,9 +8,11 @@ result impossible. Each attempt (including the one in flight) is recorded in
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 from pathlib import Path
+from typing import Iterator
 
 from harness.errors import CampaignError
 from sparkdl.runspec import RunSpec
@@ -152,12 +154,24 @@ class ResultStore:
         cur = self.db.execute("SELECT record FROM results ORDER BY ended, run, replicate")
         return [RunRecord.from_json(text) for (text,) in cur]
 
+    @contextlib.contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """Hold the store's write lock: files rebuilt from the store inside are written by one writer at a time.
+
+        Copies that run at once (one store per thread, or per process) each record, then rebuild results.csv
+        from every stored row; without this an export that read fewer rows could replace one that read more.
+        """
+        with self.db:
+            self.db.execute("BEGIN IMMEDIATE")
+            yield
+
     def export_csv(self) -> Path:
         """Write results.csv atomically (a crash never leaves half a file); list new metrics as responses."""
-        records = self.results()
-        manifest = self.campaign.read_manifest()
-        if manifest is not None:
-            names = [name for r in records for name in r.metrics]
-            if any(n not in manifest.responses for n in names):
-                self.campaign.write_manifest(manifest.with_responses(names))
-        return self.campaign.write_results(records)
+        with self.exclusive():
+            records = self.results()
+            manifest = self.campaign.read_manifest()
+            if manifest is not None:
+                names = [name for r in records for name in r.metrics]
+                if any(n not in manifest.responses for n in names):
+                    self.campaign.write_manifest(manifest.with_responses(names))
+            return self.campaign.write_results(records)

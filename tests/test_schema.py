@@ -7,6 +7,8 @@ import math
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 
 import pytest
 
@@ -144,3 +146,45 @@ def test_responses_are_kept_once_and_a_manifest_naming_one_twice_reads_it_once()
     assert Manifest.from_json(text).responses == m.responses
     with pytest.raises(CampaignError, match="nodes"):
         Manifest.from_json(text.replace('"factors": [\n    "nodes"', '"factors": [\n    "nodes",\n    "nodes"'))
+
+
+def test_records_stored_at_once_from_many_threads_all_reach_results_csv(tmp_path, monkeypatch):
+    """Concurrent copies (optimize.concurrent) record from one thread each: the CSV written last has every row.
+
+    Each store's insert is its own transaction, but the CSV is rebuilt after it: without one writer at a time
+    an export that read fewer rows could replace one that read more (seen in CI: two rows of three).
+    Here an export that read fewer rows takes longer to write, which makes that order certain.
+    """
+    write_results = CampaignDir.write_results
+
+    def slow_when_short(self, records):
+        time.sleep(0.05 * (n * rounds - len(records)))
+        return write_results(self, records)
+
+    monkeypatch.setattr(CampaignDir, "write_results", slow_when_short)
+    folder = CampaignDir(tmp_path / "c")
+    ResultStore(folder).close()
+    folder.write_manifest(Manifest.for_design([record(1).spec]))
+    n, rounds = 4, 2
+    barrier = threading.Barrier(n)
+    errors: list[BaseException] = []
+
+    def one(i: int) -> None:
+        store = ResultStore(folder)
+        try:
+            for k in range(rounds):
+                barrier.wait(timeout=30)
+                store.record(record(1 + i + n * k))
+        except BaseException as e:  # re-raised below
+            errors.append(e)
+        finally:
+            store.close()
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    runs = sorted(int(r["run"]) for r in csv.DictReader(open(folder.results_csv)))
+    assert runs == list(range(1, n * rounds + 1))
