@@ -65,8 +65,8 @@ from optimize.search.study import MultiObjectiveSearch, SearchConfig, open_study
 from optimize.errors import SearchOptionError  # noqa: E402
 from optimize.figures import budget_bands_figure, save  # noqa: E402
 from optimize.search.arms import (BUDGETS, GOAL, Arm, ArmRun, BudgetRow, Truth, bands, budget_rows,  # noqa: E402
-                                  campaign_run, default_arms, fractions, pruning_saving, run_arm, table_text,
-                                  times_to_goal)
+                                  campaign_run, default_arms, fractions, on_clock, pruning_saving, run_arm,
+                                  speed_ratio, table_text, times_to_goal)
 from optimize.search.replay import Surface  # noqa: E402
 from optimize.session import ClusterOptions, JobConfig, open_session, submit_options  # noqa: E402
 from sparkdl.cli import on_interrupt, run_cli  # noqa: E402
@@ -373,7 +373,7 @@ def replay_main(args: argparse.Namespace) -> int:
     for line in replay_goals(rows, runs, truth):
         print(line)
     for folder in args.confirm or ():
-        print(confirm_line(campaign_run(folder, folder.name), rows, truth))
+        print(confirm_line(campaign_run(folder, folder.name), rows, truth, ratio=speed_ratio(folder, surface)))
     if args.plot is not None:
         print(f"wrote {args.plot}")
     return 0
@@ -394,16 +394,25 @@ def replay_header(surface: Surface, truth: Truth, seeds: int) -> str:
             "by the runs ended within it, each at its true value")
 
 
-def confirm_line(real: ArmRun, rows: Sequence[BudgetRow], truth: Truth, arm: str = "default") -> str:
-    """A real search's fraction at each budget, and whether it lies in the arm's 10-90 % band."""
-    parts = []
-    for b, got in zip(BUDGETS, fractions(real, truth, BUDGETS)):
-        band = next((r for r in rows if r.arm == arm and r.budget == b), None)
-        inside = "" if band is None else (" in" if band.hv_p10 - 1e-9 <= got <= band.hv_p90 + 1e-9 else " OUT of") + \
-            ("" if band is None else f" the band {band.hv_p10:.2f}-{band.hv_p90:.2f}")
-        parts.append(f"{b:g}: {got:.3f}{inside}")
-    return (f"real {real.arm}: {len(real.ended_s)} runs ({sum(real.pruned)} pruned), {real.ended_s[-1] / 60:.1f} min; "
-            + "; ".join(parts))
+def confirm_line(real: ArmRun, rows: Sequence[BudgetRow], truth: Truth, arm: str = "default",
+                 ratio: float | None = None) -> str:
+    """A real search's fraction at each budget, and whether it lies in the arm's 10-90 % band; with ``ratio``
+    (:func:`optimize.search.arms.speed_ratio`) also on the recording's clock."""
+    def scored(run: ArmRun) -> str:
+        parts = []
+        for b, got in zip(BUDGETS, fractions(run, truth, BUDGETS)):
+            band = next((r for r in rows if r.arm == arm and r.budget == b), None)
+            inside = "" if band is None else (" in" if band.hv_p10 - 1e-9 <= got <= band.hv_p90 + 1e-9 else " OUT of") \
+                + f" the band {band.hv_p10:.2f}-{band.hv_p90:.2f}"
+            parts.append(f"{b:g}: {got:.3f}{inside}")
+        return "; ".join(parts)
+
+    line = (f"real {real.arm}: {len(real.ended_s)} runs ({sum(real.pruned)} pruned), {real.ended_s[-1] / 60:.1f} min; "
+            + scored(real))
+    if ratio is not None:
+        line += (f"\n  its runs took {ratio:.2f} x the recording's elapsed_s at the same points (median); on the "
+                 f"recording's clock: " + scored(on_clock(real, ratio)))
+    return line
 
 
 def replay_goals(rows: Sequence[BudgetRow], runs: Sequence[ArmRun], truth: Truth) -> list[str]:

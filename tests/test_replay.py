@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import shutil
 import importlib.util
 import math
 import random
@@ -296,8 +297,6 @@ def test_the_bench_prints_one_json_object_per_arm_and_budget(surface_dir, tmp_pa
 
 
 def test_a_packed_surface_drops_the_schedulers_chatter_and_replays_alike(surface_dir, tmp_path):
-    import shutil
-
     surface = load_bench("surface")
     src = tmp_path / "src"
     shutil.copytree(surface_dir, src)
@@ -326,6 +325,27 @@ def test_a_real_campaign_is_scored_like_a_replay_in_its_run_order(surface_dir):
     truth = Truth.of(Surface.load(surface_dir))
     assert fractions(real, truth, (1.0,)) == pytest.approx([truth.fraction(real.configurations(real.within(truth.grid_time_s)))])
     assert truth.fraction(real.configurations(len(rows))) == pytest.approx(1.0)  # every run: every configuration
+
+
+def test_a_real_campaigns_speed_against_the_recording_is_the_median_ratio_at_the_same_points(surface_dir, tmp_path):
+    """bench/search.py --confirm sets a real search against the replays also on the recording's clock."""
+    import pandas as pd
+
+    from optimize.search.arms import campaign_run, on_clock, speed_ratio
+
+    surface = Surface.load(surface_dir)
+    table = pd.read_csv(surface_dir / "results.csv")
+    factors = ["learning_rate", "batch_size", "epochs"]
+    means = table.groupby(factors)["elapsed_s"].transform("mean")
+    assert speed_ratio(surface_dir, surface) == pytest.approx(float((table["elapsed_s"] / means).median()))
+    slower = tmp_path / "slower"
+    shutil.copytree(surface_dir, slower)
+    table.assign(elapsed_s=table["elapsed_s"] * 1.5).to_csv(slower / "results.csv", index=False)
+    assert speed_ratio(slower, surface) == pytest.approx(1.5 * speed_ratio(surface_dir, surface))
+    real = campaign_run(slower, "slower")
+    assert on_clock(real, 1.5).ended_s == pytest.approx(campaign_run(surface_dir, "rec").ended_s)
+    table.assign(learning_rate=0.3).to_csv(slower / "results.csv", index=False)  # off the grid: nothing to compare
+    assert speed_ratio(slower, surface) is None
 
 
 SHIPPED = Path(__file__).resolve().parent.parent / "bench" / "data" / "surface-lenet"

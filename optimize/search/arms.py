@@ -256,6 +256,27 @@ def campaign_run(folder: Path, name: str = "real", seed: int = 0) -> ArmRun:
                   tuple(frozenset(by_run.get(c, ())) for c in cells), tuple(table["status"] == "pruned"))
 
 
+def speed_ratio(folder: Path, surface: Surface) -> float | None:
+    """How much longer a real campaign's runs took than the surface's recording of the same points: the median
+    over its ok runs of elapsed_s over the recorded replicates' mean (None when no run is on the grid).
+
+    A replay charges the recorded seconds; a real search on a slower (or busier) machine spends more of a budget
+    per run, so its fractions at a budget are set against the replay's both as measured and on the recording's
+    clock (its times divided by this ratio)."""
+    table = read_campaign(folder)
+    ratios = []
+    for row in table[table["status"] == "ok"].to_dict("records"):
+        recorded = surface.points.get(point_of(row))
+        if recorded:
+            ratios.append(float(row["elapsed_s"]) / float(np.mean([r.elapsed_s for r in recorded])))
+    return float(np.median(ratios)) if ratios else None
+
+
+def on_clock(run: ArmRun, ratio: float) -> ArmRun:
+    """``run`` with its cluster times divided by ``ratio`` (:func:`speed_ratio`): on the recording's clock."""
+    return replace(run, ended_s=tuple(t / ratio for t in run.ended_s))
+
+
 # ---------------------------------------------------------------- the distribution over seeds
 
 
