@@ -372,8 +372,11 @@ def replay_main(args: argparse.Namespace) -> int:
     print()
     for line in replay_goals(rows, runs, truth):
         print(line)
-    for folder in args.confirm or ():
-        print(confirm_line(campaign_run(folder, folder.name), rows, truth, ratio=speed_ratio(folder, surface)))
+    reals = [(campaign_run(folder, folder.name), speed_ratio(folder, surface)) for folder in args.confirm or ()]
+    for real, ratio in reals:
+        print(confirm_line(real, rows, truth, ratio=ratio))
+    if reals:
+        print(confirm_summary(reals, runs, rows, truth))
     if args.plot is not None:
         print(f"wrote {args.plot}")
     return 0
@@ -394,18 +397,25 @@ def replay_header(surface: Surface, truth: Truth, seeds: int) -> str:
             "by the runs ended within it, each at its true value")
 
 
+def band_checks(run: ArmRun, rows: Sequence[BudgetRow], truth: Truth, arm: str = "default"
+                ) -> list[tuple[float, float, BudgetRow | None]]:
+    """Per budget: the run's fraction and the arm's row (its 10-90 % band), None when the arm has none."""
+    return [(b, got, next((r for r in rows if r.arm == arm and r.budget == b), None))
+            for b, got in zip(BUDGETS, fractions(run, truth, BUDGETS))]
+
+
+def inside(got: float, band: BudgetRow) -> bool:
+    return band.hv_p10 - 1e-9 <= got <= band.hv_p90 + 1e-9
+
+
 def confirm_line(real: ArmRun, rows: Sequence[BudgetRow], truth: Truth, arm: str = "default",
                  ratio: float | None = None) -> str:
     """A real search's fraction at each budget, and whether it lies in the arm's 10-90 % band; with ``ratio``
     (:func:`optimize.search.arms.speed_ratio`) also on the recording's clock."""
     def scored(run: ArmRun) -> str:
-        parts = []
-        for b, got in zip(BUDGETS, fractions(run, truth, BUDGETS)):
-            band = next((r for r in rows if r.arm == arm and r.budget == b), None)
-            inside = "" if band is None else (" in" if band.hv_p10 - 1e-9 <= got <= band.hv_p90 + 1e-9 else " OUT of") \
-                + f" the band {band.hv_p10:.2f}-{band.hv_p90:.2f}"
-            parts.append(f"{b:g}: {got:.3f}{inside}")
-        return "; ".join(parts)
+        return "; ".join(f"{b:g}: {got:.4f}" + ("" if band is None else f" {'in' if inside(got, band) else 'OUT of'} "
+                                                 f"the band {band.hv_p10:.3f}-{band.hv_p90:.3f}")
+                         for b, got, band in band_checks(run, rows, truth, arm))
 
     line = (f"real {real.arm}: {len(real.ended_s)} runs ({sum(real.pruned)} pruned), {real.ended_s[-1] / 60:.1f} min; "
             + scored(real))
@@ -413,6 +423,21 @@ def confirm_line(real: ArmRun, rows: Sequence[BudgetRow], truth: Truth, arm: str
         line += (f"\n  its runs took {ratio:.2f} x the recording's elapsed_s at the same points (median); on the "
                  f"recording's clock: " + scored(on_clock(real, ratio)))
     return line
+
+
+def confirm_summary(reals: Sequence[tuple[ArmRun, float | None]], replays: Sequence[ArmRun],
+                    rows: Sequence[BudgetRow], truth: Truth, arm: str = "default") -> str:
+    """How many (search, budget) pairs lie in the arm's band, as measured and on the recording's clock, against
+    the share of the arm's own replays that do (about 80 %, more where the band is a single value)."""
+    def checks(runs: Sequence[ArmRun]) -> list[bool]:
+        return [inside(got, band) for run in runs for _, got, band in band_checks(run, rows, truth, arm)
+                if band is not None]
+
+    measured, clocked = checks([r for r, _ in reals]), checks([on_clock(r, q) for r, q in reals if q is not None])
+    own = checks([r for r in replays if r.arm == arm])
+    return (f"real searches in the {arm} arm's 10-90 % band (search x budget): {sum(measured)} of {len(measured)} as "
+            f"measured, {sum(clocked)} of {len(clocked)} on the recording's clock; the arm's own replays: "
+            f"{sum(own) / max(1, len(own)):.0%}")
 
 
 def replay_goals(rows: Sequence[BudgetRow], runs: Sequence[ArmRun], truth: Truth) -> list[str]:

@@ -348,6 +348,28 @@ def test_a_real_campaigns_speed_against_the_recording_is_the_median_ratio_at_the
     assert speed_ratio(slower, surface) is None
 
 
+def test_confirm_prints_each_real_search_as_measured_and_on_the_recordings_clock_and_counts_the_band(
+        surface_dir, tmp_path, capsys):
+    import pandas as pd
+
+    bench = load_bench("search")
+    table = pd.read_csv(surface_dir / "results.csv")
+    means = table.groupby(["learning_rate", "batch_size", "epochs"])["elapsed_s"].transform("mean")
+    slower = tmp_path / "slower"  # every run took 1.5 x its point's recorded mean
+    shutil.copytree(surface_dir, slower)
+    table.assign(elapsed_s=means * 1.5).to_csv(slower / "results.csv", index=False)
+    assert bench.main(["--replay", str(surface_dir), "--seeds", "3", "--arms", "default", "--confirm", str(slower)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    first = next(i for i, line in enumerate(out) if line.startswith("real slower: 54 runs (0 pruned)"))
+    measured, clocked, summary = out[first], out[first + 1], out[first + 2]
+    assert clocked.startswith("  its runs took 1.50 x the recording's elapsed_s at the same points (median); "
+                              "on the recording's clock: 0.1: ")
+    n_in = lambda line: line.count(" in the band ")  # noqa: E731
+    assert n_in(measured) + measured.count(" OUT of the band ") == 4 == n_in(clocked) + clocked.count(" OUT of the band ")
+    assert summary.startswith(f"real searches in the default arm's 10-90 % band (search x budget): {n_in(measured)} of 4 "
+                              f"as measured, {n_in(clocked)} of 4 on the recording's clock; the arm's own replays: ")
+
+
 SHIPPED = Path(__file__).resolve().parent.parent / "bench" / "data" / "surface-lenet"
 
 
