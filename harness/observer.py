@@ -134,7 +134,7 @@ class RunWatch:
             except (OSError, ValueError) as e:
                 notes.append(f"BigDL log: {e}")
         metrics.update(run_phases(self.submitted, exited, app, times).columns())
-        metrics["startup_s"] = startup_s(metrics["phase_submit_s"])  # the time vocabulary (harness.times)
+        metrics["startup_s"] = startup_s(metrics["phase_submit_s"])  # the time vocabulary (sparkdl.times)
         write_notes(self.run_dir, notes)
         self.app = app
         return Observation(app, times, metrics)

@@ -11,7 +11,10 @@ Rules, in order:
    Without a ``status`` column every row is assumed ok, and :meth:`ResultsTable.notices` says so.
    This module is the one place that decides which rows are ok (:func:`ok_mask`).
 2. Implausible measurements: a ``wall_clock_s`` that is infinite, negative or over a year is not
-   a measured training time; such rows are dropped and counted.
+   a measured training time; such rows are dropped and counted. One span: when the kept rows'
+   ``wall_clock_of`` differ (BigDL's own Wall Clock beside other jobs' training call,
+   :mod:`sparkdl.times`), ``wall_clock_s`` becomes every row's ``fit_s`` (the training call) if every
+   row has one; if not, the rows stay as they are and a notice says the time mixes spans.
 3. The cost: an existing ``cost`` column is used as is when no cost function is asked for;
    otherwise the cost (default ``T / (A*100)^2``) is computed from ``wall_clock_s`` and ``accuracy``.
    Accuracy must be a fraction in [0, 1]. A table with neither, analysed for another ``response``,
@@ -46,10 +49,13 @@ from models.errors import CostInputsMissingError, InvalidTableError, MissingColu
 from sparkdl.campaign import CampaignDir, Manifest
 from sparkdl.errors import CampaignError
 from sparkdl.options import add_campaign
+from sparkdl.times import WALL_CLOCK_OF
 
 RESULTS_FILE = "results.csv"
 MANIFEST_FILE = "manifest.json"  # sparkdl.campaign.CampaignDir.MANIFEST
 TIME_COLUMN = "wall_clock_s"
+FIT_COLUMN = "fit_s"
+WALL_CLOCK_OF_COLUMN = "wall_clock_of"  # which span a row's wall_clock_s is (sparkdl.times)
 ACCURACY_COLUMN = "accuracy"
 COST_COLUMN = "cost"
 STATUS_COLUMN = "status"
@@ -126,6 +132,8 @@ class ResultsTable:
     has_status: bool = True
     #: a campaign's reference runs (ok, plausible): out of ``frame``, in for the drift check
     reference: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: what rule 2 did with a time that measured different spans ("" when the rows measured one)
+    time_span: str = ""
 
     @property
     def n_dropped(self) -> int:
@@ -143,6 +151,8 @@ class ResultsTable:
         """What was assumed rather than read: guessed factors, rows assumed ok, factors left out."""
         out = list(assumptions(self.has_status, self.n_read,
                                FactorChoice(self.factors, self.factors_from, self.measurements)))
+        if self.time_span:
+            out.append(self.time_span)
         if self.constant_factors and self.factors_from == "--factors" and len(self.frame):
             out.append("factor(s) with one value among the analysed rows, left out: "
                        + ", ".join(self.constant_factors))
@@ -428,6 +438,27 @@ def _with_cost(df: pd.DataFrame, cost: CostFunction | str | None) -> tuple[pd.Da
     return df.assign(**{COST_COLUMN: values}), fn.formula
 
 
+def _one_time_span(df: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """Rule 2's one span: ``wall_clock_s`` as every row's ``fit_s`` when the rows' ``wall_clock_of`` differ and
+    every row has a ``fit_s``; else the frame unchanged. The note says what was done ("" when nothing was)."""
+    if WALL_CLOCK_OF_COLUMN not in df.columns or TIME_COLUMN not in df.columns:
+        return df, ""
+    timed = np.isfinite(_numbers(df[TIME_COLUMN]))
+    kinds = df.loc[timed, WALL_CLOCK_OF_COLUMN].dropna().astype(str)
+    counts = kinds[kinds != ""].value_counts()
+    if len(counts) < 2:
+        return df, ""
+    spans = ", ".join(f"{WALL_CLOCK_OF.get(k, k)} in {n} row{'s' if n > 1 else ''}" for k, n in sorted(counts.items()))
+    fit = _numbers(df[FIT_COLUMN]) if FIT_COLUMN in df.columns else None
+    if fit is not None and bool(np.isfinite(fit[timed]).all()):
+        return (df.assign(**{TIME_COLUMN: fit, WALL_CLOCK_OF_COLUMN: "fit"}),
+                f"{TIME_COLUMN} measured different spans in these runs: {spans}. So that they compare, "
+                f"{TIME_COLUMN} is each run's {FIT_COLUMN} here (the training call)")
+    return df, (f"{TIME_COLUMN} measured different spans in these runs: {spans}. Not every run has a {FIT_COLUMN}, "
+                "so a factor that separates them (the job, the framework) compares different spans: analyse a time "
+                "every run measured with --response (e.g. elapsed_s)")
+
+
 def _cost_wanted(df: pd.DataFrame, cost: CostFunction | str | None, response: str | None) -> bool:
     """Whether rule 3 applies: the response is the cost, a cost function was asked for, or the table has
     the cost or what it is computed from. A table without them analysed for another response is not refused."""
@@ -486,6 +517,7 @@ def build_table(
     df = _drop_excluded_runs(frame, exclude_runs, dropped)
     if STATUS_COLUMN in df.columns and not include_failed:
         df = _keep_ok(df, dropped)
+    df, time_span = _one_time_span(df)
     df = _drop_implausible_times(df, dropped)
     if ACCURACY_COLUMN in df.columns:
         _check_accuracy(df[ACCURACY_COLUMN])
@@ -504,6 +536,7 @@ def build_table(
         frame=df, source=source, factors=tuple(f for f in choice.factors if f not in constant), n_read=len(frame),
         dropped=dropped, cost_name=cost_name, factors_from=choice.source, measurements=choice.measurements,
         constant_factors=constant, has_status=STATUS_COLUMN in frame.columns, reference=reference,
+        time_span=time_span,
     )
 
 

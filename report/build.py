@@ -86,6 +86,8 @@ def _provenance(c: CampaignData, response: str, generated: str) -> str:
     measured = _wall_clock_measured(c)
     if measured:
         pairs.append(("wall_clock_s measured", measured))
+    if c.table is not None and c.table.time_span:  # mixed spans: what the analysis did (models.results, rule 2)
+        pairs.append(("time analysed", c.table.time_span))
     keys = [k for k in META_ORDER if k in c.meta] + sorted(k for k in c.meta if k not in META_ORDER)
     for k in keys:
         v = c.meta[k]
@@ -102,8 +104,8 @@ def _provenance(c: CampaignData, response: str, generated: str) -> str:
 
 
 def _wall_clock_measured(c: CampaignData) -> str | None:
-    """Which span each job's wall_clock_s is (harness.times): the training call, or BigDL's own Wall Clock."""
-    from harness.times import describe_wall_clock
+    """Which span each job's wall_clock_s is (sparkdl.times): the training call, or BigDL's own Wall Clock."""
+    from sparkdl.times import describe_wall_clock
 
     if "wall_clock_of" not in c.raw.columns:
         return None

@@ -262,3 +262,4 @@ def test_four_frameworks_in_one_design_have_the_same_time_columns_with_the_same_
     page = html.unescape((out / "report.html").read_text())
     assert ("lenet: BigDL's own Wall Clock in its log (train_loop_s); mlp: the training call (fit_s); "
             "torch-lenet: the training call (fit_s); xgboost: the training call (fit_s)") in page
+    assert "So that they compare, wall_clock_s is each run's fit_s here (the training call)" in page  # one span

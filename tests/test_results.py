@@ -340,3 +340,55 @@ def test_the_time_response_comes_from_the_campaigns_manifest(tmp_path):
     CampaignDir(folder).write_manifest(Manifest(factors=("a",), time="mixed"))
     assert time_response(folder) == "wall_clock_s"  # two time columns: no one default
     assert time_response(tmp_path / "missing") == "wall_clock_s"  # the command's reader reports the path
+
+
+# ---------------------------------------------------------------- one span for wall_clock_s (rule 2)
+MIXED = Path(__file__).resolve().parent / "fixtures" / "frameworks-campaign"
+
+
+def test_a_campaign_mixing_bigdls_wall_clock_with_the_training_call_is_analysed_on_fit_s():
+    raw = pd.read_csv(MIXED / "results.csv")
+    assert set(raw["wall_clock_of"]) == {"bigdl-wall-clock", "fit"}  # the real campaign: the spans differ
+    assert (raw["wall_clock_s"] < raw["fit_s"]).sum() == 4  # BigDL's Wall Clock is inside its call
+    table = load_results(MIXED)
+    assert table.frame["wall_clock_s"].tolist() == pytest.approx(raw["fit_s"].tolist())
+    assert set(table.frame["wall_clock_of"]) == {"fit"}
+    expected = raw["fit_s"] / (raw["accuracy"] * 100) ** 2  # the default cost T/(100A)^2 on the call
+    assert table.frame["cost"].tolist() == pytest.approx(expected.tolist())
+    (note,) = [n for n in table.notices() if "spans" in n]
+    assert note == ("wall_clock_s measured different spans in these runs: BigDL's own Wall Clock in its log "
+                    "(train_loop_s) in 4 rows, the training call (fit_s) in 4 rows. So that they compare, "
+                    "wall_clock_s is each run's fit_s here (the training call)")
+
+
+def test_the_split_plot_anova_of_wall_clock_s_on_mixed_spans_equals_that_of_fit_s(capsys):
+    outputs = {}
+    for response in ("wall_clock_s", "fit_s"):
+        assert run_cli(anova_main, [str(MIXED), "--terms", "model * executors", "--response", response,
+                                    "--format", "json"]) == 0
+        outputs[response] = json.loads(capsys.readouterr().out)
+    rows = {r: {t["term"]: (t["F"], t["p"]) for t in outputs[r]["rows"]} for r in outputs}
+    for term, got in rows["fit_s"].items():
+        assert rows["wall_clock_s"][term] == pytest.approx(got)
+    # the stratum ANOVA by hand (balanced: 2 whole plots per model, 2 runs each): MS_model / MS_whole-plot error
+    raw = pd.read_csv(MIXED / "results.csv")
+    grand = raw["fit_s"].mean()
+    by_model = raw.groupby("model")["fit_s"].transform("mean")
+    by_plot = raw.groupby("whole_plot")["fit_s"].transform("mean")
+    ms_model = ((by_model - grand) ** 2).sum() / 1
+    ms_plots = ((by_plot - by_model) ** 2).sum() / 2
+    f = ms_model / ms_plots
+    assert rows["fit_s"]["model"] == pytest.approx((f, stats.f.sf(f, 1, 2)))
+    assert rows["fit_s"]["model"][1] > 0.5  # the calls do not differ (examples/frameworks/README.md)
+
+
+def test_one_span_is_left_alone_and_a_mix_without_fit_s_everywhere_is_named_not_changed():
+    raw = pd.read_csv(MIXED / "results.csv")
+    one = build_table(raw[raw["model"] == "lenet"])
+    assert one.frame["wall_clock_s"].tolist() == raw.loc[raw["model"] == "lenet", "wall_clock_s"].tolist()
+    assert not any("spans" in n for n in one.notices())
+    gap = raw.assign(fit_s=raw["fit_s"].where(raw.index != 0))  # one BigDL run without its times line
+    table = build_table(gap)
+    assert table.frame["wall_clock_s"].tolist() == raw["wall_clock_s"].tolist()
+    (note,) = [n for n in table.notices() if "spans" in n]
+    assert "Not every run has a fit_s" in note and "--response" in note

@@ -12,7 +12,7 @@ import pytest
 
 from cluster.master import fetch_state
 from sparkdl.campaign import EXECUTION_COLUMNS, OUTCOME_COLUMNS, CampaignDir
-from harness.times import TIME_COLUMNS
+from sparkdl.times import TIME_COLUMNS
 
 pytestmark = [pytest.mark.slow, pytest.mark.cluster]
 

@@ -1,4 +1,4 @@
-"""The time vocabulary (harness.times): which span wall_clock_s is, the times line of a BigDL job, counts as integers.
+"""The time vocabulary (sparkdl.times, harness.times): which span wall_clock_s is, the times line of a BigDL job, counts as integers.
 
 Pure logic here; tests/test_frameworks.py runs lenet, torch-lenet, xgboost and mlp in one real design.
 """
@@ -10,7 +10,8 @@ import json
 import pytest
 
 from harness.metrics import parse_metrics
-from harness.times import bigdl_times, describe_wall_clock, wall_clock_of
+from harness.times import bigdl_times, wall_clock_of
+from sparkdl.times import describe_wall_clock
 from logparse.epochlines import parse_times, read_times
 
 
