@@ -438,7 +438,7 @@ def _with_cost(df: pd.DataFrame, cost: CostFunction | str | None) -> tuple[pd.Da
     return df.assign(**{COST_COLUMN: values}), fn.formula
 
 
-def _one_time_span(df: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+def one_time_span(df: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     """Rule 2's one span: ``wall_clock_s`` as every row's ``fit_s`` when the rows' ``wall_clock_of`` differ and
     every row has a ``fit_s``; else the frame unchanged. The note says what was done ("" when nothing was)."""
     if WALL_CLOCK_OF_COLUMN not in df.columns or TIME_COLUMN not in df.columns:
@@ -457,6 +457,14 @@ def _one_time_span(df: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     return df, (f"{TIME_COLUMN} measured different spans in these runs: {spans}. Not every run has a {FIT_COLUMN}, "
                 "so a factor that separates them (the job, the framework) compares different spans: analyse a time "
                 "every run measured with --response (e.g. elapsed_s)")
+
+
+def measured_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """Rules 1 and 2 alone: the ok rows, with one span and a plausible ``wall_clock_s`` (for an analysis of another
+    response, where rules 3 and 4, the cost's, do not apply: a job with accuracy 0 is an observation there)."""
+    df = _keep_ok(frame, {}) if STATUS_COLUMN in frame.columns else frame
+    df, _ = one_time_span(df)
+    return _drop_implausible_times(df, {}).reset_index(drop=True)
 
 
 def _cost_wanted(df: pd.DataFrame, cost: CostFunction | str | None, response: str | None) -> bool:
@@ -517,7 +525,7 @@ def build_table(
     df = _drop_excluded_runs(frame, exclude_runs, dropped)
     if STATUS_COLUMN in df.columns and not include_failed:
         df = _keep_ok(df, dropped)
-    df, time_span = _one_time_span(df)
+    df, time_span = one_time_span(df)
     df = _drop_implausible_times(df, dropped)
     if ACCURACY_COLUMN in df.columns:
         _check_accuracy(df[ACCURACY_COLUMN])

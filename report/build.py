@@ -32,7 +32,7 @@ from models.anova.analysis import Analysis
 from models.anova.format import shares_lines
 from models.errors import MissingColumnError, ModelError
 from models.predict.ceiling import NoiseCeiling, noise_ceiling
-from models.results import ok_mask
+from models.results import ok_mask, one_time_span
 
 MAX_JOB_ROWS = 200
 MAX_FAILED_LOGS = 10
@@ -538,7 +538,7 @@ def build_report(path: str | Path, response: str = "cost", cost: str | None = No
         ("time", "Where the time goes",
          time_section(campaign.raw, campaign.source if campaign.is_campaign else None, design.names)),
     ]
-    front = time_accuracy.render(campaign.raw, plots, target_accuracy,  # None without time and accuracy columns
+    front = time_accuracy.render(one_time_span(campaign.raw)[0], plots, target_accuracy,  # None without time, accuracy
                                  campaign.source if campaign.is_campaign else None, tuple(design.names))
     if front is not None:
         sections.append(("front", "Time against accuracy", front))

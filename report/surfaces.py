@@ -19,6 +19,7 @@ from models.desirability import Compromise, Goal, compromise, parse_goal
 from models.desirability.confirm import steps_of
 from models.desirability.tradeoff import tradeoff_front
 from models.errors import ModelError
+from models.results import measured_rows
 from models.rsm import SurfaceAnalysis, analyse
 from models.rsm.coding import n_terms
 from models.rsm.plots import contour, pairs, surface
@@ -65,7 +66,7 @@ def ok_rows(raw: pd.DataFrame) -> pd.DataFrame:
 
 def render(raw: pd.DataFrame, design: RecoveredDesign, plots: bool = True) -> str | None:
     """The section's body, or None when the design does not allow it."""
-    frame = ok_rows(raw)
+    frame = measured_rows(raw)  # the ok rows, one span, plausible times (models.results, rules 1-2)
     if applicable(frame, design) is not None:
         return None
     factors = design.names

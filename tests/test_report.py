@@ -517,6 +517,22 @@ def test_a_wall_clock_of_1e308_neither_crashes_nor_enters_the_analysis(tmp_path:
     assert report.queue is not None and report.queue.sizes.mean == pytest.approx(1e308 * (2.5 / 3), rel=1e-12)
 
 
+def test_the_surface_section_reads_only_plausible_times_and_a_huge_surface_has_its_ridge(tmp_path: Path) -> None:
+    """Found by the fuzz test: a wall clock of -1e308 reached the response-surface section (it read the ok rows
+    without rule 2), and its ridge's root search then solved a singular system at mu = edge + 1e-13 (lost
+    beside eigenvalues near 1e300): an internal error, where the report should be written."""
+    from models.rsm.canonical import ridge_point
+    from models.rsm.fit import fit_surface
+
+    table = tmp_path / "t.csv"
+    table.write_text("b,wall_clock_s,accuracy\n" + "0.1,0.0,0.0\n" * 5 + "0.2,0.0,0.0\n0.4,-1e+308,0.0\n")
+    assert cli([str(table), "--no-plots", "--out", str(tmp_path / "t.html")]) == 0
+    frame = pd.DataFrame({"x": [-1.0, -1.0, 0.0, 0.0, 1.0, 1.0], "y": [1e300, 1.2e300, 3e300, 2.9e300, 1e300, 0.8e300]})
+    fit = fit_surface(frame, "y", ["x"])
+    x = ridge_point(fit, 0.5, "max")  # on the sphere of radius 0.5 in coded units: -0.5 or 0.5
+    assert abs(float(x[0])) == pytest.approx(0.5)
+
+
 def test_no_ok_rows_and_no_status_are_said(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rows = [job(r, 1, 1 + r % 2, 1, 0.05, status="failed", reason="boom", kind="job") for r in range(1, 4)]
     rows.append(job(4, 1, 1, 1, 0.05, status="incomplete", reason="cut"))

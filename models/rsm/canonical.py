@@ -103,13 +103,14 @@ def ridge_point(fit: SurfaceFit, radius: float, goal: str = "max") -> np.ndarray
     lam = np.linalg.eigvalsh(B)
     sign = 1.0 if goal == "max" else -1.0
     edge = lam.max() if goal == "max" else lam.min()
+    unit = max(1.0, float(np.abs(lam).max()))  # mu's step from the edge, relative: edge + 1e-13 == edge at |edge| ~ 1e300
 
     def gap(log_d: float) -> float:
-        return float(np.linalg.norm(_x_of_mu(B, b, edge + sign * np.exp(log_d)))) - radius
+        return float(np.linalg.norm(_x_of_mu(B, b, edge + sign * unit * np.exp(log_d)))) - radius
 
     lo, hi = -30.0, 30.0
     if np.linalg.norm(b) > 0 and gap(lo) > 0 > gap(hi):
-        d = np.exp(optimize.brentq(gap, lo, hi, xtol=1e-14))
+        d = unit * np.exp(optimize.brentq(gap, lo, hi, xtol=1e-14))
         return _x_of_mu(B, b, edge + sign * d)
     # b (nearly) orthogonal to the extreme eigenvector: the branch does not reach this radius; search the sphere
     best, best_v = None, -np.inf
