@@ -80,7 +80,7 @@ def grid_specs(space: SearchSpace, job: JobConfig, replicates: int, grid_points:
 
 def settings_of(space: SearchSpace, job: JobConfig, args: argparse.Namespace) -> dict[str, object]:
     """What defines the recording (hashed into the campaign: a folder never mixes two surfaces)."""
-    return {"bench": "surface", "space": space.describe(), "job": job.__dict__, "replicates": args.replicates,
+    return {"bench": "surface", "space": space.describe(), "job": job.settings(), "replicates": args.replicates,
             "grid_points": args.grid_points, "order_seed": args.order_seed, "train_samples": args.train_samples,
             "test_samples": args.test_samples, "job_seed": args.job_seed}
 
