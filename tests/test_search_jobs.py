@@ -217,3 +217,32 @@ def test_an_output_jobs_epoch_rows_are_harvested_from_its_epochs_csv(tmp_path):
     got = harvest(pd.read_csv(tmp_path / "results.csv"), tmp_path, "epochs", ("epochs", "delay")).table()
     assert got[["epochs", "delay", "wall_clock_s", "accuracy"]].values.tolist() == [[1, 0.5, 1.5, 0.4],
                                                                                      [2, 0.5, 3.0, 0.6]]
+
+
+# ---------------------------------------------------------------- a real output job, pruned
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_real_search_of_a_users_output_job_prunes_the_dominated_run_and_keeps_its_epochs(local_cluster, tmp_path):
+    """The fixture script, unchanged style (one printed line per epoch), searched over its delay on a real
+    cluster: the grid's first point (delay 0.2) runs its 3 epochs; the second (delay 6, slower and less accurate at
+    epoch 1) is stopped by the median rule after its first epoch (--min-runs 1) and recorded pruned, its epoch kept."""
+    space = write(tmp_path, "[delay]\nchoices = [0.2, 6.0]\n")
+    out = tmp_path / "search"
+    argv = [sys.executable, "-m", "optimize.search", "--job", str(EPOCH_JOB), "--fixed", "epochs=3",
+            "--space", str(space), "--sampler", "grid", "--pruner", "median", "--min-runs", "1", "--budget", "30m",
+            "--out", str(out), "--state-dir", str(local_cluster.state_dir), "--port", str(local_cluster.port),
+            "--webui-port", str(local_cluster.webui_port), "--executor-memory", "600m"]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    rows = list(csv.DictReader(open(out / "results.csv")))
+    assert [(float(r["delay"]), r["status"]) for r in rows] == [(0.2, "ok"), (6.0, "pruned")], rows
+    assert rows[1]["reason"].startswith("pruned: epoch 1: 1 of 1 earlier runs were faster and more accurate")
+    text = (out / rows[1]["log"]).read_text()
+    assert text.count("epoch 1 accuracy") == 1 and "epoch 2 accuracy" not in text  # stopped before epoch 2
+    kept = list(csv.DictReader(open(out / "runs" / "2-1" / "epochs.csv")))
+    assert [(r["epoch"], r["accuracy"]) for r in kept] == [("1", f"{0.5 / 7:.4f}")]
+    assert len(list(csv.DictReader(open(out / "runs" / "1-1" / "epochs.csv")))) == 3
+    assert "run 2-1: train-epochs epochs=3 delay=6.0 cores=1" in proc.stdout
+    assert "2 trials this session (1 ok, 1 pruned" in proc.stdout
