@@ -246,3 +246,29 @@ def test_real_search_of_a_users_output_job_prunes_the_dominated_run_and_keeps_it
     assert len(list(csv.DictReader(open(out / "runs" / "1-1" / "epochs.csv")))) == 3
     assert "run 2-1: train-epochs epochs=3 delay=6.0 cores=1" in proc.stdout
     assert "2 trials this session (1 ok, 1 pruned" in proc.stdout
+
+
+# ---------------------------------------------------------------- bench/surface.py on any job
+
+
+def test_a_surface_of_another_job_takes_its_space_fixed_and_fidelity(tmp_path):
+    """bench/surface.py --job xgboost --space ... --fidelity rounds: the grid's runs are xgboost's, checked as the
+    search checks them; a job other than LeNet's needs --space (the default space is LeNet's)."""
+    from tests.test_replay import load_bench
+
+    surface = load_bench("surface")
+    space = write(tmp_path, "[rounds]\nchoices = [5, 10]\n[max_depth]\nchoices = [2, 4]\n")
+    job = parse_job("xgboost", "learning_rate=0.3")
+    specs = surface.grid_specs(load_space(space, space_params(job)), job, 2, 3, 0)
+    assert len(specs) == 8 and {s.as_row()["model"] for s in specs} == {"xgboost"}
+    assert sorted({(s.rounds, s.max_depth) for s in specs}) == [(5, 2), (5, 4), (10, 2), (10, 4)]
+    assert surface.job_columns(job) == ("model", "nodes", "executors", "executor_cores", "rounds", "max_depth",
+                                        "learning_rate")
+    for argv, needle in ((["--job", "xgboost", "--fixed", "learning_rate=0.3"], "--space is required for the job "
+                                                                                  "xgboost"),
+                         (["--job", "xgboost", "--space", str(space)], "the job xgboost needs learning_rate"),
+                         (["--job", "xgboost", "--space", str(space), "--fixed", "learning_rate=0.3", "--fidelity",
+                           "trees"], "--fidelity trees: not a parameter of the job xgboost")):
+        with pytest.raises(SearchOptionError, match=needle):
+            surface.main([*argv, "--out", str(tmp_path / "rec")])
+    assert not (tmp_path / "rec").exists()
