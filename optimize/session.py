@@ -147,6 +147,9 @@ class JobConfig:
     def spec(self, run: int, replicate: int, **change: object) -> RunSpec:
         cluster = {k: change.pop(k, getattr(self, k)) for k in ("nodes", "executors", "executor_cores")}
         params = {**dict(self.params), **change}
+        if not self.lenet_style:  # in the order of the job's args (a LeNet-style spec has its own order)
+            order = job_params(self.described())
+            params = {**{k: params[k] for k in order if k in params}, **params}
         if self.job is None:
             params["model"] = change.get("model", self.model)
         return RunSpec(run=run, replicate=replicate, **cluster, **params)  # type: ignore[arg-type]

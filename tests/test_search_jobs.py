@@ -272,3 +272,29 @@ def test_a_surface_of_another_job_takes_its_space_fixed_and_fidelity(tmp_path):
         with pytest.raises(SearchOptionError, match=needle):
             surface.main([*argv, "--out", str(tmp_path / "rec")])
     assert not (tmp_path / "rec").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_real_xgboost_search_per_round_puts_every_validated_round_on_the_front(spark4_cluster, tmp_path):
+    """--job xgboost --per-epoch --fidelity rounds on a real Spark 4 cluster: both grid points (max depth 2 and 4)
+    run at the space's largest rounds (3), and each run's 3 validated rounds are points with rounds = 1, 2, 3."""
+    space = write(tmp_path, "[rounds]\nchoices = [1, 3]\n[max_depth]\nchoices = [2, 4]\n")
+    out = tmp_path / "xgb"
+    argv = [sys.executable, "-m", "optimize.search", "--job", "xgboost", "--fixed", "learning_rate=0.3",
+            "--space", str(space), "--sampler", "grid", "--per-epoch", "--fidelity", "rounds", "--pruner", "none",
+            "--budget", "60m", "--out", str(out), "--train-samples", "512", "--test-samples", "128",
+            "--timeout", "900", "--state-dir", str(spark4_cluster.state_dir), "--port", str(spark4_cluster.port),
+            "--webui-port", str(spark4_cluster.webui_port)]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=1800)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    rows = list(csv.DictReader(open(out / "results.csv")))
+    assert [(r["status"], r["rounds"], r["max_depth"]) for r in rows] == [("ok", "3", "2"), ("ok", "3", "4")], rows
+    front = json.loads((out / "search.json").read_text())["front"]
+    assert front["per_epoch"] and front["ok_runs"] == 6  # 2 runs x 3 validated rounds
+    points = harvest(pd.read_csv(out / "results.csv"), out, "rounds",
+                     ("model", "nodes", "executors", "executor_cores", "rounds", "max_depth", "learning_rate")).table()
+    assert list(points["rounds"]) == [1, 2, 3, 1, 2, 3] and list(points["run_epochs"]) == [3] * 6
+    assert "run 1-1: xgboost rounds=3 max_depth=2 learning_rate=0.3 cores=1" in proc.stdout
+    assert [p["max_depth"] for p in front["front"]] and "max_depth" in json.loads((out / "manifest.json").read_text())[
+        "factors"]  # the searched parameter is a factor of the campaign, shown beside each point

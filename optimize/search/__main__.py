@@ -324,7 +324,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings["repeat"] = False
     if config.fidelity != harvesting.FIDELITY:  # likewise
         settings["fidelity"] = config.fidelity
-    shapes = [job.spec(1, 1, **combo) for combo in space.shapes()]
+    # another job's shapes carry a level of every factor, so that the manifest names each factor of its runs
+    base = {} if job.lenet_style else {f.name: f.at(0.0) for f in space.factors}
+    shapes = [job.spec(1, 1, **{**base, **combo}) for combo in space.shapes()]
     on_interrupt(f"finished runs and the study are kept in {args.out}; continue with --resume")
     args.out.mkdir(parents=True, exist_ok=True)
     backend = ReplayCluster(surface, args.seed) if surface is not None else None
