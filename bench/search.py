@@ -201,7 +201,7 @@ def run_multi(out: Path, space: SearchSpace, job: JobConfig, args: argparse.Name
         job = replace(job, epochs=epochs)
     config = SearchConfig(space, job, OBJECTIVES, sampler, args.seed, args.startup_trials, grid_points=args.grid_points,
                           start=args.start)
-    settings = {"bench": "search", "arm": sampler, "space": space.describe(), "job": job.__dict__, "seed": args.seed,
+    settings = {"bench": "search", "arm": sampler, "space": space.describe(), "job": job.settings(), "seed": args.seed,
                 "train_samples": args.train_samples, "test_samples": args.test_samples}
     if per_epoch:  # only then: a bench folder made before harvesting resumes unchanged
         settings["per_epoch"] = True
@@ -217,7 +217,7 @@ def run_multi(out: Path, space: SearchSpace, job: JobConfig, args: argparse.Name
 def run_paper(out: Path, space: SearchSpace, job: JobConfig, args: argparse.Namespace, cluster: ClusterOptions) -> None:
     lr = next((f for f in space.factors if f.name == "learning_rate"), None)
     start = float(lr.low if lr and lr.low else job.learning_rate)  # type: ignore[arg-type]
-    settings = {"bench": "search", "arm": "paper", "start": start, "job": job.__dict__,
+    settings = {"bench": "search", "arm": "paper", "start": start, "job": job.settings(),
                 "train_samples": args.train_samples, "test_samples": args.test_samples}
     options = submit_options(out, cluster, args.train_samples, args.test_samples, args.job_seed)
     say = lambda msg: print(f"[{out.name}] {msg}", flush=True)  # noqa: E731

@@ -3,6 +3,8 @@
     python bench/surface.py --local --out runs/surface-lenet                 # LeNet on the sample, 27 x 3 runs
     python bench/surface.py --local --out runs/surface-lenet --resume        # continue a stopped recording
     python bench/surface.py --pack runs/surface-lenet bench/data/surface-lenet   # the shipped copy (<= 5 MB)
+    python bench/surface.py --local --out runs/surface-xgb --job xgboost --space space.toml \
+        --fixed learning_rate=0.3 --fidelity rounds                          # any job, as sparkdl search takes it
 
 The grid is the full factorial of the space (default: bench/search.py's, learning rate 0.01/0.071/0.5 x
 batch 32/64/128 x epochs 1/2/3), each point run ``--replicates`` times (default 3), through the same
@@ -14,7 +16,12 @@ The runs go in randomized complete blocks: replicate r of every point, in an ord
 After the runs the folder gets ``surface.csv`` (one row per validated epoch of every ok run: its run,
 replicate, factors, epoch, wall clock and accuracy at that epoch, and the run's elapsed_s and start-up,
 the time outside BigDL's training loop) and ``provenance.json`` (the command, the dates, the machine's
-load average before and after, its CPUs). ``optimize.search --replay`` replays it.
+load average before and after, its CPUs). ``optimize.search --replay`` replays it (a LeNet-style surface).
+
+``--job`` and ``--fixed`` are ``sparkdl search``'s (any job: a built-in or a job description, its space and
+fixed parameters checked the same way; a job other than lenet, birnn or torch-lenet needs ``--space``), and
+``--fidelity PARAM`` names what its validated epochs count (``rounds`` for xgboost): surface.csv's rows are
+then one per validated round, ``PARAM`` set to that round.
 
 ``--pack SRC DEST`` copies what a replay needs into DEST (results.csv, manifest.json, surface.csv,
 provenance.json, and each .out with the Spark scheduler's chatter left out, checked: logparse judges the
@@ -32,6 +39,7 @@ import shlex
 import shutil
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
@@ -46,9 +54,9 @@ from cluster.sparkenv import SparkEnv  # noqa: E402
 from optimize.errors import SearchOptionError  # noqa: E402
 from optimize.harvest import epoch_figures, harvest  # noqa: E402
 from optimize.pareto import read_campaign  # noqa: E402
-from optimize.search.__main__ import parse_job  # noqa: E402
+from optimize.search.__main__ import check_fidelity, check_given, parse_job, space_params  # noqa: E402
 from optimize.search.space import Factor, SearchSpace, load_space  # noqa: E402
-from optimize.session import ClusterOptions, JobConfig, open_session, submit_options  # noqa: E402
+from optimize.session import ClusterOptions, JobConfig, job_params, open_session, submit_options  # noqa: E402
 from sparkdl.cli import on_interrupt, run_cli  # noqa: E402
 from sparkdl.campaign import now as now_utc  # noqa: E402
 from sparkdl.options import cluster_options  # noqa: E402
@@ -62,6 +70,11 @@ CHATTER = re.compile(rb"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d INFO  (DAGScheduler|Bloc
                      rb"TaskSchedulerImpl|TaskSetManager|ContextHandler|TorrentBroadcast|MapPartitionsRDD|"
                      rb"SparkContext|ShutdownHookManager|SecurityManager|Utils|SparkEnv|"
                      rb"BlockManagerMasterEndpoint|ResourceUtils|ResourceProfile):\d+ - (?!Submitted application)")
+
+
+def job_columns(job: JobConfig) -> tuple[str, ...]:
+    """The design columns of the job's runs (a surface's factors): the cluster factors, its parameters, model."""
+    return ("model", "nodes", "executors", "executor_cores", *job_params(job.described()))
 
 
 def grid_specs(space: SearchSpace, job: JobConfig, replicates: int, grid_points: int, order_seed: int) -> list[RunSpec]:
@@ -80,7 +93,7 @@ def grid_specs(space: SearchSpace, job: JobConfig, replicates: int, grid_points:
 
 def settings_of(space: SearchSpace, job: JobConfig, args: argparse.Namespace) -> dict[str, object]:
     """What defines the recording (hashed into the campaign: a folder never mixes two surfaces)."""
-    return {"bench": "surface", "space": space.describe(), "job": job.__dict__, "replicates": args.replicates,
+    return {"bench": "surface", "space": space.describe(), "job": job.settings(), "replicates": args.replicates,
             "grid_points": args.grid_points, "order_seed": args.order_seed, "train_samples": args.train_samples,
             "test_samples": args.test_samples, "job_seed": args.job_seed}
 
@@ -89,7 +102,8 @@ def record(out: Path, space: SearchSpace, job: JobConfig, args: argparse.Namespa
            backend: Backend | None = None, runner: Runner | None = None, env: SparkEnv | None = None) -> int:
     """Run the grid (resumable); the number of runs not ok. ``backend``/``runner``/``env``: tests pass fakes."""
     specs = grid_specs(space, job, args.replicates, args.grid_points, args.order_seed)
-    options = submit_options(out, cluster, args.train_samples, args.test_samples, args.job_seed)
+    options = replace(submit_options(out, cluster, args.train_samples, args.test_samples, args.job_seed),
+                      jobs=job.choice())
     say = lambda msg: print(f"[{out.name}] {msg}", flush=True)  # noqa: E731
     with open_session(out, settings_of(space, job, args), options, cluster, specs, args.resume, say,
                       backend=backend, runner=runner, env=env) as session:
@@ -97,11 +111,12 @@ def record(out: Path, space: SearchSpace, job: JobConfig, args: argparse.Namespa
     return sum(not r.ok for r in summary.records)
 
 
-def write_surface_csv(out: Path) -> Path:
-    """``surface.csv``: every validated epoch of every ok run, with its run's elapsed_s and start-up."""
+def write_surface_csv(out: Path, fidelity: str = "epochs", factors: Sequence[str] | None = None) -> Path:
+    """``surface.csv``: every validated epoch of every ok run, with its run's elapsed_s and start-up; each epoch
+    sets the factor ``fidelity`` of its row, which carries ``factors`` (default: LeNet's, optimize.harvest)."""
     table = read_campaign(out)
     ok = table[table["status"] == "ok"]
-    points = harvest(ok, out).table()
+    points = harvest(ok, out, fidelity, factors).table()
     runs = ok.set_index(["run", "replicate"])
     last = points.groupby(["run", "replicate"])["wall_clock_s"].transform("max")
     elapsed = [float(runs.loc[(r, p), "elapsed_s"]) for r, p in zip(points["run"], points["replicate"])]
@@ -129,7 +144,10 @@ def shortened(text: bytes) -> bytes:
 
 
 def same_judgement(original: Path, short: Path, row: dict[str, object]) -> bool:
-    """logparse reads the same status, reason, figures, epochs and times from both logs."""
+    """logparse reads the same status, reason, figures, epochs and times from both logs (a run of a job that is
+    not BigDL: the same epochs, the figures it reports being outside its log)."""
+    if not all(k in row for k in ("epochs", "learning_rate", "batch_size")):
+        return epoch_figures(original) == epoch_figures(short)
     planned = logparse.Planned(int(row["epochs"]), float(row["learning_rate"]), int(row["batch_size"]))
     process = logparse.ProcessFacts(int(row.get("exit_code", 0) or 0), False, float(row["elapsed_s"]))
     a, b = logparse.judge_run(original, planned, process), logparse.judge_run(short, planned, process)
@@ -171,8 +189,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", action="store_true")
     p.add_argument("--space", type=Path, help="space.toml (default: learning_rate 0.01..0.5 log at 3 levels, "
                                               "batch 32/64/128, epochs 1..3)")
-    p.add_argument("--job", default="lenet", help="the built-in job (default lenet)")
+    p.add_argument("--job", default="lenet", metavar="NAME|FILE",
+                   help="the job, as optimize.search --job: a built-in or a job description (default lenet)")
     p.add_argument("--fixed", default="", help="the factors the space does not vary, as optimize.search --fixed")
+    p.add_argument("--fidelity", metavar="PARAM", default="epochs",
+                   help="the job's parameter that counts its validated epochs, as optimize.search --fidelity "
+                        "(default epochs; xgboost: rounds)")
     p.add_argument("--replicates", type=int, default=3, help="runs of each point (default 3)")
     p.add_argument("--grid-points", type=int, default=3, help="levels per float range (default 3)")
     p.add_argument("--order-seed", type=int, default=0, help="the seed of the run order within each block")
@@ -194,14 +216,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.out is None:
         raise SearchOptionError("--out is required: the recording's campaign folder (or --pack SRC DEST)")
-    space = load_space(args.space) if args.space else DEFAULT_SPACE
     job = parse_job(args.job, args.fixed or None)
+    if args.space is None and not job.lenet_style:
+        raise SearchOptionError(f"--space is required for the job {job.model}: the default space is LeNet's "
+                                "(learning_rate, batch_size, epochs)")
+    space = load_space(args.space, space_params(job)) if args.space else DEFAULT_SPACE
+    if args.fidelity != "epochs":
+        check_fidelity(job, args.fidelity)
+    check_given(job, space)
     cluster = ClusterOptions.from_args(args)
     started, load = now_utc(), os.getloadavg()
     on_interrupt(f"finished runs are kept under {args.out}; continue with --resume")
     t0 = time.monotonic()
     failed = record(args.out, space, job, args, cluster)
-    write_surface_csv(args.out)
+    write_surface_csv(args.out, args.fidelity,
+                      None if job.lenet_style else [c for c in read_campaign(args.out).columns if c in job_columns(job)])
     write_provenance(args.out, argv, started, load)
     print(f"recorded {args.out} in {(time.monotonic() - t0) / 60:.1f} min ({failed} run(s) not ok); "
           f"{args.out / SURFACE_CSV}")

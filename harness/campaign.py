@@ -43,7 +43,7 @@ from harness import until
 from harness.until import UntilResult, UntilRule
 from harness.runner import Completed, Runner
 from harness.metrics import Metrics, read_metrics, reserved_names
-from harness.outputfigures import read_output_figures
+from harness.outputfigures import EpochTail, read_output_figures
 from harness.runepochs import campaign_epoch_rows, write_run_epochs
 from sparkdl.runspec import RunSpec, format_value
 from sparkdl.campaign import CampaignDir, Execution, Manifest, Outcome, RunRecord, now, status_counts
@@ -280,6 +280,11 @@ class Campaign:
                     self._note(spec, figures.notes)
                     if job.results == "output":  # its epoch rows (a figures regex with an epoch group)
                         write_run_epochs(self.folder.run_dir(spec.key), figures.epochs)
+                elif outcome.status == logparse.Status.PRUNED and job.results == "output":
+                    # stopped by a search after an epoch: the epochs it validated are kept (a figure that only the
+                    # program's end prints may be missing: the rows are then read as the pruning watch read them)
+                    rows = figures.epochs if figures.problem is None else tuple(EpochTail(out, job.figures).read())
+                    write_run_epochs(self.folder.run_dir(spec.key), rows)
             if outcome.app_id is None:
                 outcome = replace(outcome, app_id=self._app_id(argv[argv.index("--name") + 1]))
             if not outcome.ok and outcome.failure_kind == "infrastructure":

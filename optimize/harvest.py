@@ -22,6 +22,13 @@ model, validated.
                      # with epochs = epoch, run_epochs, run_status, status (ok), wall_clock_s, accuracy
 
 ``sparkdl pareto CAMPAIGN --per-epoch`` draws the front of these points.
+
+The fidelity need not be ``epochs``: XGBoost validates after every boosting round, so with
+``fidelity="rounds"`` (``sparkdl search --fidelity rounds``) the validated round r of a run of R rounds is the
+configuration with ``rounds = r``; ``factors`` then names the run's design columns (the campaign's manifest's)
+that each point carries. A job that reports its epochs as rows (``results = "output"`` or
+``"mlflow"``: ``runs/<key>/epochs.csv``, kept for a pruned output run too) has a point for each row with both a
+``wall_clock_s`` and an ``accuracy``.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ import pandas as pd
 import logparse
 from logparse import Status, epochlines
 from optimize.errors import CampaignDataError, SearchOptionError
+from harness.runepochs import EPOCHS_FILE, read_run_epochs
 from sparkdl.campaign import CampaignDir
 
 
@@ -51,6 +59,8 @@ class Objective(Protocol):
 HARVESTED = (Status.OK, Status.PRUNED)
 #: The design factors carried over to each point (``epochs`` replaced by the point's epoch).
 FACTORS = ("model", "nodes", "executors", "executor_cores", "epochs", "learning_rate", "batch_size")
+#: The factor a validated epoch stands for, unless told another (``--fidelity``).
+FIDELITY = "epochs"
 #: Objectives a validated epoch has: its wall clock, its accuracy, and the cost computed from both.
 PER_EPOCH_OBJECTIVES = ("wall_clock_s", "accuracy", "cost")
 #: Columns of a harvested table, besides the factors.
@@ -66,11 +76,11 @@ class EpochPoint:
     run: int
     replicate: int
     epoch: int
-    run_epochs: int | None  # the epochs the run was planned for (its own ``epochs`` factor)
+    run_epochs: int | None  # the epochs the run was planned for (its own ``epochs`` factor, or the fidelity's)
     run_status: str  # ok or pruned
     wall_clock_s: float  # BigDL's wall clock at this epoch's validation
     accuracy: float  # Top1 accuracy at this epoch's validation
-    factors: Mapping[str, object]  # the run's factors, with epochs = epoch
+    factors: Mapping[str, object]  # the run's factors, with epochs (the fidelity) = epoch
 
     @property
     def key(self) -> str:
@@ -130,8 +140,21 @@ def epoch_figures(path: Path) -> list[tuple[int, float, float]]:
     return [by_epoch[e] for e in sorted(by_epoch)]
 
 
-def run_points(row: Mapping[str, object], root: Path) -> list[EpochPoint]:
-    """The points of one ok or pruned run (its log must exist; an ok run's last point must be its recorded one)."""
+def table_figures(path: Path) -> list[tuple[int, float, float]]:
+    """(epoch, wall clock, accuracy) of a run's ``runs/<key>/epochs.csv`` (a ``results = "output"`` or ``"mlflow"``
+    job's epoch rows, :mod:`harness.runepochs`): the rows that have both figures; [] without the file."""
+    out = []
+    for row in read_run_epochs(path) if path.is_file() else []:
+        epoch, wall, accuracy = row.get("epoch"), _float(row.get("wall_clock_s")), _float(row.get("accuracy"))
+        if isinstance(epoch, int) and wall is not None and accuracy is not None:
+            out.append((epoch, wall, accuracy))
+    return out
+
+
+def run_points(row: Mapping[str, object], root: Path, fidelity: str = FIDELITY,
+               factor_names: Sequence[str] | None = None) -> list[EpochPoint]:
+    """The points of one ok or pruned run (its log must exist; an ok run's last point must be its recorded one);
+    ``fidelity`` is the factor each point's epoch sets, ``factor_names`` the factors carried (default FACTORS)."""
     ids = {c: _whole(row.get(c)) for c in ("run", "replicate")}
     empty = [c for c, v in ids.items() if v is None]
     if empty:
@@ -146,13 +169,13 @@ def run_points(row: Mapping[str, object], root: Path) -> list[EpochPoint]:
     if problem:
         raise CampaignDataError(f"run {key} is {row['status']} but its log {str(path)[:300]} {problem}: per-epoch "
                                 "points are read from the campaign's logs/, copy them with results.csv")
-    figures = epoch_figures(path)
+    figures = epoch_figures(path) or table_figures(root / CampaignDir.RUNS / key / EPOCHS_FILE)
     if row["status"] == Status.OK and figures:
         _check_last(key, row, figures[-1])
-    planned = _int(row.get("epochs"))
-    factors = {c: row[c] for c in FACTORS if c in row}
+    planned = _int(row.get(fidelity))
+    factors = {c: row[c] for c in (FACTORS if factor_names is None else factor_names) if c in row}
     return [EpochPoint(int(row["run"]), int(row["replicate"]), e, planned, str(row["status"]),  # type: ignore[call-overload]
-                       wall, acc, {**factors, "epochs": e} if "epochs" in factors else factors)
+                       wall, acc, {**factors, fidelity: e} if fidelity in factors else factors)
             for e, wall, acc in figures]
 
 
@@ -172,8 +195,11 @@ def _check_last(key: str, row: Mapping[str, object], last: tuple[int, float, flo
                                     f"{value:g}: the log is not this run's; re-run it or restore its log")
 
 
-def harvest(table: pd.DataFrame, root: Path) -> Harvest:
-    """Every validated epoch of the ok and pruned runs of ``table`` (a campaign's results.csv), logs under ``root``."""
+def harvest(table: pd.DataFrame, root: Path, fidelity: str = FIDELITY,
+            factors: Sequence[str] | None = None) -> Harvest:
+    """Every validated epoch of the ok and pruned runs of ``table`` (a campaign's results.csv), logs under ``root``;
+    each epoch sets the factor ``fidelity`` of its point (see the module doc), which carries ``factors`` (default
+    :data:`FACTORS`; () too)."""
     if "status" not in table.columns or not {"run", "replicate"} <= set(table.columns):
         raise CampaignDataError("the table has no run, replicate or status column: give a campaign's results.csv")
     points: list[EpochPoint] = []
@@ -182,7 +208,7 @@ def harvest(table: pd.DataFrame, root: Path) -> Harvest:
         if row["status"] not in HARVESTED:
             continue
         runs += 1
-        points.extend(run_points(row, root))
+        points.extend(run_points(row, root, fidelity, factors or None))
     return Harvest(tuple(points), runs, len(table) - runs)
 
 

@@ -14,9 +14,9 @@ import argparse
 import hashlib
 import json
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterator, Mapping, Sequence
 
 from cluster.local import parse_memory_mb
 from cluster.sparkenv import SparkEnv
@@ -24,8 +24,9 @@ from harness.backends import Backend
 from harness.campaign import (Campaign, CampaignPlan, CampaignSettings, ClusterChoice, describe_outcome, make_backend,
                               open_campaign)
 from harness.command import SubmitOptions
+from harness.job import HARNESS_FIELDS, OPTION_FIELDS, Job, JobChoice, JobFileError, builtin
 from harness.runner import Runner
-from sparkdl.runspec import RunSpec, batch_problem
+from sparkdl.runspec import LEGACY_PARAMS, RunSpec, Value, batch_problem, format_value
 from sparkdl.campaign import CampaignDir, Manifest, RunRecord
 from optimize.errors import SearchOptionError
 from sparkdl.options import (DEFAULT_DRIVER_MEMORY, DEFAULT_EXECUTOR_MEMORY, DEFAULT_JOB, DEFAULT_RETRIES,
@@ -60,24 +61,106 @@ def check_job(name: str) -> str:
     return name
 
 
-@dataclass(frozen=True)
+#: The LeNet-style built-in jobs' own parameters when neither the space nor ``--fixed`` gives them (Marinos 2021's
+#: search settings): batch 256, 1 epoch, learning rate 0.002.
+LENET_DEFAULTS: tuple[tuple[str, Value], ...] = (("batch_size", 256), ("epochs", 1), ("learning_rate", 0.002))
+
+
+def job_params(job: Job) -> tuple[str, ...]:
+    """The parameters of ``job`` a run must be given: the fields of its args the harness does not fill, in order."""
+    filled = set(HARNESS_FIELDS) | set(OPTION_FIELDS)
+    return tuple(f for f in job.fields() if f not in filled)
+
+
+@dataclass(frozen=True, init=False)
 class JobConfig:
-    """The factors of a job other than the one an optimizer varies (Marinos 2021's search settings by default)."""
+    """A job and the values of everything an optimizer does not vary: the cluster factors and the job's parameters.
+
+    ``model`` names a built-in job; ``job`` is a job description of the user's (``--job FILE``, its name then in
+    ``model``), None for a built-in. ``params`` are the job's own parameters, in the order of its args; a LeNet-style
+    built-in (lenet, birnn, torch-lenet: :func:`optimizer_jobs`) has :data:`LENET_DEFAULTS` for those not given.
+    Parameters read as attributes (``config.epochs``), and keyword arguments set them
+    (``JobConfig(model="xgboost", rounds=20)``, ``replace(config, epochs=3)``).
+    """
 
     model: str = DEFAULT_JOB
     nodes: int = 1
     executors: int = 1
     executor_cores: int = 1
-    batch_size: int = 256
-    epochs: int = 1
-    learning_rate: float = 0.002
+    params: tuple[tuple[str, Value], ...] = ()
+    job: Job | None = field(default=None, compare=False, repr=False)
+
+    def __init__(self, model: str = DEFAULT_JOB, nodes: int = 1, executors: int = 1, executor_cores: int = 1,
+                 params: tuple[tuple[str, Value], ...] | Mapping[str, Value] = (), job: Job | None = None,
+                 **more: Value) -> None:
+        given = {**dict(params.items() if isinstance(params, Mapping) else params), **more}
+        if job is None and model in optimizer_jobs():
+            given = {**dict(LENET_DEFAULTS), **given}
+        try:
+            order = job_params(job if job is not None else builtin(model))
+        except JobFileError:  # not a built-in: refused where it runs (JobChoice), its parameters kept as given
+            order = tuple(given)
+        ordered = tuple((k, given[k]) for k in order if k in given) + tuple(
+            (k, v) for k, v in given.items() if k not in order)
+        for name, value in (("model", model), ("nodes", nodes), ("executors", executors),
+                            ("executor_cores", executor_cores), ("params", ordered), ("job", job)):
+            object.__setattr__(self, name, value)
+
+    def __getattr__(self, name: str) -> Value:
+        if name.startswith("__") or name in ("params", "job", "model"):
+            raise AttributeError(name)
+        for key, value in self.params:
+            if key == name:
+                return value
+        raise AttributeError(f"the job {self.model} has no parameter {name!r} here")
+
+    def get(self, name: str, default: Value | None = None) -> Value | None:
+        """A parameter of the job by name, or ``default``."""
+        return dict(self.params).get(name, default)
+
+    @property
+    def lenet_style(self) -> bool:
+        """A built-in job of the columns epochs, learning_rate and batch_size (what every optimizer can run)."""
+        return self.job is None and self.model in optimizer_jobs()
+
+    def described(self) -> Job:
+        """The job description that runs (the built-in's, or the user's file)."""
+        return self.job if self.job is not None else _builtin(self.model)
+
+    def choice(self) -> JobChoice:
+        """How the campaign picks each run's job: a LeNet-style built-in by its ``model`` column (as every
+        optimizer's folder always did), any other job as ``--job`` does."""
+        return JobChoice() if self.lenet_style else JobChoice(self.described())
+
+    def settings(self) -> dict[str, object]:
+        """What defines the job in a search's settings digest: for a LeNet-style built-in the same mapping as
+        before other jobs could run (model, the cluster factors, batch_size, epochs, learning_rate), so that a
+        folder started then resumes."""
+        base: dict[str, object] = {"model": self.model, "nodes": self.nodes, "executors": self.executors,
+                                   "executor_cores": self.executor_cores}
+        if self.lenet_style and {k for k, _ in self.params} == {k for k, _ in LENET_DEFAULTS}:
+            return {**base, **dict(self.params)}
+        if self.job is not None:
+            base["job"] = str(self.job.source)
+        return {**base, "params": dict(self.params)}
 
     def spec(self, run: int, replicate: int, **change: object) -> RunSpec:
-        values = dict(model=self.model, nodes=self.nodes, executors=self.executors,
-                      executor_cores=self.executor_cores, batch_size=self.batch_size, epochs=self.epochs,
-                      learning_rate=self.learning_rate)
-        values.update(change)
-        return RunSpec(run=run, replicate=replicate, **values)  # type: ignore[arg-type]
+        cluster = {k: change.pop(k, getattr(self, k)) for k in ("nodes", "executors", "executor_cores")}
+        params = {**dict(self.params), **change}
+        if not self.lenet_style:  # in the order of the job's args (a LeNet-style spec has its own order)
+            order = job_params(self.described())
+            params = {**{k: params[k] for k in order if k in params}, **params}
+        if self.job is None:
+            params["model"] = change.get("model", self.model)
+        return RunSpec(run=run, replicate=replicate, **cluster, **params)  # type: ignore[arg-type]
+
+
+def _builtin(name: str) -> Job:
+    """The built-in job ``name``; one that is not is :class:`SearchOptionError` naming them."""
+    try:
+        return builtin(name)
+    except JobFileError as e:
+        raise SearchOptionError(str(e)) from None
 
 
 @dataclass(frozen=True)
@@ -116,6 +199,13 @@ class JobSession:
     def out(self) -> Path:
         return self.campaign.folder.path
 
+    def describe(self, spec: RunSpec) -> str:
+        """A run's job and parameters as its progress line shows them (a LeNet-style run as it always did)."""
+        if set(spec.param_names) == set(LEGACY_PARAMS):
+            return f"{spec.model} lr={spec.learning_rate!r} batch={spec.batch_size} epochs={spec.epochs}"
+        name = self.campaign.options.jobs.for_spec(spec).name
+        return " ".join([name, *(f"{k}={format_value(v)}" for k, v in spec.params if k != "model")])
+
     def run(self, spec: RunSpec) -> RunRecord:
         """The stored record of this cell, else a new job (recorded before returning)."""
         known = self.finished.get((spec.run, spec.replicate))
@@ -124,8 +214,7 @@ class JobSession:
         problem = batch_problem(spec)
         if problem:
             raise SearchOptionError(problem)
-        self.progress(f"run {spec.key}: {spec.model} lr={spec.learning_rate!r} batch={spec.batch_size} "
-                      f"epochs={spec.epochs} cores={spec.total_cores}")
+        self.progress(f"run {spec.key}: {self.describe(spec)} cores={spec.total_cores}")
         record = self.campaign.run_one(spec)
         self.finished[record.cell] = record
         self.executed += 1

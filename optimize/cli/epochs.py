@@ -56,7 +56,7 @@ def _confirm(args: argparse.Namespace, config: dict[str, object], epochs: int) -
               if k in config}
     job = JobConfig(**{**fields, "epochs": epochs})  # type: ignore[arg-type]
     cluster = ClusterOptions.from_args(args)
-    settings = {"optimizer": "epochs-confirm", "job": job.__dict__, "budget": args.budget,
+    settings = {"optimizer": "epochs-confirm", "job": job.settings(), "budget": args.budget,
                 "train_samples": args.train_samples, "test_samples": args.test_samples}
     options = submit_options(args.out, cluster, args.train_samples, args.test_samples)
     say = lambda msg: print(msg, flush=True)  # noqa: E731

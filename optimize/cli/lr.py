@@ -63,7 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                        learning_rate=args.start)
     settings = {"optimizer": "lr", "method": args.method, "start": args.start, "replications": args.replications,
                 "max_points": args.max_points, "max_lr": args.max_lr, "cost": cost.formula,
-                "config": config.__dict__, "train_samples": args.train_samples,
+                "config": config.settings(), "train_samples": args.train_samples,
                 "test_samples": args.test_samples, "seed": args.seed}
     cluster = ClusterOptions.from_args(args)
     options = submit_options(args.out, cluster, args.train_samples, args.test_samples, args.seed)

@@ -6,6 +6,14 @@
     sparkdl search ... --sampler nsga2 --pruner halving --target-accuracy 0.9
     sparkdl search ... --per-epoch              # epochs at the space's largest, lower epochs harvested
     sparkdl search --replay bench/data/surface-lenet --job lenet --per-epoch --budget 5m --out runs/r
+    sparkdl search --job xgboost --fixed max_depth=4 --space space.toml --per-epoch --fidelity rounds ...
+    sparkdl search --job my_job.toml --fixed epochs=5 --space space.toml ...   # a job description of your own
+
+``--job`` is any job, as in ``sparkdl submit``: a built-in or a job description (TOML; its results json, output,
+mlflow or none). space.toml varies the cluster factors and the job's own parameters (as its ``[params.NAME]``
+declare them); ``--fixed`` gives the others. A name that is neither, or a parameter the job's args need that
+neither gives, is refused before anything runs. lenet, birnn and torch-lenet keep their defaults (batch 256,
+1 epoch, learning rate 0.002) and their ``model`` column.
 
 ``--replay DIR`` runs the search against a recorded surface (bench/surface.py) instead of a cluster
 (:mod:`optimize.search.replay`): each trial replays one recorded replicate of its point, drawn with
@@ -23,7 +31,9 @@ every trial runs at its largest level and Optuna searches the other factors only
 drawn from every validated epoch of the ok and pruned runs, a run of E epochs giving the points of
 epochs 1..E (without an epochs factor, at --fixed's epochs). Optuna is told each run's last epoch, as
 without the option. Objectives are then wall_clock_s, accuracy and cost. Without ``--per-epoch``
-epochs is searched like any factor and the front has one point per ok run.
+epochs is searched like any factor and the front has one point per ok run. ``--fidelity PARAM`` names
+another parameter that counts the validated epochs (xgboost's ``rounds``): it then plays
+the part of ``epochs`` here and in pruning (the last epoch a run validates is its level).
 """
 
 from __future__ import annotations
@@ -32,7 +42,7 @@ import argparse
 import json
 import shlex
 import sys
-from dataclasses import fields, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
@@ -46,14 +56,18 @@ from optimize.pareto import (ParetoFront, front_figure, front_table, manifest_fa
                              parse_objectives, read_campaign)
 from optimize.search.pruning import make_rules
 from optimize.search.replay import ReplayCluster, Surface
-from optimize.search.space import at_largest_epochs, load_space
+from optimize.search.space import CLUSTER_FACTORS, JobParams, SearchSpace, at_largest, load_space
 from optimize.search.study import (SAMPLERS, MultiObjectiveSearch, SearchConfig, SearchOutcome, check_objectives,
                                    open_study)
 from optimize.figures import save
-from optimize.session import ClusterOptions, JobConfig, add_optimizer_job, check_job, open_session, submit_options
+from optimize.session import (LENET_DEFAULTS, ClusterOptions, JobConfig, job_params, open_session, optimizer_jobs,
+                               submit_options)
+from harness.job import builtin_names, resolve_job, template_fields
+from sparkdl.runspec import format_value, parse_value
 from sparkdl.cli import on_interrupt, run_cli
 from sparkdl.cost import parse_cost
-from sparkdl.options import SAMPLES, SEED, add_budget, add_cost, add_out, add_seed, cluster_options, renamed
+from sparkdl.options import (SAMPLES, SEED, add_budget, add_cost, add_job, add_out, add_seed, cluster_options,
+                             renamed)
 
 
 
@@ -61,24 +75,65 @@ from sparkdl.options import SAMPLES, SEED, add_budget, add_cost, add_out, add_se
 def parse_job(job: str, fixed: str | None = None) -> JobConfig:
     """``--job lenet`` and ``--fixed epochs=2,batch_size=64`` -> the job and the factors the space does not vary.
 
-    ``--job`` names a job as in every command (here one of the built-in jobs of these design columns); the
-    old form, fixed factors in ``--job`` (``model=lenet,epochs=2``), is refused with the new command
-    (:func:`old_job_form`).
+    ``--job`` names a job as in every command: a built-in (``lenet``, ``xgboost``...) or a job description of the
+    user's (TOML, as ``sparkdl submit --job FILE``); ``--fixed`` names the job's own parameters and the cluster
+    factors. The old form, fixed factors in ``--job`` (``model=lenet,epochs=2``), is refused with the new command
+    (:func:`old_job_form`). Whether every parameter the job needs is given is checked with the space
+    (:func:`check_given`).
     """
     name = job.strip()
     if "=" in name:
         raise SearchOptionError(f"--job {job!r}: --job names a job now and fixed factors go to --fixed: "
                                 f"write {split_old_job(job)}")
-    check_job(name)
     values = parse_config(fixed) if fixed else {}
     if "model" in values:
         raise SearchOptionError(f"--fixed model={values['model']}: the job is named by --job; "
                                 f"write --job {values['model']} and drop model= from --fixed")
-    known = {f.name for f in fields(JobConfig)} - {"model"}
-    unknown = sorted(set(values) - known)
+    if name in optimizer_jobs():  # a LeNet-style built-in: its three columns, Marinos 2021's defaults
+        known = set(CLUSTER_FACTORS) | {k for k, _ in LENET_DEFAULTS}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise SearchOptionError(f"--fixed {', '.join(unknown)}: not a job factor; use {', '.join(sorted(known))}")
+        return JobConfig(model=name, **values)  # type: ignore[arg-type]
+    described = resolve_job(name)
+    own = job_params(described)
+    unknown = [k for k in values if k not in own and k not in CLUSTER_FACTORS]
     if unknown:
-        raise SearchOptionError(f"--fixed {', '.join(unknown)}: not a job factor; use {', '.join(sorted(known))}")
-    return JobConfig(model=name, **values)  # type: ignore[arg-type]
+        raise SearchOptionError(f"--fixed {', '.join(unknown)}: not a job factor (a parameter of the job "
+                                f"{described.name} or a cluster factor); use {', '.join((*CLUSTER_FACTORS, *own))}")
+    checked: dict[str, object] = {}
+    for key, value in values.items():
+        if key in CLUSTER_FACTORS:
+            checked[key] = value
+            continue
+        got, problem = parse_value(key, format_value(value), described.rule(key))  # type: ignore[arg-type]
+        if problem:
+            raise SearchOptionError(f"--fixed {problem} (the job {described.name}'s [params.{key}])")
+        checked[key] = got
+    if name in builtin_names():  # resolve_job read the built-in of that name
+        return JobConfig(model=name, **checked)  # type: ignore[arg-type]
+    return JobConfig(model=described.name, job=described, **checked)  # type: ignore[arg-type]
+
+
+def space_params(job: JobConfig) -> JobParams | None:
+    """What space.toml may vary besides the cluster factors: the job's own parameters with their declared rules;
+    None for a LeNet-style built-in (the design factors of :mod:`optimize.search.space`)."""
+    if job.lenet_style:
+        return None
+    described = job.described()
+    return JobParams(described.name, {p: described.rule(p) for p in job_params(described)})
+
+
+def check_given(job: JobConfig, space: SearchSpace) -> None:
+    """Every parameter the job's args need is varied by the space or given by ``--fixed`` (else one line naming
+    the first that is not, and the fix)."""
+    described = job.described()
+    given = {k for k, _ in job.params} | set(space.names)
+    required = {f for element in described.args if isinstance(element, str) for f in template_fields(element)}
+    missing = [p for p in job_params(described) if p in required and p not in given]
+    if missing:
+        raise SearchOptionError(f"the job {described.name} needs {missing[0]} (its args use {{{missing[0]}}}): give "
+                                f"it in --fixed ({missing[0]}=...) or vary it in space.toml ([{missing[0]}])")
 
 
 def split_old_job(text: str) -> str:
@@ -108,10 +163,13 @@ def old_job_form(argv: Sequence[str]) -> str | None:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="sparkdl search", parents=[cluster_options()],
                                 description=__doc__.split("\n")[0])
-    add_optimizer_job(p)
-    p.add_argument("--fixed", help="the factors the space does not vary, e.g. epochs=2,batch_size=64 (default: "
-                                   "1 node x 1 executor x 1 core, batch 256, 1 epoch, learning rate 0.002)")
-    p.add_argument("--space", type=Path, help="space.toml: the factors to vary and their ranges (with --replay: "
+    add_job(p, builtin_names(), "the job to run")
+    p.add_argument("--fixed", help="the factors the space does not vary: the job's own parameters and the cluster "
+                                   "factors, e.g. epochs=2,batch_size=64 (default: 1 node x 1 executor x 1 core; "
+                                   "lenet, birnn, torch-lenet: batch 256, 1 epoch, learning rate 0.002; any other "
+                                   "job: every parameter its args need, unless the space varies it)")
+    p.add_argument("--space", type=Path, help="space.toml: the factors to vary and their ranges: the job's own "
+                                              "parameters and nodes, executors, executor_cores (with --replay: "
                                               "default the surface's grid)")
     add_budget(p, "cluster time to spend (the sum of the trials' times)", required=True)
     add_out(p, "the campaign folder of the search (results, logs, study.sqlite)", required=True)
@@ -138,8 +196,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--target-accuracy", type=float, help="also stop runs whose curve cannot reach this accuracy")
     p.add_argument("--min-runs", type=int, default=3, help="pruners need this many earlier runs at an epoch")
     p.add_argument("--per-epoch", action="store_true",
-                   help="run every trial at the space's largest epochs, search the other factors, and put every "
-                        "validated epoch of the ok and pruned runs on the front (optimize.harvest)")
+                   help="run every trial at the space's largest epochs (--fidelity), search the other factors, and "
+                        "put every validated epoch of the ok and pruned runs on the front (optimize.harvest)")
+    p.add_argument("--fidelity", metavar="PARAM", default=harvesting.FIDELITY,
+                   help="the job's parameter that counts its validated epochs: pruning's last epoch, and with "
+                        "--per-epoch the level every trial runs at, each validated epoch a point at that level "
+                        "(default epochs; xgboost: rounds)")
     p.add_argument("--replay", type=Path, metavar="DIR",
                    help="run against a recorded surface (bench/surface.py) instead of a cluster: each trial replays "
                         "a recorded replicate of its point, drawn with --seed (optimize.search.replay)")
@@ -157,19 +219,20 @@ def campaign_front(out: Path, config: SearchConfig,
     if not (out / "results.csv").exists():
         return None
     table = read_campaign(out)
+    factors = manifest_factors(out)
+    shown = () if config.job.lenet_style else factors  # another job's columns beside each point (default: LeNet's)
     if per_epoch:
-        harvest = harvesting.harvest(table, out)
+        harvest = harvesting.harvest(table, out, config.fidelity, shown or None)
         if not harvest.points:
             return None
         front = pareto_front(harvest.table(), config.objectives, cost=config.cost)
-        return replace(front, excluded=harvest.excluded), "validated epochs"
+        return replace(front, excluded=harvest.excluded, factors=shown), "validated epochs"
     if not (table["status"] == "ok").any():
         return None
-    factors = manifest_factors(out)
     if fronts.is_replicated(ok_runs(table, config.objectives, config.cost)[0], factors):
         return fronts.configuration_front(table, config.objectives, factors, cost=config.cost,
                                           seed=config.seed), "design points"
-    return pareto_front(table, config.objectives, cost=config.cost), "ok runs"
+    return replace(pareto_front(table, config.objectives, cost=config.cost), factors=shown), "ok runs"
 
 
 def report(out: Path, config: SearchConfig, outcome: SearchOutcome, per_epoch: bool = False) -> dict[str, object]:
@@ -204,24 +267,29 @@ def search_config(args: argparse.Namespace, surface: Surface | None = None) -> S
     if args.space is None and surface is None:
         raise SearchOptionError("--space is required (a space.toml of the factors to vary) unless --replay gives a "
                                 "surface, whose grid is then the space")
-    space = load_space(args.space) if args.space is not None else surface.space()  # type: ignore[union-attr]
     job = parse_job(args.job, args.fixed)
+    space = (load_space(args.space, space_params(job)) if args.space is not None
+             else surface.space())  # type: ignore[union-attr]
     if surface is not None:  # the factors --fixed does not give: the surface's (where it has one level)
         given = set(parse_config(args.fixed)) if args.fixed else set()
         job = replace(job, **{k: v for k, v in surface.constants().items() if k not in given and k != "model"})
     objectives = parse_objectives(args.objectives)
     check_objectives(objectives, args.cost)
+    fidelity = args.fidelity
+    if fidelity != harvesting.FIDELITY or args.per_epoch:
+        check_fidelity(job, fidelity)
     if args.per_epoch:
         harvesting.check_objectives(objectives)
-        space, epochs = at_largest_epochs(space, job.epochs)
-        job = replace(job, epochs=epochs)
+        space, level = at_largest(space, fidelity, job.get(fidelity))
+        job = replace(job, **{fidelity: level})
+    check_given(job, space)
     if args.sampler == "grid":
         space.check_grid(args.grid_points)
     if surface is not None:
         surface.check(space, job.spec(1, 1).as_row())
     return SearchConfig(space, job, objectives, sampler=args.sampler, seed=args.seed, startup_trials=args.startup_trials,
                         population=args.population, grid_points=args.grid_points, cost=args.cost, start=args.startup,
-                        repeat=not args.no_repeat)
+                        repeat=not args.no_repeat, fidelity=fidelity)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -239,7 +307,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     rules = make_rules(args.pruner, args.target_accuracy, args.min_runs)
     cluster = ClusterOptions.from_args(args)
     options = submit_options(args.out, cluster, args.train_samples, args.test_samples, args.job_seed)
-    settings = {"optimizer": "search", "space": space.describe(), "job": job.__dict__,
+    options = replace(options, jobs=job.choice())
+    settings = {"optimizer": "search", "space": space.describe(), "job": job.settings(),
                 "objectives": [str(o) for o in objectives], "sampler": args.sampler, "seed": args.seed,
                 "job_seed": args.job_seed, "train_samples": args.train_samples, "test_samples": args.test_samples}
     if any(o.column == "cost" for o in objectives):  # only then does the formula define the search
@@ -253,7 +322,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings["replay"] = str(surface.folder.resolve())
     if args.no_repeat:  # only then: a search started before the option resumes unchanged
         settings["repeat"] = False
-    shapes = [job.spec(1, 1, **combo) for combo in space.shapes()]
+    if config.fidelity != harvesting.FIDELITY:  # likewise
+        settings["fidelity"] = config.fidelity
+    # another job's shapes carry a level of every factor, so that the manifest names each factor of its runs
+    base = {} if job.lenet_style else {f.name: f.at(0.0) for f in space.factors}
+    shapes = [job.spec(1, 1, **{**base, **combo}) for combo in space.shapes()]
     on_interrupt(f"finished runs and the study are kept in {args.out}; continue with --resume")
     args.out.mkdir(parents=True, exist_ok=True)
     backend = ReplayCluster(surface, args.seed) if surface is not None else None
@@ -262,6 +335,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         outcome = search.run(budget, args.max_trials)
     report(args.out, config, outcome, args.per_epoch)
     return 0
+
+
+def check_fidelity(job: JobConfig, fidelity: str) -> str:
+    """``--fidelity``: a parameter of the job that counts epochs (whole numbers); else one line naming the fix."""
+    own = job_params(job.described())
+    if fidelity not in own:
+        raise SearchOptionError(f"--fidelity {fidelity}: not a parameter of the job {job.described().name}; use the "
+                                f"one that counts its epochs or rounds, one of {', '.join(own)}")
+    return fidelity
 
 
 if __name__ == "__main__":

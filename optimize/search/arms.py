@@ -144,7 +144,7 @@ def _minimised(values) -> np.ndarray:
 def surface_job(surface: Surface) -> JobConfig:
     """The job whose factors the surface does not vary: its recorded levels."""
     constants = surface.constants()
-    return JobConfig(**{k: v for k, v in constants.items() if k in JobConfig.__dataclass_fields__})  # type: ignore[arg-type]
+    return JobConfig(**constants)  # type: ignore[arg-type]
 
 
 def search_config(arm: Arm, surface: Surface, seed: int) -> SearchConfig:

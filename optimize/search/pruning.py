@@ -220,7 +220,7 @@ class TrialWatch:
     """The runner's watch for one job: reads new epochs from its .out and asks the rules after each."""
 
     rules: Sequence[Rule]
-    planned: int
+    planned: float  # the last epoch the run validates (inf: unknown, a job without the fidelity)
     history: Sequence[Curve]
     tail: CurveTail | None = None
     reasons: list[str] = field(default_factory=list)

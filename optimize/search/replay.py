@@ -174,7 +174,7 @@ class Surface:
     def check(self, space: SearchSpace, base: Mapping[str, object]) -> None:
         """Refuse, before any trial, a space with a continuous range or any point off the grid."""
         for f in space.factors:
-            if not f.choices and f.name in FLOAT_FACTORS:
+            if not f.choices and f.floating:
                 levels = self.levels().get(f.name, ())
                 raise ReplayError(f"space.toml [{f.name}]: a replay has only the recorded levels; write choices = "
                                   f"[{', '.join(map(repr, levels))}]")

@@ -74,6 +74,12 @@ class SearchConfig:
     cost: str | None = None  # the formula of the ``cost`` objective (sparkdl.cost)
     start: str = "lhs"  # tpe's start-up trials: a Latin hypercube ("lhs") or Optuna's random ones ("random")
     repeat: bool = True  # False: a trial asking for factors already run is told that run's result, no job
+    fidelity: str = "epochs"  # the job's parameter that counts its validated epochs (xgboost: rounds)
+
+    def planned(self, spec: RunSpec) -> float:
+        """The last epoch a run of ``spec`` validates (its fidelity's level); unknown: inf (no rule calls it last)."""
+        level = spec.get(self.fidelity)
+        return level if isinstance(level, int) and not isinstance(level, bool) else math.inf
 
 
 def check_objectives(objectives: Sequence[ObjectiveSpec], cost: str | None = None) -> None:
@@ -286,7 +292,7 @@ class MultiObjectiveSearch:
             return None
         if self.runner is not None:
             rules = [r.for_trial(trial) if hasattr(r, "for_trial") else r for r in self.rules]  # StudyPrunerRule
-            self.runner.watch = (TrialWatch(rules, spec.epochs, list(self.history),
+            self.runner.watch = (TrialWatch(rules, self.config.planned(spec), list(self.history),
                                             figures=output_figures(self.session.campaign, spec)) if self.rules else None)
         try:
             result = self.session.run(spec)
