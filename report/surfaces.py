@@ -58,12 +58,6 @@ def applicable(frame: pd.DataFrame, design: RecoveredDesign) -> str | None:
     return None
 
 
-def ok_rows(raw: pd.DataFrame) -> pd.DataFrame:
-    if "status" not in raw.columns:
-        return raw
-    return raw[raw["status"].astype(str).str.strip().str.lower() == STATUS_OK].reset_index(drop=True)
-
-
 def render(raw: pd.DataFrame, design: RecoveredDesign, plots: bool = True) -> str | None:
     """The section's body, or None when the design does not allow it."""
     frame = measured_rows(raw)  # the ok rows, one span, plausible times (models.results, rules 1-2)

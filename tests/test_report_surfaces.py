@@ -9,7 +9,8 @@ import pandas as pd
 
 from report import build_report
 from report.recover import recover_design
-from report.surfaces import applicable, ok_rows
+from report.surfaces import applicable
+from models.results import ok_rows
 from models.desirability import compromise, parse_goal
 from models.desirability.confirm import steps_of
 from models.rsm import analyse
