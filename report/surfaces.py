@@ -28,7 +28,6 @@ from models.rsm.recognise import recognise
 #: response, goal, transform: job times are positive and their noise grows with them (a shared cluster
 #: slows every job by a factor), so time is modelled on the log scale and never predicted negative.
 RESPONSES = (("wall_clock_s", "min", "log"), ("accuracy", "max", "none"))
-STATUS_OK = "ok"
 TRADEOFF_STEPS = 6
 DOE_TOOL_MISTAKES = (
     "A Box-Behnken design is compared with what can fit a quadratic (a 3^k grid); the DoE-tool report compared its 15 runs "
