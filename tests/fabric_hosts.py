@@ -233,3 +233,41 @@ def start_hosts(root: Path, count: int = 2, force_loopback: bool = False) -> Hos
     except BaseException:
         hosts.close()
         raise
+
+
+#: Where the slow Fabric tests keep what is costly to build (a wheelhouse of the pinned stack, a provisioned base),
+#: one folder per key of the stack it was built from; shared by checkouts and runs of the suite.
+LAB_CACHE = Path.home() / ".cache" / "sparkdl-lab"
+
+#: A folder of another key untouched this long is left over from an older stack: removed (each is 1-3 GB, and
+#: a machine whose CI shares the disk with its sessions ran out of space at 2 GB a stack change).
+STALE_AFTER_S = 24 * 3600
+
+
+def lab_cache(kind: str, key: str, root: Path = LAB_CACHE, now: float | None = None) -> Path:
+    """``root/<kind>-<key>``, marked as in use; siblings of the same kind left untouched a day are removed.
+
+    A sibling whose lock another process holds (a run of the suite on that stack) is kept, however old.
+    """
+    import fcntl
+    import shutil
+
+    dest = root / f"{kind}-{key}"
+    root.mkdir(parents=True, exist_ok=True)
+    now = time.time() if now is None else now
+    for other in root.glob(f"{kind}-*"):
+        if other == dest or other.suffix == ".lock" or not other.is_dir():
+            continue
+        if now - other.stat().st_mtime < STALE_AFTER_S:
+            continue
+        lock_path = other.parent / f"{other.name}.lock"
+        with open(lock_path, "a") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue  # in use
+            shutil.rmtree(other, ignore_errors=True)
+        lock_path.unlink(missing_ok=True)
+    if dest.is_dir():
+        os.utime(dest)
+    return dest

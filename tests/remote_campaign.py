@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from cluster.bundle import project_root
-from tests.fabric_hosts import HostSet, start_hosts
+from tests.fabric_hosts import HostSet, lab_cache, start_hosts
 
 #: Short jobs: one epoch of 512 digits is ~16 iterations, long enough to be hit mid-training.
 SMALL = ("--driver-memory", "1g", "--executor-memory", "600m", "--train-samples", "512", "--test-samples", "128",
@@ -47,7 +47,7 @@ def cached_base() -> Path:
     from tests.test_fabric_ssh import wheelhouse
 
     h = hashlib.sha256(wheelhouse().name.encode()).hexdigest()[:12]
-    return Path.home() / ".cache" / "sparkdl-lab" / f"test-remote-base-{h}"
+    return lab_cache("test-remote-base", h)
 
 
 @dataclass

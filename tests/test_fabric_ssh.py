@@ -28,7 +28,7 @@ from cluster.inventory import load_inventory
 from cluster.remote import RemoteCluster
 from cluster.ssh import FabricTransport, HostKeyProblem, KeyRefused, Unreachable
 from harness.store import ResultStore
-from tests.fabric_hosts import PASSPHRASE, HostSet, start_hosts
+from tests.fabric_hosts import PASSPHRASE, HostSet, lab_cache, start_hosts
 
 pytestmark = pytest.mark.cluster
 
@@ -151,7 +151,7 @@ def wheelhouse() -> Path:
     h = hashlib.sha256((project_root() / "constraints.txt").read_bytes())
     for name in RUNTIMES:
         h.update(runtimes.resolve(name).lock_text().encode())
-    dest = Path.home() / ".cache" / "sparkdl-lab" / f"test-wheelhouse-{h.hexdigest()[:12]}"
+    dest = lab_cache("test-wheelhouse", h.hexdigest()[:12])
     if not (dest / ".complete").exists():
         build_wheelhouse(dest, build_bundle(dest.parent / "bundles"), [runtimes.resolve(n) for n in RUNTIMES])
         (dest / ".complete").write_text("")

@@ -396,7 +396,9 @@ spark.stop()
 @pytest.mark.cluster
 def test_a_user_declared_runtime_is_prepared_once_survives_a_kill_and_runs_a_job(tmp_path, local_cluster):
     cache = tmp_path / "runtimes"
-    env = dict(os.environ, SPARKDL_RUNTIMES=str(cache))
+    # uv's cache for this build is the test's own: where the index sends no caching headers (this machine's does
+    # not), every build of pyspark's sdist adds 1.3 GB to the shared uv cache, never reused
+    env = dict(os.environ, SPARKDL_RUNTIMES=str(cache), UV_CACHE_DIR=str(tmp_path / "uv-cache"))
     rt_file = write(tmp_path, USER_RUNTIME, "spark35.toml")
     # a prepare killed half-way leaves no environment that looks ready, and the next one finishes the work
     victim = subprocess.Popen([sys.executable, "-m", "harness.runtime", "prepare", str(rt_file)], cwd=ROOT, env=env,
