@@ -262,4 +262,4 @@ if __name__ == "__main__":
     from jobs.errors import guarded
     from sparkdl.cli import run_cli
 
-    sys.exit(run_cli(guarded(main)))  # a lost executor or JVM: one line, exit 4 (jobs.errors), never "a bug"
+    sys.exit(run_cli(guarded(main), traceback_to_stderr=True))  # a lost executor or JVM: one line, exit 4 (jobs.errors), never "a bug"

@@ -10,7 +10,7 @@ one-line messages (codes in :mod:`sparkdl.errors`):
   started stops. Then one line (with the hint the command registered by :func:`on_interrupt`, e.g.
   how to resume) and exit 130, 143 or 129. Further signals during that clean-up are ignored;
 * any other exception is a bug: one line naming the exception and a file holding the traceback,
-  exit 1. No command prints a traceback.
+  exit 1. No command prints a traceback; a job does, on its stderr, which the harness keeps.
 
 The options shared by every command that runs jobs, and their defaults, are in
 :mod:`sparkdl.options`. This module imports nothing heavy (no pathlib, typing or argparse): it is
@@ -90,8 +90,13 @@ def _save_traceback() -> str:
     return path
 
 
-def run_cli(main: Main, argv: Sequence[str] | None = None) -> int:
-    """Run ``main(argv)`` and return the process's exit code (see the module docstring)."""
+def run_cli(main: Main, argv: Sequence[str] | None = None, traceback_to_stderr: bool = False) -> int:
+    """Run ``main(argv)`` and return the process's exit code (see the module docstring).
+
+    ``traceback_to_stderr``: a bug's traceback goes to stderr, before its one line, instead of a file. For jobs:
+    the harness keeps their stderr as the run's .err, while a file would stay in the temporary folder of the
+    host the driver ran on (on a remote host, out of the user's reach).
+    """
     _hint.clear()
     with _Signals() as signals:
         try:
@@ -113,6 +118,12 @@ def run_cli(main: Main, argv: Sequence[str] | None = None) -> int:
         except SystemExit:
             raise  # argparse's usage errors (exit 2) and --help (exit 0)
         except Exception as e:  # noqa: BLE001 - the one place that turns a bug into one line
-            path = _save_traceback()
-            print(f"internal error: {type(e).__name__}: {e} (a bug; the traceback is in {path})", file=sys.stderr)
+            if traceback_to_stderr:
+                import traceback
+
+                traceback.print_exc(file=sys.stderr)
+                where = "its traceback is above"
+            else:
+                where = f"the traceback is in {_save_traceback()}"
+            print(f"internal error: {type(e).__name__}: {e} (a bug; {where})", file=sys.stderr)
             return EXIT_INTERNAL

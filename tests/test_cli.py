@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -32,6 +33,24 @@ def test_errors_map_to_their_exit_codes_with_one_line(capsys):
     assert err.startswith("internal error: ZeroDivisionError: boom (a bug; the traceback is in ")
     path = err.rsplit(" ", 1)[-1].rstrip(")")
     assert "Traceback" in open(path).read()
+    os.unlink(path)
+
+
+def test_a_jobs_bug_prints_its_traceback_on_stderr_and_leaves_no_file(capsys, tmp_path, monkeypatch):
+    """A job's stderr is its run's .err (kept by the harness); a file would stay on the driver's host."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)  # re-read TMPDIR
+
+    def main(argv):
+        raise ZeroDivisionError("boom")
+
+    assert cli.run_cli(main, [], traceback_to_stderr=True) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "Traceback (most recent call last):" and 'raise ZeroDivisionError("boom")' in "\n".join(err)
+    assert err[-1] == "internal error: ZeroDivisionError: boom (a bug; its traceback is above)"
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_every_package_error_is_a_tool_error():
