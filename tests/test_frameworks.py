@@ -251,11 +251,11 @@ def test_four_frameworks_in_one_design_have_the_same_time_columns_with_the_same_
     xgb_figures = json.loads((out / "runs" / "3-1" / "metrics.json").read_text())
     assert float(xgb["accuracy"]) == xgb_figures["accuracy"] == rounds[-1].accuracy > 0.3  # it learns (chance 0.1)
     assert xgb_figures["workers"] == 2 and len(xgb_figures["accuracy_history"]) == 3
-    # each round timed on the worker: done before the fit call returned, in order; the last one is the fit call
+    # each round timed on the worker, in the boosting loop's time: in order, the last one the loop's whole time,
+    # which the fit call holds with its start-up
     walls = [e.wall_clock_s for e in rounds]
-    assert walls == sorted(walls) and walls[-1] == pytest.approx(xgb_figures["fit_s"], abs=1e-3)
+    assert walls == sorted(walls) and walls[-1] == pytest.approx(xgb_figures["train_loop_s"], abs=1e-3)
     assert 0 < xgb_figures["train_loop_s"] < xgb_figures["fit_s"]
-    assert walls[0] > xgb_figures["fit_s"] - xgb_figures["train_loop_s"] - 1e-3  # after boosting began
     text = (out / xgb["log"]).read_text() + (out / xgb["log"]).with_suffix(".err").read_text()
     merror = [float(t.split("validation-merror:")[1].split()[0]) for t in text.splitlines() if "validation-merror:" in t]
     assert merror and abs((1 - merror[-1]) - rounds[-1].accuracy) < 1e-5

@@ -178,7 +178,7 @@ def xgboost_campaign(root: Path) -> list[list[dict[str, float]]]:
     (root / "logs").mkdir(parents=True)
     histories = [{"merror": [0.4, 0.3, 0.25, 0.2], "mlogloss": [1.5, 1.2, 1.0, 0.9]},
                  {"merror": [0.6, 0.55], "mlogloss": [2.0, 1.9]}]
-    runs = [round_figures(h, 8.0, [100.0 + 0.5 * r for r in range(len(h['merror']))]) for h in histories]
+    runs = [round_figures(h, 99.0, [100.0 + 0.5 * r for r in range(len(h['merror']))]) for h in histories]
     rows = []
     for n, (figures, status) in enumerate(zip(runs, ("ok", "pruned")), start=1):
         lines = [EPOCH_TAG + json.dumps(f) for f in figures]
@@ -204,27 +204,26 @@ def test_each_validated_round_is_a_point_at_that_many_rounds(tmp_path):
     assert list(got["rounds"]) == [1, 2, 3, 4, 1, 2] and list(got["run_epochs"]) == [4, 4, 4, 4, 4, 4]
     assert list(got["accuracy"]) == pytest.approx([f["accuracy"] for run in runs for f in run])
     assert list(got["max_depth"]) == [3, 3, 3, 3, 4, 4] and "epochs" not in got.columns
-    assert list(got["wall_clock_s"]) == pytest.approx([6.5, 7.0, 7.5, 8.0, 7.5, 8.0])  # the timed rounds, below
+    assert list(got["wall_clock_s"]) == pytest.approx([1.0, 1.5, 2.0, 2.5, 1.0, 1.5])  # the timed rounds, below
     # the default path is unchanged: epochs is the fidelity, LeNet's columns are carried
     assert list(harvest(table, tmp_path).table().columns[:5]) == ["run", "replicate", "point", "epoch", "model"]
 
 
-def test_a_rounds_time_is_the_fit_call_less_the_workers_time_after_that_round():
-    """Round r was done (t_last - t_r) of the worker's time before the last round, which the fit call waited for:
-    its wall clock is fit_s less that. A short fit is mostly the barrier stage's start, not boosting."""
+def test_a_rounds_time_is_the_boosting_loops_time_to_its_end_on_the_worker():
+    """As every job's epoch line counts training time (BigDL's Wall Clock, torch's rank 0): round r's time is its
+    end less boosting's start, the worker's stamps; not the fit call spread evenly over the rounds."""
     history = {"merror": [0.5, 0.4, 0.3], "mlogloss": [1.2, 1.0, 0.8]}
     start, ends = round_ends({"sparkdl_t_start": "99.0", "sparkdl_t_0": "100.0", "sparkdl_t_1": "100.25",
                               "sparkdl_t_2": "101.0", "other": "x"}, 3)
     assert (start, ends) == (99.0, [100.0, 100.25, 101.0])
-    figures = round_figures(history, 16.0, ends)
-    assert [f["wall_clock_s"] for f in figures] == [15.0, 15.25, 16.0]  # not 16 x r / 3 = 5.33, 10.67, 16
+    figures = round_figures(history, start, ends)
+    assert [f["wall_clock_s"] for f in figures] == [1.0, 1.25, 2.0]
     assert [f["accuracy"] for f in figures] == pytest.approx([0.5, 0.6, 0.7]) and figures[1]["loss"] == 1.0
-    # a booster without the stamps: only the last round has a time (the fit call); no estimate in its place
+    # a booster without the stamps: no round has a time, rather than an estimate in its place
     assert round_ends({"sparkdl_t_0": "100.0"}, 3) == (None, [])
-    untimed = round_figures(history, 16.0, [])
-    assert [f["wall_clock_s"] for f in untimed] == [None, None, 16.0]
-    lines = [parse_line((EPOCH_TAG + json.dumps(f)).encode()) for f in untimed]
-    assert lines[:2] == [None, None] and lines[2].wall_clock_s == 16.0  # untimed rounds are not epochs
+    untimed = round_figures(history, None, [100.0, 100.25, 101.0])
+    assert [f["wall_clock_s"] for f in untimed] == [None, None, None]
+    assert [parse_line((EPOCH_TAG + json.dumps(f)).encode()) for f in untimed] == [None] * 3  # not epochs
 
 
 def test_an_output_jobs_epoch_rows_are_harvested_from_its_epochs_csv(tmp_path):
