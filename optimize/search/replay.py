@@ -1,7 +1,11 @@
 """Replaying a recorded surface: a search's trials run against real runs recorded before, not a cluster.
 
 A surface is a campaign folder (``bench/surface.py`` records one): a full grid of design points, each
-run several times (replicates), every run's log kept. :class:`ReplayCluster` stands where the cluster
+run several times (replicates), every run's log kept, of any job (LeNet, ``--job xgboost``, a job file). A
+point's factors are the recording's own (its manifest's), each keyed by its declared kind (int, float, text)
+alike in the recorded rows and the specs a search makes; the job and the fidelity (what a validated epoch
+counts: ``epochs``, xgboost's ``rounds``) are provenance.json's (:class:`Recording`; the first LeNet recordings
+name neither: lenet and epochs). :class:`ReplayCluster` stands where the cluster
 and spark-submit stand in a real search (it is the campaign's backend and its runner, the process
 boundary): everything from the trial loop up (:class:`optimize.search.study.MultiObjectiveSearch`, the
 session, the campaign, its store, logparse's judgement, the pruning watch) is the code of a real search.
@@ -21,7 +25,10 @@ For each run it is handed, the replay
 
 Departures from a real run: a real pruned job is stopped up to one watch interval (1 s) after the
 validation line, while it trains on; the replay stops it at the line. A real pruned job's end (the
-process group ended) is charged like the recorded run's own end.
+process group ended) is charged like the recorded run's own end. A job that prints its epochs only once
+trained (xgboost's ``sparkdl-epoch`` lines, written after ``fit``, each round's wall clock the fit's share)
+cannot be stopped mid-training on a cluster; the replay charges it as if it had been, at the round's share of
+the recorded fit: what a run of that many rounds costs, not what a real pruned run of that job spends.
 """
 
 from __future__ import annotations
@@ -113,13 +120,13 @@ class Recording:
     fidelity: str = DEFAULT_FIDELITY
 
     @classmethod
-    def read(cls, folder: Path) -> "Recording":
+    def read(cls, folder: Path, model: str = DEFAULT_JOB) -> "Recording":
         """From the folder's provenance.json: its ``job`` and ``fidelity`` (bench/surface.py writes them), else the
-        ``--job`` and ``--fidelity`` of its recorded command, else :data:`DEFAULT_JOB` and :data:`DEFAULT_FIDELITY`
-        (the first LeNet recordings name neither)."""
+        ``--job`` and ``--fidelity`` of its recorded command, else ``model`` (the runs' one ``model``) and
+        :data:`DEFAULT_FIDELITY` (the first LeNet recordings name neither)."""
         path = Path(folder) / PROVENANCE
         if not path.is_file():
-            return cls()
+            return cls(model)
         try:
             facts = json.loads(path.read_text())
         except (OSError, ValueError) as e:
@@ -129,7 +136,7 @@ class Recording:
         sessions = [s for s in facts.get("sessions") or () if isinstance(s, dict)]
         command = recorded_flags(str(sessions[-1].get("command", ""))) if sessions else {}
         job, fidelity = (facts.get(k) or command.get(k) for k in ("job", "fidelity"))
-        return cls(str(job or DEFAULT_JOB), str(fidelity or DEFAULT_FIDELITY))
+        return cls(str(job or model), str(fidelity or DEFAULT_FIDELITY))
 
     def job_config(self, folder: Path) -> JobConfig:
         """The recorded job, with none of its parameters set (a built-in by name, else the job file)."""
@@ -238,12 +245,13 @@ class Surface:
         missing = [c for c in ("run", "replicate", "status", "elapsed_s") if c not in table.columns]
         if missing:
             raise ReplayError(f"--replay {folder}: results.csv has no {', '.join(missing)} column: it is not a surface")
-        recording = Recording.read(folder)
-        job = recording.job_config(folder)
         ok = table[table["status"] == Status.OK]
+        models = ok["model"].dropna().unique() if "model" in ok.columns else ()
+        recording = Recording.read(folder, str(models[0]) if len(models) == 1 else DEFAULT_JOB)
+        job = recording.job_config(folder)
         key = point_key(job, design_columns(folder, job, table), ok)
         if recording.fidelity not in key.columns:
-            raise ReplayError(f"--replay {folder}: its fidelity {recording.fidelity!r} is not a factor of the recording "
+            raise ReplayError(f"--replay {folder}: its fidelity {recording.fidelity!r} is not a factor of its {job.model} runs "
                               f"({', '.join(key.columns)}): give the parameter its validated epochs count as "
                               f"\"fidelity\" in {PROVENANCE} (bench/surface.py --fidelity)")
         points: dict[Point, list[RecordedRun]] = {}
@@ -259,6 +267,15 @@ class Surface:
             raise ReplayError(f"--replay {folder}: no ok run to replay")
         varying = tuple(n for n in key.columns if ok[n].nunique() > 1)
         return cls(folder, points, varying, len(table) - len(ok), key, recording.fidelity, job)
+
+    def check_job(self, job: JobConfig, fidelity: str | None) -> None:
+        """Refuse a search of another job than the recorded one, or (``fidelity`` given) at another fidelity."""
+        if job.model != self.job.model:
+            raise ReplayError(f"--job {job.model}: the surface {self.folder} recorded the job {self.job.model}; "
+                              f"give --job {self.job.model if self.job.job is None else self.job.job.source}")
+        if fidelity is not None and fidelity != self.fidelity:
+            raise ReplayError(f"--fidelity {fidelity}: the surface {self.folder} counts its validated epochs as "
+                              f"{self.fidelity}; give --fidelity {self.fidelity}")
 
     def point_of(self, values: Mapping[str, object]) -> Point:
         """The key of a design row or a spec's factors on this surface."""
