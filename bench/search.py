@@ -18,10 +18,12 @@ Three arms, each its own campaign folder under --out, with the same jobs (--job)
 * paper: Marinos 2021's learning-rate rule (optimize.lr.search, cost T/A^2, one job per rate) from the
   space's lowest learning rate, the other factors at --fixed's values.
 
-``--replay DIR`` (a surface recorded by bench/surface.py) runs the arms of :mod:`optimize.search.arms`
-(the default search, without pruning, random with and without, NSGA-II, Hyperband and successive
-halving on the cost T/A^2, Marinos 2021's learning-rate rule, the grid), each ``--seeds`` times, every
-trial replayed from a recorded replicate (optimize.search --replay), and prints, per arm and budget
+``--replay DIR`` (a surface recorded by bench/surface.py, of any job: its epochs or rounds are the fidelity
+it was recorded with) runs the arms of :mod:`optimize.search.arms` (the default search, without pruning,
+random with and without, NSGA-II, Hyperband and successive halving on the cost T/A^2, Marinos 2021's
+learning-rate rule, the grid), each ``--seeds`` times, every trial replayed from a recorded replicate
+(optimize.search --replay; the learning-rate rule left out, one line on stderr saying why, when the job has
+no learning_rate factor), and prints, per arm and budget
 (0.1, 0.25, 0.5 and 1.0 of the grid's cluster time), the median and 10th-90th percentiles of the
 hypervolume fraction of the true front (from the replicates' means) and the share of seeds reaching
 95 %; then the goal and what pruning saved. ``--plot`` draws the fraction against budget, a band per arm.

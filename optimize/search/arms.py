@@ -28,6 +28,7 @@ import pandas as pd
 
 from harness.command import SubmitOptions
 from sparkdl.cost import time_per_squared_accuracy
+from sparkdl.runspec import RunSpec
 from optimize.dominance import ObjectiveSpec, default_reference, hypervolume, non_dominated, parse_objectives
 from optimize.errors import JobFailedError, SearchOptionError
 from optimize.harvest import harvest
@@ -159,7 +160,7 @@ def search_config(arm: Arm, surface: Surface, seed: int) -> SearchConfig:
                         repeat=arm.repeat, fidelity=surface.fidelity)
 
 
-def shapes(job: JobConfig, space: SearchSpace) -> list:
+def shapes(job: JobConfig, space: SearchSpace) -> list[RunSpec]:
     """The job's shape with a level of every factor of the space, so that the campaign's manifest names each
     factor its runs have (as optimize.search does for a job that is not LeNet-style)."""
     return [job.spec(1, 1, **{f.name: f.at(0.0) for f in space.factors})]

@@ -99,7 +99,7 @@ class PointKey:
 
 
 #: A LeNet-style surface's key (what every surface was keyed by before any job could be recorded).
-LENET_KEY = PointKey(POINT_FACTORS, tuple((n, "float") for n in FLOAT_FACTORS) + tuple((n, "str") for n in TEXT_FACTORS))
+LENET_KEY = PointKey(POINT_FACTORS, (*((n, "float") for n in FLOAT_FACTORS), *((n, "str") for n in TEXT_FACTORS)))
 
 
 def point_of(values: Mapping[str, object], key: PointKey = LENET_KEY) -> Point:
@@ -122,7 +122,7 @@ class Recording:
     @classmethod
     def read(cls, folder: Path, model: str = DEFAULT_JOB) -> "Recording":
         """From the folder's provenance.json: its ``job`` and ``fidelity`` (bench/surface.py writes them), else the
-        ``--job`` and ``--fidelity`` of its recorded command, else ``model`` (the runs' one ``model``) and
+        ``--job`` and ``--fidelity`` of its last recorded command, else ``model`` (the runs' one ``model``) and
         :data:`DEFAULT_FIDELITY` (the first LeNet recordings name neither)."""
         path = Path(folder) / PROVENANCE
         if not path.is_file():
@@ -138,8 +138,9 @@ class Recording:
         job, fidelity = (facts.get(k) or command.get(k) for k in ("job", "fidelity"))
         return cls(str(job or model), str(fidelity or DEFAULT_FIDELITY))
 
-    def job_config(self, folder: Path) -> JobConfig:
-        """The recorded job, with none of its parameters set (a built-in by name, else the job file)."""
+    def resolve(self, folder: Path) -> JobConfig:
+        """The recorded job, with none of its parameters set: a built-in by name, else the job file (a relative
+        path is the recording command's, from the repository's root)."""
         try:
             described = resolve_job(self.job)
         except JobFileError as e:
@@ -248,12 +249,12 @@ class Surface:
         ok = table[table["status"] == Status.OK]
         models = ok["model"].dropna().unique() if "model" in ok.columns else ()
         recording = Recording.read(folder, str(models[0]) if len(models) == 1 else DEFAULT_JOB)
-        job = recording.job_config(folder)
+        job = recording.resolve(folder)
         key = point_key(job, design_columns(folder, job, table), ok)
         if recording.fidelity not in key.columns:
-            raise ReplayError(f"--replay {folder}: its fidelity {recording.fidelity!r} is not a factor of its {job.model} runs "
-                              f"({', '.join(key.columns)}): give the parameter its validated epochs count as "
-                              f"\"fidelity\" in {PROVENANCE} (bench/surface.py --fidelity)")
+            raise ReplayError(f"--replay {folder}: its fidelity {recording.fidelity!r} is not a factor of its "
+                              f"{job.model} runs ({', '.join(key.columns)}): give the parameter its validated epochs "
+                              f"count as \"fidelity\" in {PROVENANCE} (bench/surface.py --fidelity)")
         points: dict[Point, list[RecordedRun]] = {}
         for row in ok.to_dict("records"):
             log = run_log(row, folder)
