@@ -166,6 +166,11 @@ def shapes(job: JobConfig, space: SearchSpace) -> list[RunSpec]:
     return [job.spec(1, 1, **{f.name: f.at(0.0) for f in space.factors})]
 
 
+def replay_options(cluster: ReplayCluster, job: JobConfig) -> SubmitOptions:
+    """The options of a replayed campaign: its master, and the job each run is (a job file's too, as ``--job``)."""
+    return SubmitOptions(cluster.master_url, jobs=job.choice())
+
+
 def optuna_pruner(name: str | None, max_epochs: int):
     import optuna
 
@@ -212,7 +217,7 @@ def run_arm(arm: Arm, surface: Surface, seed: int, budget_s: float, work: Path) 
         else:
             config = search_config(arm, surface, seed)
             settings = {"bench": "replay", "arm": arm.name, "seed": seed}
-            with open_session(out, settings, SubmitOptions(cluster.master_url), ClusterOptions(),
+            with open_session(out, settings, replay_options(cluster, config.job), ClusterOptions(),
                               shapes(config.job, config.space), False, backend=cluster) as session:
                 study = open_study(out, config, in_memory=True,
                                    pruner=optuna_pruner(arm.optuna_pruner, config.job.get(config.fidelity)))
@@ -241,7 +246,7 @@ def _run_paper(surface: Surface, out: Path, cluster: ReplayCluster) -> str:
     fixed = {k: levels[k][0] for k in surface.factors if k != "learning_rate"}  # the lowest levels
     job = replace(surface_job(surface), **fixed)  # type: ignore[arg-type]
     rates = levels["learning_rate"]
-    with open_session(out, {"bench": "replay", "arm": "paper"}, SubmitOptions(cluster.master_url), ClusterOptions(),
+    with open_session(out, {"bench": "replay", "arm": "paper"}, replay_options(cluster, job), ClusterOptions(),
                       shapes(job, SearchSpace(())), False, backend=cluster) as session:
         try:
             result = run_search(JobObjective(session, job, time_per_squared_accuracy()), ladder_rule(rates), "paper", 1, len(rates))
