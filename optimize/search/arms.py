@@ -80,8 +80,8 @@ def default_arms(startup_trials: int = 5, min_runs: int = 3, start: str = "lhs",
             description="TPE on the cost T/A^2, Optuna's Hyperband pruner (eta 3)"),
         Arm("halving", sampler="random", pruner="none", optuna_pruner="halving",
             description="random on the cost T/A^2, Optuna's successive halving pruner (eta 3)"),
-        Arm("paper", kind="paper", description="Marinos 2021's learning-rate rule on the grid's rates (the other "
-                                               "factors, epochs too, at their lowest levels)"),
+        Arm("paper", kind="paper", description="Marinos 2021's learning-rate rule on the grid's rates (every other "
+                                               "factor, epochs or rounds too, at its lowest level)"),
         Arm("grid", kind="grid", per_epoch=False, pruner="none",
             description="every point of the grid once, in the grid's order, no pruning"),
     ]
