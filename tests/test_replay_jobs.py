@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 
 from optimize.harvest import harvest
-from optimize.pareto import parse_objectives, read_campaign
+from optimize.pareto import read_campaign
 from optimize.search.arms import (Arm, Truth, default_arms, paper_problem, replay_options, run_arm, search_config,
                                   shapes, surface_job)
 from optimize.search.pruning import make_rules
-from optimize.search.replay import LENET_KEY, POINT_FACTORS, Recording, ReplayCluster, ReplayError, Surface
+from optimize.search.replay import (LENET_KEY, POINT_FACTORS, Recording, ReplayCluster, ReplayError, Surface,
+                                    recorded_flags)
 from optimize.search.space import Factor, SearchSpace
 from optimize.search.study import MultiObjectiveSearch, open_study
 from optimize.errors import SearchOptionError
@@ -82,6 +83,8 @@ def test_the_job_and_fidelity_are_read_from_provenance_then_the_command_then_the
     # the fixture's provenance.json is the recording's: its command names them (no keys of their own)
     assert "fidelity" not in json.loads((FIXTURE / "provenance.json").read_text())
     assert Recording.read(FIXTURE) == Recording("xgboost", "rounds")
+    assert recorded_flags("python bench/surface.py --out 'a b' --job=my.toml --fidelity rounds") == {
+        "job": "my.toml", "fidelity": "rounds"}
     copy = tmp_path / "s"
     shutil.copytree(FIXTURE, copy)
     (copy / "provenance.json").write_text(json.dumps({"job": "xgboost", "fidelity": "max_depth", "sessions": []}))
