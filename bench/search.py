@@ -18,10 +18,12 @@ Three arms, each its own campaign folder under --out, with the same jobs (--job)
 * paper: Marinos 2021's learning-rate rule (optimize.lr.search, cost T/A^2, one job per rate) from the
   space's lowest learning rate, the other factors at --fixed's values.
 
-``--replay DIR`` (a surface recorded by bench/surface.py) runs the arms of :mod:`optimize.search.arms`
-(the default search, without pruning, random with and without, NSGA-II, Hyperband and successive
-halving on the cost T/A^2, Marinos 2021's learning-rate rule, the grid), each ``--seeds`` times, every
-trial replayed from a recorded replicate (optimize.search --replay), and prints, per arm and budget
+``--replay DIR`` (a surface recorded by bench/surface.py, of any job: its epochs or rounds are the fidelity
+it was recorded with) runs the arms of :mod:`optimize.search.arms` (the default search, without pruning,
+random with and without, NSGA-II, Hyperband and successive halving on the cost T/A^2, Marinos 2021's
+learning-rate rule, the grid), each ``--seeds`` times, every trial replayed from a recorded replicate
+(optimize.search --replay; the learning-rate rule left out, one line on stderr saying why, when the job has
+no learning_rate factor), and prints, per arm and budget
 (0.1, 0.25, 0.5 and 1.0 of the grid's cluster time), the median and 10th-90th percentiles of the
 hypervolume fraction of the true front (from the replicates' means) and the share of seeds reaching
 95 %; then the goal and what pruning saved. ``--plot`` draws the fraction against budget, a band per arm.
@@ -65,8 +67,8 @@ from optimize.search.study import MultiObjectiveSearch, SearchConfig, open_study
 from optimize.errors import SearchOptionError  # noqa: E402
 from optimize.figures import budget_bands_figure, save  # noqa: E402
 from optimize.search.arms import (BUDGETS, GOAL, Arm, ArmRun, BudgetRow, Truth, bands, budget_rows,  # noqa: E402
-                                  campaign_run, default_arms, fractions, on_clock, pruning_saving, run_arm,
-                                  speed_ratio, table_text, times_to_goal)
+                                  campaign_run, default_arms, fractions, on_clock, paper_problem, pruning_saving,
+                                  run_arm, speed_ratio, table_text, times_to_goal)
 from optimize.search.replay import Surface  # noqa: E402
 from optimize.session import ClusterOptions, JobConfig, open_session, submit_options  # noqa: E402
 from sparkdl.cli import on_interrupt, run_cli  # noqa: E402
@@ -356,7 +358,7 @@ def replay_main(args: argparse.Namespace) -> int:
     unknown = [n for n in names if n not in {a.name for a in all_arms}]
     if unknown:
         raise SearchOptionError(f"--arms {', '.join(unknown)}: use some of {', '.join(a.name for a in all_arms)}")
-    arms = [a for a in all_arms if a.name in names]
+    arms = runnable_arms([a for a in all_arms if a.name in names], surface)
     runs = replay_runs(args.replay, arms, args.seeds, max(BUDGETS) * truth.grid_time_s, args.jobs)
     rows = budget_rows(runs, truth)
     if args.plot is not None:
@@ -372,7 +374,8 @@ def replay_main(args: argparse.Namespace) -> int:
     print()
     for line in replay_goals(rows, runs, truth):
         print(line)
-    reals = [(campaign_run(folder, folder.name), speed_ratio(folder, surface)) for folder in args.confirm or ()]
+    reals = [(campaign_run(folder, surface, folder.name), speed_ratio(folder, surface))
+             for folder in args.confirm or ()]
     for real, ratio in reals:
         print(confirm_line(real, rows, truth, ratio=ratio))
     if reals:
@@ -380,6 +383,19 @@ def replay_main(args: argparse.Namespace) -> int:
     if args.plot is not None:
         print(f"wrote {args.plot}")
     return 0
+
+
+def runnable_arms(arms: Sequence[Arm], surface: Surface) -> list[Arm]:
+    """The arms that can run on ``surface``: the paper's rule needs a learning_rate factor; without one it is left
+    out, one line on stderr saying why (refused when no other arm is asked)."""
+    problem = paper_problem(surface)
+    if problem is None or not any(a.kind == "paper" for a in arms):
+        return list(arms)
+    kept = [a for a in arms if a.kind != "paper"]
+    if not kept:
+        raise SearchOptionError(f"--arms {','.join(a.name for a in arms)}: {problem}; ask for other arms")
+    print(f"left out the arm(s) {', '.join(a.name for a in arms if a.kind == 'paper')}: {problem}", file=sys.stderr)
+    return kept
 
 
 def replay_header(surface: Surface, truth: Truth, seeds: int) -> str:

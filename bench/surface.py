@@ -16,7 +16,8 @@ The runs go in randomized complete blocks: replicate r of every point, in an ord
 After the runs the folder gets ``surface.csv`` (one row per validated epoch of every ok run: its run,
 replicate, factors, epoch, wall clock and accuracy at that epoch, and the run's elapsed_s and start-up,
 the time outside BigDL's training loop) and ``provenance.json`` (the command, the dates, the machine's
-load average before and after, its CPUs). ``optimize.search --replay`` replays it (a LeNet-style surface).
+load average before and after, its CPUs; the job and the fidelity). ``optimize.search --replay`` and
+``bench/search.py --replay`` replay it, whatever its job, at the fidelity it was recorded with.
 
 ``--job`` and ``--fixed`` are ``sparkdl search``'s (any job: a built-in or a job description, its space and
 fixed parameters checked the same way; a job other than lenet, birnn or torch-lenet needs ``--space``), and
@@ -25,7 +26,9 @@ then one per validated round, ``PARAM`` set to that round.
 
 ``--pack SRC DEST`` copies what a replay needs into DEST (results.csv, manifest.json, surface.csv,
 provenance.json, and each .out with the Spark scheduler's chatter left out, checked: logparse judges the
-shortened log exactly as the original, with the same epochs; a log that would differ is kept whole).
+shortened log exactly as the original, with the same epochs; a log that would differ is kept whole). An ok
+run's .err goes without Spark's INFO records (its judgement never reads it), another's whole; a job that
+reports its own figures (xgboost) has its ``runs/<key>/metrics.json`` (and an output job its epochs.csv) copied.
 """
 
 from __future__ import annotations
@@ -58,13 +61,17 @@ from optimize.search.__main__ import check_fidelity, check_given, parse_job, spa
 from optimize.search.space import Factor, SearchSpace, load_space  # noqa: E402
 from optimize.session import ClusterOptions, JobConfig, job_params, open_session, submit_options  # noqa: E402
 from sparkdl.cli import on_interrupt, run_cli  # noqa: E402
-from sparkdl.campaign import now as now_utc  # noqa: E402
+from sparkdl.campaign import CampaignDir, now as now_utc  # noqa: E402
 from sparkdl.options import cluster_options  # noqa: E402
 
 DEFAULT_SPACE = SearchSpace((Factor("learning_rate", 0.01, 0.5, log=True),
                              Factor("batch_size", choices=(32, 64, 128)), Factor("epochs", 1, 3)))
 SURFACE_CSV = "surface.csv"
 PROVENANCE = "provenance.json"
+#: A record of Spark's own log in a driver's .err (log4j: ``26/11/29 10:13:33 INFO SparkContext: ...``), its level.
+SPARK_RECORD = re.compile(rb"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d ([A-Z]+) ")
+#: What a replay of a job that reports its own figures reads beside its log, in ``runs/<key>/``.
+RUN_FILES = ("metrics.json", "epochs.csv")
 #: Loggers whose INFO lines no figure or status is read from (the scheduler's per-task chatter).
 CHATTER = re.compile(rb"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d INFO  (DAGScheduler|BlockManagerInfo|MemoryStore|"
                      rb"TaskSchedulerImpl|TaskSetManager|ContextHandler|TorrentBroadcast|MapPartitionsRDD|"
@@ -127,20 +134,38 @@ def write_surface_csv(out: Path, fidelity: str = "epochs", factors: Sequence[str
     return out / SURFACE_CSV
 
 
-def write_provenance(out: Path, argv: Sequence[str], started: str, load_before: tuple[float, ...]) -> Path:
+def write_provenance(out: Path, argv: Sequence[str], started: str, load_before: tuple[float, ...],
+                     job: JobConfig | None = None, fidelity: str = "epochs") -> Path:
+    """provenance.json: each session's command, dates, load and CPUs; the job (a built-in's name, else its file) and
+    the fidelity, which a replay reads (optimize.search.replay.Recording)."""
     facts = {"command": "python bench/surface.py " + " ".join(shlex.quote(a) for a in argv), "started": started,
              "finished": now_utc(), "load_average_before": list(load_before),
              "load_average_after": list(os.getloadavg()), "cpus": os.cpu_count()}
     path = out / PROVENANCE
     old = json.loads(path.read_text()) if path.is_file() else {}
     sessions = old.get("sessions", []) + [facts]  # a resumed recording adds its session
-    path.write_text(json.dumps({"sessions": sessions}, indent=2) + "\n")
+    recorded = {} if job is None else {"job": job.model if job.job is None else str(job.job.source),
+                                       "fidelity": fidelity}
+    path.write_text(json.dumps({**recorded, "sessions": sessions}, indent=2) + "\n")
     return path
 
 
 def shortened(text: bytes) -> bytes:
     """The log without the scheduler's chatter (see :data:`CHATTER`)."""
     return b"".join(line for line in text.splitlines(keepends=True) if not CHATTER.match(line))
+
+
+def quiet_err(text: bytes) -> bytes:
+    """An ok run's .err without Spark's INFO records and their continuation lines (warnings, errors, and what
+    comes before Spark's first record, kept)."""
+    kept, keep = [], True
+    for line in text.splitlines(keepends=True):
+        record = SPARK_RECORD.match(line)
+        if record:
+            keep = record.group(1) != b"INFO"
+        if keep:
+            kept.append(line)
+    return b"".join(kept)
 
 
 def same_judgement(original: Path, short: Path, row: dict[str, object]) -> bool:
@@ -179,6 +204,15 @@ def pack(src: Path, dest: Path) -> tuple[int, int]:
             whole += 1
         else:
             short += 1
+        if log.with_suffix(".err").is_file():
+            err = log.with_suffix(".err").read_bytes()
+            target.with_suffix(".err").write_bytes(quiet_err(err) if row["status"] == "ok" else err)
+        key = f"{int(row['run'])}-{int(row['replicate'])}"
+        for name in RUN_FILES:
+            source = src / CampaignDir.RUNS / key / name
+            if source.is_file():
+                (dest / CampaignDir.RUNS / key).mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(source, dest / CampaignDir.RUNS / key / name)
     return short, whole
 
 
@@ -231,7 +265,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     failed = record(args.out, space, job, args, cluster)
     write_surface_csv(args.out, args.fidelity,
                       None if job.lenet_style else [c for c in read_campaign(args.out).columns if c in job_columns(job)])
-    write_provenance(args.out, argv, started, load)
+    write_provenance(args.out, argv, started, load, job, args.fidelity)
     print(f"recorded {args.out} in {(time.monotonic() - t0) / 60:.1f} min ({failed} run(s) not ok); "
           f"{args.out / SURFACE_CSV}")
     return 0

@@ -6,7 +6,8 @@ cells in the same order and gets the stored results back without running anythin
 
 A job that did not finish ok raises :class:`JobFailedError`; a job whose log shows another learning
 rate than the one asked raises :class:`LearningRateMismatchError`: neither is ever a data point.
-(The original study's 9.011 came from a script that never set a rate above 1.024.)
+(The original study's 9.011 came from a script that never set a rate above 1.024.) Only BigDL's log
+shows the rate it trained at; another job's (xgboost's ``learning_rate``) is taken as asked.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ class JobObjective:
             raise JobFailedError(
                 f"run {spec.key} at learning rate {lr!r} {result.status}: {result.reason} "
                 f"(log: {self.session.out / result.execution.log}); fix the cause, then use a new --out")
-        check_learning_rate(result, lr)
+        if self.config.described().results == "bigdl":  # the only log that shows the rate used
+            check_learning_rate(result, lr)
         self.results.append(result)
         return float(self.cost(result.wall_clock_s, result.accuracy))

@@ -317,7 +317,7 @@ def test_a_packed_surface_drops_the_schedulers_chatter_and_replays_alike(surface
 def test_a_real_campaign_is_scored_like_a_replay_in_its_run_order(surface_dir):
     from optimize.search.arms import Truth, campaign_run, fractions
 
-    real = campaign_run(surface_dir, "rec")
+    real = campaign_run(surface_dir, Surface.load(surface_dir), "rec")
     rows = sorted(csv.DictReader(open(surface_dir / "results.csv")), key=lambda r: (int(r["run"]), int(r["replicate"])))
     elapsed = [float(r["elapsed_s"]) for r in rows]
     assert real.ended_s == pytest.approx([sum(elapsed[:i + 1]) for i in range(len(elapsed))])
@@ -342,8 +342,8 @@ def test_a_real_campaigns_speed_against_the_recording_is_the_median_ratio_at_the
     shutil.copytree(surface_dir, slower)
     table.assign(elapsed_s=table["elapsed_s"] * 1.5).to_csv(slower / "results.csv", index=False)
     assert speed_ratio(slower, surface) == pytest.approx(1.5 * speed_ratio(surface_dir, surface))
-    real = campaign_run(slower, "slower")
-    assert on_clock(real, 1.5).ended_s == pytest.approx(campaign_run(surface_dir, "rec").ended_s)
+    real = campaign_run(slower, surface, "slower")
+    assert on_clock(real, 1.5).ended_s == pytest.approx(campaign_run(surface_dir, surface, "rec").ended_s)
     table.assign(learning_rate=0.3).to_csv(slower / "results.csv", index=False)  # off the grid: nothing to compare
     assert speed_ratio(slower, surface) is None
 

@@ -18,7 +18,7 @@ neither gives, is refused before anything runs. lenet, birnn and torch-lenet kee
 ``--replay DIR`` runs the search against a recorded surface (bench/surface.py) instead of a cluster
 (:mod:`optimize.search.replay`): each trial replays one recorded replicate of its point, drawn with
 ``--seed``, pruned and charged as a real run; ``--space`` defaults to the surface's grid, and a point
-off it is refused.
+off it is refused, as is a ``--job`` other than the recorded one (and, per epoch, another ``--fidelity``).
 
 Objectives default to wall_clock_s:min,accuracy:max. Progress: one line per trial with the cluster
 time used against the budget and an ETA. At the end: the front of the ok runs (optimize.pareto), its
@@ -278,6 +278,8 @@ def search_config(args: argparse.Namespace, surface: Surface | None = None) -> S
     fidelity = args.fidelity
     if fidelity != harvesting.FIDELITY or args.per_epoch:
         check_fidelity(job, fidelity)
+    if surface is not None:
+        surface.check_job(job, fidelity if fidelity != harvesting.FIDELITY or args.per_epoch else None)
     if args.per_epoch:
         harvesting.check_objectives(objectives)
         space, level = at_largest(space, fidelity, job.get(fidelity))

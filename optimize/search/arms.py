@@ -28,6 +28,7 @@ import pandas as pd
 
 from harness.command import SubmitOptions
 from sparkdl.cost import time_per_squared_accuracy
+from sparkdl.runspec import RunSpec
 from optimize.dominance import ObjectiveSpec, default_reference, hypervolume, non_dominated, parse_objectives
 from optimize.errors import JobFailedError, SearchOptionError
 from optimize.harvest import harvest
@@ -35,8 +36,8 @@ from optimize.lr import Evaluator, LRPoint, Measure, run_search
 from optimize.objective import JobObjective
 from optimize.pareto import read_campaign
 from optimize.search.pruning import StudyPrunerRule, make_rules
-from optimize.search.replay import Point, ReplayCluster, Surface, point_of
-from optimize.search.space import at_largest_epochs
+from optimize.search.replay import Point, ReplayCluster, ReplayError, Surface
+from optimize.search.space import SearchSpace, at_largest
 from optimize.search.study import MultiObjectiveSearch, SearchConfig, open_study
 from optimize.session import ClusterOptions, JobConfig, open_session
 
@@ -79,8 +80,8 @@ def default_arms(startup_trials: int = 5, min_runs: int = 3, start: str = "lhs",
             description="TPE on the cost T/A^2, Optuna's Hyperband pruner (eta 3)"),
         Arm("halving", sampler="random", pruner="none", optuna_pruner="halving",
             description="random on the cost T/A^2, Optuna's successive halving pruner (eta 3)"),
-        Arm("paper", kind="paper", description="Marinos 2021's learning-rate rule on the grid's rates (batch and "
-                                               "epochs at their lowest levels)"),
+        Arm("paper", kind="paper", description="Marinos 2021's learning-rate rule on the grid's rates (every other "
+                                               "factor, epochs or rounds too, at its lowest level)"),
         Arm("grid", kind="grid", per_epoch=False, pruner="none",
             description="every point of the grid once, in the grid's order, no pruning"),
     ]
@@ -122,7 +123,7 @@ class Truth:
     def of(cls, surface: Surface) -> "Truth":
         means = surface.mean_points()
         factors = [c for c in means.columns if c not in ("wall_clock_s", "accuracy", "n")]
-        values = {point_of(row): (float(row["wall_clock_s"]), float(row["accuracy"]))
+        values = {surface.point_of(row): (float(row["wall_clock_s"]), float(row["accuracy"]))
                   for row in means[factors + ["wall_clock_s", "accuracy"]].to_dict("records")}
         matrix = _minimised(values.values())
         reference = default_reference(matrix)
@@ -142,21 +143,32 @@ def _minimised(values) -> np.ndarray:
 
 
 def surface_job(surface: Surface) -> JobConfig:
-    """The job whose factors the surface does not vary: its recorded levels."""
-    constants = surface.constants()
-    return JobConfig(**constants)  # type: ignore[arg-type]
+    """The surface's job with the factors it does not vary at their recorded levels."""
+    return surface.job_config()
 
 
 def search_config(arm: Arm, surface: Surface, seed: int) -> SearchConfig:
+    """The arm's search on the surface's grid; per epoch: at the largest level of the surface's fidelity."""
     space, job = surface.space(), surface_job(surface)
     if arm.per_epoch:
-        space, epochs = at_largest_epochs(space, job.epochs)
-        job = replace(job, epochs=epochs)
+        space, level = at_largest(space, surface.fidelity, job.get(surface.fidelity))
+        job = replace(job, **{surface.fidelity: level})
     objectives: tuple[ObjectiveSpec, ...] = ((ObjectiveSpec("cost", "min"),) if arm.optuna_pruner
                                              else parse_objectives(TWO_OBJECTIVES))
     sampler = "grid" if arm.kind == "grid" else arm.sampler
     return SearchConfig(space, job, objectives, sampler, seed, arm.startup_trials, arm.population, start=arm.start,
-                        repeat=arm.repeat)
+                        repeat=arm.repeat, fidelity=surface.fidelity)
+
+
+def shapes(job: JobConfig, space: SearchSpace) -> list[RunSpec]:
+    """The job's shape with a level of every factor of the space, so that the campaign's manifest names each
+    factor its runs have (as optimize.search does for a job that is not LeNet-style)."""
+    return [job.spec(1, 1, **{f.name: f.at(0.0) for f in space.factors})]
+
+
+def replay_options(cluster: ReplayCluster, job: JobConfig) -> SubmitOptions:
+    """The options of a replayed campaign: its master, and the job each run is (a job file's too, as ``--job``)."""
+    return SubmitOptions(cluster.master_url, jobs=job.choice())
 
 
 def optuna_pruner(name: str | None, max_epochs: int):
@@ -205,25 +217,37 @@ def run_arm(arm: Arm, surface: Surface, seed: int, budget_s: float, work: Path) 
         else:
             config = search_config(arm, surface, seed)
             settings = {"bench": "replay", "arm": arm.name, "seed": seed}
-            with open_session(out, settings, SubmitOptions(cluster.master_url), ClusterOptions(),
-                              [config.job.spec(1, 1)], False, backend=cluster) as session:
+            with open_session(out, settings, replay_options(cluster, config.job), ClusterOptions(),
+                              shapes(config.job, config.space), False, backend=cluster) as session:
                 study = open_study(out, config, in_memory=True,
-                                   pruner=optuna_pruner(arm.optuna_pruner, config.job.epochs))
+                                   pruner=optuna_pruner(arm.optuna_pruner, config.job.get(config.fidelity)))
                 search = MultiObjectiveSearch(session, study, config, rules_of(arm))
                 stop = search.run(math.inf if arm.kind == "grid" else budget_s).stop_reason
-        return _arm_run(arm.name, seed, out, cluster, stop)
+        return _arm_run(arm.name, seed, out, cluster, stop, surface)
     finally:
         shutil.rmtree(out, ignore_errors=True)
 
 
+def paper_problem(surface: Surface) -> str | None:
+    """Why the learning-rate rule cannot run on ``surface`` (its job has no learning_rate factor), else None."""
+    if "learning_rate" in surface.key.columns:
+        return None
+    return (f"the paper arm climbs a learning-rate ladder, and the job {surface.job.model} of {surface.folder} has no "
+            f"learning_rate factor (its factors: {', '.join(surface.key.columns)})")
+
+
 def _run_paper(surface: Surface, out: Path, cluster: ReplayCluster) -> str:
+    """Marinos 2021's rule on the surface's learning rates, every other varying factor (the fidelity too) at its
+    lowest level."""
+    problem = paper_problem(surface)
+    if problem:
+        raise ReplayError(problem)
     levels = surface.levels()
-    job = surface_job(surface)
-    fixed = {k: v[0] for k, v in levels.items() if k in ("batch_size", "epochs")}  # the lowest levels
-    job = replace(job, **fixed)  # type: ignore[arg-type]
-    rates = levels.get("learning_rate", (job.learning_rate,))
-    with open_session(out, {"bench": "replay", "arm": "paper"}, SubmitOptions(cluster.master_url), ClusterOptions(),
-                      [job.spec(1, 1)], False, backend=cluster) as session:
+    fixed = {k: levels[k][0] for k in surface.factors if k != "learning_rate"}  # the lowest levels
+    job = replace(surface_job(surface), **fixed)  # type: ignore[arg-type]
+    rates = levels["learning_rate"]
+    with open_session(out, {"bench": "replay", "arm": "paper"}, replay_options(cluster, job), ClusterOptions(),
+                      shapes(job, SearchSpace(())), False, backend=cluster) as session:
         try:
             result = run_search(JobObjective(session, job, time_per_squared_accuracy()), ladder_rule(rates), "paper", 1, len(rates))
         except JobFailedError as e:
@@ -231,27 +255,33 @@ def _run_paper(surface: Surface, out: Path, cluster: ReplayCluster) -> str:
     return result.stop_reason
 
 
-def _arm_run(name: str, seed: int, out: Path, cluster: ReplayCluster, stop: str) -> ArmRun:
-    table = read_campaign(out) if (out / "results.csv").exists() else pd.DataFrame()
-    points = harvest(table, out).table() if len(table) else pd.DataFrame()
+def measured_points(table: pd.DataFrame, folder: Path, surface: Surface) -> dict[str, set[Point]]:
+    """Each run's measured configurations (``<run>-<replicate>`` -> its validated epochs' points, keyed as the
+    surface keys them): every validated epoch of its ok and pruned runs, at the surface's fidelity."""
+    if not len(table):
+        return {}
+    points = harvest(table, folder, surface.fidelity, surface.key.columns).table()
     by_run: dict[str, set[Point]] = {}
     for row in points.to_dict("records"):
-        by_run.setdefault(f"{row['run']}-{row['replicate']}", set()).add(point_of(row))
+        by_run.setdefault(f"{int(row['run'])}-{int(row['replicate'])}", set()).add(surface.point_of(row))
+    return by_run
+
+
+def _arm_run(name: str, seed: int, out: Path, cluster: ReplayCluster, stop: str, surface: Surface) -> ArmRun:
+    table = read_campaign(out) if (out / "results.csv").exists() else pd.DataFrame()
+    by_run = measured_points(table, out, surface)
     ended = np.cumsum([r.charged_s for r in cluster.log]).tolist()
     return ArmRun(name, seed, tuple(ended), tuple(frozenset(by_run.get(r.key or "", ())) for r in cluster.log),
                   tuple(r.stopped_at is not None for r in cluster.log), stop)
 
 
-def campaign_run(folder: Path, name: str = "real", seed: int = 0) -> ArmRun:
-    """A campaign folder's runs as an arm's run (a real search, to compare with its replays): in run order, each
-    run's recorded elapsed_s, its harvested configurations."""
+def campaign_run(folder: Path, surface: Surface, name: str = "real", seed: int = 0) -> ArmRun:
+    """A campaign folder's runs as an arm's run (a real search, to compare with its replays on ``surface``): in run
+    order, each run's recorded elapsed_s, its harvested configurations."""
     table = read_campaign(folder)
     table = table.sort_values(["run", "replicate"], kind="stable")
-    points = harvest(table, folder).table()
-    by_run: dict[tuple[int, int], set[Point]] = {}
-    for row in points.to_dict("records"):
-        by_run.setdefault((int(row["run"]), int(row["replicate"])), set()).add(point_of(row))
-    cells = [(int(r), int(p)) for r, p in zip(table["run"], table["replicate"])]
+    by_run = measured_points(table, folder, surface)
+    cells = [f"{int(r)}-{int(p)}" for r, p in zip(table["run"], table["replicate"])]
     return ArmRun(name, seed, tuple(np.cumsum(table["elapsed_s"].astype(float)).tolist()),
                   tuple(frozenset(by_run.get(c, ())) for c in cells), tuple(table["status"] == "pruned"))
 
@@ -266,7 +296,7 @@ def speed_ratio(folder: Path, surface: Surface) -> float | None:
     table = read_campaign(folder)
     ratios = []
     for row in table[table["status"] == "ok"].to_dict("records"):
-        recorded = surface.points.get(point_of(row))
+        recorded = surface.points.get(surface.point_of(row))
         if recorded:
             ratios.append(float(row["elapsed_s"]) / float(np.mean([r.elapsed_s for r in recorded])))
     return float(np.median(ratios)) if ratios else None

@@ -1,7 +1,11 @@
 """Replaying a recorded surface: a search's trials run against real runs recorded before, not a cluster.
 
 A surface is a campaign folder (``bench/surface.py`` records one): a full grid of design points, each
-run several times (replicates), every run's log kept. :class:`ReplayCluster` stands where the cluster
+run several times (replicates), every run's log kept, of any job (LeNet, ``--job xgboost``, a job file). A
+point's factors are the recording's own (its manifest's), each keyed by its declared kind (int, float, text)
+alike in the recorded rows and the specs a search makes; the job and the fidelity (what a validated epoch
+counts: ``epochs``, xgboost's ``rounds``) are provenance.json's (:class:`Recording`; the first LeNet recordings
+name neither: lenet and epochs). :class:`ReplayCluster` stands where the cluster
 and spark-submit stand in a real search (it is the campaign's backend and its runner, the process
 boundary): everything from the trial loop up (:class:`optimize.search.study.MultiObjectiveSearch`, the
 session, the campaign, its store, logparse's judgement, the pruning watch) is the code of a real search.
@@ -21,15 +25,20 @@ For each run it is handed, the replay
 
 Departures from a real run: a real pruned job is stopped up to one watch interval (1 s) after the
 validation line, while it trains on; the replay stops it at the line. A real pruned job's end (the
-process group ended) is charged like the recorded run's own end.
+process group ended) is charged like the recorded run's own end. A job that prints its epochs only once
+trained (xgboost's ``sparkdl-epoch`` lines, written after ``fit``, each round's wall clock the fit's share)
+cannot be stopped mid-training on a cluster; the replay charges it as if it had been, at the round's share of
+the recorded fit: what a run of that many rounds costs, not what a real pruned run of that job spends.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import random
+import shlex
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -37,19 +46,26 @@ import pandas as pd
 
 from cluster.sparkenv import SparkEnv
 from harness.command import METRICS_FLAG
+from harness.job import JobFileError, builtin_names, resolve_job
 from harness.runner import Completed, OnStart, Watch, write_prune_line
-from sparkdl.runspec import RunSpec
+from sparkdl.runspec import CLUSTER_RULES, RunSpec
 from logparse import Status
 from optimize.errors import SearchOptionError
 from optimize.harvest import epoch_figures, run_log
-from optimize.pareto import read_campaign
+from optimize.pareto import manifest_factors, read_campaign
 from optimize.search.pruning import figure_of_line
-from optimize.search.space import FLOAT_FACTORS, Factor, SearchSpace
+from optimize.search.space import CLUSTER_FACTORS, FLOAT_FACTORS, TEXT_FACTORS, Factor, SearchSpace
+from optimize.session import JobConfig, job_params
 
-#: The design factors that make a point of a surface.
+#: A LeNet-style surface's point factors, in the order its points are keyed (and its draws seeded).
 POINT_FACTORS = ("model", "nodes", "executors", "executor_cores", "epochs", "learning_rate", "batch_size")
 #: A real run ended by the watch reports this code (ProcessRunner ends its process group).
 STOPPED_CODE = -15
+#: Where bench/surface.py keeps what it recorded and how (the job, the fidelity, the commands).
+PROVENANCE = "provenance.json"
+#: A recording that names neither (the first LeNet ones): LeNet, its validated epochs counting ``epochs``.
+DEFAULT_JOB, DEFAULT_FIDELITY = "lenet", "epochs"
+KINDS = ("int", "float", "str")
 
 Point = tuple[tuple[str, object], ...]
 
@@ -58,23 +74,118 @@ class ReplayError(SearchOptionError):
     """A replay cannot run what was asked (a point off the recorded grid, a surface that is not one)."""
 
 
-def _value(name: str, value: object) -> object:
-    """A factor's value as the surface keys it: floats to 12 significant digits, whole numbers as int."""
-    if name in FLOAT_FACTORS:
-        return float(f"{float(value):.12g}")  # type: ignore[arg-type]
-    if name == "model":
-        return str(value)
-    return int(value)  # type: ignore[call-overload]
+@dataclass(frozen=True)
+class PointKey:
+    """How a surface keys a design point: its factors in order, and each one's kind (int, float or str).
+
+    The recorded rows and the specs a search makes go through the same key, so 32 and 32.0 are one level: a float
+    factor to 12 significant digits, an int one as a whole number, a text one as its text."""
+
+    columns: tuple[str, ...]
+    kinds: tuple[tuple[str, str], ...]  # (factor, kind); a factor not named is an int
+
+    def value(self, name: str, value: object) -> object:
+        kind = dict(self.kinds).get(name, "int")
+        if kind == "float":
+            return float(f"{float(value):.12g}")  # type: ignore[arg-type]
+        if kind == "str":
+            return str(value)
+        return int(value)  # type: ignore[call-overload]
+
+    def of(self, values: Mapping[str, object]) -> Point:
+        """The key of a design row or a spec's factors (the factors it has a value for)."""
+        return tuple((name, self.value(name, values[name])) for name in self.columns if name in values
+                     and values[name] is not None and not (isinstance(values[name], float) and math.isnan(values[name])))
 
 
-def point_of(values: Mapping[str, object]) -> Point:
-    """The surface's key of a design row or a spec's factors."""
-    return tuple((name, _value(name, values[name])) for name in POINT_FACTORS if name in values
-                 and values[name] is not None and not (isinstance(values[name], float) and math.isnan(values[name])))
+#: A LeNet-style surface's key (what every surface was keyed by before any job could be recorded).
+LENET_KEY = PointKey(POINT_FACTORS, (*((n, "float") for n in FLOAT_FACTORS), *((n, "str") for n in TEXT_FACTORS)))
+
+
+def point_of(values: Mapping[str, object], key: PointKey = LENET_KEY) -> Point:
+    """The surface's key of a design row or a spec's factors (default: a LeNet-style surface's)."""
+    return key.of(values)
 
 
 def describe_point(point: Point) -> str:
     return " ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in point)
+
+
+@dataclass(frozen=True)
+class Recording:
+    """What a surface's runs ran: the job (``bench/surface.py --job``: a built-in's name or a job file) and the
+    parameter its validated epochs count (``--fidelity``)."""
+
+    job: str = DEFAULT_JOB
+    fidelity: str = DEFAULT_FIDELITY
+
+    @classmethod
+    def read(cls, folder: Path, model: str = DEFAULT_JOB) -> "Recording":
+        """From the folder's provenance.json: its ``job`` and ``fidelity`` (bench/surface.py writes them), else the
+        ``--job`` and ``--fidelity`` of its last recorded command, else ``model`` (the runs' one ``model``) and
+        :data:`DEFAULT_FIDELITY` (the first LeNet recordings name neither)."""
+        path = Path(folder) / PROVENANCE
+        if not path.is_file():
+            return cls(model)
+        try:
+            facts = json.loads(path.read_text())
+        except (OSError, ValueError) as e:
+            raise ReplayError(f"--replay {folder}: {PROVENANCE} cannot be read ({e}): restore it from the recording "
+                              "or remove it (the job is then lenet, the fidelity epochs)") from None
+        facts = facts if isinstance(facts, dict) else {}
+        sessions = [s for s in facts.get("sessions") or () if isinstance(s, dict)]
+        command = recorded_flags(str(sessions[-1].get("command", ""))) if sessions else {}
+        job, fidelity = (facts.get(k) or command.get(k) for k in ("job", "fidelity"))
+        return cls(str(job or model), str(fidelity or DEFAULT_FIDELITY))
+
+    def resolve(self, folder: Path) -> JobConfig:
+        """The recorded job, with none of its parameters set: a built-in by name, else the job file (a relative
+        path is the recording command's, from the repository's root)."""
+        try:
+            described = resolve_job(self.job)
+        except JobFileError as e:
+            raise ReplayError(f"--replay {folder}: its job {self.job!r} ({PROVENANCE}) cannot be read: {e}; give "
+                              "the job its runs ran as \"job\" in provenance.json") from None
+        if self.job in builtin_names():
+            return JobConfig(model=self.job)
+        return JobConfig(model=described.name, job=described)
+
+
+def recorded_flags(command: str) -> dict[str, str]:
+    """``--job`` and ``--fidelity`` of a recorded ``python bench/surface.py ...`` command (those it gives)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return {}
+    out: dict[str, str] = {}
+    for i, word in enumerate(words):
+        for flag in ("job", "fidelity"):
+            if word == f"--{flag}" and i + 1 < len(words):
+                out[flag] = words[i + 1]
+            elif word.startswith(f"--{flag}="):
+                out[flag] = word.partition("=")[2]
+    return out
+
+
+def point_key(job: JobConfig, columns: Sequence[str], table: pd.DataFrame) -> PointKey:
+    """The key of a surface of ``job`` whose design columns are ``columns`` (``model`` first, as a LeNet-style
+    surface always was): each factor's kind as the job declares it ([params.NAME] type), a cluster factor an int,
+    ``model`` a text; a parameter of undeclared type (auto) by its recorded values (whole numbers: an int)."""
+    ordered = tuple(sorted(columns, key=lambda c: c != "model"))
+    described = job.described()
+    kinds = []
+    for name in ordered:
+        declared = "str" if name in TEXT_FACTORS else "int" if name in CLUSTER_RULES else described.rule(name).kind
+        kinds.append((name, declared if declared in KINDS else recorded_kind(table[name])))
+    return PointKey(ordered, tuple((n, k) for n, k in kinds if k != "int"))
+
+
+def recorded_kind(values: pd.Series) -> str:
+    """A column's kind as recorded: int when written as whole numbers, float when as numbers, else str."""
+    values = values.dropna()
+    if pd.to_numeric(values, errors="coerce").isna().any():
+        return "str"
+    return "int" if pd.api.types.is_integer_dtype(values) else "float"
 
 
 @dataclass(frozen=True)
@@ -102,43 +213,79 @@ class RecordedRun:
         return self.startup_s + wall
 
 
+def design_columns(folder: Path, job: JobConfig, table: pd.DataFrame) -> tuple[str, ...]:
+    """The design columns of a recording's runs: its manifest's factors (as bench/surface.py wrote them), else the
+    job's (the cluster factors, its parameters, ``model``), those results.csv has."""
+    named = manifest_factors(folder) or ("model", *CLUSTER_FACTORS, *job_params(job.described()))
+    return tuple(c for c in named if c in table.columns)
+
+
 @dataclass
 class Surface:
-    """A recorded grid: each design point's ok runs, read from a campaign folder (results.csv and logs/)."""
+    """A recorded grid: each design point's ok runs, read from a campaign folder (results.csv and logs/), the job
+    they ran, and the parameter their validated epochs count (``fidelity``: epochs, or xgboost's rounds)."""
 
     folder: Path
     points: dict[Point, list[RecordedRun]]
     factors: tuple[str, ...]  # the factors that vary over the grid
     excluded: int = 0  # runs that were not ok (left out)
+    key: PointKey = LENET_KEY  # the point's factors and their kinds
+    fidelity: str = DEFAULT_FIDELITY
+    job: JobConfig = field(default_factory=lambda: JobConfig(model=DEFAULT_JOB))  # none of its parameters set
 
     @classmethod
     def load(cls, folder: Path) -> "Surface":
+        """The surface in ``folder``: its points' factors are the recording's (its manifest's, else the job's
+        columns), the job and fidelity those :class:`Recording` reads (a LeNet recording that names neither: lenet
+        and epochs)."""
         folder = Path(folder)
         if not (folder / "results.csv").is_file():
             raise ReplayError(f"--replay {folder}: no results.csv there; give a surface recorded by bench/surface.py "
                               "(a campaign folder with its logs)")
         table = read_campaign(folder)
-        missing = [c for c in ("run", "replicate", "status", "elapsed_s", "epochs") if c not in table.columns]
+        missing = [c for c in ("run", "replicate", "status", "elapsed_s") if c not in table.columns]
         if missing:
             raise ReplayError(f"--replay {folder}: results.csv has no {', '.join(missing)} column: it is not a surface")
+        ok = table[table["status"] == Status.OK]
+        models = ok["model"].dropna().unique() if "model" in ok.columns else ()
+        recording = Recording.read(folder, str(models[0]) if len(models) == 1 else DEFAULT_JOB)
+        job = recording.resolve(folder)
+        key = point_key(job, design_columns(folder, job, table), ok)
+        if recording.fidelity not in key.columns:
+            raise ReplayError(f"--replay {folder}: its fidelity {recording.fidelity!r} is not a factor of its "
+                              f"{job.model} runs ({', '.join(key.columns)}): give the parameter its validated epochs "
+                              f"count as \"fidelity\" in {PROVENANCE} (bench/surface.py --fidelity)")
         points: dict[Point, list[RecordedRun]] = {}
-        excluded = 0
-        for row in table.to_dict("records"):
-            if row["status"] != Status.OK:
-                excluded += 1
-                continue
+        for row in ok.to_dict("records"):
             log = run_log(row, folder)
             if not log.is_file():
                 raise ReplayError(f"--replay {folder}: run {row['run']}-{row['replicate']}'s log {log} is missing: "
                                   "a surface keeps every run's log")
             run = RecordedRun(f"{int(row['run'])}-{int(row['replicate'])}", log, float(row["elapsed_s"]),
                               int(row.get("exit_code", 0) or 0), tuple(epoch_figures(log)))
-            points.setdefault(point_of(row), []).append(run)
+            points.setdefault(key.of(row), []).append(run)
         if not points:
             raise ReplayError(f"--replay {folder}: no ok run to replay")
-        names = [n for n in POINT_FACTORS if n in table.columns]
-        varying = tuple(n for n in names if table.loc[table["status"] == Status.OK, n].nunique() > 1)
-        return cls(folder, points, varying, excluded)
+        varying = tuple(n for n in key.columns if ok[n].nunique() > 1)
+        return cls(folder, points, varying, len(table) - len(ok), key, recording.fidelity, job)
+
+    def check_job(self, job: JobConfig, fidelity: str | None) -> None:
+        """Refuse a search of another job than the recorded one, or (``fidelity`` given) at another fidelity."""
+        if job.model != self.job.model:
+            raise ReplayError(f"--job {job.model}: the surface {self.folder} recorded the job {self.job.model}; "
+                              f"give --job {self.job.model if self.job.job is None else self.job.job.source}")
+        if fidelity is not None and fidelity != self.fidelity:
+            raise ReplayError(f"--fidelity {fidelity}: the surface {self.folder} counts its validated epochs as "
+                              f"{self.fidelity}; give --fidelity {self.fidelity}")
+
+    def point_of(self, values: Mapping[str, object]) -> Point:
+        """The key of a design row or a spec's factors on this surface."""
+        return self.key.of(values)
+
+    def job_config(self) -> JobConfig:
+        """The recorded job with the factors the surface does not vary at their recorded level."""
+        constants = {k: v for k, v in self.constants().items() if k != "model"}
+        return replace(self.job, **constants)  # type: ignore[arg-type]
 
     def levels(self) -> dict[str, tuple[object, ...]]:
         """Every factor's recorded levels, sorted."""
@@ -179,20 +326,21 @@ class Surface:
                 raise ReplayError(f"space.toml [{f.name}]: a replay has only the recorded levels; write choices = "
                                   f"[{', '.join(map(repr, levels))}]")
         for combo in space.grid(1):
-            point = point_of({**base, **combo})
+            point = self.point_of({**base, **combo})
             if point not in self.points:
                 raise ReplayError(self.off_grid(point))
 
     def mean_points(self) -> pd.DataFrame:
         """Every configuration the surface measures, per validated epoch: the mean wall clock and accuracy over
         every recorded run of the point's other factors that validated that epoch (a run of E epochs measures
-        epochs 1..E on its way, optimize.harvest). One row per configuration, ``epochs`` its epoch."""
+        epochs 1..E on its way, optimize.harvest). One row per configuration, its fidelity (``epochs``, ``rounds``)
+        the epoch."""
         rows: dict[Point, list[tuple[float, float]]] = {}
         for point, runs in self.points.items():
             rest = dict(point)
             for run in runs:
                 for e, wall, acc in run.epochs:
-                    rows.setdefault(point_of({**rest, "epochs": e}), []).append((wall, acc))
+                    rows.setdefault(self.point_of({**rest, self.fidelity: e}), []).append((wall, acc))
         return pd.DataFrame([{**dict(p), "wall_clock_s": math.fsum(w for w, _ in v) / len(v),
                               "accuracy": math.fsum(a for _, a in v) / len(v), "n": len(v)}
                              for p, v in rows.items()])
@@ -245,7 +393,7 @@ class ReplayCluster:
 
     def prepare(self, spec: RunSpec) -> None:
         """The run about to start: its point must be on the grid (else :class:`ReplayError`, before its attempt)."""
-        self.surface.replicates(point_of(spec.as_row()))
+        self.surface.replicates(self.surface.point_of(spec.as_row()))
         self.current = spec
 
     def describe(self) -> dict[str, object]:
@@ -270,7 +418,7 @@ class ReplayCluster:
         if self.current is None:
             raise ReplayError("the replay was asked to run a job before the campaign prepared it")
         spec, self.current = self.current, None
-        point = point_of(spec.as_row())
+        point = self.surface.point_of(spec.as_row())
         run = self.draw(point)
         recorded_err = run.log.with_suffix(".err")
         err.write_bytes(recorded_err.read_bytes() if recorded_err.is_file() else b"")
