@@ -26,14 +26,14 @@ For each run it is handed, the replay
 Departures from a real run: a real pruned job is stopped up to one watch interval (1 s) after the
 validation line, while it trains on; the replay stops it at the line. A real pruned job's end (the
 process group ended) is charged like the recorded run's own end. A job that prints its epochs only once
-trained (xgboost's ``sparkdl-epoch`` lines, written after ``fit``, each round's wall clock the fit's share)
-cannot be stopped mid-training on a cluster; the replay charges it as if it had been, at the round's share of
-the recorded fit: what a run of that many rounds costs, not what a real pruned run of that job spends.
+trained (xgboost's ``sparkdl-epoch`` lines, written after ``fit``, each round's wall clock the boosting loop's
+time to its end) cannot be stopped mid-training on a cluster; the replay charges it as if it had been, at the
+recorded start-up plus that round's time: what a run of that many rounds costs, not what a real pruned run of
+that job spends.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import random
 import shlex
@@ -48,6 +48,7 @@ from cluster.sparkenv import SparkEnv
 from harness.command import METRICS_FLAG
 from harness.job import JobFileError, builtin_names, resolve_job
 from harness.runner import Completed, OnStart, Watch, write_prune_line
+from sparkdl import config
 from sparkdl.runspec import CLUSTER_RULES, RunSpec
 from logparse import Status
 from optimize.errors import SearchOptionError
@@ -127,11 +128,8 @@ class Recording:
         path = Path(folder) / PROVENANCE
         if not path.is_file():
             return cls(model)
-        try:
-            facts = json.loads(path.read_text())
-        except (OSError, ValueError) as e:
-            raise ReplayError(f"--replay {folder}: {PROVENANCE} cannot be read ({e}): restore it from the recording "
-                              "or remove it (the job is then lenet, the fidelity epochs)") from None
+        facts = config.read_json(path, f"--replay {folder}: {PROVENANCE} (restore it from the recording or remove "
+                                       "it: the job is then lenet, the fidelity epochs)", error=ReplayError)
         facts = facts if isinstance(facts, dict) else {}
         sessions = [s for s in facts.get("sessions") or () if isinstance(s, dict)]
         command = recorded_flags(str(sessions[-1].get("command", ""))) if sessions else {}
