@@ -63,7 +63,7 @@ from optimize.pareto import (default_reference, hypervolume, minimisation_matrix
 from optimize.search.__main__ import parse_job  # noqa: E402
 from optimize.search.pruning import make_rules  # noqa: E402
 from optimize.search.space import Factor, SearchSpace, at_largest_epochs, load_space  # noqa: E402
-from optimize.search.study import MultiObjectiveSearch, SearchConfig, open_study  # noqa: E402
+from optimize.search.study import DEFAULT_STARTUP_TRIALS, MultiObjectiveSearch, SearchConfig, open_study  # noqa: E402
 from optimize.errors import SearchOptionError  # noqa: E402
 from optimize.figures import budget_bands_figure, save  # noqa: E402
 from optimize.search.arms import (BUDGETS, GOAL, Arm, ArmRun, BudgetRow, Truth, bands, budget_rows,  # noqa: E402
@@ -241,9 +241,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="replay: real searches' campaign folders (optimize.search on the surface's grid), each scored "
                         "like the replays and set against the default arm's 10-90 %% band")
     p.add_argument("--jobs", type=int, default=1, help="replay: arm-seed runs at once (processes)")
-    p.add_argument("--no-repeat", action="store_true", help="replay: the default search (and its unpruned twin) "
-                                                             "tells a trial asking for factors already run their "
-                                                             "result, without a job")
+    p.add_argument("--repeat", action=argparse.BooleanOptionalAction, default=False,
+                   help="replay: the default search (and its unpruned twin) runs factors already run again (--repeat); "
+                        "by default (--no-repeat), as optimize.search, a trial asking for them is told their result "
+                        "without a job")
     p.add_argument("--min-runs", type=int, default=3, help="replay: the default search's pruning needs this many "
                                                            "earlier runs at an epoch")
     p.add_argument("--resume", action="store_true")
@@ -259,8 +260,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--grid-points", type=int, default=3, help="levels per float range in the grid (default 3)")
     p.add_argument("--seed", type=int, default=0, help="the search's sampler seed")
     p.add_argument("--job-seed", type=int, default=42, help="every job's weight-init seed")
-    p.add_argument("--startup-trials", type=int, help="TPE's start-up trials (default 3 on real jobs; on a replay "
-                                                       "optimize.search's default, 5)")
+    p.add_argument("--startup-trials", type=int, default=DEFAULT_STARTUP_TRIALS,
+                   help=f"TPE's start-up trials (default {DEFAULT_STARTUP_TRIALS}, optimize.search's)")
     p.add_argument("--start", choices=("lhs", "random"), default="lhs",
                    help="TPE's start-up trials from a Latin hypercube (default) or at random")
     p.add_argument("--more-seeds", type=lambda text: [int(v) for v in text.split(",") if v.strip()], default=[],
@@ -281,8 +282,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return replay_main(args)
     if args.out is None:
         raise SearchOptionError("--out is required on real jobs (the folder of the campaigns), or give --replay DIR")
-    if args.startup_trials is None:
-        args.startup_trials = 3
     space = load_space(args.space) if args.space else DEFAULT_SPACE
     job = parse_job(args.job, args.fixed)
     args.keep_cluster = True  # one cluster for the three arms, stopped below if this bench started it
@@ -353,7 +352,7 @@ def replay_main(args: argparse.Namespace) -> int:
         raise SearchOptionError(f"--seeds {args.seeds}: give a whole number >= 1 (20 for the comparison)")
     surface = Surface.load(args.replay)
     truth = Truth.of(surface)
-    all_arms = default_arms(args.startup_trials or 5, args.min_runs, args.start, not args.no_repeat)
+    all_arms = default_arms(args.startup_trials, args.min_runs, args.start, args.repeat)
     names = [a.strip() for a in args.arms.split(",")] if args.arms else [a.name for a in all_arms]
     unknown = [n for n in names if n not in {a.name for a in all_arms}]
     if unknown:

@@ -691,7 +691,8 @@ def open_campaign(folder: CampaignDir, plan: CampaignPlan, backend: Backend, *, 
     with folder.locked():
         store = ResultStore(folder)
         try:
-            store.check_design(plan.design_id, resume)
+            search = plan.provenance.get("search")
+            store.check_design(plan.design_id, resume, search if isinstance(search, dict) else None)
             try:
                 env_for = None
                 if getattr(backend, "drivers_here", True):  # drivers run here: their runtimes, before the first run

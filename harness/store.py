@@ -66,12 +66,17 @@ class ResultStore:
             self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
                                 [(k, json.dumps(v, default=str)) for k, v in values.items()])
 
-    def check_design(self, design_sha256: str, resume: bool) -> None:
-        """Refuse to mix two designs, or to overwrite a campaign without --resume."""
-        known = self.meta().get("design_sha256")
+    def check_design(self, design_sha256: str, resume: bool, search: dict[str, object] | None = None) -> None:
+        """Refuse to mix two designs, or to overwrite a campaign without --resume; ``search``: a search's defining
+        settings, whose differences from the folder's are named in the refusal."""
+        meta = self.meta()
+        known = meta.get("design_sha256")
         if known is None:
             return
         if known != design_sha256:
+            if search is not None and isinstance(meta.get("search"), dict):
+                raise CampaignError(f"{self.dir} holds a search with other settings ({_differences(meta['search'], search)}): "
+                                    "resume it with the options it was started with, or choose another --out")
             raise CampaignError(f"{self.dir} holds a campaign of another design file (sha256 {str(known)[:12]}...): "
                                 "choose another --out")
         if not resume and self.finished_cells():
@@ -175,3 +180,11 @@ class ResultStore:
                 if any(n not in manifest.responses for n in names):
                     self.campaign.write_manifest(manifest.with_responses(names))
             return self.campaign.write_results(records)
+
+
+def _differences(there: dict[str, object], now: dict[str, object]) -> str:
+    """Each setting that differs, as it was recorded and as it is asked now (compared as the store keeps them)."""
+    now = json.loads(json.dumps(now, default=str))
+    keys = [k for k in sorted(set(there) | set(now)) if there.get(k) != now.get(k)]
+    shown = lambda d, k: json.dumps(d[k], default=str) if k in d else "not set"  # noqa: E731
+    return "; ".join(f"{k} {shown(there, k)} there, {shown(now, k)} now" for k in keys) or "the same settings"

@@ -351,8 +351,8 @@ def test_real_search_prunes_a_real_job_after_its_first_epoch(local_cluster, tmp_
     assert text.count("Top1Accuracy is") == 1  # stopped before a second validation
     assert text.rstrip().splitlines()[-1].startswith("sparkdl: pruned: epoch 1 of 2")
     study = optuna.load_study(study_name="search", storage=f"sqlite:///{out / 'study.sqlite'}")
-    # the first of the Latin hypercube's 5 start-up points ran; the other 4 wait for a --resume
-    assert [t.state for t in study.trials] == [TrialState.PRUNED] + [TrialState.WAITING] * 4
+    # the first of the Latin hypercube's 3 start-up points (the default) ran; the other 2 wait for a --resume
+    assert [t.state for t in study.trials] == [TrialState.PRUNED] + [TrialState.WAITING] * 2
     assert "1 trials this session (0 ok, 1 pruned" in proc.stdout and "cluster time" in proc.stdout
 
 
@@ -400,4 +400,6 @@ def test_the_command_line_reaches_every_field_of_the_search_config(tmp_path):
     assert (c.sampler, c.seed, c.startup_trials, c.population, c.grid_points, c.cost, c.start, c.repeat) == \
         ("tpe", 7, 4, 6, 5, "time_per_squared_percent", "random", False)
     plain = ["--job", "lenet", "--space", str(space), "--out", str(tmp_path / "o"), "--budget", "10m"]
-    assert search_config(build_parser().parse_args(plain)).start == "lhs"
+    default = search_config(build_parser().parse_args(plain))  # the defaults tuned on the recorded surfaces
+    assert (default.start, default.startup_trials, default.repeat) == ("lhs", 3, False)
+    assert search_config(build_parser().parse_args([*plain, "--repeat"])).repeat is True

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from harness.command import SubmitOptions
+from harness.errors import CampaignError
 from optimize.errors import SearchOptionError
 from optimize.harvest import epoch_figures
 from optimize.pareto import parse_objectives, read_campaign
@@ -192,6 +193,21 @@ def test_the_command_line_replays_and_refuses_a_point_off_the_grid(surface_dir, 
         main(["--replay", str(surface_dir), "--job", "lenet", "--fixed", "epochs=3", "--space", str(space),
               "--budget", "200s", "--out", str(tmp_path / "off")])
     assert not (tmp_path / "off" / "results.csv").exists()
+
+
+def test_a_search_resumed_with_other_settings_is_refused_naming_each_one(surface_dir, tmp_path):
+    from optimize.search.__main__ import main
+
+    args = ["--replay", str(surface_dir), "--job", "lenet", "--per-epoch", "--out", str(tmp_path / "s"), "--seed", "1"]
+    assert main([*args, "--budget", "60s"]) == 0
+    rows = len(read_campaign(tmp_path / "s"))
+    with pytest.raises(CampaignError) as refused:  # started with the defaults: 3 start-up trials, no repeats
+        main([*args, "--budget", "120s", "--resume", "--startup-trials", "5", "--repeat"])
+    assert "(repeat false there, not set now; startup_trials 3 there, 5 now)" in str(refused.value)
+    assert "resume it with the options it was started with" in str(refused.value)
+    assert len(read_campaign(tmp_path / "s")) == rows  # nothing ran, nothing lost
+    assert main([*args, "--budget", "120s", "--resume"]) == 0
+    assert len(read_campaign(tmp_path / "s")) > rows
 
 
 # ---------------------------------------------------------------- the arms and their scoring

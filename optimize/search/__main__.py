@@ -57,8 +57,8 @@ from optimize.pareto import (ParetoFront, front_figure, front_table, manifest_fa
 from optimize.search.pruning import make_rules
 from optimize.search.replay import ReplayCluster, Surface
 from optimize.search.space import CLUSTER_FACTORS, JobParams, SearchSpace, at_largest, load_space
-from optimize.search.study import (SAMPLERS, MultiObjectiveSearch, SearchConfig, SearchOutcome, check_objectives,
-                                   open_study)
+from optimize.search.study import (DEFAULT_STARTUP_TRIALS, SAMPLERS, MultiObjectiveSearch, SearchConfig,
+                                   SearchOutcome, check_objectives, open_study)
 from optimize.figures import save
 from optimize.session import (LENET_DEFAULTS, ClusterOptions, JobConfig, job_params, open_session, optimizer_jobs,
                                submit_options)
@@ -181,13 +181,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sampler", choices=SAMPLERS, default="tpe", help="tpe (default), nsga2, random, grid")
     add_seed(p, "the sampler")
     p.add_argument("--job-seed", type=SEED, metavar="SEED", default=42, help="seed of the jobs' weights (default 42)")
-    p.add_argument("--startup-trials", type=int, default=5, help="tpe: start-up trials before the model (default 5)")
+    p.add_argument("--startup-trials", type=int, default=DEFAULT_STARTUP_TRIALS,
+                   help=f"tpe: start-up trials before the model (default {DEFAULT_STARTUP_TRIALS})")
     p.add_argument("--startup", choices=("lhs", "random"), default="lhs",
                    help="tpe: the start-up trials from a Latin hypercube over the space (default) or at random")
     renamed(p, "--start", "--startup")
-    p.add_argument("--no-repeat", action="store_true",
-                   help="a trial asking for factors already run is told that run's result, without a job (a space "
-                        "of choices; the search stops after 30 such trials in a row)")
+    p.add_argument("--repeat", action=argparse.BooleanOptionalAction, default=False,
+                   help="a trial asking for factors already run runs them again, a replicate (--repeat); by default "
+                        "(--no-repeat) it is told that run's result without a job, and the search stops after 30 "
+                        "such trials in a row (the space is measured)")
     p.add_argument("--population", type=int, default=8, help="nsga2: population size (default 8)")
     p.add_argument("--grid-points", type=int, default=3, help="grid: levels per float range (default 3)")
     p.add_argument("--max-trials", type=int, help="stop after this many trials in this session")
@@ -291,7 +293,7 @@ def search_config(args: argparse.Namespace, surface: Surface | None = None) -> S
         surface.check(space, job.spec(1, 1).as_row())
     return SearchConfig(space, job, objectives, sampler=args.sampler, seed=args.seed, startup_trials=args.startup_trials,
                         population=args.population, grid_points=args.grid_points, cost=args.cost, start=args.startup,
-                        repeat=not args.no_repeat, fidelity=fidelity)
+                        repeat=args.repeat, fidelity=fidelity)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -322,7 +324,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings["startup_trials"] = args.startup_trials
     if surface is not None:
         settings["replay"] = str(surface.folder.resolve())
-    if args.no_repeat:  # only then: a search started before the option resumes unchanged
+    if not args.repeat:  # only then: a search started with repeats resumes with --repeat unchanged
         settings["repeat"] = False
     if config.fidelity != harvesting.FIDELITY:  # likewise
         settings["fidelity"] = config.fidelity

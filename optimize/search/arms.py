@@ -38,7 +38,7 @@ from optimize.pareto import read_campaign
 from optimize.search.pruning import StudyPrunerRule, make_rules
 from optimize.search.replay import Point, ReplayCluster, ReplayError, Surface
 from optimize.search.space import SearchSpace, at_largest
-from optimize.search.study import MultiObjectiveSearch, SearchConfig, open_study
+from optimize.search.study import DEFAULT_STARTUP_TRIALS, MultiObjectiveSearch, SearchConfig, open_study
 from optimize.session import ClusterOptions, JobConfig, open_session
 
 BUDGETS = (0.1, 0.25, 0.5, 1.0)
@@ -58,15 +58,16 @@ class Arm:
     pruner: str = "median"  # our rule: none, median, halving
     optuna_pruner: str | None = None  # hyperband or halving: Optuna's, on the cost of each epoch (one objective)
     per_epoch: bool = True  # trials at the largest epochs, the lower ones harvested
-    startup_trials: int = 5
+    startup_trials: int = DEFAULT_STARTUP_TRIALS
     start: str = "lhs"
     min_runs: int = 3
     population: int = 8
-    repeat: bool = True  # False: factors already run are told their result again, no job (SearchConfig.repeat)
+    repeat: bool = True  # as Optuna's samplers do; False: factors already run are told their result, no job (ours)
     description: str = ""
 
 
-def default_arms(startup_trials: int = 5, min_runs: int = 3, start: str = "lhs", repeat: bool = True) -> list[Arm]:
+def default_arms(startup_trials: int = DEFAULT_STARTUP_TRIALS, min_runs: int = 3, start: str = "lhs",
+                 repeat: bool = False) -> list[Arm]:
     """The arms of the comparison; ``startup_trials``, ``min_runs``, ``start`` and ``repeat`` are the default
     search's (and its unpruned twin's)."""
     ours = dict(startup_trials=startup_trials, min_runs=min_runs, start=start, repeat=repeat)

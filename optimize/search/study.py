@@ -59,6 +59,10 @@ MAX_REPEATS_IN_A_ROW = 30
 Progress = Callable[[str], None]
 
 
+#: TPE's start-up trials (a Latin hypercube) before its model: tuned on the recorded surfaces (docs/optimizers.md).
+DEFAULT_STARTUP_TRIALS = 3
+
+
 @dataclass(frozen=True)
 class SearchConfig:
     """What defines a search (hashed into the campaign: a folder never mixes two searches)."""
@@ -68,12 +72,13 @@ class SearchConfig:
     objectives: tuple[ObjectiveSpec, ...]
     sampler: str = "tpe"
     seed: int = 0
-    startup_trials: int = 5
+    startup_trials: int = DEFAULT_STARTUP_TRIALS
     population: int = 8
     grid_points: int = 3  # float levels per range when sampler is grid
     cost: str | None = None  # the formula of the ``cost`` objective (sparkdl.cost)
     start: str = "lhs"  # tpe's start-up trials: a Latin hypercube ("lhs") or Optuna's random ones ("random")
-    repeat: bool = True  # False: a trial asking for factors already run is told that run's result, no job
+    repeat: bool = False  # True: a trial asking for factors already run runs them again (a replicate); False: it is
+    # told that run's result, with no job
     fidelity: str = "epochs"  # the job's parameter that counts its validated epochs (xgboost: rounds)
 
     def planned(self, spec: RunSpec) -> float:
