@@ -288,7 +288,7 @@ def test_a_search_that_repeats_configurations_ends_with_their_front(tmp_path, ca
 
     space = load_space(write(tmp_path, "[learning_rate]\nchoices = [0.01, 0.1]\n\n[batch_size]\nchoices = [32, 64]\n"))
     outcome, _, search = run_fake_search(tmp_path / "s", space, WatchingFakeRunner(curve), budget=math.inf,
-                                         pruner="none", sampler="random", max_trials=10)
+                                         pruner="none", sampler="random", max_trials=10, repeat=True)
     rows = pd.read_csv(tmp_path / "s" / "results.csv")
     assert (rows["status"] == "ok").all() and rows.groupby(["learning_rate", "batch_size"]).size().max() > 1
     summary = report(tmp_path / "s", search.config, outcome)

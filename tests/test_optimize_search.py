@@ -179,9 +179,10 @@ def curve(lr, batch, epoch, seed):
 
 
 def run_fake_search(out, space, runner, *, budget, pruner="median", target=None, sampler="tpe", resume=False,
-                    max_trials=None, objectives="wall_clock_s:min,accuracy:max", cost="time_per_squared_accuracy"):
+                    max_trials=None, objectives="wall_clock_s:min,accuracy:max", cost="time_per_squared_accuracy",
+                    repeat=False):
     config = SearchConfig(space, JobConfig(model="lenet", epochs=3), parse_objectives(objectives),
-                          sampler=sampler, seed=3, startup_trials=3, cost=cost)
+                          sampler=sampler, seed=3, startup_trials=3, cost=cost, repeat=repeat)
     settings = {"test": "search", "sampler": sampler}
     with open_session(out, settings, SubmitOptions("spark://x:1"), ClusterOptions(), [config.job.spec(1, 1)], resume,
                       backend=FakeBackend(), runner=runner, env=fake_env()) as session:
