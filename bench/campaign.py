@@ -33,7 +33,6 @@ import re
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import replace
@@ -54,6 +53,8 @@ from harness.phases import PHASES, campaign_efficiency
 from harness.designfile import read_design
 from sparkdl.runspec import RunSpec
 from sparkdl.campaign import CampaignDir, Manifest
+from sparkdl.cli import run_cli
+from bench.workdir import work_folder
 
 ROOT = Path(__file__).resolve().parent.parent
 EMPTY_APP = Path(__file__).with_name("empty_app.py")
@@ -310,18 +311,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--test-samples", type=int)
     p.add_argument("--executor-memory", default="700m")
     p.add_argument("--floor-repeats", type=int, default=3, help="empty applications per shape and arm (median)")
-    p.add_argument("--work", type=Path, help="folder for the campaigns (default: a new temporary one)")
+    p.add_argument("--work", type=Path, help="folder for the campaigns, kept (default: a new temporary one, removed "
+                                              "at the end)")
     args = p.parse_args(argv)
-    work = args.work or Path(tempfile.mkdtemp(prefix="bench-campaign-"))
-    work.mkdir(parents=True, exist_ok=True)
-    seed_design = work / "seed001.csv"
-    seed_design.write_text(SEED001)
-    designs = {"demo": ROOT / "examples" / "demo.csv", "seed001": seed_design}
-    print(f"work folder {work}")
-    for name in args.designs.split(","):
-        bench_design(name, read_design(designs[name]), args, work)
+    with work_folder("bench-campaign-", args.work) as work:
+        seed_design = work / "seed001.csv"
+        seed_design.write_text(SEED001)
+        designs = {"demo": ROOT / "examples" / "demo.csv", "seed001": seed_design}
+        print(f"work folder {work}")
+        for name in args.designs.split(","):
+            bench_design(name, read_design(designs[name]), args, work)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path[:1] = [str(Path(__file__).resolve().parent.parent), str(Path(__file__).resolve().parent)]
@@ -32,6 +31,8 @@ from harness.command import SubmitOptions  # noqa: E402
 from harness.designfile import read_design  # noqa: E402
 from harness.job import JobChoice, builtin  # noqa: E402
 from optimize.harvest import epoch_figures  # noqa: E402
+from sparkdl.cli import run_cli  # noqa: E402
+from bench.workdir import work_folder  # noqa: E402
 
 FRAMEWORKS = ("lenet", "torch-lenet", "xgboost")
 
@@ -56,8 +57,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--executor-memory", default="800m")
     p.add_argument("--frameworks", default=",".join(FRAMEWORKS))
     args = p.parse_args(argv)
+    with work_folder("bench-frameworks-") as work:
+        return run(args, work)
+
+
+def run(args: argparse.Namespace, work: Path) -> int:
     shapes = args.shapes.split("/")
-    work = Path(tempfile.mkdtemp(prefix="bench-frameworks-"))
     cluster = LocalCluster(work / "cluster", port=free_port(), webui_port=free_port())
     backend = LocalBackend(cluster, parse_memory_mb(args.executor_memory), progress=lambda m: print(f"  {m}"))
     results = []
@@ -102,4 +107,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))

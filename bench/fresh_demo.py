@@ -90,4 +90,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.path[:1] = [str(ROOT)]  # for sparkdl.cli (the standard library only: any python3 runs this bench)
+    from sparkdl.cli import run_cli  # SIGTERM and SIGHUP unwind: the clone and its caches go
+
+    sys.exit(run_cli(main))

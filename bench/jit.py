@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -40,6 +39,8 @@ from harness.backends import LocalBackend  # noqa: E402
 from harness.command import SubmitOptions  # noqa: E402
 from harness.designfile import read_design  # noqa: E402
 from harness.job import JobChoice, builtin  # noqa: E402
+from sparkdl.cli import run_cli  # noqa: E402
+from bench.workdir import work_folder  # noqa: E402
 
 C1 = ("-XX:TieredStopAtLevel=1",)
 #: variant -> (tuned?, driver JIT options, executor JIT options); the tuned variants differ in the JIT only
@@ -75,13 +76,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--test-samples", type=int)
     p.add_argument("--executor-memory", default="700m")
     p.add_argument("--variants", default="stock,tuned,tuned-c2", help=f"comma-separated, of {', '.join(VARIANTS)}")
-    p.add_argument("--work", type=Path, help="folder for the campaigns (default: a new temporary one)")
+    p.add_argument("--work", type=Path, help="folder for the campaigns, kept (default: a new temporary one, removed "
+                                              "at the end)")
     args = p.parse_args(argv)
     variants = args.variants.split(",")
     if unknown := [v for v in variants if v not in VARIANTS]:
         p.error(f"--variants: unknown {', '.join(unknown)}; use {', '.join(VARIANTS)}")
-    work = args.work or Path(tempfile.mkdtemp(prefix="bench-jit-"))
-    work.mkdir(parents=True, exist_ok=True)
+    with work_folder("bench-jit-", args.work) as work:
+        return run(args, variants, work)
+
+
+def run(args: argparse.Namespace, variants: list[str], work: Path) -> int:
     design = work / "design.csv"
     design.write_text(design_text(args.job, args.shape, args.epochs, args.max_iter))
     job = builtin(args.job)
@@ -131,4 +136,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))

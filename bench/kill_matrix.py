@@ -180,4 +180,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from sparkdl.cli import run_cli  # SIGTERM and SIGHUP unwind: the temporary folders go
+
+    sys.exit(run_cli(main))

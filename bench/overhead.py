@@ -15,7 +15,6 @@ import argparse
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -26,6 +25,8 @@ from cluster.local import LocalCluster, free_port
 from cluster.runtime import discover
 from harness.command import SubmitOptions, submit_argv
 from harness.designfile import read_design
+from sparkdl.cli import run_cli
+from bench.workdir import work_folder
 
 ROW = "run,model,nodes,executors,executor_cores,epochs,learning_rate,batch_size\n1,lenet,1,1,2,1,0.05,64\n"
 
@@ -40,12 +41,16 @@ def timed(argv: list[str], env: dict[str, str] | None, out: Path) -> float:
     return elapsed
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--train-samples", type=int, default=1024)
-    args = p.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="overhead-"))
+    args = p.parse_args(argv)
+    with work_folder("overhead-") as work:
+        return run(args, work)
+
+
+def run(args: argparse.Namespace, work: Path) -> int:
     design = work / "design.csv"
     design.write_text(ROW)
     cluster = LocalCluster(work / "cluster", port=free_port(), webui_port=free_port(), env=discover())  # BigDL's
@@ -72,4 +77,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))
