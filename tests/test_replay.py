@@ -389,6 +389,19 @@ def test_confirm_prints_each_real_search_as_measured_and_on_the_recordings_clock
 SHIPPED = Path(__file__).resolve().parent.parent / "bench" / "data" / "surface-lenet"
 
 
+def test_the_most_pruning_can_save_is_stopping_every_longest_run_at_its_first_epoch():
+    """From the recording's own per-epoch table (bench/surface.py wrote it, not the replay): each 3-epoch run costs
+    its start-up plus epoch 1's wall clock when stopped there, instead of its elapsed time."""
+    rows = [r for r in csv.DictReader(open(SHIPPED / "surface.csv")) if r["run_epochs"] == "3"]
+    full = {(r["run"], r["replicate"]): float(r["run_elapsed_s"]) for r in rows}
+    first = {(r["run"], r["replicate"]): float(r["run_startup_s"]) + float(r["wall_clock_s"])
+             for r in rows if r["epoch"] == "1"}
+    assert len(full) == len(first) == 27  # 9 points at 3 epochs, 3 replicates each
+    bound = 1 - sum(first.values()) / sum(full.values())
+    assert Surface.load(SHIPPED).most_pruning_saves() == pytest.approx(bound, abs=1e-3)
+    assert 0.25 < bound < 0.30  # below the 30 % the comparison asks of pruning, whatever the rule
+
+
 def test_the_shipped_lenet_surface_is_a_whole_recording_that_logparse_reads_as_recorded():
     """bench/data/surface-lenet: 27 points x 3 ok replicates of real LeNet runs; each packed log still gives
     logparse the status, epochs and accuracy the recording kept (the pack checked it; this checks the copy)."""

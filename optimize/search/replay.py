@@ -347,6 +347,14 @@ class Surface:
         """The cluster time of the whole grid run once: each point's mean recorded elapsed_s, summed."""
         return math.fsum(math.fsum(r.elapsed_s for r in runs) / len(runs) for runs in self.points.values())
 
+    def most_pruning_saves(self) -> float:
+        """The share of cluster time that stopping every recorded run at the fidelity's largest level at its first
+        validation would save: no pruning rule can save more on this surface (a per-epoch search runs there)."""
+        top = max(dict(p)[self.fidelity] for p in self.points)
+        runs = [r for p, rs in self.points.items() if dict(p)[self.fidelity] == top for r in rs if r.epochs]
+        full = math.fsum(r.elapsed_s for r in runs)
+        return 1.0 - math.fsum(r.charged_s(r.epochs[0][0]) for r in runs) / full if full > 0 else 0.0
+
 
 def _arg(argv: Sequence[str], flag: str) -> str | None:
     return argv[argv.index(flag) + 1] if flag in argv and argv.index(flag) + 1 < len(argv) else None
