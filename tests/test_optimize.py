@@ -299,7 +299,7 @@ def test_a_directory_of_another_search_is_refused(tmp_path):
     run_search(tmp_path, FakeRunner(accuracy_curve), replications=1)
     from harness.errors import CampaignError
 
-    with pytest.raises(CampaignError, match="another design"):
+    with pytest.raises(CampaignError, match=r"holds a search with other settings \(test 1 there, 2 now\)"):
         config = JobConfig(model="lenet")
         with open_session(tmp_path, {"test": 2}, SubmitOptions("x"), ClusterOptions(), [config.spec(1, 1)], True,
                           backend=FakeBackend(), runner=FakeRunner(accuracy_curve), env=fake_env()):
