@@ -1,10 +1,10 @@
 """What a local cluster's master and workers cost to start, with the tool's daemon JVM options and without.
 
-    .venv/bin/python bench/daemons.py [--repeat 3] [--workers 2] [--runtimes bigdl,spark4]
+    .venv/bin/python bench/daemons.py [--repeats 3] [--workers 2] [--runtimes bigdl,spark4]
 
 For each runtime, starts a real local standalone cluster (cluster.local: a master and N workers on
 free loopback ports), waits until every worker is registered, lets it settle 3 s, reads the CPU time
-each daemon JVM has used from /proc/PID/stat, and stops it. Two settings alternate, `repeat` times:
+each daemon JVM has used from /proc/PID/stat, and stops it. Two settings alternate, ``--repeats`` times:
 
 * ``tool``: the tool's defaults (cluster.sparkenv.DAEMON_JAVA_OPTS: C1 only, serial GC);
 * ``spark``: Spark's own JVM defaults, restored the way a user would, through their own
@@ -29,6 +29,7 @@ sys.path[:1] = [str(Path(__file__).resolve().parent.parent)]
 
 from cluster.local import ClusterState, LocalCluster, free_port  # noqa: E402
 from cluster.runtime import discover  # noqa: E402
+from sparkdl.options import renamed  # noqa: E402
 from cluster.sparkenv import DAEMON_JAVA_OPTS  # noqa: E402
 
 SPARK_DEFAULTS = "-XX:TieredStopAtLevel=4 -XX:+UseG1GC"  # G1: the default collector of both JDKs here
@@ -68,16 +69,17 @@ def one_start(runtime: str, workers: int, setting: str, root: Path) -> tuple[flo
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--repeats", type=int, default=3, help="times each measurement is taken (default 3)")
+    renamed(p, "--repeat", "--repeats")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--runtimes", default="bigdl,spark4")
     args = p.parse_args(argv)
-    print(f"{os.cpu_count()} cores; a master and {args.workers} worker(s); medians of {args.repeat}")
+    print(f"{os.cpu_count()} cores; a master and {args.workers} worker(s); medians of {args.repeats}")
     print(f"{'runtime':8} {'daemon options':46} {'start s':>8} {'daemon CPU s':>13}")
     with tempfile.TemporaryDirectory(prefix="bench-daemons-") as tmp:
         for runtime in args.runtimes.split(","):
             seen: dict[str, list[tuple[float, float]]] = {"tool": [], "spark": []}
-            for _ in range(args.repeat):
+            for _ in range(args.repeats):
                 for setting in seen:
                     seen[setting].append(one_start(runtime, args.workers, setting, Path(tmp)))
             for setting, runs in seen.items():

@@ -1,6 +1,6 @@
 """kill -9 of `python -m harness.submit` at every phase, then `--resume`: the tally.
 
-    PYTHONPATH=. .venv/bin/python bench/kill_matrix.py [--repeat 20] [--phase rescale ...]
+    PYTHONPATH=. .venv/bin/python bench/kill_matrix.py [--repeats 20] [--phase rescale ...]
 
 Each trial runs a two-row design on a fresh local cluster (row 1 on one worker, row 2 on two,
 so the harness rescales between them) with ``SPARKDL_CRASH_AT=<phase>``: the harness SIGKILLs
@@ -155,8 +155,11 @@ def tally(trials: list[Trial]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from sparkdl.options import renamed
+
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--repeat", type=int, default=1, help="passes over the phases (default 1)")
+    p.add_argument("--repeats", type=int, default=1, help="passes over the phases (default 1)")
+    renamed(p, "--repeat", "--repeats")
     p.add_argument("--phase", action="append", choices=PHASES, help="only these phases (default all)")
     p.add_argument("--workdir", type=Path, help="keep the trials' folders here (default a temporary folder)")
     args = p.parse_args(argv)
@@ -164,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     trials: list[Trial] = []
     with tempfile.TemporaryDirectory(prefix="kill-matrix-") as tmp:
         root = args.workdir or Path(tmp)
-        for i in range(1, args.repeat + 1):
+        for i in range(1, args.repeats + 1):
             for phase in phases:
                 folder = root / f"{i:02d}-{phase.replace(':', '_')}"
                 try:
@@ -173,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
                     cleanup(folder / "cluster")
                 trials.append(trial)
                 verdict = "ok" if trial.passed else "FAILED: " + "; ".join(trial.problems)
-                print(f"[{i}/{args.repeat}] {phase:<18} {trial.seconds:5.0f} s  {verdict}", flush=True)
+                print(f"[{i}/{args.repeats}] {phase:<18} {trial.seconds:5.0f} s  {verdict}", flush=True)
     print()
     print(tally(trials))
     return 0 if all(t.passed for t in trials) else 1

@@ -1,6 +1,6 @@
 """Benchmark ``python -m logparse`` against ``grep -c "Epoch finished"`` on corpora shaped like users' own.
 
-    .venv/bin/python bench/logparse.py [--logs 947] [--big 8] [--repeat 3] [--seed 25] [--keep]
+    .venv/bin/python bench/logparse.py [--logs 947] [--big 8] [--repeats 3] [--seed 25] [--keep]
 
 Two corpora, built from the real logs in tests/fixtures/logs:
 
@@ -15,7 +15,7 @@ between them) is repeated until the log reaches its size, so the density of BigD
 training are the real ones. The .err beside each fixture is copied beside its log (``big``).
 
 Then, for each corpus, in one run, page cache warm, bytecode cache on (Python's default), best of
-``--repeat``: ``python -m logparse DIR`` (final figures and status, interpreter start included) and
+``--repeats``: ``python -m logparse DIR`` (final figures and status, interpreter start included) and
 ``grep -rc --include=*.out "Epoch finished" DIR`` **writing its counts to a file**: with its output on
 /dev/null GNU grep stops at each file's first match (it behaves as ``-q``) and looks several times faster
 than it is. Both outputs go to files. Printed as seconds, MB/s and logparse's time over grep's, wall and
@@ -194,10 +194,13 @@ def interpreter_floor(base: Path, repeat: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from sparkdl.options import renamed  # the package, not this folder's logparse.py
+
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--logs", type=int, default=947, help="logs in the study corpus (0.2-3 MB each; default 947)")
     p.add_argument("--big", type=int, default=8, help="logs in the big corpus (8 MB each; default 8)")
-    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--repeats", type=int, default=3, help="times each measurement is taken (default 3)")
+    renamed(p, "--repeat", "--repeats")
     p.add_argument("--seed", type=int, default=25)
     p.add_argument("--keep", action="store_true", help="keep the corpora (their folder is printed)")
     a = p.parse_args(argv)
@@ -214,12 +217,12 @@ def main(argv: list[str] | None = None) -> int:
         truth = {str(x.path): x for x in written}
         study = (len(written), sum(x.path.stat().st_size for x in written))
         big = build(base / "big", a.big, 8.0, 8.0, rng, trained_only=True)
-        print(f"corpora built in {time.perf_counter() - t:.1f} s under {base}; best of {a.repeat}, page cache warm, "
+        print(f"corpora built in {time.perf_counter() - t:.1f} s under {base}; best of {a.repeats}, page cache warm, "
               f"interpreter start included")
-        r1 = measure("study (0.2-3 MB, folders named by settings)", base / "study", *study, a.repeat, truth)
-        r2 = measure("big (8 MB)", base / "big", *big, a.repeat)
+        r1 = measure("study (0.2-3 MB, folders named by settings)", base / "study", *study, a.repeats, truth)
+        r2 = measure("big (8 MB)", base / "big", *big, a.repeats)
         print(f"logparse/grep: study {r1:.3f}, big {r2:.3f} (goal <= 0.333, floor <= 1)")
-        print(interpreter_floor(base, a.repeat))
+        print(interpreter_floor(base, a.repeats))
     finally:
         if not a.keep:
             shutil.rmtree(base, ignore_errors=True)

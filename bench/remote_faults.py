@@ -1,6 +1,6 @@
 """Faults on real (namespace) hosts, repeated: what a campaign does when a host is lost, and after --resume.
 
-    PYTHONPATH=. .venv/bin/python bench/remote_faults.py [--repeat 5] [--fault worker-crash ...]
+    PYTHONPATH=. .venv/bin/python bench/remote_faults.py [--repeats 5] [--fault worker-crash ...]
 
 Needs root (network namespaces). Each trial builds two fresh hosts with tests/fabric_hosts.py (the
 master and worker-1 on host A, worker-2 on host B, the tool and the bigdl runtime from the cached base
@@ -38,6 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # before bench/, whose logparse.py would shadow the package
 
 from tests.remote_campaign import FaultSite, attempts, design, fault_hosts, results  # noqa: E402
+from sparkdl.options import renamed  # noqa: E402
 
 FAULTS = ("worker-crash", "master-sshd", "partition", "disk-full")
 
@@ -152,12 +153,13 @@ def trial(fault: str, partition_s: float) -> Trial:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--repeat", type=int, default=5, help="trials per fault (default 5)")
+    p.add_argument("--repeats", type=int, default=5, help="trials per fault (default 5)")
+    renamed(p, "--repeat", "--repeats")
     p.add_argument("--fault", action="append", choices=FAULTS, help="only these faults (default: all)")
     p.add_argument("--partition", type=float, default=60.0, help="seconds the link stays down (default 60)")
     args = p.parse_args(argv)
     tally: Counter[tuple[str, bool]] = Counter()
-    for i in range(1, args.repeat + 1):
+    for i in range(1, args.repeats + 1):
         for fault in args.fault or FAULTS:
             t = trial(fault, args.partition)
             passed = not t.problems

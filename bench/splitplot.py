@@ -1,6 +1,6 @@
 """Split-plot against one block per level and complete randomization, on the Marinos 2021 design.
 
-    .venv/bin/python bench/splitplot.py [--replications 2] [--seeds 20] [--repeat 3] [--run-s 30]
+    .venv/bin/python bench/splitplot.py [--replications 2] [--seeds 20] [--repeats 3] [--run-s 30]
 
 Three arms order the same jobs: the 2^(6-1) design of Marinos 2021 (F=ABCDE), ``--replications``
 replicates, with ``nodes`` hard to change:
@@ -14,7 +14,7 @@ replicates, with ``nodes`` hard to change:
 For each arm it counts, over ``--seeds`` seeds, the rescales (nodes changes) and restarts (resets of a
 whole plot at the same nodes level), and the whole-plot error df that nodes is tested on. It then
 measures on a real local cluster (cluster.local, the BigDL runtime) what a rescale from 1 to 4 workers,
-a rescale from 4 to 1, and a restart at 4 workers cost, ``--repeat`` times each (medians), and prints each
+a rescale from 4 to 1, and a restart at 4 workers cost, ``--repeats`` times each (medians), and prints each
 arm's campaign time: the jobs' time (``--run-s`` a job, the same in every arm) plus its cluster changes
 at the measured costs. The jobs' time is the same in every arm, so the differences are the changes'.
 """
@@ -32,6 +32,7 @@ sys.path[:1] = [str(Path(__file__).resolve().parent.parent)]
 
 from cluster.local import LocalCluster, free_port  # noqa: E402
 from cluster.runtime import discover  # noqa: E402
+from sparkdl.options import renamed  # noqa: E402
 from harness.design import fractional, load_factors, parse_generators, schedule  # noqa: E402
 
 FACTORS = Path(__file__).resolve().parent.parent / "examples" / "marinos2021" / "factors.toml"
@@ -85,12 +86,13 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--replications", type=int, default=2, help="replicates of the 32-run design (default 2)")
     p.add_argument("--seeds", type=int, default=20, help="seeds of the random orders (default 20)")
-    p.add_argument("--repeat", type=int, default=3, help="real measurements of each cluster change (default 3)")
+    p.add_argument("--repeats", type=int, default=3, help="real measurements of each cluster change (default 3)")
+    renamed(p, "--repeat", "--repeats")
     p.add_argument("--run-s", type=float, default=30.0, help="seconds a job takes, the same in every arm (default 30)")
     args = p.parse_args(argv)
-    cost = measure(args.repeat)
+    cost = measure(args.repeats)
     rescale = (cost["up"] + cost["down"]) / 2
-    print(f"measured on a real local cluster (medians of {args.repeat}): rescale 1->4 workers {cost['up']:.1f} s, "
+    print(f"measured on a real local cluster (medians of {args.repeats}): rescale 1->4 workers {cost['up']:.1f} s, "
           f"4->1 {cost['down']:.1f} s, restart at 4 workers {cost['restart']:.1f} s")
     print(f"Marinos 2021 design, 32 runs x {args.replications} replicates, {args.seeds} seeds; jobs {args.run_s:g} s each")
     head = f"{'arm':<24}{'rescales':>10}{'restarts':>10}{'nodes df':>10}{'campaign h':>12}{'changes s':>11}"

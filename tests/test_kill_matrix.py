@@ -5,7 +5,7 @@ directory outlives the resumed campaign. The suite runs three classes of crash: 
 not recorded during the rescale, the cluster of one runtime stopped and the next runtime's not yet
 started, and a finished job not yet stored. A job left
 running when the harness dies is tests/test_campaign_faults.py's sigkill test.
-`python bench/kill_matrix.py [--repeat N]` runs all eight phases and prints the tally (a trial takes
+`python bench/kill_matrix.py [--repeats N]` runs all eight phases and prints the tally (a trial takes
 minutes, so the whole matrix lives in bench/).
 """
 
