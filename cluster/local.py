@@ -16,7 +16,8 @@ an intent is adopted, any other is stopped; ``stop`` ends all of them. Every ope
 idempotent and waits until the master's JSON agrees.
 
 The state also lists the campaign folders whose drivers ran on the cluster: ``stop`` removes
-the driver scratch (``spark-tmp``) that killed runs left in those of them no harness still runs.
+the driver scratch (``spark-tmp``) that killed runs left in those of them no harness still runs. The
+executors' scratch is under ``STATE_DIR/scratch`` (never /tmp), which ``stop`` removes.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import contextlib
 import fcntl
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -46,6 +48,8 @@ from sparkdl.crash import crash_point
 from sparkdl.errors import CampaignBusyError
 
 Progress = Callable[[str], None]
+#: ``STATE_DIR/scratch/<worker>``: the workers' ``SPARK_LOCAL_DIRS`` and ``TMPDIR``, so their executors' scratch
+SCRATCH = "scratch"
 
 
 def _quiet(_: str) -> None:
@@ -244,8 +248,10 @@ class LocalCluster:
         reconcile(self.state_dir, state.records(), (), progress=self.progress)
         self._spawned = []
 
-    def _spawn(self, state: ClusterState, intent: Intent, argv: list[str]) -> ProcessRecord:
-        """Start one daemon: its intent is saved first, its pid right after (write-ahead)."""
+    def _spawn(self, state: ClusterState, intent: Intent, argv: list[str],
+               env: dict[str, str] | None = None) -> ProcessRecord:
+        """Start one daemon: its intent is saved first, its pid right after (write-ahead). ``env``: added to the
+        daemon's environment."""
         state.pending.append(intent)
         state.save(self._state_path)
         with open(intent.log, "ab") as out:
@@ -253,7 +259,7 @@ class LocalCluster:
             out.flush()
             proc = subprocess.Popen(
                 argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                env=self.env.daemon_environ(), cwd=self.state_dir, start_new_session=True,
+                env={**self.env.daemon_environ(), **(env or {})}, cwd=self.state_dir, start_new_session=True,
             )
         crash_point(f"{'master' if intent.role == 'master' else 'worker'}-spawned")
         if self._starting:
@@ -317,7 +323,18 @@ class LocalCluster:
                 "--port", str(port), "--webui-port", str(webui), "--cores", str(cores),
                 "--memory", f"{memory_mb}m", "--work-dir", str(work_dir)]
         log = str(self.state_dir / "logs" / f"{role}.log")
-        return self._spawn(state, Intent(role, port, webui, log, cores, memory_mb), argv)
+        return self._spawn(state, Intent(role, port, webui, log, cores, memory_mb), argv, self._scratch_env(role))
+
+    def _scratch_env(self, role: str) -> dict[str, str]:
+        """Where a worker's executors keep their scratch: ``STATE_DIR/scratch/<worker>``, not /tmp.
+
+        An executor writes its block manager and the files it fetches under the worker's ``SPARK_LOCAL_DIRS``
+        (``spark-*/executor-*``), and its Python workers (TorchDistributor's ``torchelastic_*`` among them) under
+        ``TMPDIR``. The worker removes them when the application ends, but not when it is killed with it; here
+        ``stop`` removes them with the cluster (:meth:`stop`)."""
+        folder = self.state_dir / SCRATCH / role
+        folder.mkdir(parents=True, exist_ok=True)
+        return {"SPARK_LOCAL_DIRS": str(folder), "TMPDIR": str(folder)}
 
     def _wait_workers(self, state: ClusterState, timeout: float) -> MasterState:
         wanted = {w.port: w for w in state.workers}
@@ -414,6 +431,7 @@ class LocalCluster:
             state.owner, state.runtime = None, None
             left = reconcile(self.state_dir, (), (), progress=self.progress)  # executors orphaned on the way
             stopped += [p.role or "stray Spark process" for p in left.stopped]
+            shutil.rmtree(self.state_dir / SCRATCH, ignore_errors=True)  # no worker or executor is left to use it
         for role in stopped:
             self.progress(f"{role} stopped")
         return stopped

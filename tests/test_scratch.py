@@ -1,8 +1,9 @@
 """A run's driver keeps its temporary files in the campaign folder, and a resumed campaign removes those of killed runs.
 
-The argv checks are pure; the real check runs a LeNet campaign on the local cluster, kills the harness
-with SIGKILL while the driver runs (its ``spark-*`` scratch left behind, as in /tmp before), stops the
-cluster (which removes it) and resumes.
+The argv checks are pure; the real check runs a LeNet campaign on the local cluster, kills the harness, the
+driver and the worker with SIGKILL while the job runs (the driver's ``spark-*`` scratch left in the campaign, the
+executor's in the cluster's state folder, where both were left in /tmp before), stops the cluster (which removes
+both) and resumes.
 """
 
 from __future__ import annotations
@@ -82,23 +83,29 @@ def test_a_killed_drivers_scratch_is_in_the_campaign_and_resume_removes_it(local
     wait_for(lambda: query(out, "SELECT pid FROM attempts WHERE run=1 AND pid IS NOT NULL"), 600, "run 1 to start")
     (pid,) = query(out, "SELECT pid FROM attempts WHERE run=1")[0]
     wait_for(lambda: _scratch_dirs(out), 300, "the driver to make its scratch in the campaign")
+    executors = local_cluster.state_dir / "scratch" / "worker-1"
+    wait_for(lambda: list(executors.glob("spark-*/executor-*")), 300, "the executor to make its scratch")
     drivers = subprocess.run(["pgrep", "-g", str(os.getpgid(pid))], capture_output=True, text=True).stdout.split()
     cmdlines = [Path(f"/proc/{p}/cmdline").read_bytes() for p in drivers if Path(f"/proc/{p}/cmdline").exists()]
     assert any(f"-Djava.io.tmpdir={out.absolute()}/spark-tmp/1-1".encode() in c for c in cmdlines)
-    proc.kill()  # the harness, then its driver (kill -9 both: nothing cleans up)
+    (worker,) = local_cluster.worker_pids()
+    proc.kill()  # the harness, then its driver, then the worker and its executor (kill -9: nothing cleans up)
     for p in drivers:
         with contextlib.suppress(ProcessLookupError):
             os.kill(int(p), signal.SIGKILL)
+    os.killpg(worker, signal.SIGKILL)
     proc.wait(30)
     time.sleep(1)
     left = _scratch_dirs(out)
     assert left, "a SIGKILLed driver leaves its scratch"
+    assert list(executors.glob("spark-*/executor-*")), "a SIGKILLed worker leaves its executors' scratch"
     # `cluster stop` removes it: the campaign ran on this cluster and its harness is dead
     stop = subprocess.run([sys.executable, "-m", "sparkdl", "cluster", "stop", "--state-dir",
                            str(local_cluster.state_dir)], capture_output=True, text=True, timeout=300)
     assert stop.returncode == 0, stop.stderr
     assert f"removed the driver scratch of 1 run(s) of the ended campaign {out.absolute()}" in stop.stdout
     assert not any(p.exists() for p in left) and _scratch_dirs(out) == []
+    assert not (local_cluster.state_dir / "scratch").exists()  # and the executors' scratch, never in /tmp
     # so does --resume (a killed run's scratch found on a campaign whose cluster was not stopped)
     planted = out / "spark-tmp" / "1-1" / "spark-0000"
     planted.mkdir(parents=True)
