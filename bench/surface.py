@@ -25,8 +25,8 @@ fixed parameters checked the same way; a job other than lenet, birnn or torch-le
 then one per validated round, ``PARAM`` set to that round.
 
 ``--pack SRC DEST`` copies what a replay needs into DEST (results.csv, manifest.json, surface.csv,
-provenance.json, and each .out with the Spark scheduler's chatter left out, checked: logparse judges the
-shortened log exactly as the original, with the same epochs; a log that would differ is kept whole). An ok
+provenance.json, and each .out with the Spark scheduler's chatter left out and BigDL's per-iteration lines
+thinned to the first and the last of each epoch, checked: logparse judges the shortened log exactly as the original, with the same epochs; a log that would differ is kept whole). An ok
 run's .err goes without Spark's INFO records (its judgement never reads it), another's whole; a job that
 reports its own figures (xgboost) has its ``runs/<key>/metrics.json`` (and an output job its epochs.csv) copied.
 """
@@ -70,6 +70,8 @@ SURFACE_CSV = "surface.csv"
 PROVENANCE = "provenance.json"
 #: A record of Spark's own log in a driver's .err (log4j: ``26/11/29 10:13:33 INFO SparkContext: ...``), its level.
 SPARK_RECORD = re.compile(rb"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d ([A-Z]+) ")
+#: BigDL's line for one iteration (one batch), e.g. ``[Epoch 1 32/4000][Iteration 1][Wall Clock 0.45s] Trained 32.0 records``.
+ITERATION = re.compile(rb"\] Trained [0-9.]+ records in ")
 #: What a replay of a job that reports its own figures reads beside its log, in ``runs/<key>/``.
 RUN_FILES = ("metrics.json", "epochs.csv")
 #: Loggers whose INFO lines no figure or status is read from (the scheduler's per-task chatter).
@@ -151,8 +153,30 @@ def write_provenance(out: Path, argv: Sequence[str], started: str, load_before: 
 
 
 def shortened(text: bytes) -> bytes:
-    """The log without the scheduler's chatter (see :data:`CHATTER`)."""
-    return b"".join(line for line in text.splitlines(keepends=True) if not CHATTER.match(line))
+    """The log without the scheduler's chatter (see :data:`CHATTER`), and of each unbroken stretch of BigDL's
+    per-iteration lines (``Trained 32.0 records in ...``, one per batch: an epoch's, once the chatter is gone) only
+    the first and the last."""
+    kept: list[bytes] = []
+    pending: bytes | None = None  # the stretch's latest iteration line, kept if it turns out to be its last
+    in_stretch = False
+    for line in text.splitlines(keepends=True):
+        if CHATTER.match(line):
+            continue
+        if ITERATION.search(line):
+            if in_stretch:
+                pending = line
+            else:
+                kept.append(line)
+                in_stretch = True
+            continue
+        if pending is not None:
+            kept.append(pending)
+            pending = None
+        in_stretch = False
+        kept.append(line)
+    if pending is not None:
+        kept.append(pending)
+    return b"".join(kept)
 
 
 def quiet_err(text: bytes) -> bytes:

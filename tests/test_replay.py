@@ -142,6 +142,24 @@ def test_a_replayed_search_prunes_and_charges_exactly_the_recorded_time_to_the_e
     assert sum(r["elapsed_s"] for r in rows) == pytest.approx(outcome.cluster_time_s)
 
 
+def test_the_front_rule_stops_exactly_the_runs_an_earlier_point_dominates(surface_dir, tmp_path):
+    """Replayed with --pruner front: a run is stopped at the first epoch where some point of a run before it (at any
+    epoch) dominates it, once 3 runs are in; every other run ends whole."""
+    surface = Surface.load(surface_dir)
+    replay_search(tmp_path / "r", surface, seed=4, pruner="front", budget=600, repeat=False)
+    rows = read_campaign(tmp_path / "r").to_dict("records")
+    curves = [epoch_figures(tmp_path / "r" / row["log"]) for row in rows]
+    assert "pruned" in {r["status"] for r in rows}
+    for i, (row, mine) in enumerate(zip(rows, curves)):
+        earlier = [(w, a) for c in curves[:i] for _, w, a in c]
+        beaten = [e for e, w, a in mine if i >= 3 and any(x <= w and y >= a and (x < w or y > a) for x, y in earlier)]
+        planned = int(row["epochs"])
+        if row["status"] == "pruned":
+            assert row["reason"].endswith("front rule") and beaten and beaten[0] == mine[-1][0] < planned
+        else:
+            assert row["status"] == "ok" and (not beaten or beaten[0] == planned)
+
+
 def test_the_draw_is_seeded_by_seed_point_and_count(surface_dir, tmp_path):
     surface = Surface.load(surface_dir)
     point = next(iter(surface.points))
@@ -423,3 +441,29 @@ def test_the_shipped_lenet_surface_is_a_whole_recording_that_logparse_reads_as_r
         assert parsed.accuracy == pytest.approx(float(kept["accuracy"]))
     provenance = json.loads((SHIPPED / "provenance.json").read_text())
     assert provenance["sessions"][0]["cpus"] >= 1 and provenance["sessions"][0]["command"].startswith("python bench/surface.py")
+
+
+def test_packing_keeps_the_first_and_last_iteration_line_of_each_epoch_and_what_logparse_reads(tmp_path):
+    """A real log (the shipped LeNet surface keeps every iteration line): packing leaves of each unbroken stretch of
+    per-batch lines (an epoch's, unless another line interrupts it) only the first and the last, keeps every other
+    line in order, and logparse judges it as the original."""
+    surface = load_bench("surface")
+    row = next(r for r in csv.DictReader(open(SHIPPED / "results.csv")) if r["epochs"] == "3" and r["batch_size"] == "32")
+    original = SHIPPED / str(row["log"])
+    text = original.read_bytes()
+    short = tmp_path / "short.out"
+    short.write_bytes(surface.shortened(text))
+    lines, kept = text.splitlines(keepends=True), short.read_bytes().splitlines(keepends=True)
+    batch = [bool(surface.ITERATION.search(line)) for line in lines]
+    assert sum(batch) == 3 * 32  # 1,024 digits in batches of 32, 3 epochs
+    ends = [line for i, line in enumerate(lines) if batch[i] and not (0 < i < len(lines) - 1 and batch[i - 1]
+                                                                       and batch[i + 1])]
+    firsts = [line for line in lines if b"[Epoch " in line and b" 32/1024][" in line and surface.ITERATION.search(line)]
+    lasts = [line for line in lines if b" 1024/1024][" in line and surface.ITERATION.search(line)]
+    assert len(firsts) == len(lasts) == 3 and set(firsts + lasts) <= set(ends)  # every epoch's first and last batch
+    assert [line for line in kept if surface.ITERATION.search(line)] == ends and len(ends) < sum(batch) / 4
+    assert [line for line in kept if not surface.ITERATION.search(line)] == [
+        line for i, line in enumerate(lines) if not batch[i]]
+    it = iter(lines)
+    assert all(line in it for line in kept)  # a subsequence: the order kept
+    assert surface.same_judgement(original, short, row)
