@@ -61,7 +61,7 @@ from optimize.objective import JobObjective  # noqa: E402
 from optimize.pareto import (default_reference, hypervolume, minimisation_matrix, non_dominated, ok_runs,  # noqa: E402
                              parse_objectives, read_campaign)
 from optimize.search.__main__ import parse_job  # noqa: E402
-from optimize.search.pruning import make_rules  # noqa: E402
+from optimize.search.pruning import PRUNERS, make_rules  # noqa: E402
 from optimize.search.space import Factor, SearchSpace, at_largest_epochs, load_space  # noqa: E402
 from optimize.search.study import DEFAULT_STARTUP_TRIALS, MultiObjectiveSearch, SearchConfig, open_study  # noqa: E402
 from optimize.errors import SearchOptionError  # noqa: E402
@@ -245,6 +245,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="replay: the default search (and its unpruned twin) runs factors already run again (--repeat); "
                         "by default (--no-repeat), as optimize.search, a trial asking for them is told their result "
                         "without a job")
+    p.add_argument("--pruner", choices=[r for r in PRUNERS if r != "none"], default="median",
+                   help="replay: the rule of the arms that prune with ours (default, random-pruned, nsga2; default median)")
     p.add_argument("--min-runs", type=int, default=3, help="replay: the default search's pruning needs this many "
                                                            "earlier runs at an epoch")
     p.add_argument("--resume", action="store_true")
@@ -352,7 +354,7 @@ def replay_main(args: argparse.Namespace) -> int:
         raise SearchOptionError(f"--seeds {args.seeds}: give a whole number >= 1 (20 for the comparison)")
     surface = Surface.load(args.replay)
     truth = Truth.of(surface)
-    all_arms = default_arms(args.startup_trials, args.min_runs, args.start, args.repeat)
+    all_arms = default_arms(args.startup_trials, args.min_runs, args.start, args.repeat, args.pruner)
     names = [a.strip() for a in args.arms.split(",")] if args.arms else [a.name for a in all_arms]
     unknown = [n for n in names if n not in {a.name for a in all_arms}]
     if unknown:

@@ -17,7 +17,7 @@ from harness.command import SubmitOptions
 from harness.runner import ProcessRunner
 from optimize.errors import SearchOptionError
 from optimize.pareto import parse_objectives
-from optimize.search.pruning import (CurveTail, EpochFigure, HalvingRule, MedianRule, TargetRule, TrialWatch,
+from optimize.search.pruning import (CurveTail, EpochFigure, FrontRule, HalvingRule, MedianRule, TargetRule, TrialWatch,
                                      dominates, make_rules)
 from optimize.search.space import load_space
 from optimize.search.study import MultiObjectiveSearch, SearchConfig, check_objectives, open_study
@@ -110,6 +110,32 @@ def test_halving_rule_acts_on_rungs_only():
     assert rule.check([fig(2, 6, 0.2)], 5, history) is None  # epoch 2 is no rung (eta 3: rungs 1, 3, 9)
     assert rule.check([fig(3, 6, 0.2)], 5, history) is not None  # rung 1
     assert rule.check([fig(1, 0.5, 0.1)], 5, history) is None  # the fastest: nobody dominates it
+
+
+def test_front_rule_stops_a_run_any_earlier_point_dominates_at_any_epoch():
+    # three earlier runs; their points at every epoch are the front so far
+    history = [[fig(1, 5, 0.60), fig(2, 10, 0.80), fig(3, 15, 0.85)],
+               [fig(1, 3, 0.90), fig(2, 6, 0.95)],
+               [fig(1, 20, 0.20)]]
+    rule = FrontRule(min_runs=3)
+    # epoch 1 at 8 s, 0.85: no earlier run reached 0.85 by epoch 1, but run 2's epoch 1 (3 s, 0.90) beats it
+    reason = rule.check([fig(1, 8, 0.85)], 6, history)
+    assert reason and "dominated by a point of the 3 earlier runs" in reason and "front rule" in reason
+    # the median rule, which compares epoch 1 with epoch 1 only, lets it go on (1 of 3 beat it)
+    assert MedianRule(min_runs=3).check([fig(1, 8, 0.85)], 6, history) is None
+    assert rule.check([fig(1, 2, 0.5)], 6, history) is None  # the fastest so far
+    assert rule.check([fig(1, 30, 0.96)], 6, history) is None  # the most accurate so far
+    assert rule.check([fig(1, 6, 0.95)], 6, history) is None  # equal to a point is not dominated
+    assert FrontRule(min_runs=4).check([fig(1, 100, 0.0)], 6, history) is None  # too few earlier runs
+    # patience 2: both of the last two epochs dominated
+    patient = FrontRule(patience=2, min_runs=3)
+    assert patient.check([fig(1, 8, 0.85)], 6, history) is None  # one epoch only
+    assert patient.check([fig(1, 4, 0.95), fig(2, 8, 0.9)], 6, history) is None  # its epoch 1 was on the front
+    assert patient.check([fig(1, 8, 0.85), fig(2, 16, 0.84)], 6, history) is not None
+    for f, dominated in ((fig(1, 8, 0.85), True), (fig(1, 2, 0.5), False), (fig(1, 11, 0.81), True)):
+        direct = any(p.wall_clock_s <= f.wall_clock_s and p.accuracy >= f.accuracy
+                     and (p.wall_clock_s < f.wall_clock_s or p.accuracy > f.accuracy) for c in history for p in c)
+        assert direct == dominated == (rule.check([f], 6, history) is not None)
 
 
 def test_dominates():

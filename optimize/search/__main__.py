@@ -54,7 +54,7 @@ from optimize.errors import SearchOptionError
 from optimize import fronts
 from optimize.pareto import (ParetoFront, front_figure, front_table, manifest_factors, ok_runs, pareto_front,
                              parse_objectives, read_campaign)
-from optimize.search.pruning import make_rules
+from optimize.search.pruning import PRUNERS, make_rules
 from optimize.search.replay import ReplayCluster, Surface
 from optimize.search.space import CLUSTER_FACTORS, JobParams, SearchSpace, at_largest, load_space
 from optimize.search.study import (DEFAULT_STARTUP_TRIALS, SAMPLERS, MultiObjectiveSearch, SearchConfig,
@@ -193,8 +193,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--population", type=int, default=8, help="nsga2: population size (default 8)")
     p.add_argument("--grid-points", type=int, default=3, help="grid: levels per float range (default 3)")
     p.add_argument("--max-trials", type=int, help="stop after this many trials in this session")
-    p.add_argument("--pruner", choices=("none", "median", "halving"), default="median",
-                   help="stop dominated runs at an epoch (default median; see optimize.search.pruning)")
+    p.add_argument("--pruner", choices=PRUNERS, default="median",
+                   help="stop dominated runs at an epoch: median (dominated by half the earlier runs at that epoch, "
+                        "the default), halving, or front (dominated by any point measured so far; saves the most "
+                        "where training dominates a run); see optimize.search.pruning")
     p.add_argument("--target-accuracy", type=float, help="also stop runs whose curve cannot reach this accuracy")
     p.add_argument("--min-runs", type=int, default=3, help="pruners need this many earlier runs at an epoch")
     p.add_argument("--per-epoch", action="store_true",

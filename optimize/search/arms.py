@@ -67,16 +67,20 @@ class Arm:
 
 
 def default_arms(startup_trials: int = DEFAULT_STARTUP_TRIALS, min_runs: int = 3, start: str = "lhs",
-                 repeat: bool = False) -> list[Arm]:
+                 repeat: bool = False, pruner: str = "median") -> list[Arm]:
     """The arms of the comparison; ``startup_trials``, ``min_runs``, ``start`` and ``repeat`` are the default
-    search's (and its unpruned twin's)."""
+    search's (and its unpruned twin's), ``pruner`` the rule of every arm that prunes with ours."""
     ours = dict(startup_trials=startup_trials, min_runs=min_runs, start=start, repeat=repeat)
     return [
-        Arm("default", description="TPE, per-epoch harvest, median pruning (optimize.search's defaults)", **ours),
+        Arm("default", pruner=pruner, description=f"TPE, per-epoch harvest, {pruner} pruning (optimize.search's "
+                                                  "defaults" + (")" if pruner == "median" else f", but --pruner {pruner})"),
+            **ours),
         Arm("no-pruning", pruner="none", description="the same without pruning", **ours),
-        Arm("random-pruned", sampler="random", min_runs=min_runs, description="random search, median pruning"),
+        Arm("random-pruned", sampler="random", pruner=pruner, min_runs=min_runs,
+            description=f"random search, {pruner} pruning"),
         Arm("random", sampler="random", pruner="none", description="random search, no pruning"),
-        Arm("nsga2", sampler="nsga2", min_runs=min_runs, description="NSGA-II (population 8), median pruning"),
+        Arm("nsga2", sampler="nsga2", pruner=pruner, min_runs=min_runs,
+            description=f"NSGA-II (population 8), {pruner} pruning"),
         Arm("hyperband", pruner="none", optuna_pruner="hyperband", startup_trials=startup_trials, start=start,
             description="TPE on the cost T/A^2, Optuna's Hyperband pruner (eta 3)"),
         Arm("halving", sampler="random", pruner="none", optuna_pruner="halving",

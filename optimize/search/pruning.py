@@ -19,6 +19,9 @@ records as ``pruned`` (never ``failed``):
   without a time (an output job that prints none) dominates none and is dominated by none.
 * :class:`HalvingRule`: successive halving's rungs, epochs 1, eta, eta^2, ...: at a rung, the job
   goes on only while fewer than 1/eta of the runs that reached that rung dominate it.
+* :class:`FrontRule`: the job's last epoch is dominated by a point that any earlier run measured, at any epoch
+  (the front so far, which a per-epoch harvest builds from every validated epoch). More aggressive than the median
+  rule: a run that lags the front stops at once, whatever the runs at its own epoch did.
 
 Optuna's own pruners cannot be used on the two objectives: they take one intermediate value, and Optuna
 refuses ``trial.report`` in multi-objective studies. The rules see only runs measured before (a history of
@@ -44,6 +47,8 @@ from logparse import patterns as P
 from optimize.errors import SearchOptionError
 
 CHANCE = 0.1  # MNIST: ten classes
+#: ``--pruner``: our rules (none, or one of them); Optuna's own pruners are the comparison's arms only
+PRUNERS = ("none", "median", "halving", "front")
 
 
 @dataclass(frozen=True)
@@ -186,6 +191,30 @@ class HalvingRule:
         return None
 
 
+@dataclass(frozen=True)
+class FrontRule:
+    """Stop a run whose last ``patience`` epochs were each dominated by a point an earlier run already measured.
+
+    Every point an earlier run validated is on the table, whatever its epoch: with a per-epoch harvest, a run's
+    epochs are configurations of their own, and one that an earlier point beats adds nothing to the front. A run
+    could still leave the dominated region later (a slow learner that ends the most accurate): ``patience`` epochs
+    in a row dominated is the evidence asked for (Optuna's PatientPruner's idea, on two objectives)."""
+
+    patience: int = 1
+    min_runs: int = 3
+
+    def check(self, curve: Curve, planned: float, history: Sequence[Curve]) -> str | None:
+        if len(history) < self.min_runs or len(curve) < self.patience:
+            return None
+        earlier = [f for c in history for f in c]
+        if not all(any(dominates(p, f) for p in earlier) for f in curve[-self.patience:]):
+            return None
+        last = curve[-1]
+        return (f"epoch {last.epoch}: wall clock {last.wall_clock_s:.1f} s, accuracy {last.accuracy:.4f}, dominated by a "
+                f"point of the {len(history)} earlier runs" + (f" for {self.patience} epochs" if self.patience > 1 else "")
+                + ": front rule")
+
+
 class Reporting(Protocol):
     """What :class:`StudyPrunerRule` needs of an Optuna trial (optuna.trial.Trial is one)."""
 
@@ -246,7 +275,7 @@ class TrialWatch:
 
 
 def make_rules(pruner: str, target: float | None, min_runs: int = 3, eta: int = 3) -> list[Rule]:
-    """The rules of ``--pruner none|median|halving`` plus the target rule when a target is given."""
+    """The rules of ``--pruner none|median|halving|front`` plus the target rule when a target is given."""
     if target is not None and not 0.0 < target <= 1.0:
         raise SearchOptionError(f"--target-accuracy {target!r} must be an accuracy in (0, 1], e.g. 0.95")
     if min_runs < 1 or eta < 2:
@@ -256,4 +285,6 @@ def make_rules(pruner: str, target: float | None, min_runs: int = 3, eta: int = 
         rules.append(MedianRule(min_runs))
     elif pruner == "halving":
         rules.append(HalvingRule(eta, min_runs))
+    elif pruner == "front":
+        rules.append(FrontRule(min_runs=min_runs))
     return rules
