@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-
 from decimal import Decimal
 from pathlib import Path
 
