@@ -25,8 +25,9 @@ fixed parameters checked the same way; a job other than lenet, birnn or torch-le
 then one per validated round, ``PARAM`` set to that round.
 
 ``--pack SRC DEST`` copies what a replay needs into DEST (results.csv, manifest.json, surface.csv,
-provenance.json, and each .out with the Spark scheduler's chatter left out and BigDL's per-iteration lines
-thinned to the first and the last of each epoch, checked: logparse judges the shortened log exactly as the original, with the same epochs; a log that would differ is kept whole). An ok
+provenance.json, and each .out with the Spark scheduler's chatter left out and of each unbroken stretch of
+BigDL's per-iteration lines (an epoch's) only the first and the last, checked: logparse judges the shortened
+log exactly as the original, with the same epochs; a log that would differ is kept whole). An ok
 run's .err goes without Spark's INFO records (its judgement never reads it), another's whole; a job that
 reports its own figures (xgboost) has its ``runs/<key>/metrics.json`` (and an output job its epochs.csv) copied.
 """

@@ -48,8 +48,9 @@ from sparkdl.crash import crash_point
 from sparkdl.errors import CampaignBusyError
 
 Progress = Callable[[str], None]
-#: ``STATE_DIR/scratch/<worker>``: the workers' ``SPARK_LOCAL_DIRS`` and ``TMPDIR``, so their executors' scratch
-SCRATCH = "scratch"
+#: ``STATE_DIR/scratch/<worker>``: the workers' ``SPARK_LOCAL_DIRS`` and ``TMPDIR``, where their executors' scratch
+#: goes (a driver's is the campaign's ``spark-tmp``, :mod:`harness.scratch`)
+EXECUTOR_SCRATCH = "scratch"
 
 
 def _quiet(_: str) -> None:
@@ -332,7 +333,7 @@ class LocalCluster:
         (``spark-*/executor-*``), and its Python workers (TorchDistributor's ``torchelastic_*`` among them) under
         ``TMPDIR``. The worker removes them when the application ends, but not when it is killed with it; here
         ``stop`` removes them with the cluster (:meth:`stop`)."""
-        folder = self.state_dir / SCRATCH / role
+        folder = self.state_dir / EXECUTOR_SCRATCH / role
         folder.mkdir(parents=True, exist_ok=True)
         return {"SPARK_LOCAL_DIRS": str(folder), "TMPDIR": str(folder)}
 
@@ -431,7 +432,7 @@ class LocalCluster:
             state.owner, state.runtime = None, None
             left = reconcile(self.state_dir, (), (), progress=self.progress)  # executors orphaned on the way
             stopped += [p.role or "stray Spark process" for p in left.stopped]
-            shutil.rmtree(self.state_dir / SCRATCH, ignore_errors=True)  # no worker or executor is left to use it
+            shutil.rmtree(self.state_dir / EXECUTOR_SCRATCH, ignore_errors=True)  # no worker or executor left
         for role in stopped:
             self.progress(f"{role} stopped")
         return stopped

@@ -203,7 +203,7 @@ class FrontRule:
     patience: int = 1
     min_runs: int = 3
 
-    def check(self, curve: Curve, planned: float, history: Sequence[Curve]) -> str | None:
+    def check(self, curve: Curve, planned: int, history: Sequence[Curve]) -> str | None:
         if len(history) < self.min_runs or len(curve) < self.patience:
             return None
         earlier = [f for c in history for f in c]
