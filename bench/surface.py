@@ -71,7 +71,8 @@ SURFACE_CSV = "surface.csv"
 PROVENANCE = "provenance.json"
 #: A record of Spark's own log in a driver's .err (log4j: ``26/11/29 10:13:33 INFO SparkContext: ...``), its level.
 SPARK_RECORD = re.compile(rb"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d ([A-Z]+) ")
-#: BigDL's line for one iteration (one batch), e.g. ``[Epoch 1 32/4000][Iteration 1][Wall Clock 0.45s] Trained 32.0 records``.
+#: BigDL's line for one iteration (one batch):
+#: ``[Epoch 1 32/4000][Iteration 1][Wall Clock 0.45s] Trained 32.0 records in ...``
 ITERATION = re.compile(rb"\] Trained [0-9.]+ records in ")
 #: What a replay of a job that reports its own figures reads beside its log, in ``runs/<key>/``.
 RUN_FILES = ("metrics.json", "epochs.csv")

@@ -72,9 +72,9 @@ def default_arms(startup_trials: int = DEFAULT_STARTUP_TRIALS, min_runs: int = 3
     search's (and its unpruned twin's), ``pruner`` the rule of every arm that prunes with ours."""
     ours = dict(startup_trials=startup_trials, min_runs=min_runs, start=start, repeat=repeat)
     return [
-        Arm("default", pruner=pruner, description=f"TPE, per-epoch harvest, {pruner} pruning (optimize.search's "
-                                                  "defaults" + (")" if pruner == "median" else f", but --pruner {pruner})"),
-            **ours),
+        Arm("default", pruner=pruner, **ours,
+            description=f"TPE, per-epoch harvest, {pruner} pruning (optimize.search's defaults"
+                        + (")" if pruner == "median" else f", but --pruner {pruner})")),
         Arm("no-pruning", pruner="none", description="the same without pruning", **ours),
         Arm("random-pruned", sampler="random", pruner=pruner, min_runs=min_runs,
             description=f"random search, {pruner} pruning"),

@@ -210,9 +210,9 @@ class FrontRule:
         if not all(any(dominates(p, f) for p in earlier) for f in curve[-self.patience:]):
             return None
         last = curve[-1]
-        return (f"epoch {last.epoch}: wall clock {last.wall_clock_s:.1f} s, accuracy {last.accuracy:.4f}, dominated by a "
-                f"point of the {len(history)} earlier runs" + (f" for {self.patience} epochs" if self.patience > 1 else "")
-                + ": front rule")
+        held = f" for {self.patience} epochs" if self.patience > 1 else ""
+        return (f"epoch {last.epoch}: wall clock {last.wall_clock_s:.1f} s, accuracy {last.accuracy:.4f}, "
+                f"dominated by a point of the {len(history)} earlier runs{held}: front rule")
 
 
 class Reporting(Protocol):
