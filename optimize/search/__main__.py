@@ -330,6 +330,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings["repeat"] = False
     if config.fidelity != harvesting.FIDELITY:  # likewise
         settings["fidelity"] = config.fidelity
+    if args.pruner != "median":  # likewise: a search that recorded no rule ran the median one
+        settings["pruner"] = args.pruner
     # another job's shapes carry a level of every factor, so that the manifest names each factor of its runs
     base = {} if job.lenet_style else {f.name: f.at(0.0) for f in space.factors}
     shapes = [job.spec(1, 1, **{**base, **combo}) for combo in space.shapes()]
