@@ -57,6 +57,7 @@ from harness.times import read_times  # noqa: E402
 from cluster.sparkenv import SparkEnv  # noqa: E402
 from optimize.errors import SearchOptionError  # noqa: E402
 from optimize.harvest import epoch_figures, harvest  # noqa: E402
+from logparse.patterns import EVENT, ITERATION_GROUP  # noqa: E402
 from optimize.pareto import read_campaign  # noqa: E402
 from optimize.search.__main__ import check_fidelity, check_given, parse_job, space_params  # noqa: E402
 from optimize.search.space import Factor, SearchSpace, load_space  # noqa: E402
@@ -71,9 +72,6 @@ SURFACE_CSV = "surface.csv"
 PROVENANCE = "provenance.json"
 #: A record of Spark's own log in a driver's .err (log4j: ``26/11/29 10:13:33 INFO SparkContext: ...``), its level.
 SPARK_RECORD = re.compile(rb"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d ([A-Z]+) ")
-#: BigDL's line for one iteration (one batch):
-#: ``[Epoch 1 32/4000][Iteration 1][Wall Clock 0.45s] Trained 32.0 records in ...``
-ITERATION = re.compile(rb"\] Trained [0-9.]+ records in ")
 #: What a replay of a job that reports its own figures reads beside its log, in ``runs/<key>/``.
 RUN_FILES = ("metrics.json", "epochs.csv")
 #: Loggers whose INFO lines no figure or status is read from (the scheduler's per-task chatter).
@@ -154,6 +152,13 @@ def write_provenance(out: Path, argv: Sequence[str], started: str, load_before: 
     return path
 
 
+def is_iteration(line: bytes) -> bool:
+    """BigDL's line for one iteration (one batch), as logparse reads it:
+    ``[Epoch 1 32/4000][Iteration 1][Wall Clock 0.45s] Trained 32.0 records in ...``"""
+    event = EVENT.search(line)
+    return event is not None and event.group(ITERATION_GROUP) is not None
+
+
 def shortened(text: bytes) -> bytes:
     """The log without the scheduler's chatter (see :data:`CHATTER`), and of each unbroken stretch of BigDL's
     per-iteration lines (``Trained 32.0 records in ...``, one per batch: an epoch's, once the chatter is gone) only
@@ -164,7 +169,7 @@ def shortened(text: bytes) -> bytes:
     for line in text.splitlines(keepends=True):
         if CHATTER.match(line):
             continue
-        if ITERATION.search(line):
+        if is_iteration(line):
             if in_stretch:
                 pending = line
             else:
