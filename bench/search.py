@@ -72,7 +72,7 @@ from optimize.search.arms import (BUDGETS, GOAL, Arm, ArmRun, BudgetRow, Truth, 
 from optimize.search.replay import Surface  # noqa: E402
 from optimize.session import ClusterOptions, JobConfig, open_session, submit_options  # noqa: E402
 from sparkdl.cli import on_interrupt, run_cli  # noqa: E402
-from sparkdl.options import cluster_options  # noqa: E402
+from sparkdl.options import cluster_options, renamed  # noqa: E402
 
 OBJECTIVES = parse_objectives("wall_clock_s:min,accuracy:max")
 DEFAULT_SPACE = SearchSpace((Factor("learning_rate", 0.01, 0.5, log=True),
@@ -171,7 +171,7 @@ def design_text(space: SearchSpace, job: JobConfig, args: argparse.Namespace) ->
     harvested = args.search_epochs == "harvest" and "epochs" in levels
     searched, epochs = at_largest_epochs(space, job.epochs) if harvested else (space, job.epochs)
     over = " x ".join(searched.names)
-    search_line = (f"TPE (seed {args.seed}, {args.startup_trials} start-up trials {'from a Latin hypercube' if args.start == 'lhs' else 'at random'}), median pruning, over {over} "
+    search_line = (f"TPE (seed {args.seed}, {args.startup_trials} start-up trials {'from a Latin hypercube' if args.startup == 'lhs' else 'at random'}), {args.pruner} pruning, over {over} "
                    + (f"at epochs {epochs}, the lower epochs harvested" if harvested else "(epochs searched as a factor)")
                    + f"; budget {args.share:.3g} of the grid's cluster time (a cap: a trial starts while a mean "
                      "trial still fits)")
@@ -202,13 +202,15 @@ def run_multi(out: Path, space: SearchSpace, job: JobConfig, args: argparse.Name
         space, epochs = at_largest_epochs(space, job.epochs)
         job = replace(job, epochs=epochs)
     config = SearchConfig(space, job, OBJECTIVES, sampler, args.seed, args.startup_trials, grid_points=args.grid_points,
-                          start=args.start)
+                          start=args.startup)
     settings = {"bench": "search", "arm": sampler, "space": space.describe(), "job": job.settings(), "seed": args.seed,
                 "train_samples": args.train_samples, "test_samples": args.test_samples}
     if per_epoch:  # only then: a bench folder made before harvesting resumes unchanged
         settings["per_epoch"] = True
-    if sampler == "tpe" and args.start == "lhs":  # likewise for the Latin hypercube start
+    if sampler == "tpe" and args.startup == "lhs":  # likewise for the Latin hypercube start
         settings["start"] = "lhs"
+    if pruner not in ("median", "none"):  # likewise: a bench folder made before the choice ran the median rule
+        settings["pruner"] = pruner
     options = submit_options(out, cluster, args.train_samples, args.test_samples, args.job_seed)
     shapes = [job.spec(1, 1, **combo) for combo in space.grid(1)]
     say = lambda msg: print(f"[{out.name}] {msg}", flush=True)  # noqa: E731
@@ -246,7 +248,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "by default (--no-repeat), as optimize.search, a trial asking for them is told their result "
                         "without a job")
     p.add_argument("--pruner", choices=[r for r in PRUNERS if r != "none"], default="median",
-                   help="replay: the rule of the arms that prune with ours (default, random-pruned, nsga2; default median)")
+                   help="the rule of the arms that prune with ours (replay: default, random-pruned, nsga2; real jobs: "
+                        "the search; default median)")
     p.add_argument("--min-runs", type=int, default=3, help="replay: the default search's pruning needs this many "
                                                            "earlier runs at an epoch")
     p.add_argument("--resume", action="store_true")
@@ -264,8 +267,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--job-seed", type=int, default=42, help="every job's weight-init seed")
     p.add_argument("--startup-trials", type=int, default=DEFAULT_STARTUP_TRIALS,
                    help=f"TPE's start-up trials (default {DEFAULT_STARTUP_TRIALS}, optimize.search's)")
-    p.add_argument("--start", choices=("lhs", "random"), default="lhs",
+    p.add_argument("--startup", choices=("lhs", "random"), default="lhs",
                    help="TPE's start-up trials from a Latin hypercube (default) or at random")
+    renamed(p, "--start", "--startup")
     p.add_argument("--more-seeds", type=lambda text: [int(v) for v in text.split(",") if v.strip()], default=[],
                    metavar="S,S", help="extra search arms with these sampler seeds (folders search-seedS), each scored "
                                        "against the same grid: how much the result owes to one seed")
@@ -299,7 +303,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         searches = ["search"] + [f"search-seed{s}" for s in args.more_seeds]
         for name, seed in zip(searches, [args.seed, *args.more_seeds]):
             run_multi(args.out / name, space, job, argparse.Namespace(**{**vars(args), "seed": seed}), cluster, "tpe",
-                      args.share * grid_time, "median", per_epoch=args.search_epochs == "harvest")
+                      args.share * grid_time, args.pruner, per_epoch=args.search_epochs == "harvest")
         run_paper(args.out / "paper", space, job, args, cluster)
     finally:
         if local is not None and started_here:
@@ -354,7 +358,7 @@ def replay_main(args: argparse.Namespace) -> int:
         raise SearchOptionError(f"--seeds {args.seeds}: give a whole number >= 1 (20 for the comparison)")
     surface = Surface.load(args.replay)
     truth = Truth.of(surface)
-    all_arms = default_arms(args.startup_trials, args.min_runs, args.start, args.repeat, args.pruner)
+    all_arms = default_arms(args.startup_trials, args.min_runs, args.startup, args.repeat, args.pruner)
     names = [a.strip() for a in args.arms.split(",")] if args.arms else [a.name for a in all_arms]
     unknown = [n for n in names if n not in {a.name for a in all_arms}]
     if unknown:

@@ -39,3 +39,12 @@ def test_a_count_of_repetitions_is_spelled_repeats_in_every_bench():
         assert done.returncode == 2, (script, done.stderr[-2000:])
         assert done.stderr.strip().splitlines()[-1] == (
             "error: --repeat 2 is now --repeats 2: write --repeats 2 (the rest of the command unchanged)"), script
+
+
+def test_the_search_benchs_start_up_option_is_spelled_as_the_searchs():
+    """bench/search.py takes optimize.search's ``--startup``; the old ``--start`` is refused with it, at parse time."""
+    done = subprocess.run([sys.executable, str(BENCH / "search.py"), "--start", "random"], capture_output=True,
+                          text=True, timeout=120, cwd=BENCH.parent)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr.strip().splitlines()[-1] == (
+        "error: --start random is now --startup random: write --startup random (the rest of the command unchanged)")

@@ -271,6 +271,9 @@ def test_bench_prints_its_design_before_any_job():
     old = bench.build_parser().parse_args(["--out", "x", "--search-epochs", "factor"])
     assert "over learning_rate x batch_size x epochs (epochs searched as a factor)" in bench.design_text(
         bench.DEFAULT_SPACE, job, old)
+    front = bench.build_parser().parse_args(["--out", "x", "--pruner", "front"])  # the search arm's rule, as run
+    assert "start-up trials from a Latin hypercube), front pruning, over" in bench.design_text(
+        bench.DEFAULT_SPACE, job, front)
 
 
 # ---------------------------------------------------------------- the report's time-against-accuracy section
