@@ -37,6 +37,7 @@ from cluster.errors import ClusterError  # noqa: E402
 from cluster.local import free_port  # noqa: E402
 from harness.errors import HarnessError  # noqa: E402
 from sparkdl.campaign import RunRecord  # noqa: E402
+from sparkdl.options import CommandParser  # noqa: E402
 from models.errors import ModelError  # noqa: E402
 from optimize.batch import Courier  # noqa: E402
 from optimize.errors import OptimizeError  # noqa: E402
@@ -140,7 +141,7 @@ def rates(outcomes: list[Outcome], method: str) -> tuple[float, float, int, int]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = CommandParser(description=__doc__.split("\n")[0])
     p.add_argument("--campaign", type=Path, required=True, help="a finished campaign directory with results.csv")
     p.add_argument("--out", type=Path, required=True, help="campaign directory for the fresh jobs")
     p.add_argument("--resume", action="store_true", help="reuse the finished jobs in --out")

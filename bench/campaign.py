@@ -54,6 +54,7 @@ from harness.designfile import read_design
 from sparkdl.runspec import RunSpec
 from sparkdl.campaign import CampaignDir, Manifest
 from sparkdl.cli import run_cli
+from sparkdl.options import CommandParser
 from bench.workdir import work_folder
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -305,7 +306,7 @@ def bench_arms(name: str, specs: list[RunSpec], args: argparse.Namespace, work: 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = CommandParser(description=__doc__.split("\n")[0])
     p.add_argument("--designs", default="demo,seed001", help="comma-separated: demo, seed001")
     p.add_argument("--train-samples", type=int, help="default: all 4,000 training digits of the sample")
     p.add_argument("--test-samples", type=int)

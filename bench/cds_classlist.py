@@ -10,7 +10,6 @@ BigDL. Run it again when Spark, BigDL or the JDK changes; the archive's name cha
 
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
 import tempfile
@@ -24,6 +23,7 @@ from cluster.local import LocalCluster, free_port  # noqa: E402
 from cluster.runtime import discover  # noqa: E402
 from harness.command import JOB_SCRIPT, SubmitOptions, submit_argv  # noqa: E402
 from sparkdl.runspec import RunSpec  # noqa: E402
+from sparkdl.options import CommandParser  # noqa: E402
 
 EMPTY_APP = Path(__file__).with_name("empty_app.py")
 
@@ -61,6 +61,6 @@ def record(out: Path) -> int:
 
 
 if __name__ == "__main__":
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = CommandParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", type=Path, default=CLASS_LIST)
     sys.exit(record(p.parse_args().out))

@@ -17,7 +17,6 @@ runtime switch restarts it), on a 2-core machine about half a core for ten secon
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import sys
@@ -29,7 +28,7 @@ sys.path[:1] = [str(Path(__file__).resolve().parent.parent)]
 
 from cluster.local import ClusterState, LocalCluster, free_port  # noqa: E402
 from cluster.runtime import discover  # noqa: E402
-from sparkdl.options import renamed  # noqa: E402
+from sparkdl.options import CommandParser, renamed  # noqa: E402
 from cluster.sparkenv import DAEMON_JAVA_OPTS  # noqa: E402
 
 SPARK_DEFAULTS = "-XX:TieredStopAtLevel=4 -XX:+UseG1GC"  # G1: the default collector of both JDKs here
@@ -68,7 +67,7 @@ def one_start(runtime: str, workers: int, setting: str, root: Path) -> tuple[flo
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = CommandParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--repeats", type=int, default=3, help="times each measurement is taken (default 3)")
     renamed(p, "--repeat", "--repeats")
     p.add_argument("--workers", type=int, default=2)

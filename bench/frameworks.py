@@ -32,6 +32,7 @@ from harness.designfile import read_design  # noqa: E402
 from harness.job import JobChoice, builtin  # noqa: E402
 from optimize.harvest import epoch_figures  # noqa: E402
 from sparkdl.cli import run_cli  # noqa: E402
+from sparkdl.options import CommandParser  # noqa: E402
 from bench.workdir import work_folder  # noqa: E402
 
 FRAMEWORKS = ("lenet", "torch-lenet", "xgboost")
@@ -46,7 +47,7 @@ def design_text(job: str, shapes: list[str], epochs: int, rounds: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = CommandParser(description=__doc__.split("\n")[0])
     p.add_argument("--shapes", default="1,1,2/1,2,1", help="nodes,executors,cores shapes separated by /")
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--rounds", type=int, default=15)

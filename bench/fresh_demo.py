@@ -14,7 +14,6 @@ folder for it (the clone and its caches, about 2 GB).
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import subprocess
@@ -22,6 +21,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from sparkdl.options import CommandParser
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -75,7 +75,7 @@ def run(target: str, work: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = CommandParser(description=__doc__.splitlines()[0])
     ap.add_argument("--target", default="demo", help="the make target (default demo)")
     ap.add_argument("--keep", type=Path, help="a new folder to keep the clone and its caches in (default: removed)")
     args = ap.parse_args(argv)

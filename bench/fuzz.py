@@ -29,7 +29,6 @@ change; the first few of each are printed with the file that caused them (kept u
 
 from __future__ import annotations
 
-import argparse
 import collections
 import os
 import random
@@ -44,6 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests import inputs, surface_inputs  # noqa: E402
+from sparkdl.options import CommandParser  # noqa: E402
 
 #: Every kind: the files of tests/inputs.py, then the surfaces of tests/surface_inputs.py (MLflow URIs, sizes and
 #: results tables, runtime files with special requirements and locks, ``runtime lock --out``, the dispatcher).
@@ -90,7 +90,7 @@ def keep_files(folder: Path, keep: Path, limit: int = 16 << 20) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = CommandParser(description=__doc__.split("\n")[0])
     p.add_argument("--inputs", type=int, default=3000, help="generated inputs (default 3000), besides the seeds")
     p.add_argument("--seed", type=int, default=1, help="seed of the generator (default 1)")
     p.add_argument("--timeout", type=float, default=30.0, help="seconds before a run counts as a hang (default 30)")

@@ -40,6 +40,7 @@ from harness.command import SubmitOptions  # noqa: E402
 from harness.designfile import read_design  # noqa: E402
 from harness.job import JobChoice, builtin  # noqa: E402
 from sparkdl.cli import run_cli  # noqa: E402
+from sparkdl.options import CommandParser  # noqa: E402
 from bench.workdir import work_folder  # noqa: E402
 
 C1 = ("-XX:TieredStopAtLevel=1",)
@@ -66,7 +67,7 @@ def training_s(row: dict) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = CommandParser(description=__doc__.split("\n")[0])
     p.add_argument("--shape", default="2,2,1", help="nodes,executors,executor_cores")
     p.add_argument("--job", "--model", dest="job", default="lenet", choices=("lenet", "birnn", "mlp"))
     p.add_argument("--epochs", type=int, default=1, help="lenet, birnn")

@@ -21,7 +21,6 @@ Prints one line per trial and the tally; exit 0 only if every trial passed.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import os
 import socket
@@ -32,6 +31,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from sparkdl.options import CommandParser
 
 PHASES = ("cluster-start", "worker-spawned:2", "rescale", "runtime-switch", "job-start", "mid-job", "parse", "store")
 DESIGN = ("run,model,nodes,executors,executor_cores,epochs,learning_rate,batch_size\n"
@@ -157,7 +157,7 @@ def tally(trials: list[Trial]) -> str:
 def main(argv: list[str] | None = None) -> int:
     from sparkdl.options import renamed
 
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = CommandParser(description=__doc__.split("\n")[0])
     p.add_argument("--repeats", type=int, default=1, help="passes over the phases (default 1)")
     renamed(p, "--repeat", "--repeats")
     p.add_argument("--phase", action="append", choices=PHASES, help="only these phases (default all)")

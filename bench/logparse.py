@@ -27,7 +27,6 @@ written with. The corpora (under a temporary directory) are deleted at the end u
 
 from __future__ import annotations
 
-import argparse
 import csv
 import gzip
 import io
@@ -42,6 +41,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from sparkdl.options import CommandParser
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "logs"
@@ -196,7 +196,7 @@ def interpreter_floor(base: Path, repeat: int) -> str:
 def main(argv: list[str] | None = None) -> int:
     from sparkdl.options import renamed  # the package, not this folder's logparse.py
 
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = CommandParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--logs", type=int, default=947, help="logs in the study corpus (0.2-3 MB each; default 947)")
     p.add_argument("--big", type=int, default=8, help="logs in the big corpus (8 MB each; default 8)")
     p.add_argument("--repeats", type=int, default=3, help="times each measurement is taken (default 3)")

@@ -23,7 +23,6 @@ The minimum is taken over a dense grid of 4,000 log-spaced rates in [start/100, 
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 from dataclasses import dataclass
@@ -35,6 +34,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from optimize.lr import adaptive_search, golden_search, search  # noqa: E402
+from sparkdl.options import CommandParser  # noqa: E402
 
 Curve = Callable[[float], float]
 
@@ -110,7 +110,7 @@ def run(curve: Curve, method, start: float, replications: int, noise: float, tri
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = CommandParser(description=__doc__.split("\n")[0])
     p.add_argument("--campaign", type=Path, action="append", default=[], help="a campaign with lr_search.csv")
     p.add_argument("--replications", type=int, default=5)
     p.add_argument("--noise", type=float, default=0.1, help="lognormal sd of each measurement (default 0.1)")

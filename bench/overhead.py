@@ -26,6 +26,7 @@ from cluster.runtime import discover
 from harness.command import SubmitOptions, submit_argv
 from harness.designfile import read_design
 from sparkdl.cli import run_cli
+from sparkdl.options import CommandParser
 from bench.workdir import work_folder
 
 ROW = "run,model,nodes,executors,executor_cores,epochs,learning_rate,batch_size\n1,lenet,1,1,2,1,0.05,64\n"
@@ -42,7 +43,7 @@ def timed(argv: list[str], env: dict[str, str] | None, out: Path) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = CommandParser(description=__doc__.split("\n")[0])
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--train-samples", type=int, default=1024)
     args = p.parse_args(argv)

@@ -26,7 +26,6 @@ that the script can be tried before a real campaign exists. Never commit that ta
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import sys
 import time
@@ -45,6 +44,7 @@ from models.predict.cli import to_text
 from models.predict.splits import Split, random_split
 from models.predict.table import measured_columns
 from models.predict.trees import RandomForestModel
+from sparkdl.options import CommandParser
 
 NEAR_COPY = 0.95
 
@@ -156,7 +156,7 @@ def repeated_random(table: pd.DataFrame, target: str, repeats: int) -> list[str]
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = CommandParser(description=__doc__.splitlines()[0])
     parser.add_argument("campaign", nargs="?", type=Path, help="campaign directory or results CSV")
     parser.add_argument("--response", default="wall_clock_s")
     parser.add_argument("--seed", type=int, default=0)

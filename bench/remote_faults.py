@@ -26,7 +26,6 @@ passed.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 import time
@@ -38,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # before bench/, whose logparse.py would shadow the package
 
 from tests.remote_campaign import FaultSite, attempts, design, fault_hosts, results  # noqa: E402
-from sparkdl.options import renamed  # noqa: E402
+from sparkdl.options import CommandParser, renamed  # noqa: E402
 
 FAULTS = ("worker-crash", "master-sshd", "partition", "disk-full")
 
@@ -152,7 +151,7 @@ def trial(fault: str, partition_s: float) -> Trial:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = CommandParser(description=__doc__.split("\n")[0])
     p.add_argument("--repeats", type=int, default=5, help="trials per fault (default 5)")
     renamed(p, "--repeat", "--repeats")
     p.add_argument("--fault", action="append", choices=FAULTS, help="only these faults (default: all)")

@@ -11,7 +11,6 @@ installing, not the network. Prints seconds per installer, the ratio and the env
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import subprocess
 import sys
@@ -23,6 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:1] = [str(ROOT)]
 
 from cluster import runtime as runtimes  # noqa: E402
+from sparkdl.options import CommandParser  # noqa: E402
 
 
 def lock_of(name: str, work: Path) -> Path:
@@ -66,7 +66,7 @@ def size_mb(path: Path) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = CommandParser(description=__doc__.split("\n")[0])
     p.add_argument("--only", default="bigdl,spark4,torch,tool", help="environments: runtime names and/or tool")
     p.add_argument("--repeats", type=int, default=1)
     args = p.parse_args(argv)

@@ -72,7 +72,7 @@ from optimize.search.arms import (BUDGETS, GOAL, Arm, ArmRun, BudgetRow, Truth, 
 from optimize.search.replay import Surface  # noqa: E402
 from optimize.session import ClusterOptions, JobConfig, open_session, submit_options  # noqa: E402
 from sparkdl.cli import on_interrupt, run_cli  # noqa: E402
-from sparkdl.options import cluster_options, renamed  # noqa: E402
+from sparkdl.options import CommandParser, cluster_options, renamed  # noqa: E402
 
 OBJECTIVES = parse_objectives("wall_clock_s:min,accuracy:max")
 DEFAULT_SPACE = SearchSpace((Factor("learning_rate", 0.01, 0.5, log=True),
@@ -230,7 +230,7 @@ def run_paper(out: Path, space: SearchSpace, job: JobConfig, args: argparse.Name
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python bench/search.py", parents=[cluster_options()],
+    p = CommandParser(prog="python bench/search.py", parents=[cluster_options()],
                                 description=__doc__.split("\n")[0])
     p.add_argument("--out", type=Path, help="folder of the three campaigns (real jobs)")
     p.add_argument("--replay", type=Path, metavar="DIR", help="compare the arms on a recorded surface instead")

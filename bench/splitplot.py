@@ -21,7 +21,6 @@ at the measured costs. The jobs' time is the same in every arm, so the differenc
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import tempfile
@@ -32,7 +31,7 @@ sys.path[:1] = [str(Path(__file__).resolve().parent.parent)]
 
 from cluster.local import LocalCluster, free_port  # noqa: E402
 from cluster.runtime import discover  # noqa: E402
-from sparkdl.options import renamed  # noqa: E402
+from sparkdl.options import CommandParser, renamed  # noqa: E402
 from harness.design import fractional, load_factors, parse_generators, schedule  # noqa: E402
 
 FACTORS = Path(__file__).resolve().parent.parent / "examples" / "marinos2021" / "factors.toml"
@@ -83,7 +82,7 @@ def measure(repeat: int) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = CommandParser(description=__doc__.split("\n")[0])
     p.add_argument("--replications", type=int, default=2, help="replicates of the 32-run design (default 2)")
     p.add_argument("--seeds", type=int, default=20, help="seeds of the random orders (default 20)")
     p.add_argument("--repeats", type=int, default=3, help="real measurements of each cluster change (default 3)")

@@ -23,7 +23,6 @@ epochs 2 or 3 (each log's template trained that many epochs, so the folder's pla
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import itertools
 import random
@@ -31,6 +30,7 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from sparkdl.options import CommandParser
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "logs"
@@ -151,7 +151,7 @@ def make_study(where: Path, points: int = 24, replicates: int = 3, min_mb: float
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = CommandParser(description=__doc__.split("\n\n")[0])
     p.add_argument("out", type=Path, help="folder to write the study into")
     p.add_argument("--points", type=int, default=24, help="design points (of 108 settings)")
     p.add_argument("--replicates", type=int, default=3)

@@ -64,7 +64,7 @@ from optimize.search.space import Factor, SearchSpace, load_space  # noqa: E402
 from optimize.session import ClusterOptions, JobConfig, job_params, open_session, submit_options  # noqa: E402
 from sparkdl.cli import on_interrupt, run_cli  # noqa: E402
 from sparkdl.campaign import CampaignDir, now as now_utc  # noqa: E402
-from sparkdl.options import cluster_options  # noqa: E402
+from sparkdl.options import CommandParser, cluster_options  # noqa: E402
 
 DEFAULT_SPACE = SearchSpace((Factor("learning_rate", 0.01, 0.5, log=True),
                              Factor("batch_size", choices=(32, 64, 128)), Factor("epochs", 1, 3)))
@@ -248,7 +248,7 @@ def pack(src: Path, dest: Path) -> tuple[int, int]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python bench/surface.py", parents=[cluster_options()],
+    p = CommandParser(prog="python bench/surface.py", parents=[cluster_options()],
                                 description=__doc__.split("\n")[0])
     p.add_argument("--out", type=Path, help="the recording's campaign folder")
     p.add_argument("--resume", action="store_true")

@@ -18,7 +18,6 @@ would have run in, so this replays the rule on real noise without running anythi
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 from pathlib import Path
@@ -29,6 +28,7 @@ import pandas as pd  # noqa: E402
 
 from harness.until import MET, Observation, UntilRule, judge, parse_until  # noqa: E402
 from sparkdl.campaign import CampaignDir  # noqa: E402
+from sparkdl.options import CommandParser  # noqa: E402
 
 
 def load(path: Path) -> pd.DataFrame:
@@ -64,7 +64,7 @@ def fixed_needed(points: dict[int, list[float]], met: int, rule: UntilRule) -> i
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = CommandParser(description=__doc__.split("\n")[0])
     p.add_argument("table", type=Path, help="a campaign folder or results CSV with replicates of each design point")
     p.add_argument("--until", required=True, help='the rule, e.g. "ci(wall_clock_s) < 5%%"')
     p.add_argument("--min-replications", type=int, default=2, help="the first pass (default 2)")

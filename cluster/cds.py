@@ -136,11 +136,10 @@ def ensure(env: SparkEnv, cache_dir: Path | None = None, progress: Callable[[str
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m cluster.cds``: build this environment's archive if needed and print its path."""
-    import argparse
-
     from cluster.runtime import discover
+    from sparkdl.options import CommandParser
 
-    p = argparse.ArgumentParser(prog="cluster.cds", description=__doc__.splitlines()[0])
+    p = CommandParser(prog="cluster.cds", description=__doc__.splitlines()[0])
     p.add_argument("--cache-dir", type=Path, help="where archives live (default <venv>/share/sparkdl)")
     args = p.parse_args(argv)
     archive = ensure(discover(), args.cache_dir, progress=print)

@@ -22,14 +22,15 @@ from cluster import runtime as runtimes
 from cluster.errors import ClusterError
 from cluster.local import LocalCluster
 from sparkdl.cli import run_cli
-from sparkdl.options import DEFAULT_MASTER_PORT, DEFAULT_STATE_DIR, DEFAULT_WEBUI_PORT, PORT, add_format, renamed
+from sparkdl.options import (DEFAULT_MASTER_PORT, DEFAULT_STATE_DIR, DEFAULT_WEBUI_PORT, PORT, CommandParser,
+                             add_format, renamed)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
+    common = CommandParser(add_help=False)
     common.add_argument("--state-dir", type=Path, default=DEFAULT_STATE_DIR,
                         help="pids, logs and work dirs (default .cluster)")
-    p = argparse.ArgumentParser(prog="sparkdl cluster", description=__doc__.split("\n")[0])
+    p = CommandParser(prog="sparkdl cluster", description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
     start = sub.add_parser("start", parents=[common], help="start a master and N workers (idempotent)")
     start.add_argument("--workers", type=int, default=2, help="workers to start (default 2)")

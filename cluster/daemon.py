@@ -65,6 +65,7 @@ from cluster.runtime import RuntimeProblem
 from cluster.sparkenv import SparkEnv
 from sparkdl.cli import run_cli
 from sparkdl.crash import crash_point
+from sparkdl.options import CommandParser
 from sparkdl.errors import EXIT_INPUT
 
 
@@ -525,7 +526,7 @@ def _runtime_args(p: argparse.ArgumentParser, default: str | None = runtimes.DEF
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m cluster.daemon", description=__doc__.split("\n")[0])
+    p = CommandParser(prog="python -m cluster.daemon", description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
     pr = sub.add_parser("prepare-runtime")
     _runtime_args(pr)

@@ -22,7 +22,7 @@ from typing import Sequence
 
 from sparkdl.cli import run_cli
 from sparkdl.errors import EXIT_OK
-from sparkdl.options import TrackingOptionError, add_campaign, add_cost
+from sparkdl.options import CommandParser, TrackingOptionError, add_campaign, add_cost
 from sparkdl.tracking import tracking_uri
 
 
@@ -46,7 +46,7 @@ ARTIFACT_MB = _artifact_mb
 def build_parser() -> argparse.ArgumentParser:
     from harness.mlflow_export import DEFAULT_MAX_ARTIFACT_MB
 
-    p = argparse.ArgumentParser(prog="sparkdl mlflow", description=__doc__.split("\n")[0])
+    p = CommandParser(prog="sparkdl mlflow", description=__doc__.split("\n")[0])
     add_campaign(p, "campaign.sqlite, or an ingested results.csv", folder_only=True)
     p.add_argument("--tracking-uri", help="MLflow tracking URI, e.g. http://127.0.0.1:5000 (default $MLFLOW_TRACKING_URI)")
     p.add_argument("--experiment", help="experiment name (default: the campaign folder's name)")

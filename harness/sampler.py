@@ -16,7 +16,6 @@ stand-alone process: what a remote host runs over SSH (stopped with SIGTERM, its
 
 from __future__ import annotations
 
-import argparse
 import csv
 import os
 import socket
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 import psutil
+from sparkdl.options import CommandParser
 
 SAMPLES_TABLE = "host_samples.csv"
 RESCAN_S = 5.0  # seconds between walks of the process tree for new executor processes
@@ -279,7 +279,7 @@ def _pattern_roots(pattern: str) -> Roots:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m harness.sampler", description="Sample this host until SIGTERM.")
+    p = CommandParser(prog="python -m harness.sampler", description="Sample this host until SIGTERM.")
     p.add_argument("--out", type=Path, required=True, help="CSV to write (rewritten after every sample)")
     p.add_argument("--period", type=float, default=1.0, help="seconds between samples (default 1)")
     p.add_argument("--pattern", default="org.apache.spark.deploy.worker.Worker",

@@ -36,8 +36,8 @@ from sparkdl.campaign import CampaignDir, Manifest, RunRecord
 from sparkdl.cli import on_interrupt, run_cli
 from harness.until import (DEFAULT_CONFIDENCE, DEFAULT_MAX, DEFAULT_MIN, MAX_REPLICATIONS, UntilError, UntilRule,
                            first_pass, parse_until, result_text)
-from sparkdl.options import (CONFIDENCE, DEFAULT_JOB, SAMPLES, add_budget, add_job, add_out, add_seed, cluster_options,
-                             mlflow_uri, whole_number)
+from sparkdl.options import (CONFIDENCE, DEFAULT_JOB, SAMPLES, CommandParser, add_budget, add_job, add_out, add_seed,
+                             cluster_options, mlflow_uri, whole_number)
 from sparkdl.errors import EXIT_OK, EXIT_RUNS_FAILED
 
 Progress = Callable[[str], None]
@@ -114,7 +114,7 @@ def dry_run_plan(specs: Sequence[RunSpec], options: SubmitOptions, env_for: Call
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="sparkdl submit", description=__doc__.split("\n")[0],
+    p = CommandParser(prog="sparkdl submit", description=__doc__.split("\n")[0],
                                 parents=[cluster_options()])
     p.add_argument("design", type=Path, help="design CSV: nodes, executors, executor_cores [, run, replicate], then "
                                              "the job's columns (built-in BigDL jobs: epochs, learning_rate, "

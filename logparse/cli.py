@@ -18,6 +18,7 @@ from logparse.errors import LogNotFoundError, LogParseError, OptionError
 from logparse.parser import collect_logs, parse
 from logparse.records import SUMMARY_FIELDS, JobLog, Status
 from sparkdl.errors import EXIT_INPUT, EXIT_OK, EXIT_RUNS_FAILED
+from sparkdl.options import CommandParser
 
 #: sparkdl.options.FORMATS (not imported: argparse and pathlib are not part of this command's start-up).
 FORMATS = ("text", "json", "csv")
@@ -33,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
         def __init__(self, prog: str) -> None:
             super().__init__(prog, width=100)
 
-    p = argparse.ArgumentParser(
+    p = CommandParser(
         prog="sparkdl logparse", formatter_class=Formatter,
         description="Final figures and status of training jobs' logs (.out, .out.gz; the .err beside each is read "
                     "when needed). Exit 0 all ok, 3 some not ok, 2 bad input.")

@@ -48,7 +48,7 @@ from sparkdl.cost import CostFunction, parse_cost
 from models.errors import CostInputsMissingError, InvalidTableError, MissingColumnError, ResultsNotFoundError
 from sparkdl.campaign import CampaignDir, Manifest
 from sparkdl.errors import CampaignError
-from sparkdl.options import add_campaign
+from sparkdl.options import CommandParser, add_campaign
 from sparkdl.times import WALL_CLOCK_OF
 
 RESULTS_FILE = "results.csv"
@@ -206,10 +206,10 @@ def resolve_path(path: str | Path) -> Path:
 def table_options() -> argparse.ArgumentParser:
     """The options of every command that reads a results table: RESULTS and ``--factors``.
 
-    Use as ``argparse.ArgumentParser(parents=[table_options()])``; parse ``--factors`` with
+    Use as ``CommandParser(parents=[table_options()])``; parse ``--factors`` with
     :func:`factor_list`.
     """
-    p = argparse.ArgumentParser(add_help=False)
+    p = CommandParser(add_help=False)
     add_campaign(p, f"its {RESULTS_FILE}, factors from its {MANIFEST_FILE}", dest="results")
     p.add_argument("--factors", help=f"comma-separated factor columns (default: the campaign's {MANIFEST_FILE}; for a "
                                      "bare CSV the columns taken as factors are named on stderr)")

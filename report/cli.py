@@ -11,7 +11,7 @@ from report.build import build_report
 from models.errors import AnalysisOptionError
 from models.results import factor_list, table_options
 from sparkdl.errors import ToolError
-from sparkdl.options import add_cost, add_out, add_response, renamed
+from sparkdl.options import CommandParser, add_cost, add_out, add_response, renamed
 
 DEFAULT_NAME = "report.html"
 
@@ -21,7 +21,7 @@ class ReportWriteError(ToolError):
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = CommandParser(
         prog="sparkdl report", parents=[table_options()],
         description="Write a campaign's self-contained HTML report: design and aliasing, run status, results, "
                     "ANOVA with assumption checks and plots, queue metrics, and what the data say.",

@@ -130,12 +130,24 @@ BUDGET = _option_type(duration_s, "budget")
 CONFIDENCE = _option_type(_level, "confidence")
 
 
+class CommandParser(argparse.ArgumentParser):
+    """Every command's parser: a long option is taken only as spelled, never by a prefix of it.
+
+    argparse's default would take ``--repeat`` for ``--repeats`` in a command that has only the latter (and
+    ``--seed`` for ``--seeds``), so the same word would do two things in two commands. Subcommands' parsers are
+    of this class too (argparse makes them of their parent's)."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+
+
 def cluster_options() -> argparse.ArgumentParser:
     """The options of every command that runs jobs: where (local / master / inventory) and with what.
 
-    Use as ``argparse.ArgumentParser(parents=[cluster_options()])``; one set of defaults for all.
+    Use as ``CommandParser(parents=[cluster_options()])``; one set of defaults for all.
     """
-    p = argparse.ArgumentParser(add_help=False)
+    p = CommandParser(add_help=False)
     g = p.add_argument_group("cluster")
     where = g.add_mutually_exclusive_group()
     where.add_argument("--local", action="store_true",

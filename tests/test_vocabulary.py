@@ -206,3 +206,29 @@ def test_nothing_a_user_reads_names_the_projects_history(generated_report):
     assert "No phase columns" in generated_report  # the report's wording about missing data is part of the check
     assert "the DoE-tool report" in generated_report or "surface" not in generated_report
     assert (ROOT / "docs" / "references.md").is_file() and "Marinos 2021" in (ROOT / "docs" / "references.md").read_text()
+
+
+@pytest.mark.parametrize("words", [[c.name] for c in COMMANDS] + [["queueing", "mmk"], ["cluster", "start"]])
+def test_a_long_option_is_taken_only_as_spelled_never_by_a_prefix(words, capsys):
+    """argparse would take a prefix of a long option for it (``--hel`` for ``--help``, ``--repeat`` for ``--repeats``,
+    ``--seed`` for ``--seeds``): a word would then mean one thing in one command and another in the next."""
+    from sparkdl.commands import find
+
+    import importlib
+
+    command = find(words[0])
+    assert command is not None
+    main = importlib.import_module(command.module).main
+    try:  # taken as --help, it would print the help and exit 0 before anything else is checked
+        code = run_cli(main, [*words[1:], "--hel"])
+    except SystemExit as usage:  # argparse's own refusal
+        code = usage.code
+    out, err = capsys.readouterr()
+    assert code == 2 and "options:" not in out and "error: " in err, (words, out, err)
+
+
+def test_every_bench_parses_its_options_as_the_commands_do():
+    """The benches' parsers are the commands' (sparkdl.options.CommandParser): no option taken by a prefix."""
+    for script in sorted((ROOT / "bench").glob("*.py")):
+        text = script.read_text()
+        assert "argparse.ArgumentParser(" not in text, f"{script.name}: use sparkdl.options.CommandParser"

@@ -6,16 +6,16 @@ exit 4 if any failed.
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 from harness.doctor import run_checks
 from sparkdl.cli import run_cli
 from sparkdl.errors import EXIT_CLUSTER, EXIT_OK
+from sparkdl.options import CommandParser
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="sparkdl doctor", description=__doc__.split("\n")[0])
+    p = CommandParser(prog="sparkdl doctor", description=__doc__.split("\n")[0])
     p.add_argument("--host", default="127.0.0.1", help="the address the local cluster will bind (default 127.0.0.1)")
     p.add_argument("--ports", default="7077,8080", help="ports the local cluster will need")
     args = p.parse_args(argv)

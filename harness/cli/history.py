@@ -15,11 +15,11 @@ from collections.abc import Sequence
 
 from harness.history import serve
 from sparkdl.cli import on_interrupt, run_cli
-from sparkdl.options import add_campaign
+from sparkdl.options import CommandParser, add_campaign
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="sparkdl history", description=__doc__.split("\n")[0])
+    p = CommandParser(prog="sparkdl history", description=__doc__.split("\n")[0])
     add_campaign(p, "its runs/<key>/ hold the event logs", folder_only=True)
     p.add_argument("--port", type=int, help="port of the History Server's UI (default: a free one)")
     p.add_argument("--timeout", type=float, default=90.0, help="seconds to wait until it lists the runs")

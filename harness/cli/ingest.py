@@ -21,11 +21,11 @@ from collections.abc import Sequence
 from harness.ingest import IngestError, IngestOptions, ingest
 from sparkdl.cli import run_cli
 from sparkdl.errors import EXIT_INPUT, EXIT_OK, EXIT_RUNS_FAILED
-from sparkdl.options import add_out, renamed
+from sparkdl.options import CommandParser, add_out, renamed
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="sparkdl ingest", description=__doc__.split("\n\n")[0],
+    p = CommandParser(prog="sparkdl ingest", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog="Then: sparkdl anova OUT; sparkdl report OUT; "
                                        "sparkdl pareto OUT")

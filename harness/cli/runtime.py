@@ -27,7 +27,7 @@ from cluster.runtime import Runtime
 from harness.runtime import doctor
 from sparkdl.cli import run_cli
 from sparkdl.errors import EXIT_CLUSTER, EXIT_OK
-from sparkdl.options import add_format, add_out
+from sparkdl.options import CommandParser, add_format, add_out
 
 
 def _runtimes(names: Sequence[str]) -> list[Runtime]:
@@ -35,7 +35,7 @@ def _runtimes(names: Sequence[str]) -> list[Runtime]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="sparkdl runtime", description=__doc__.split("\n")[0])
+    p = CommandParser(prog="sparkdl runtime", description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
     ls = sub.add_parser("list", help="every runtime: name, Spark, Java, Python, prepared")
     ls.add_argument("files", nargs="*", help="runtime TOML files to list besides the built-in ones")

@@ -24,7 +24,7 @@ from harness.design.summary import describe, describe_schedule
 from harness.errors import DesignError
 from sparkdl.runspec import MAX_DESIGN_ROWS
 from sparkdl.cli import run_cli
-from sparkdl.options import add_out, add_seed, renamed
+from sparkdl.options import CommandParser, add_out, add_seed, renamed
 
 KINDS = ("fractional", "full", "box-behnken", "ccd")
 AUTO, NONE = "auto", "none"
@@ -74,7 +74,7 @@ def check_whole_plot_generators(design: Design, names: tuple[str, ...]) -> None:
                               "hard-to-change factors only, and give each other generator a subplot letter")
 
 
-class _Parser(argparse.ArgumentParser):
+class _Parser(CommandParser):
     def error(self, message: str) -> None:  # one line and exit code 2, like DesignError
         raise DesignError(message)
 

@@ -36,11 +36,11 @@ from models.drift import MIN_REFERENCE_RUNS, DriftResult, adjust_for_drift, tabl
 from models.errors import AnalysisOptionError
 from models.plots import save_figures
 from models.results import ResultsTable, factor_list, load_results, table_options
-from sparkdl.options import add_cost, add_format, add_response
+from sparkdl.options import CommandParser, add_cost, add_format, add_response
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = CommandParser(
         prog="sparkdl anova", parents=[table_options()],
         description="ANOVA with assumption checks on a results table (CSV or campaign directory).",
     )

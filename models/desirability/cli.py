@@ -23,10 +23,10 @@ from models.desirability.tradeoff import TradeoffPoint, tradeoff_front
 from models.errors import DesirabilityError
 from models.results import load_results
 from sparkdl.errors import EXIT_RUNS_FAILED
-from sparkdl.options import add_campaign, add_format, add_out, add_seed, renamed
+from sparkdl.options import CommandParser, add_campaign, add_format, add_out, add_seed, renamed
 
 
-class _Parser(argparse.ArgumentParser):
+class _Parser(CommandParser):
     def error(self, message: str) -> None:
         raise DesirabilityError(f"{message} (see sparkdl desirability --help)")
 

@@ -33,11 +33,11 @@ from models.anova.terms import default_terms
 from models.power.format import format_csv, format_text
 from models.power.inputs import read_inputs
 from models.results import factor_list, time_response
-from sparkdl.options import add_format, add_response
+from sparkdl.options import CommandParser, add_format, add_response
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = CommandParser(
         prog="sparkdl plan",
         description="Power and sample size per factor: the replicates needed to detect an effect, the power the "
                     "design has, and the smallest effect it detects.",

@@ -27,11 +27,11 @@ from models.predict.table import measured_columns, model_inputs, read_results
 from models.results import factor_list, table_options, time_response
 from sparkdl.errors import EXIT_RUNS_FAILED
 from sparkdl.numbers import json_safe
-from sparkdl.options import add_format, add_response, add_seed, renamed
+from sparkdl.options import CommandParser, add_format, add_response, add_seed, renamed
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="sparkdl predict", parents=[table_options()],
         description="Compare performance-prediction models on a campaign's results table.",
     )

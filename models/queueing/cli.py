@@ -14,7 +14,7 @@ from models.queueing.formulas import QueueMetrics, ggk, mg1, mgk, mm1, mmk
 from models.queueing.job_sizes import UNITS, load_job_sizes, plan
 from models.queueing.result import CpuDiskFit, FastVsSlow, QueuePlan, cpu_disk_fit
 from models.queueing.simulate import ENGINES, SimulationResult, simulate
-from sparkdl.options import add_campaign, add_format, add_seed
+from sparkdl.options import CommandParser, add_campaign, add_format, add_seed
 
 
 def _floats(text: str) -> list[float]:
@@ -32,16 +32,16 @@ def _ints(text: str) -> list[int]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="sparkdl queueing", description=__doc__)
+    parser = CommandParser(prog="sparkdl queueing", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    fmt = argparse.ArgumentParser(add_help=False)
+    fmt = CommandParser(add_help=False)
     add_format(fmt)
-    rates = argparse.ArgumentParser(add_help=False, parents=[fmt])
+    rates = CommandParser(add_help=False, parents=[fmt])
     rates.add_argument("--arrival-rate", type=float, required=True, help="jobs per unit time (lambda)")
     rates.add_argument("--service-rate", type=float, required=True, help="jobs per unit time per server (mu)")
-    servers = argparse.ArgumentParser(add_help=False)
+    servers = CommandParser(add_help=False)
     servers.add_argument("--servers", type=int, metavar="K", required=True, help="number of servers k")
-    scv = argparse.ArgumentParser(add_help=False)
+    scv = CommandParser(add_help=False)
     scv.add_argument("--scv", type=float, metavar="SCV", default=1.0, help="job-size variance / mean^2 (default 1)")
     sub.add_parser("mm1", parents=[rates], help="M/M/1 (exact)")
     sub.add_parser("mmk", parents=[rates, servers], help="M/M/k, Erlang C (exact)")

@@ -20,10 +20,10 @@ from models.errors import SurfaceError
 from models.results import load_results
 from models.rsm.analysis import analyse
 from models.rsm.plots import save_all
-from sparkdl.options import add_campaign, add_format, add_seed
+from sparkdl.options import CommandParser, add_campaign, add_format, add_seed
 
 
-class _Parser(argparse.ArgumentParser):
+class _Parser(CommandParser):
     def error(self, message: str) -> None:  # one line and exit code 2, like every input error
         raise SurfaceError(f"{message} (see sparkdl rsm --help)")
 

@@ -19,11 +19,11 @@ from optimize.batch import CANDIDATES, BatchChoice, Courier, Evaluation, evaluat
 from optimize.concurrent import COURIER_COLUMNS
 from optimize.errors import SearchOptionError
 from sparkdl.cli import run_cli
-from sparkdl.options import add_campaign, add_job, add_seed, now_positional, renamed
+from sparkdl.options import CommandParser, add_campaign, add_job, add_seed, now_positional, renamed
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="sparkdl batch", description=__doc__.split("\n")[0])
+    p = CommandParser(prog="sparkdl batch", description=__doc__.split("\n")[0])
     add_campaign(p, "results.csv and concurrency.csv of sparkdl concurrent, or a CSV with "
                     + ", ".join(COURIER_COLUMNS))
     now_positional(p, "--campaign")

@@ -17,11 +17,11 @@ from optimize.concurrent import courier_table, run_group
 from optimize.errors import SearchOptionError
 from optimize.session import ClusterOptions, JobConfig, add_optimizer_job, check_job, open_session, submit_options
 from sparkdl.cli import on_interrupt, run_cli
-from sparkdl.options import SAMPLES, add_out, add_seed, cluster_options, renamed
+from sparkdl.options import CommandParser, SAMPLES, add_out, add_seed, cluster_options, renamed
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="sparkdl concurrent", parents=[cluster_options()],
+    p = CommandParser(prog="sparkdl concurrent", parents=[cluster_options()],
                                 description="Run njobs copies of a job at once, per batch size (Albo Martínez 2021's factor).")
     add_out(p, "the campaign folder the groups' jobs go to (results.csv and concurrency.csv)", required=True)
     p.add_argument("--resume", action="store_true", help="continue the campaign in --out, skipping finished groups")

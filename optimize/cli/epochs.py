@@ -18,12 +18,12 @@ from optimize.epochs import EpochChoice, EpochTimeModel, max_epochs, parse_confi
 from optimize.errors import JobFailedError, SearchOptionError
 from optimize.session import ClusterOptions, JobConfig, check_job, open_session, optimizer_jobs, submit_options
 from sparkdl.cli import on_interrupt, run_cli
-from sparkdl.options import (SAMPLES, add_budget, add_campaign, add_job, add_out, add_seed, cluster_options,
-                             now_positional, renamed)
+from sparkdl.options import (SAMPLES, CommandParser, add_budget, add_campaign, add_job, add_out, add_seed,
+                             cluster_options, now_positional, renamed)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="sparkdl epochs", description=__doc__.split("\n")[0],
+    p = CommandParser(prog="sparkdl epochs", description=__doc__.split("\n")[0],
                                 parents=[cluster_options()])
     add_campaign(p, "the runs to learn each epoch count's time from")
     now_positional(p, "--campaign")

@@ -19,11 +19,11 @@ from optimize.objective import JobObjective
 from optimize.session import ClusterOptions, JobConfig, add_optimizer_job, check_job, open_session, submit_options
 from sparkdl.cli import on_interrupt, run_cli
 from sparkdl.cost import parse_cost
-from sparkdl.options import SAMPLES, add_cost, add_out, add_seed, cluster_options, renamed
+from sparkdl.options import CommandParser, SAMPLES, add_cost, add_out, add_seed, cluster_options, renamed
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="sparkdl lr", parents=[cluster_options()],
+    p = CommandParser(prog="sparkdl lr", parents=[cluster_options()],
                                 description="Learning-rate search on real jobs through the harness (Marinos 2021, V).")
     add_out(p, "the campaign folder the search's jobs go to, e.g. runs/lr-lenet", required=True)
     p.add_argument("--resume", action="store_true", help="continue the search in --out (finished jobs are reused)")

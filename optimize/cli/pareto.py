@@ -27,11 +27,11 @@ from optimize.figures import save
 from optimize.pareto import (front_csv, front_figure, front_table, manifest_factors, pareto_front, per_epoch_front,
                              read_campaign)
 from sparkdl.cli import run_cli
-from sparkdl.options import add_campaign, add_cost, add_format, add_seed, renamed
+from sparkdl.options import CommandParser, add_campaign, add_cost, add_format, add_seed, renamed
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="sparkdl pareto", description=__doc__.split("\n")[0])
+    p = CommandParser(prog="sparkdl pareto", description=__doc__.split("\n")[0])
     add_campaign(p, "the runs to put on the front")
     p.add_argument("--objectives", default="wall_clock_s:min,accuracy:max",
                    help="COLUMN:min|max,... (default wall_clock_s:min,accuracy:max; add cost:min for --cost)")

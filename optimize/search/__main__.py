@@ -66,8 +66,8 @@ from harness.job import builtin_names, resolve_job, template_fields
 from sparkdl.runspec import format_value, parse_value
 from sparkdl.cli import on_interrupt, run_cli
 from sparkdl.cost import parse_cost
-from sparkdl.options import (SAMPLES, SEED, add_budget, add_cost, add_job, add_out, add_seed, cluster_options,
-                             renamed)
+from sparkdl.options import (SAMPLES, SEED, CommandParser, add_budget, add_cost, add_job, add_out, add_seed,
+                             cluster_options, renamed)
 
 
 
@@ -161,7 +161,7 @@ def old_job_form(argv: Sequence[str]) -> str | None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="sparkdl search", parents=[cluster_options()],
+    p = CommandParser(prog="sparkdl search", parents=[cluster_options()],
                                 description=__doc__.split("\n")[0])
     add_job(p, builtin_names(), "the job to run")
     p.add_argument("--fixed", help="the factors the space does not vary: the job's own parameters and the cluster "
