@@ -44,6 +44,7 @@ import contextlib
 import fcntl
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -55,6 +56,7 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 from cluster import runtime as runtimes
+from cluster.local import EXECUTOR_SCRATCH
 from cluster.bootstrap import facts
 from cluster.errors import ClusterError, PortInUse, StartupTimeout
 from cluster.errors import NotRunning
@@ -65,8 +67,8 @@ from cluster.runtime import RuntimeProblem
 from cluster.sparkenv import SparkEnv
 from sparkdl.cli import run_cli
 from sparkdl.crash import crash_point
-from sparkdl.options import CommandParser
 from sparkdl.errors import EXIT_INPUT
+from sparkdl.options import CommandParser
 
 
 class HostTooSmall(ClusterError):
@@ -208,11 +210,12 @@ class HostState:
                                f"to run {runtime}: stop them first (fab stop), a cluster runs one runtime")
         return role in self.records
 
-    def spawn(self, intent: Intent, argv: list[str], env: SparkEnv, owner: str | None = None) -> ProcessRecord:
+    def spawn(self, intent: Intent, argv: list[str], env: SparkEnv, owner: str | None = None,
+              extra: dict[str, str] | None = None) -> ProcessRecord:
         """Start one daemon in its own session, cwd the state dir, output in its log (write-ahead).
 
         ``owner`` (a campaign, or None) becomes the owner of this host's daemons when none runs yet; a
-        daemon started beside running ones leaves the record as it is.
+        daemon started beside running ones leaves the record as it is. ``extra``: added to its environment.
         """
         self.runtime = env.runtime or None
         if not self.records:
@@ -224,7 +227,8 @@ class HostState:
                       f"(runtime {env.runtime})\n".encode())
             out.flush()
             proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                    env=env.daemon_environ(), cwd=self.state_dir, start_new_session=True, close_fds=True)
+                                    env={**env.daemon_environ(), **(extra or {})}, cwd=self.state_dir,
+                                    start_new_session=True, close_fds=True)
         crash_point(f"{'master' if intent.role == 'master' else 'worker'}-spawned")
         rec = self.records[intent.role] = intent.record(proc.pid, start_ticks(proc.pid))
         del self.pending[intent.role]
@@ -336,7 +340,7 @@ def start_worker(state_dir: Path, name: str, host: str, master: str, master_webu
                 "--webui-port", str(webui_port), "--cores", str(cores), "--memory", f"{memory_mb}m",
                 "--work-dir", str(work_dir)]
         rec = st.spawn(Intent(name, port, webui_port, str(state_dir / "logs" / f"{name}.log"), cores, memory_mb),
-                       argv, env, owner)
+                       argv, env, owner, scratch_env(state_dir, name))
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if not rec.alive():
@@ -348,6 +352,20 @@ def start_worker(state_dir: Path, name: str, host: str, master: str, master_webu
             time.sleep(0.5)
         raise StartupTimeout(f"{name} did not register with {master} within {timeout:.0f} s: check that this host "
                              f"reaches the master (firewall?); see {rec.log}")
+
+
+def scratch_env(state_dir: Path, name: str) -> dict[str, str]:
+    """Where a worker's executors keep their scratch: ``DIR/scratch/<worker>``, not the host's /tmp, unless the
+    host sets its own ``SPARK_LOCAL_DIRS`` (a bigger disk, say), which is kept.
+
+    As on the local cluster (:meth:`cluster.local.LocalCluster._scratch_env`): an executor killed with its
+    worker (a host that crashed, a job stopped) leaves its ``spark-*/executor-*`` and its Python workers'
+    ``TMPDIR`` behind; ``stop`` removes them with the last daemon of ``DIR``."""
+    if os.environ.get("SPARK_LOCAL_DIRS"):
+        return {}
+    folder = state_dir / EXECUTOR_SCRATCH / name
+    folder.mkdir(parents=True, exist_ok=True)
+    return {"SPARK_LOCAL_DIRS": str(folder), "TMPDIR": str(folder)}
 
 
 def _registered(master_webui: str, host: str, port: int) -> bool:
@@ -375,6 +393,7 @@ def stop(state_dir: Path, roles: list[str]) -> dict:
         if not records:  # executors orphaned on the way, anything else of this folder
             left = reconcile(state_dir, (), (), progress=st.notes.append)
             stopped += [f"stray {p.role or 'spark-process'}" for p in left.stopped]
+            shutil.rmtree(state_dir / EXECUTOR_SCRATCH, ignore_errors=True)  # no worker or executor left
     return {"stopped": stopped, "notes": st.notes}
 
 

@@ -68,11 +68,16 @@ def test_a_daemon_started_but_not_recorded_is_adopted_or_stopped_by_the_next_com
         ms = fetch_state(f"http://127.0.0.1:{webui}")
         assert [w.port for w in ms.alive_workers] == [out["port"]]
         assert set(jvms_of(sd)) == {master_pid, out["pid"]}
+        # the worker's executors keep their scratch in the state folder (SPARK_LOCAL_DIRS, TMPDIR), not /tmp
+        environ = dict(e.split("=", 1) for e in open(f"/proc/{out['pid']}/environ").read().split("\0") if "=" in e)
+        assert environ["SPARK_LOCAL_DIRS"] == environ["TMPDIR"] == str(sd / "scratch" / "worker-1")
+        assert (sd / "scratch" / "worker-1").is_dir()
     finally:
         stopped = daemon("stop", "--state", sd)
     assert stopped.returncode == 0, stopped.stderr
     assert sorted(json.loads(stopped.stdout)["stopped"]) == ["master", "worker-1"]
     assert jvms_of(sd) == {}
+    assert not (sd / "scratch").exists()  # removed with the last daemon
 
 
 def test_daemon_errors_are_one_line_with_exit_4(tmp_path):

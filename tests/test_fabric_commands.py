@@ -593,3 +593,15 @@ def test_preparing_on_a_host_is_idempotent_and_offline_with_a_wheelhouse(tmp_pat
     assert daemon.prepare_runtime("bigdl", root, None)["changed"] is False
     assert daemon.installer_settings(root, None) == {"UV_CACHE_DIR": str(root / ".uv-cache"),
                                                      "UV_PYTHON_DOWNLOADS": "never"}
+
+
+def test_a_hosts_executor_scratch_is_its_state_folder_unless_the_host_sets_its_own(tmp_path, monkeypatch):
+    from cluster.daemon import scratch_env
+
+    monkeypatch.delenv("SPARK_LOCAL_DIRS", raising=False)
+    assert scratch_env(tmp_path, "worker-2") == {"SPARK_LOCAL_DIRS": str(tmp_path / "scratch" / "worker-2"),
+                                                 "TMPDIR": str(tmp_path / "scratch" / "worker-2")}
+    assert (tmp_path / "scratch" / "worker-2").is_dir()
+    monkeypatch.setenv("SPARK_LOCAL_DIRS", "/data/spark")  # the host's bigger disk, say: kept
+    assert scratch_env(tmp_path, "worker-3") == {}
+    assert not (tmp_path / "scratch" / "worker-3").exists()

@@ -57,12 +57,16 @@ def test_a_worker_host_that_crashes_mid_job_is_an_infrastructure_failure_and_res
         assert first.last_line.endswith(" --resume`") and f" --out {out} " in first.last_line, first.last_line
         assert "; once the host answers, continue with `sparkdl submit " in first.last_line
         assert site.spark_jvms() == []  # host A's master and worker stopped, host B crashed
+        # the crashed executor's scratch is in host B's state folder, not the host's /tmp
+        scratch = site.base / "hosts" / b / "scratch"
+        assert list((scratch / "worker-2").glob("spark-*/executor-*")), sorted(scratch.rglob("*"))[:5]
 
         site.hosts.start_sshd(1)  # host B is back (nothing of Spark runs there)
         again = site.submit(out, rows, "--resume")
         assert again.wait() == 0, "\n".join(again.lines)
         assert results(out) == {1: ("ok", 3), 2: ("ok", 1)}  # every row once; run 1's third attempt ran
         assert site.spark_jvms() == []
+        assert not scratch.exists()  # stopping host B's last daemon removed what its crashed executor left
 
 
 def test_the_master_hosts_sshd_dying_between_runs_stops_the_campaign_and_resume_adopts_its_cluster(tmp_path):
