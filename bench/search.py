@@ -61,7 +61,7 @@ from optimize.objective import JobObjective  # noqa: E402
 from optimize.pareto import (default_reference, hypervolume, minimisation_matrix, non_dominated, ok_runs,  # noqa: E402
                              parse_objectives, read_campaign)
 from optimize.search.__main__ import parse_job  # noqa: E402
-from optimize.search.pruning import PRUNERS, make_rules  # noqa: E402
+from optimize.search.pruning import PRUNERS, default_pruner, make_rules  # noqa: E402
 from optimize.search.space import Factor, SearchSpace, at_largest_epochs, load_space  # noqa: E402
 from optimize.search.study import DEFAULT_STARTUP_TRIALS, MultiObjectiveSearch, SearchConfig, open_study  # noqa: E402
 from optimize.errors import SearchOptionError  # noqa: E402
@@ -171,7 +171,7 @@ def design_text(space: SearchSpace, job: JobConfig, args: argparse.Namespace) ->
     harvested = args.search_epochs == "harvest" and "epochs" in levels
     searched, epochs = at_largest_epochs(space, job.epochs) if harvested else (space, job.epochs)
     over = " x ".join(searched.names)
-    search_line = (f"TPE (seed {args.seed}, {args.startup_trials} start-up trials {'from a Latin hypercube' if args.startup == 'lhs' else 'at random'}), {args.pruner} pruning, over {over} "
+    search_line = (f"TPE (seed {args.seed}, {args.startup_trials} start-up trials {'from a Latin hypercube' if args.startup == 'lhs' else 'at random'}), {default_pruner(args.pruner, harvested)} pruning, over {over} "
                    + (f"at epochs {epochs}, the lower epochs harvested" if harvested else "(epochs searched as a factor)")
                    + f"; budget {args.share:.3g} of the grid's cluster time (a cap: a trial starts while a mean "
                      "trial still fits)")
@@ -247,9 +247,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="replay: the default search (and its unpruned twin) runs factors already run again (--repeat); "
                         "by default (--no-repeat), as optimize.search, a trial asking for them is told their result "
                         "without a job")
-    p.add_argument("--pruner", choices=[r for r in PRUNERS if r != "none"], default="median",
+    p.add_argument("--pruner", choices=[r for r in PRUNERS if r != "none"],
                    help="the rule of the arms that prune with ours (replay: default, random-pruned, nsga2; real jobs: "
-                        "the search; default median)")
+                        "the search; default as optimize.search's: front per epoch, else median)")
     p.add_argument("--min-runs", type=int, default=3, help="replay: the default search's pruning needs this many "
                                                            "earlier runs at an epoch")
     p.add_argument("--resume", action="store_true")
@@ -303,7 +303,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         searches = ["search"] + [f"search-seed{s}" for s in args.more_seeds]
         for name, seed in zip(searches, [args.seed, *args.more_seeds]):
             run_multi(args.out / name, space, job, argparse.Namespace(**{**vars(args), "seed": seed}), cluster, "tpe",
-                      args.share * grid_time, args.pruner, per_epoch=args.search_epochs == "harvest")
+                      args.share * grid_time, default_pruner(args.pruner, args.search_epochs == "harvest"),
+                      per_epoch=args.search_epochs == "harvest")
         run_paper(args.out / "paper", space, job, args, cluster)
     finally:
         if local is not None and started_here:
@@ -358,7 +359,8 @@ def replay_main(args: argparse.Namespace) -> int:
         raise SearchOptionError(f"--seeds {args.seeds}: give a whole number >= 1 (20 for the comparison)")
     surface = Surface.load(args.replay)
     truth = Truth.of(surface)
-    all_arms = default_arms(args.startup_trials, args.min_runs, args.startup, args.repeat, args.pruner)
+    all_arms = default_arms(args.startup_trials, args.min_runs, args.startup, args.repeat,
+                            default_pruner(args.pruner, per_epoch=True))
     names = [a.strip() for a in args.arms.split(",")] if args.arms else [a.name for a in all_arms]
     unknown = [n for n in names if n not in {a.name for a in all_arms}]
     if unknown:

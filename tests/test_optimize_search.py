@@ -430,3 +430,14 @@ def test_the_command_line_reaches_every_field_of_the_search_config(tmp_path):
     default = search_config(build_parser().parse_args(plain))  # the defaults tuned on the recorded surfaces
     assert (default.start, default.startup_trials, default.repeat) == ("lhs", 3, False)
     assert search_config(build_parser().parse_args([*plain, "--repeat"])).repeat is True
+
+
+def test_the_default_pruning_rule_is_the_front_per_epoch_and_the_median_for_whole_runs():
+    """Per epoch, every validated epoch is a point of the search's front, so the front rule's premise holds; a search
+    of whole runs keeps the median rule (an earlier run's middle epoch is not a configuration it reports)."""
+    from optimize.search.pruning import default_pruner
+
+    assert default_pruner(None, per_epoch=True) == "front"
+    assert default_pruner(None, per_epoch=False) == "median"
+    rules = ["none", "median", "halving", "front"]
+    assert [default_pruner(p, per_epoch=True) for p in rules] == rules  # a given rule is kept

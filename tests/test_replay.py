@@ -229,23 +229,23 @@ def test_a_search_resumed_with_other_settings_is_refused_naming_each_one(surface
 
 
 def test_a_search_resumed_under_another_pruning_rule_is_refused(surface_dir, tmp_path):
-    """Two rules in one study would judge its runs two ways: the rule is a recorded setting (unrecorded = median)."""
+    """Two rules in one study would judge its runs two ways: the rule is a recorded setting (unrecorded = median,
+    as every search ran before the front rule became the per-epoch default)."""
     from optimize.search.__main__ import main
 
     args = ["--replay", str(surface_dir), "--job", "lenet", "--per-epoch", "--seed", "1"]
     front, median = [*args, "--out", str(tmp_path / "front")], [*args, "--out", str(tmp_path / "median")]
-    assert main([*front, "--budget", "60s", "--pruner", "front"]) == 0
-    assert main([*median, "--budget", "60s"]) == 0
+    assert main([*front, "--budget", "60s"]) == 0  # per epoch, the front rule by default
+    assert main([*median, "--budget", "60s", "--pruner", "median"]) == 0
     rows = len(read_campaign(tmp_path / "front"))
     with pytest.raises(CampaignError, match=r'\(pruner "front" there, not set now\)'):
-        main([*front, "--budget", "120s", "--resume"])
-    with pytest.raises(CampaignError, match=r'\(pruner not set there, "halving" now\)'):
-        main([*median, "--budget", "120s", "--resume", "--pruner", "halving"])
+        main([*front, "--budget", "120s", "--resume", "--pruner", "median"])
+    with pytest.raises(CampaignError, match=r'\(pruner not set there, "front" now\)'):
+        main([*median, "--budget", "120s", "--resume"])  # a search of the median rule, resumed with the defaults
     assert len(read_campaign(tmp_path / "front")) == rows  # nothing ran, nothing lost
     assert main([*front, "--budget", "120s", "--resume", "--pruner", "front"]) == 0
     assert main([*median, "--budget", "120s", "--resume", "--pruner", "median"]) == 0
     assert len(read_campaign(tmp_path / "front")) > rows
-
 
 # ---------------------------------------------------------------- the arms and their scoring
 

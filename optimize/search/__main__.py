@@ -54,7 +54,7 @@ from optimize.errors import SearchOptionError
 from optimize import fronts
 from optimize.pareto import (ParetoFront, front_figure, front_table, manifest_factors, ok_runs, pareto_front,
                              parse_objectives, read_campaign)
-from optimize.search.pruning import PRUNERS, make_rules
+from optimize.search.pruning import PRUNERS, default_pruner, make_rules
 from optimize.search.replay import ReplayCluster, Surface
 from optimize.search.space import CLUSTER_FACTORS, JobParams, SearchSpace, at_largest, load_space
 from optimize.search.study import (DEFAULT_STARTUP_TRIALS, SAMPLERS, MultiObjectiveSearch, SearchConfig,
@@ -193,10 +193,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--population", type=int, default=8, help="nsga2: population size (default 8)")
     p.add_argument("--grid-points", type=int, default=3, help="grid: levels per float range (default 3)")
     p.add_argument("--max-trials", type=int, help="stop after this many trials in this session")
-    p.add_argument("--pruner", choices=PRUNERS, default="median",
-                   help="stop dominated runs at an epoch: median (dominated by half the earlier runs at that epoch, "
-                        "the default), halving, or front (dominated by any point measured so far; saves the most "
-                        "where training dominates a run); see optimize.search.pruning")
+    p.add_argument("--pruner", choices=PRUNERS,
+                   help="stop dominated runs at an epoch: front (dominated by a point any earlier run measured, at "
+                        "any epoch; the default with --per-epoch, whose front holds those points), median (dominated "
+                        "by half the earlier runs at that epoch; the default otherwise), halving, or none; see "
+                        "optimize.search.pruning")
     p.add_argument("--target-accuracy", type=float, help="also stop runs whose curve cannot reach this accuracy")
     p.add_argument("--min-runs", type=int, default=3, help="pruners need this many earlier runs at an epoch")
     p.add_argument("--per-epoch", action="store_true",
@@ -310,7 +311,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     surface = Surface.load(args.replay) if args.replay is not None else None
     config = search_config(args, surface)
     space, job, objectives = config.space, config.job, config.objectives
-    rules = make_rules(args.pruner, args.target_accuracy, args.min_runs)
+    pruner = default_pruner(args.pruner, args.per_epoch)
+    rules = make_rules(pruner, args.target_accuracy, args.min_runs)
     cluster = ClusterOptions.from_args(args)
     options = submit_options(args.out, cluster, args.train_samples, args.test_samples, args.job_seed)
     options = replace(options, jobs=job.choice())
@@ -330,8 +332,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings["repeat"] = False
     if config.fidelity != harvesting.FIDELITY:  # likewise
         settings["fidelity"] = config.fidelity
-    if args.pruner != "median":  # likewise: a search that recorded no rule ran the median one
-        settings["pruner"] = args.pruner
+    if pruner != "median":  # likewise: a search that recorded no rule ran the median one
+        settings["pruner"] = pruner
     # another job's shapes carry a level of every factor, so that the manifest names each factor of its runs
     base = {} if job.lenet_style else {f.name: f.at(0.0) for f in space.factors}
     shapes = [job.spec(1, 1, **{**base, **combo}) for combo in space.shapes()]

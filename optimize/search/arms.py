@@ -55,7 +55,7 @@ class Arm:
     name: str
     kind: str = "search"
     sampler: str = "tpe"
-    pruner: str = "median"  # our rule: none, median, halving
+    pruner: str = "front"  # our rule: none, median, halving, front
     optuna_pruner: str | None = None  # hyperband or halving: Optuna's, on the cost of each epoch (one objective)
     per_epoch: bool = True  # trials at the largest epochs, the lower ones harvested
     startup_trials: int = DEFAULT_STARTUP_TRIALS
@@ -67,14 +67,14 @@ class Arm:
 
 
 def default_arms(startup_trials: int = DEFAULT_STARTUP_TRIALS, min_runs: int = 3, start: str = "lhs",
-                 repeat: bool = False, pruner: str = "median") -> list[Arm]:
+                 repeat: bool = False, pruner: str = "front") -> list[Arm]:
     """The arms of the comparison; ``startup_trials``, ``min_runs``, ``start`` and ``repeat`` are the default
     search's (and its unpruned twin's), ``pruner`` the rule of every arm that prunes with ours."""
     ours = dict(startup_trials=startup_trials, min_runs=min_runs, start=start, repeat=repeat)
     return [
         Arm("default", pruner=pruner, **ours,
             description=f"TPE, per-epoch harvest, {pruner} pruning (optimize.search's defaults"
-                        + (")" if pruner == "median" else f", but --pruner {pruner})")),
+                        + (")" if pruner == "front" else f", but --pruner {pruner})")),
         Arm("no-pruning", pruner="none", description="the same without pruning", **ours),
         Arm("random-pruned", sampler="random", pruner=pruner, min_runs=min_runs,
             description=f"random search, {pruner} pruning"),

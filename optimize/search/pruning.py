@@ -274,6 +274,14 @@ class TrialWatch:
         return [] if self.tail is None else list(self.tail.curve)
 
 
+def default_pruner(given: str | None, per_epoch: bool) -> str:
+    """``--pruner``, else the front rule for a per-epoch search (every validated epoch is a point of its front, so
+    an epoch an earlier point dominates adds nothing to it) and the median rule for a search of whole runs."""
+    if given is not None:
+        return given
+    return "front" if per_epoch else "median"
+
+
 def make_rules(pruner: str, target: float | None, min_runs: int = 3, eta: int = 3) -> list[Rule]:
     """The rules of ``--pruner none|median|halving|front`` plus the target rule when a target is given."""
     if target is not None and not 0.0 < target <= 1.0:
