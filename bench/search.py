@@ -11,7 +11,7 @@ Three arms, each its own campaign folder under --out, with the same jobs (--job)
 
 * grid: every point of the space's full factorial (floats at --grid-points levels), no pruning;
   the default space is learning rate 0.01..0.5 (log, 3 levels) x batch 32/64/128 x epochs 1..3;
-* search: optimize.search (TPE, --seed, median pruning) with a cluster-time budget of --share
+* search: optimize.search (TPE, --seed, its default pruning or --pruner's) with a cluster-time budget of --share
   (default 1/3) of the grid's. ``--search-epochs harvest`` (default): every trial at the space's
   largest epochs, TPE over the other factors, the lower epochs harvested (optimize.search
   --per-epoch); ``factor``: epochs searched like any factor (the design before harvesting);
