@@ -18,7 +18,6 @@ from logparse.errors import LogNotFoundError, LogParseError, OptionError
 from logparse.parser import collect_logs, parse
 from logparse.records import SUMMARY_FIELDS, JobLog, Status
 from sparkdl.errors import EXIT_INPUT, EXIT_OK, EXIT_RUNS_FAILED
-from sparkdl.options import CommandParser
 
 #: sparkdl.options.FORMATS (not imported: argparse and pathlib are not part of this command's start-up).
 FORMATS = ("text", "json", "csv")
@@ -27,6 +26,8 @@ FORMATS = ("text", "json", "csv")
 def build_parser() -> argparse.ArgumentParser:
     """The reference parser: --help, usage errors and anything :func:`parse_args`'s fast path leaves to it."""
     import argparse
+
+    from sparkdl.options import CommandParser
 
     class Formatter(argparse.HelpFormatter):
         """argparse's formatter asks shutil for the terminal width (shutil imports bz2 and lzma)."""

@@ -78,7 +78,7 @@ def test_bad_options_of_the_rule_are_refused():
 
 @pytest.mark.parametrize("argv, says", [
     (["--until", "ci(wall_clock_s) > 5%"], "error: --until 'ci(wall_clock_s) > 5%' is not a stopping rule"),
-    (["--max-rep", "5"], "error: --max-replications needs --until"),
+    (["--max-replications", "5"], "error: --max-replications needs --until"),
     (["--budget=1h"], "error: --budget needs --until"),
     (["--until", "ci(wall_clock_s) < 5%", "--reference-every", "3"], "error: --until with --reference-every"),
 ])
