@@ -171,7 +171,9 @@ def design_text(space: SearchSpace, job: JobConfig, args: argparse.Namespace) ->
     harvested = args.search_epochs == "harvest" and "epochs" in levels
     searched, epochs = at_largest_epochs(space, job.epochs) if harvested else (space, job.epochs)
     over = " x ".join(searched.names)
-    search_line = (f"TPE (seed {args.seed}, {args.startup_trials} start-up trials {'from a Latin hypercube' if args.startup == 'lhs' else 'at random'}), {default_pruner(args.pruner, harvested)} pruning, over {over} "
+    opening = "from a Latin hypercube" if args.startup == "lhs" else "at random"
+    search_line = (f"TPE (seed {args.seed}, {args.startup_trials} start-up trials {opening}), "
+                   f"{default_pruner(args.pruner, harvested)} pruning, over {over} "
                    + (f"at epochs {epochs}, the lower epochs harvested" if harvested else "(epochs searched as a factor)")
                    + f"; budget {args.share:.3g} of the grid's cluster time (a cap: a trial starts while a mean "
                      "trial still fits)")
@@ -231,7 +233,7 @@ def run_paper(out: Path, space: SearchSpace, job: JobConfig, args: argparse.Name
 
 def build_parser() -> argparse.ArgumentParser:
     p = CommandParser(prog="python bench/search.py", parents=[cluster_options()],
-                                description=__doc__.split("\n")[0])
+                      description=__doc__.split("\n")[0])
     p.add_argument("--out", type=Path, help="folder of the three campaigns (real jobs)")
     p.add_argument("--replay", type=Path, metavar="DIR", help="compare the arms on a recorded surface instead")
     p.add_argument("--seeds", type=int, default=20, help="replay: seeds per arm (default 20)")

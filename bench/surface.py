@@ -249,7 +249,7 @@ def pack(src: Path, dest: Path) -> tuple[int, int]:
 
 def build_parser() -> argparse.ArgumentParser:
     p = CommandParser(prog="python bench/surface.py", parents=[cluster_options()],
-                                description=__doc__.split("\n")[0])
+                      description=__doc__.split("\n")[0])
     p.add_argument("--out", type=Path, help="the recording's campaign folder")
     p.add_argument("--resume", action="store_true")
     p.add_argument("--space", type=Path, help="space.toml (default: learning_rate 0.01..0.5 log at 3 levels, "

@@ -115,7 +115,7 @@ def dry_run_plan(specs: Sequence[RunSpec], options: SubmitOptions, env_for: Call
 
 def build_parser() -> argparse.ArgumentParser:
     p = CommandParser(prog="sparkdl submit", description=__doc__.split("\n")[0],
-                                parents=[cluster_options()])
+                      parents=[cluster_options()])
     p.add_argument("design", type=Path, help="design CSV: nodes, executors, executor_cores [, run, replicate], then "
                                              "the job's columns (built-in BigDL jobs: epochs, learning_rate, "
                                              "batch_size [, model])")

@@ -26,9 +26,9 @@ from sparkdl.options import CommandParser, add_out, renamed
 
 def build_parser() -> argparse.ArgumentParser:
     p = CommandParser(prog="sparkdl ingest", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter,
-                                epilog="Then: sparkdl anova OUT; sparkdl report OUT; "
-                                       "sparkdl pareto OUT")
+                      formatter_class=argparse.RawDescriptionHelpFormatter,
+                      epilog="Then: sparkdl anova OUT; sparkdl report OUT; "
+                             "sparkdl pareto OUT")
     p.add_argument("paths", nargs="+", metavar="PATH", help="log files, or folders searched for *.out[.gz]")
     p.add_argument("--fields", required=True, metavar="REGEX",
                    help="regex searched in each log's path; each named group (?P<name>...) is a column and a factor "

@@ -22,7 +22,7 @@ from sparkdl.options import CommandParser, SAMPLES, add_out, add_seed, cluster_o
 
 def build_parser() -> argparse.ArgumentParser:
     p = CommandParser(prog="sparkdl concurrent", parents=[cluster_options()],
-                                description="Run njobs copies of a job at once, per batch size (Albo Martínez 2021's factor).")
+                      description="Run njobs copies of a job at once, per batch size (Albo Martínez 2021's factor).")
     add_out(p, "the campaign folder the groups' jobs go to (results.csv and concurrency.csv)", required=True)
     p.add_argument("--resume", action="store_true", help="continue the campaign in --out, skipping finished groups")
     add_optimizer_job(p)

@@ -24,7 +24,7 @@ from sparkdl.options import (SAMPLES, CommandParser, add_budget, add_campaign, a
 
 def build_parser() -> argparse.ArgumentParser:
     p = CommandParser(prog="sparkdl epochs", description=__doc__.split("\n")[0],
-                                parents=[cluster_options()])
+                      parents=[cluster_options()])
     add_campaign(p, "the runs to learn each epoch count's time from")
     now_positional(p, "--campaign")
     add_budget(p, "the time one job may take", required=True)

@@ -24,7 +24,7 @@ from sparkdl.options import CommandParser, SAMPLES, add_cost, add_out, add_seed,
 
 def build_parser() -> argparse.ArgumentParser:
     p = CommandParser(prog="sparkdl lr", parents=[cluster_options()],
-                                description="Learning-rate search on real jobs through the harness (Marinos 2021, V).")
+                      description="Learning-rate search on real jobs through the harness (Marinos 2021, V).")
     add_out(p, "the campaign folder the search's jobs go to, e.g. runs/lr-lenet", required=True)
     p.add_argument("--resume", action="store_true", help="continue the search in --out (finished jobs are reused)")
     p.add_argument("--method", choices=sorted(METHODS), default="paper",

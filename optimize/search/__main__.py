@@ -162,7 +162,7 @@ def old_job_form(argv: Sequence[str]) -> str | None:
 
 def build_parser() -> argparse.ArgumentParser:
     p = CommandParser(prog="sparkdl search", parents=[cluster_options()],
-                                description=__doc__.split("\n")[0])
+                      description=__doc__.split("\n")[0])
     add_job(p, builtin_names(), "the job to run")
     p.add_argument("--fixed", help="the factors the space does not vary: the job's own parameters and the cluster "
                                    "factors, e.g. epochs=2,batch_size=64 (default: 1 node x 1 executor x 1 core; "
