@@ -22,6 +22,13 @@ ROOT = Path(__file__).resolve().parent.parent
 SMALL = ["--sample", "--train-samples", "256", "--test-samples", "128", "--batch-size", "64"]
 
 
+def scratch_environ(env, folder: Path) -> dict[str, str]:
+    """The job's environment with its driver's scratch (block manager, fetched files) in ``folder``, not /tmp: a
+    job killed mid-run (as some here are) leaves it there, with the test's other files."""
+    folder.mkdir(parents=True, exist_ok=True)
+    return {**env.environ(), "SPARK_LOCAL_DIRS": str(folder)}
+
+
 def run_real_job(out_dir: Path, name: str, job_args: list[str], *, kill_after: str | None = None,
                  timeout_s: float = 300.0) -> Path:
     """Run jobs/train.py through spark-submit in local[2] mode; returns ``out_dir/name.out``."""
@@ -32,7 +39,8 @@ def run_real_job(out_dir: Path, name: str, job_args: list[str], *, kill_after: s
             str(ROOT / "jobs" / "train.py"), *job_args]
     out, err = out_dir / f"{name}.out", out_dir / f"{name}.err"
     with open(out, "wb") as o, open(err, "wb") as e:
-        proc = subprocess.Popen(argv, env=env.environ(), stdout=o, stderr=e, start_new_session=True)
+        proc = subprocess.Popen(argv, env=scratch_environ(env, out_dir / "spark-tmp" / name), stdout=o, stderr=e,
+                                start_new_session=True)
     deadline = time.monotonic() + timeout_s
     try:
         while proc.poll() is None:
@@ -97,7 +105,8 @@ def run_variant(out_dir: Path, variant: str, timeout_s: float = 300.0) -> Path:
             str(job), variant, str(out_dir)]
     out, err = out_dir / f"{variant}.out", out_dir / f"{variant}.err"
     with open(out, "wb") as o, open(err, "wb") as e:
-        proc = subprocess.Popen(argv, env=env.environ(), stdout=o, stderr=e, start_new_session=True, cwd=out_dir)
+        proc = subprocess.Popen(argv, env=scratch_environ(env, out_dir / "spark-tmp" / variant), stdout=o, stderr=e,
+                                start_new_session=True, cwd=out_dir)
     try:
         proc.wait(timeout=timeout_s)
     finally:
