@@ -56,13 +56,13 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 from cluster import runtime as runtimes
-from cluster.local import EXECUTOR_SCRATCH
 from cluster.bootstrap import facts
 from cluster.errors import ClusterError, PortInUse, StartupTimeout
 from cluster.errors import NotRunning
 from cluster.master import fetch_state
-from cluster.processes import (MASTER_CLASS, WORKER_CLASS, FoundProcess, Intent, ProcessRecord, end_process_group, free_port,
-                               log_tail as _tail, port_free, reconcile, start_ticks)
+from cluster.processes import (EXECUTOR_SCRATCH, MASTER_CLASS, WORKER_CLASS, FoundProcess, Intent, ProcessRecord,
+                               end_process_group, executor_scratch_env, free_port, log_tail as _tail, port_free,
+                               reconcile, start_ticks)
 from cluster.runtime import RuntimeProblem
 from cluster.sparkenv import SparkEnv
 from sparkdl.cli import run_cli
@@ -358,14 +358,9 @@ def scratch_env(state_dir: Path, name: str) -> dict[str, str]:
     """Where a worker's executors keep their scratch: ``DIR/scratch/<worker>``, not the host's /tmp, unless the
     host sets its own ``SPARK_LOCAL_DIRS`` (a bigger disk, say), which is kept.
 
-    As on the local cluster (:meth:`cluster.local.LocalCluster._scratch_env`): an executor killed with its
-    worker (a host that crashed, a job stopped) leaves its ``spark-*/executor-*`` and its Python workers'
-    ``TMPDIR`` behind; ``stop`` removes them with the last daemon of ``DIR``."""
-    if os.environ.get("SPARK_LOCAL_DIRS"):
-        return {}
-    folder = state_dir / EXECUTOR_SCRATCH / name
-    folder.mkdir(parents=True, exist_ok=True)
-    return {"SPARK_LOCAL_DIRS": str(folder), "TMPDIR": str(folder)}
+    An executor killed with its worker (a host that crashed, a job stopped) leaves its scratch behind
+    (:func:`cluster.processes.executor_scratch_env`); ``stop`` removes it with the last daemon of ``DIR``."""
+    return {} if os.environ.get("SPARK_LOCAL_DIRS") else executor_scratch_env(state_dir, name)
 
 
 def _registered(master_webui: str, host: str, port: int) -> bool:

@@ -36,8 +36,9 @@ from typing import Callable, Iterator
 
 from cluster.errors import ClusterError, NotRunning, PortInUse, StartupTimeout
 from cluster.master import MasterState, fetch_state
-from cluster.processes import (MASTER_CLASS, WORKER_CLASS, Intent, ProcessRecord, end_process_group,  # noqa: F401
-                               free_port, listener, log_tail, port_free, reconcile, start_ticks)
+from cluster.processes import (EXECUTOR_SCRATCH, MASTER_CLASS, WORKER_CLASS, Intent, ProcessRecord,  # noqa: F401
+                               end_process_group, executor_scratch_env, free_port, listener, log_tail, port_free,
+                               reconcile, start_ticks)
 from cluster import runtime as runtimes
 from cluster.sparkenv import SparkEnv
 from cluster.runtime import discover
@@ -48,9 +49,6 @@ from sparkdl.crash import crash_point
 from sparkdl.errors import CampaignBusyError
 
 Progress = Callable[[str], None]
-#: ``STATE_DIR/scratch/<worker>``: the workers' ``SPARK_LOCAL_DIRS`` and ``TMPDIR``, where their executors' scratch
-#: goes (a driver's is the campaign's ``spark-tmp``, :mod:`harness.scratch`)
-EXECUTOR_SCRATCH = "scratch"
 
 
 def _quiet(_: str) -> None:
@@ -324,18 +322,8 @@ class LocalCluster:
                 "--port", str(port), "--webui-port", str(webui), "--cores", str(cores),
                 "--memory", f"{memory_mb}m", "--work-dir", str(work_dir)]
         log = str(self.state_dir / "logs" / f"{role}.log")
-        return self._spawn(state, Intent(role, port, webui, log, cores, memory_mb), argv, self._scratch_env(role))
-
-    def _scratch_env(self, role: str) -> dict[str, str]:
-        """Where a worker's executors keep their scratch: ``STATE_DIR/scratch/<worker>``, not /tmp.
-
-        An executor writes its block manager and the files it fetches under the worker's ``SPARK_LOCAL_DIRS``
-        (``spark-*/executor-*``), and its Python workers (TorchDistributor's ``torchelastic_*`` among them) under
-        ``TMPDIR``. The worker removes them when the application ends, but not when it is killed with it; here
-        ``stop`` removes them with the cluster (:meth:`stop`)."""
-        folder = self.state_dir / EXECUTOR_SCRATCH / role
-        folder.mkdir(parents=True, exist_ok=True)
-        return {"SPARK_LOCAL_DIRS": str(folder), "TMPDIR": str(folder)}
+        return self._spawn(state, Intent(role, port, webui, log, cores, memory_mb), argv,
+                           executor_scratch_env(self.state_dir, role))
 
     def _wait_workers(self, state: ClusterState, timeout: float) -> MasterState:
         wanted = {w.port: w for w in state.workers}

@@ -30,6 +30,23 @@ import psutil
 
 from cluster.errors import ClusterError
 
+
+#: ``STATE_DIR/scratch/<worker>``: a worker's ``SPARK_LOCAL_DIRS`` and ``TMPDIR``, where its executors' scratch goes
+#: (a driver's is the campaign's ``spark-tmp``, :mod:`harness.scratch`); local and Fabric workers alike
+EXECUTOR_SCRATCH = "scratch"
+
+
+def executor_scratch_env(state_dir: Path, worker: str) -> dict[str, str]:
+    """Where a worker's executors keep their scratch: ``STATE_DIR/scratch/<worker>``, not /tmp (made here).
+
+    An executor writes its block manager and the files it fetches under the worker's ``SPARK_LOCAL_DIRS``
+    (``spark-*/executor-*``), and its Python workers (TorchDistributor's ``torchelastic_*`` among them) under
+    ``TMPDIR``. The worker removes them when the application ends, but not when it is killed with it: the
+    cluster's ``stop`` removes ``STATE_DIR/scratch`` with its last daemon."""
+    folder = state_dir / EXECUTOR_SCRATCH / worker
+    folder.mkdir(parents=True, exist_ok=True)
+    return {"SPARK_LOCAL_DIRS": str(folder), "TMPDIR": str(folder)}
+
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
 WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
 EXECUTOR_CLASS = "org.apache.spark.executor.CoarseGrainedExecutorBackend"

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from sparkdl.cli import run_cli
-from sparkdl.commands import COMMANDS
+from sparkdl.commands import COMMANDS, find
 
 ROOT = Path(__file__).resolve().parent.parent
 OPTION = re.compile(r"^  (-\S.*?)(?:\s{2,}(\S.*))?$")
@@ -212,8 +212,6 @@ def test_nothing_a_user_reads_names_the_projects_history(generated_report):
 def test_a_long_option_is_taken_only_as_spelled_never_by_a_prefix(words, capsys):
     """argparse would take a prefix of a long option for it (``--hel`` for ``--help``, ``--repeat`` for ``--repeats``,
     ``--seed`` for ``--seeds``): a word would then mean one thing in one command and another in the next."""
-    from sparkdl.commands import find
-
     import importlib
 
     command = find(words[0])
