@@ -29,6 +29,16 @@ def test_a_bench_script_starts(script):
     assert done.stdout.startswith("usage: ")
 
 
+def test_the_fresh_machine_bench_starts_under_the_base_python_without_the_venv():
+    """bench/fresh_demo.py is run as ``python3 bench/fresh_demo.py`` before any venv exists: under the base
+    interpreter (not the venv's, whose .pth puts the project on sys.path), from another folder."""
+    base = getattr(sys, "_base_executable", sys.executable)
+    done = subprocess.run([base, "-s", str(BENCH / "fresh_demo.py"), "--help"], capture_output=True, text=True,
+                          timeout=120, cwd="/", env={"PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("usage: ")
+
+
 def test_a_count_of_repetitions_is_spelled_repeats_in_every_bench():
     """``--repeats N`` counts repetitions; ``--repeat`` alone is bench/search.py's switch (a trial on a measured point
     runs again), so the count's old spelling is refused with the new one where it was used. (Only at parse time:
