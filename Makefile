@@ -34,18 +34,19 @@ $(STAMP): setup.cfg pyproject.toml constraints.txt cluster/runtimes/bigdl.lock
 	$(VENV)/bin/uv pip install --quiet --python $(PY) -c constraints.txt -e . pip -C editable_mode=compat
 	# the BigDL runtime (Spark 3.1.3, Java 11, BigDL 2.4) in its own environment, from its lock (cluster/runtimes/)
 	$(PY) -m harness.runtime prepare bigdl
+	# the class-data archive of Spark's and BigDL's classes that tuned local runs map (cluster/cds.py). Its dump runs on
+	# one thread for 30-60 s; the other core meanwhile compiles the tool's own modules, which every command would
+	# otherwise compile as it imports them where PYTHONDONTWRITEBYTECODE is set, as on CI machines (5 s of a report's 10).
+	$(PY) -m cluster.cds & dump=$$!; \
+	  $(PY) -m compileall -q -j 1 -x '[/\\]tests?[/\\]' "$$($(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))')" harness jobs cluster logparse models optimize report sparkdl; \
+	  wait $$dump || echo "warning: no class-data archive; local runs start without it"
 	@touch $(STAMP)
 
-# the test and MLflow extras: the tests start a real MLflow server (harness.mlflow); then the class-data
-# archive of Spark's and BigDL's classes that tuned BigDL runs' JVMs share (cluster/cds.py), which a
-# first tuned local run would otherwise build
+# the test and MLflow extras: the tests start a real MLflow server (harness.mlflow); then their modules compiled
+# (what the venv compiled already is skipped)
 $(TEST_STAMP): $(STAMP)
 	$(VENV)/bin/uv pip install --quiet --python $(PY) -c constraints.txt -e '.[test,mlflow]' -C editable_mode=compat
-	# every module compiled once (packages' own tests left out). Where PYTHONDONTWRITEBYTECODE is set, as on CI
-	# machines, nothing is cached at import: each of the suite's commands compiled its imports again (5 s of a
-	# report's 9). `make demo` does without: compiling takes longer than its few commands would spend.
 	$(PY) -m compileall -q -j 0 -x '[/\\]tests?[/\\]' "$$($(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))')" harness jobs cluster logparse models optimize report sparkdl
-	$(PY) -m cluster.cds || echo "warning: no class-data archive; local runs start without it"
 	@touch $(TEST_STAMP)
 
 doctor: venv

@@ -38,7 +38,7 @@ def test_runtime_classpath_is_what_sparks_launcher_gives_drivers_and_executors(t
         str(env.spark_home / "conf"), str(env.spark_home / "jars" / "*")]
 
 
-def test_archive_key_follows_every_input(tmp_path):
+def test_archive_key_follows_every_input(tmp_path, monkeypatch):
     env = fake_env(tmp_path)
     listed = tmp_path / "classes.lst"
     listed.write_text("java/lang/Object\n")
@@ -51,6 +51,9 @@ def test_archive_key_follows_every_input(tmp_path):
     assert cds.archive_key(env, listed) != key
     key = cds.archive_key(env, listed)
     os.utime(env.java, ns=(1, 1))
+    assert cds.archive_key(env, listed) != key
+    key = cds.archive_key(env, listed)
+    monkeypatch.setattr(cds, "DUMP_JAVA_OPTIONS", ())  # an archive dumped with other options is dumped again
     assert cds.archive_key(env, listed) != key
 
 
@@ -93,11 +96,16 @@ def test_submit_args_without_shipped_jars_and_with_java_options():
 
 @pytest.mark.slow
 def test_the_archive_is_built_once_and_the_jvm_maps_it():
-    """The real archive of this environment: with -Xshare:on a JVM fails unless it can use it."""
+    """The real archive of this environment: with -Xshare:on a JVM fails unless it can use it. The JVM has the
+    tuned runs' own options (the parallel collector, C1), not the dump's (the serial collector)."""
+    from harness.backends import LocalBackend
+
     env = discover()
     archive = cds.ensure(env)
     assert cds.ensure(env) == archive and archive.path.stat().st_size > 50e6
-    done = subprocess.run([str(env.java), f"-XX:SharedArchiveFile={archive.path}", "-Xshare:on",
+    assert "-XX:+UseSerialGC" in cds.DUMP_JAVA_OPTIONS and "-XX:+UseSerialGC" not in LocalBackend.GC
+    done = subprocess.run([str(env.java), *LocalBackend.GC, *LocalBackend.JIT,
+                           f"-XX:SharedArchiveFile={archive.path}", "-Xshare:on",
                            "-Xlog:class+load=info", "-cp", cds.runtime_classpath(env),
                            "org.apache.spark.deploy.SparkSubmit", "--version"],
                           capture_output=True, text=True, env=env.environ(), timeout=120)
