@@ -10,6 +10,10 @@ the table says where the time goes: the venv, uv, the tool's packages, the BigDL
 demo's campaign (the local cluster's start included) and the report. Printed: one row per stage
 and the total from the command to the report. Nothing of the run is kept unless ``--keep`` names a
 folder for it (the clone and its caches, about 2 GB).
+
+The same machine is not always as fast (this project's 2-core machine ran the demo in 142 s one morning and
+in 260 s that afternoon), so the bench first times a fixed CPU-bound loop (20 million additions in Python,
+the best of 3) and prints it beside the total: compare totals only between runs whose probes agree.
 """
 
 from __future__ import annotations
@@ -47,7 +51,20 @@ def stage_of(line: str) -> str | None:
     return None
 
 
+def speed_probe(additions: int = 20_000_000, repeats: int = 3) -> float:
+    """Seconds for ``additions`` additions in a Python loop, the best of ``repeats``: this machine's speed now."""
+    best = float("inf")
+    for _ in range(repeats):
+        started = time.perf_counter()
+        total = 0
+        for i in range(additions):
+            total += i
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
 def run(target: str, work: Path) -> int:
+    print(f"speed probe: 20 million additions in Python took {speed_probe():.2f} s (best of 3)", flush=True)
     clone = work / "clone"
     caches = work / "caches"
     subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)
