@@ -7,6 +7,9 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 DEMO_OUT ?= runs/demo-$(shell date +%Y%m%d-%H%M%S)
+# what compileall compiles: the tool's environment (packages' own tests left out) and the project's packages
+COMPILED := -x '[/\\]tests?[/\\]' "$$($(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))')" \
+  harness jobs cluster logparse models optimize report sparkdl
 
 # System packages the full suite needs: Debian's chromium (the report is checked in a real
 # browser); openssh-server, iproute2 and python3-venv (Fabric tests provision real sshd test
@@ -38,7 +41,7 @@ $(STAMP): setup.cfg pyproject.toml constraints.txt cluster/runtimes/bigdl.lock
 	# one thread for 30-60 s; the other core meanwhile compiles the tool's own modules, which every command would
 	# otherwise compile as it imports them where PYTHONDONTWRITEBYTECODE is set, as on CI machines (5 s of a report's 10).
 	$(PY) -m cluster.cds & dump=$$!; \
-	  $(PY) -m compileall -q -j 1 -x '[/\\]tests?[/\\]' "$$($(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))')" harness jobs cluster logparse models optimize report sparkdl; \
+	  $(PY) -m compileall -q -j 1 $(COMPILED); \
 	  wait $$dump || echo "warning: no class-data archive; local runs start without it"
 	@touch $(STAMP)
 
@@ -46,7 +49,7 @@ $(STAMP): setup.cfg pyproject.toml constraints.txt cluster/runtimes/bigdl.lock
 # (what the venv compiled already is skipped)
 $(TEST_STAMP): $(STAMP)
 	$(VENV)/bin/uv pip install --quiet --python $(PY) -c constraints.txt -e '.[test,mlflow]' -C editable_mode=compat
-	$(PY) -m compileall -q -j 0 -x '[/\\]tests?[/\\]' "$$($(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))')" harness jobs cluster logparse models optimize report sparkdl
+	$(PY) -m compileall -q -j 0 $(COMPILED)
 	@touch $(TEST_STAMP)
 
 doctor: venv

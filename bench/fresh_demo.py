@@ -7,9 +7,9 @@ empty caches: ``SPARKDL_RUNTIMES`` (the runtimes' environments), ``UV_CACHE_DIR`
 ``PIP_CACHE_DIR`` (every wheel is downloaded again) and ``XDG_CACHE_HOME``. Each line make prints is
 stamped as it arrives; a stage starts at a command make echoes and ends where the next starts, so
 the table says where the time goes: the venv, uv, the tool's packages, the BigDL runtime, the
-demo's campaign (the local cluster's start included) and the report. Printed: one row per stage
-and the total from the command to the report. Nothing of the run is kept unless ``--keep`` names a
-folder for it (the clone and its caches, about 2 GB).
+class-data archive (with the tool's modules compiled beside it), the demo's campaign (the local cluster's
+start included) and the report. Printed: one row per stage and the total from the command to the report.
+Nothing of the run is kept unless ``--keep`` names a folder for it (the clone and its caches, about 2 GB).
 
 The same machine is not always as fast (this project's 2-core machine ran the demo in 142 s one morning and
 in 260 s that afternoon), so the bench first times a fixed CPU-bound loop (20 million additions in Python,
