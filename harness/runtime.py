@@ -31,6 +31,16 @@ class DoctorLine:
         return f"{'ok  ' if self.ok else 'FAIL'} {self.runtime:<8} {self.check:<8} {self.detail}"
 
 
+def java_version_line(output: str) -> str:
+    """The line of ``java -version``'s output that names the version.
+
+    The launcher prints ``NOTE: Picked up JDK_JAVA_OPTIONS: ...`` (or ``Picked up JAVA_TOOL_OPTIONS``) first when
+    those are set: that line says nothing about the Java the runtime found.
+    """
+    lines = [line for line in output.strip().splitlines() if line.strip()]
+    return next((line for line in lines if "Picked up" not in line), lines[0] if lines else "no output")
+
+
 def prepare_name(runtime: Runtime) -> str:
     """What ``prepare`` resolves to this runtime: a built-in's name, else its file (quoted for a shell)."""
     return runtime.name if runtime.builtin else shlex.quote(str(runtime.source))
@@ -51,8 +61,7 @@ def doctor(runtime: Runtime, required: bool = True) -> list[DoctorLine]:
     except RuntimeProblem as e:
         return lines + [say("java", False, str(e))]
     java = subprocess.run([str(env.java), "-version"], capture_output=True, text=True, timeout=60)
-    first = (java.stderr or java.stdout).strip().splitlines()[:1] or ["no output"]
-    lines.append(say("java", java.returncode == 0, f"{first[0]} ({env.java_home})"))
+    lines.append(say("java", java.returncode == 0, f"{java_version_line(java.stderr or java.stdout)} ({env.java_home})"))
     probe = subprocess.run([str(env.python), "-c", PROBE], capture_output=True, text=True, timeout=120,
                            env=env.environ())
     if probe.returncode != 0:

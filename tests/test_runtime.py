@@ -217,7 +217,8 @@ def test_runtime_list_says_what_each_runtime_is(tmp_path):
 
 
 @pytest.mark.slow
-def test_doctor_checks_each_prepared_runtime_for_real():
+def test_doctor_checks_each_prepared_runtime_for_real(monkeypatch):
+    monkeypatch.setenv("JDK_JAVA_OPTIONS", "-Xss1m")  # the launcher's "NOTE: Picked up ..." comes before the version
     proc = cli("harness.runtime", "doctor", timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = [line.split(None, 3) for line in proc.stdout.splitlines()]
@@ -226,6 +227,7 @@ def test_doctor_checks_each_prepared_runtime_for_real():
     text = proc.stdout
     assert 'openjdk version "11.' in text and "pyspark 3.1.3" in text and "numpy 1.26" in text
     assert 'version "17.' in text or 'version "21.' in text
+    assert "Picked up" not in text
     assert "pyspark 4." in text and "numpy 2." in text
 
 
