@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Iterator
 
@@ -14,6 +15,21 @@ from cluster.runtime import discover
 def new_cluster(state_dir: Path, runtime: str = "bigdl") -> LocalCluster:
     """A cluster of ``runtime``'s Spark (the BigDL runtime's by default: most tests run BigDL jobs)."""
     return LocalCluster(state_dir, port=free_port(), webui_port=free_port(), env=discover(runtime=runtime))
+
+
+# ---------------------------------------------------------------- the suite's JVMs compile with C1 only
+# The suite's Spark jobs run for seconds. Stock JVMs (tiered compilation up to C2, which users' runs keep unless a
+# job asks for the tuned JVM) spend those seconds compiling on the cores the other test needs: the test of an
+# unchanged Spark example took 204 s and 3 min 24 s of CPU alone, 156 s and 2 min 0 s with C1 only. Every JVM the
+# suite starts (spark-submit's, drivers, executors, daemons; the namespace hosts' through their sshd's SetEnv,
+# tests/fabric_hosts.py) reads it from the launcher's JDK_JAVA_OPTIONS, which Java 9 and later honour; the java
+# launcher then prints "NOTE: Picked up JDK_JAVA_OPTIONS: ..." first on stderr, as it would for a user who sets it.
+# What the tool passes on a command line comes after it and wins. A JDK_JAVA_OPTIONS of the caller's is kept.
+SUITE_JDK_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    os.environ.setdefault("JDK_JAVA_OPTIONS", SUITE_JDK_JAVA_OPTIONS)
 
 
 @pytest.fixture

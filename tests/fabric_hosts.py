@@ -164,7 +164,10 @@ def _sshd_config(root: Path, i: int, address: str, port: int, host_key: Path, au
         f"ListenAddress {address}", f"Port {port}", f"HostKey {host_key}", f"AuthorizedKeysFile {authorized}",
         f"PidFile {root}/sshd_{i}.pid", "PasswordAuthentication no", "KbdInteractiveAuthentication no",
         "UsePAM no", "StrictModes no", "PermitRootLogin prohibit-password", "Subsystem sftp internal-sftp",
-        "LogLevel ERROR", "MaxStartups 50", "MaxSessions 50", "",
+        "LogLevel ERROR", "MaxStartups 50", "MaxSessions 50",
+        # the suite's JVM options (tests/conftest.py) reach the hosts' JVMs as they reach this machine's
+        *([f"SetEnv \"JDK_JAVA_OPTIONS={os.environ['JDK_JAVA_OPTIONS']}\""] if os.environ.get("JDK_JAVA_OPTIONS") else []),
+        "",
     ]))
     return cfg
 

@@ -267,7 +267,8 @@ def cluster_args(cluster) -> list[str]:
 
 @pytest.mark.slow
 @pytest.mark.cluster
-def test_a_stock_pyspark_ml_script_runs_on_spark_4_with_nothing_of_bigdls(tmp_path, spark4_cluster):
+def test_a_stock_pyspark_ml_script_runs_on_spark_4_with_nothing_of_bigdls(tmp_path, spark4_cluster, monkeypatch):
+    monkeypatch.delenv("JDK_JAVA_OPTIONS", raising=False)  # the driver's JVM arguments below are the tool's alone
     user = tmp_path / "user"
     user.mkdir()
     (user / "forest.py").write_text(STOCK_SCRIPT)
