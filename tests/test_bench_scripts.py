@@ -39,6 +39,24 @@ def test_the_fresh_machine_bench_starts_under_the_base_python_without_the_venv()
     assert done.stdout.startswith("usage: ")
 
 
+@pytest.mark.slow
+def test_the_fresh_machine_benchs_jvm_probe_times_the_bigdl_runtimes_java(tmp_path):
+    """The JVM probe runs the prepared BigDL runtime's own java on Spark's launcher; no runtime there, no figure.
+    (In a process of its own: importing the bench puts the project first on sys.path.)"""
+    from cluster import runtime as runtimes
+
+    bigdl = runtimes.resolve("bigdl")
+    assert runtimes.is_prepared(bigdl)
+    code = ("import sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]); import fresh_demo; "
+            "print(fresh_demo.jvm_probe(Path(sys.argv[2]), repeats=1), fresh_demo.jvm_probe(Path(sys.argv[3])))")
+    done = subprocess.run([sys.executable, "-c", code, str(BENCH), str(runtimes.home(bigdl).parent), str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    probe, empty = done.stdout.strip().rsplit(" ", 1)
+    wall, cpu = (float(x) for x in probe.strip("()").split(", "))
+    assert 0.1 < wall < 60 and 0.1 < cpu < 120 and empty == "None"  # loading Spark's launcher classes is not instant
+
+
 def test_a_count_of_repetitions_is_spelled_repeats_in_every_bench():
     """``--repeats N`` counts repetitions; ``--repeat`` alone is bench/search.py's switch (a trial on a measured point
     runs again), so the count's old spelling is refused with the new one where it was used. (Only at parse time:
