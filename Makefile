@@ -23,6 +23,10 @@ COMPILED := -x '[/\\]tests?[/\\]' "$$($(PY) -c 'import sysconfig; print(sysconfi
 venv: $(STAMP)
 venv-test: $(TEST_STAMP)
 
+# uv leaves an empty uv-setuptools-<hash>.lock in its temporary folder for each package it builds with setuptools
+# (this project's own editable install; astral-sh/uv#14385): the environment's recipes use the venv as theirs.
+$(STAMP) $(TEST_STAMP): export TMPDIR := $(abspath $(VENV))
+
 $(STAMP): setup.cfg pyproject.toml constraints.txt cluster/runtimes/bigdl.lock
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found: install Python 3.11 or run make PYTHON=/path/to/python3.11"; exit 2; }
 	test -x $(PY) || $(PYTHON) -m venv --without-pip $(VENV)

@@ -40,12 +40,20 @@ def executor_scratch_env(state_dir: Path, worker: str) -> dict[str, str]:
     """Where a worker's executors keep their scratch: ``STATE_DIR/scratch/<worker>``, not /tmp (made here).
 
     An executor writes its block manager and the files it fetches under the worker's ``SPARK_LOCAL_DIRS``
-    (``spark-*/executor-*``), and its Python workers (TorchDistributor's ``torchelastic_*`` among them) under
-    ``TMPDIR``. The worker removes them when the application ends, but not when it is killed with it: the
-    cluster's ``stop`` removes ``STATE_DIR/scratch`` with its last daemon."""
+    (``spark-*/executor-*``), its Python workers (TorchDistributor's ``torchelastic_*`` among them) under
+    ``TMPDIR``, and its JVM under ``java.io.tmpdir``, which Java does not take from ``TMPDIR``: the native
+    libraries lz4-java and snappy-java unpack there (``liblz4-java-*.so``), deleted only when the JVM exits
+    cleanly. ``JAVA_TOOL_OPTIONS`` carries it to every JVM the worker starts (a user's own options come after and
+    win; each such JVM prints "Picked up JAVA_TOOL_OPTIONS: ..." first on its stderr). The worker removes an
+    application's scratch when it ends, but not when it is killed with it: the cluster's ``stop`` removes
+    ``STATE_DIR/scratch`` with its last daemon."""
     folder = state_dir / EXECUTOR_SCRATCH / worker
     folder.mkdir(parents=True, exist_ok=True)
-    return {"SPARK_LOCAL_DIRS": str(folder), "TMPDIR": str(folder)}
+    env = {"SPARK_LOCAL_DIRS": str(folder), "TMPDIR": str(folder)}
+    if not any(c.isspace() for c in str(folder)):  # the JVM splits JAVA_TOOL_OPTIONS at white space
+        user = os.environ.get("JAVA_TOOL_OPTIONS", "")
+        env["JAVA_TOOL_OPTIONS"] = f"-Djava.io.tmpdir={folder} {user}".strip()
+    return env
 
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
 WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"

@@ -31,6 +31,7 @@ Spark process of it is started with. Nothing here imports pyspark.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -41,7 +42,7 @@ import time
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 from cluster.errors import EnvironmentProblem
 from cluster.processes import remove_dead_leftovers
@@ -388,9 +389,12 @@ def compile_bytecode(env_dir: Path) -> None:
         pass  # a read-only cache: compiled again by the next prepare that can write
 
 
-def _run(argv: Sequence[str], what: str, timeout: float = INSTALL_TIMEOUT_S) -> str:
+def _run(argv: Sequence[str], what: str, timeout: float = INSTALL_TIMEOUT_S, tmpdir: Path | None = None) -> str:
+    """Run an installer; ``tmpdir``: its ``TMPDIR`` (see :func:`_private_tmp`)."""
+    env = None if tmpdir is None else {**os.environ, "TMPDIR": str(tmpdir)}
     try:
-        done = subprocess.run(list(argv), stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
+        done = subprocess.run(list(argv), stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout,
+                              env=env)
     except subprocess.TimeoutExpired:
         raise RuntimeProblem(f"{what} took over {timeout:.0f} s: check the package index, then prepare again") from None
     except OSError as e:
@@ -430,6 +434,22 @@ def check_lock_out(out: Path) -> Path:
     return out
 
 
+@contextlib.contextmanager
+def _private_tmp(beside: Path) -> Iterator[Path]:
+    """A temporary folder for uv, next to ``beside``, removed after (a killed one by :func:`remove_dead_leftovers`).
+
+    uv leaves an empty ``uv-setuptools-<hash>.lock`` in its temporary folder for every source distribution it
+    builds with setuptools (pyspark's, in each runtime; astral-sh/uv#14385), and never removes it: in /tmp, one
+    more file per build.
+    """
+    folder = beside.parent / f".{beside.name}-uv.{os.getpid()}.tmp"
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def lock(runtime: Runtime, out: Path, progress: Progress = lambda _: None) -> Path:
     """Resolve the runtime's requirements into an exact lock file ``out`` (uv pip compile)."""
     uv = _installer()
@@ -440,8 +460,10 @@ def lock(runtime: Runtime, out: Path, progress: Progress = lambda _: None) -> Pa
     reqs.write_text("\n".join(runtime.requirements) + "\n")
     progress(f"runtime {runtime.name}: resolving {len(runtime.requirements)} requirement(s)")
     try:
-        _run([*uv, "pip", "compile", "--quiet", "--no-header", "--no-annotate", "--python-version", runtime.python,
-              *_find_links(runtime), str(reqs), "-o", str(out)], f"resolving the requirements of runtime {runtime.name}")
+        with _private_tmp(out) as tmpdir:
+            _run([*uv, "pip", "compile", "--quiet", "--no-header", "--no-annotate", "--python-version", runtime.python,
+                  *_find_links(runtime), str(reqs), "-o", str(out)],
+                 f"resolving the requirements of runtime {runtime.name}", tmpdir=tmpdir)
     finally:
         reqs.unlink(missing_ok=True)
     return out
@@ -465,36 +487,38 @@ def prepare(runtime: Runtime, root: Path | None = None, progress: Progress = lam
     base = _base_python(runtime.python)
     progress(f"runtime {runtime.name}: building its environment in {target} "
              f"(Spark {runtime.spark_version}, with {'uv' if uv else 'pip'}; once)")
-    try:
-        locked = tmp / "requirements.lock"
-        if uv:
-            _run([*uv, "venv", "--quiet", "--python", base, str(tmp)], f"creating the environment of {runtime.name}")
-        else:
-            _run([base, "-m", "venv", str(tmp)], f"creating the environment of {runtime.name}")
-        if _present(runtime.lock):
-            locked.write_text(runtime.lock_text())  # read by the one reader
-        elif uv:
-            lock(runtime, locked, progress)
-        else:
-            locked.write_text(runtime.lock_text())
-        count = sum(1 for line in locked.read_text().splitlines() if "==" in line)
-        progress(f"runtime {runtime.name}: installing {count} locked package(s)")
-        if uv:
-            _run([*uv, "pip", "sync", "--quiet", "--python", str(python_of(tmp)), *_find_links(runtime), str(locked)],
-                 f"installing runtime {runtime.name}")
-            compile_bytecode(tmp)
-        else:
-            _run([str(python_of(tmp)), "-m", "pip", "install", "--quiet", "--no-deps", *_find_links(runtime),
-                  "-r", str(locked)], f"installing runtime {runtime.name}")
-            (tmp / BYTECODE_STAMP).touch()  # pip compiles what it installs
-        _check_spark(runtime, tmp)
-        (tmp / "runtime.toml").write_bytes(config.read_bytes(runtime.source, "runtime file", MAX_TOML_BYTES,
-                                                             RuntimeFileError))
-        (tmp / ".prepared").write_text(f"{runtime.name} {runtime.key()}\n")
-        shutil.rmtree(target, ignore_errors=True)
-        os.replace(tmp, target)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    with _private_tmp(target) as uv_tmp:
+        try:
+            locked = tmp / "requirements.lock"
+            if uv:
+                _run([*uv, "venv", "--quiet", "--python", base, str(tmp)],
+                     f"creating the environment of {runtime.name}")
+            else:
+                _run([base, "-m", "venv", str(tmp)], f"creating the environment of {runtime.name}")
+            if _present(runtime.lock):
+                locked.write_text(runtime.lock_text())  # read by the one reader
+            elif uv:
+                lock(runtime, locked, progress)
+            else:
+                locked.write_text(runtime.lock_text())
+            count = sum(1 for line in locked.read_text().splitlines() if "==" in line)
+            progress(f"runtime {runtime.name}: installing {count} locked package(s)")
+            if uv:
+                _run([*uv, "pip", "sync", "--quiet", "--python", str(python_of(tmp)), *_find_links(runtime),
+                      str(locked)], f"installing runtime {runtime.name}", tmpdir=uv_tmp)
+                compile_bytecode(tmp)
+            else:
+                _run([str(python_of(tmp)), "-m", "pip", "install", "--quiet", "--no-deps", *_find_links(runtime),
+                      "-r", str(locked)], f"installing runtime {runtime.name}")
+                (tmp / BYTECODE_STAMP).touch()  # pip compiles what it installs
+            _check_spark(runtime, tmp)
+            (tmp / "runtime.toml").write_bytes(config.read_bytes(runtime.source, "runtime file", MAX_TOML_BYTES,
+                                                                 RuntimeFileError))
+            (tmp / ".prepared").write_text(f"{runtime.name} {runtime.key()}\n")
+            shutil.rmtree(target, ignore_errors=True)
+            os.replace(tmp, target)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
     seconds = time.monotonic() - started
     progress(f"runtime {runtime.name}: ready in {seconds:.0f} s")
     return Prepared(runtime, target, seconds, "uv" if uv else "pip")

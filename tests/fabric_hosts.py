@@ -166,7 +166,8 @@ def _sshd_config(root: Path, i: int, address: str, port: int, host_key: Path, au
         "UsePAM no", "StrictModes no", "PermitRootLogin prohibit-password", "Subsystem sftp internal-sftp",
         "LogLevel ERROR", "MaxStartups 50", "MaxSessions 50",
         # the suite's JVM options (tests/conftest.py) reach the hosts' JVMs as they reach this machine's
-        *([f"SetEnv \"JDK_JAVA_OPTIONS={os.environ['JDK_JAVA_OPTIONS']}\""] if os.environ.get("JDK_JAVA_OPTIONS") else []),
+        *([f"SetEnv \"JDK_JAVA_OPTIONS={os.environ['JDK_JAVA_OPTIONS']}\""]
+          if os.environ.get("JDK_JAVA_OPTIONS") else []),
         "",
     ]))
     return cfg

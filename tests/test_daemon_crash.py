@@ -71,6 +71,7 @@ def test_a_daemon_started_but_not_recorded_is_adopted_or_stopped_by_the_next_com
         # the worker's executors keep their scratch in the state folder (SPARK_LOCAL_DIRS, TMPDIR), not /tmp
         environ = dict(e.split("=", 1) for e in open(f"/proc/{out['pid']}/environ").read().split("\0") if "=" in e)
         assert environ["SPARK_LOCAL_DIRS"] == environ["TMPDIR"] == str(sd / "scratch" / "worker-1")
+        assert environ["JAVA_TOOL_OPTIONS"].startswith(f"-Djava.io.tmpdir={sd / 'scratch' / 'worker-1'}")  # Java's too
         assert (sd / "scratch" / "worker-1").is_dir()
     finally:
         stopped = daemon("stop", "--state", sd)

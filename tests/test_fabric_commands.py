@@ -599,9 +599,15 @@ def test_a_hosts_executor_scratch_is_its_state_folder_unless_the_host_sets_its_o
     from cluster.daemon import scratch_env
 
     monkeypatch.delenv("SPARK_LOCAL_DIRS", raising=False)
-    assert scratch_env(tmp_path, "worker-2") == {"SPARK_LOCAL_DIRS": str(tmp_path / "scratch" / "worker-2"),
-                                                 "TMPDIR": str(tmp_path / "scratch" / "worker-2")}
-    assert (tmp_path / "scratch" / "worker-2").is_dir()
+    monkeypatch.delenv("JAVA_TOOL_OPTIONS", raising=False)
+    folder = tmp_path / "scratch" / "worker-2"
+    assert scratch_env(tmp_path, "worker-2") == {"SPARK_LOCAL_DIRS": str(folder), "TMPDIR": str(folder),
+                                                 "JAVA_TOOL_OPTIONS": f"-Djava.io.tmpdir={folder}"}
+    assert folder.is_dir()
+    monkeypatch.setenv("JAVA_TOOL_OPTIONS", "-Djava.io.tmpdir=/big -Xss2m")  # the host's own: after ours, so it wins
+    assert (scratch_env(tmp_path, "worker-2")["JAVA_TOOL_OPTIONS"]
+            == f"-Djava.io.tmpdir={folder} -Djava.io.tmpdir=/big -Xss2m")
+    assert "JAVA_TOOL_OPTIONS" not in scratch_env(tmp_path / "a b", "worker-2")  # the JVM would split the path
     monkeypatch.setenv("SPARK_LOCAL_DIRS", "/data/spark")  # the host's bigger disk, say: kept
     assert scratch_env(tmp_path, "worker-3") == {}
     assert not (tmp_path / "scratch" / "worker-3").exists()

@@ -401,7 +401,11 @@ def test_a_user_declared_runtime_is_prepared_once_survives_a_kill_and_runs_a_job
     cache = tmp_path / "runtimes"
     # uv's cache for this build is the test's own: where the index sends no caching headers (this machine's does
     # not), every build of pyspark's sdist adds 1.3 GB to the shared uv cache, never reused
-    env = dict(os.environ, SPARKDL_RUNTIMES=str(cache), UV_CACHE_DIR=str(tmp_path / "uv-cache"))
+    # and a temporary folder of its own, to see what uv leaves there (an empty uv-setuptools-<hash>.lock per sdist
+    # it builds, astral-sh/uv#14385: the prepare gives uv a folder of its own and removes it)
+    (tmp_path / "tmp").mkdir()
+    env = dict(os.environ, SPARKDL_RUNTIMES=str(cache), UV_CACHE_DIR=str(tmp_path / "uv-cache"),
+               TMPDIR=str(tmp_path / "tmp"))
     rt_file = write(tmp_path, USER_RUNTIME, "spark35.toml")
     # a prepare killed half-way leaves no environment that looks ready, and the next one finishes the work
     victim = subprocess.Popen([sys.executable, "-m", "harness.runtime", "prepare", str(rt_file)], cwd=ROOT, env=env,
@@ -416,6 +420,7 @@ def test_a_user_declared_runtime_is_prepared_once_survives_a_kill_and_runs_a_job
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "installing" in proc.stderr and "ready in" in proc.stderr  # progress, on stderr
     assert [p.name for p in cache.iterdir()] == [p.name for p in cache.glob("spark35-*")]  # no leftover .tmp
+    assert list((tmp_path / "tmp").iterdir()) == []
     again = cli("harness.runtime", "prepare", str(rt_file), env=env)
     assert again.returncode == 0 and "already prepared" in again.stdout
     listed = json.loads(cli("harness.runtime", "list", str(rt_file), "--format", "json", env=env).stdout)
@@ -431,6 +436,17 @@ def test_a_user_declared_runtime_is_prepared_once_survives_a_kill_and_runs_a_job
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     figures = json.loads((out / "runs" / "1-1" / "metrics.json").read_text())
     assert (figures["spark"], figures["total"]) == ("3.5.3", 285) and figures["numpy"].startswith("1.")
+
+
+def test_uv_gets_a_temporary_folder_of_its_own_removed_after(tmp_path):
+    """uv leaves an empty lock file in its temporary folder per sdist it builds: a runtime's installs get their own."""
+    with runtimes._private_tmp(tmp_path / "bigdl-0123") as folder:
+        assert folder.parent == tmp_path and folder.is_dir() and folder.name.endswith(f".{os.getpid()}.tmp")
+        said = runtimes._run([sys.executable, "-c", "import tempfile; print(tempfile.gettempdir())"], "a probe",
+                             tmpdir=folder)
+        assert said.strip() == str(folder)
+        (folder / "uv-setuptools-0123.lock").touch()
+    assert not folder.exists()
 
 
 def test_a_prepared_environment_is_compiled_once_so_no_process_compiles_its_imports(tmp_path):

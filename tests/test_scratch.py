@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from cluster.sparkenv import SparkEnv
@@ -73,6 +74,14 @@ def _scratch_dirs(out: Path) -> list[Path]:
 
 @pytest.mark.slow
 @pytest.mark.cluster
+def _maps(pid: int) -> list[str]:
+    """The files process ``pid`` maps (none if it has just exited)."""
+    try:
+        return Path(f"/proc/{pid}/maps").read_text().splitlines()
+    except OSError:
+        return []
+
+
 def test_a_killed_drivers_scratch_is_in_the_campaign_and_resume_removes_it(local_cluster, tmp_path: Path) -> None:
     local_cluster.start(workers=1, cores=1, memory="700m")
     design = tmp_path / "design.csv"
@@ -85,10 +94,20 @@ def test_a_killed_drivers_scratch_is_in_the_campaign_and_resume_removes_it(local
     wait_for(lambda: _scratch_dirs(out), 300, "the driver to make its scratch in the campaign")
     executors = local_cluster.state_dir / "scratch" / "worker-1"
     wait_for(lambda: list(executors.glob("spark-*/executor-*")), 300, "the executor to make its scratch")
+    # the executor JVM's own temporary files too: lz4-java unpacks its library in java.io.tmpdir (the worker's
+    # JAVA_TOOL_OPTIONS), and a SIGKILLed JVM never deletes it
+    (worker,) = local_cluster.worker_pids()
+
+    def lz4_libraries() -> set[str]:
+        return {line.split()[-1] for child in psutil.Process(worker).children() for line in _maps(child.pid)
+                if "liblz4-java" in line}
+
+    wait_for(lz4_libraries, 300, "the executor to load lz4-java's library")
+    mapped = lz4_libraries()
+    assert mapped and all(Path(m).parent == executors for m in mapped), mapped
     drivers = subprocess.run(["pgrep", "-g", str(os.getpgid(pid))], capture_output=True, text=True).stdout.split()
     cmdlines = [Path(f"/proc/{p}/cmdline").read_bytes() for p in drivers if Path(f"/proc/{p}/cmdline").exists()]
     assert any(f"-Djava.io.tmpdir={out.absolute()}/spark-tmp/1-1".encode() in c for c in cmdlines)
-    (worker,) = local_cluster.worker_pids()
     proc.kill()  # the harness, then its driver, then the worker and its executor (kill -9: nothing cleans up)
     for p in drivers:
         with contextlib.suppress(ProcessLookupError):
