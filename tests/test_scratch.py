@@ -82,6 +82,7 @@ def _maps(pid: int) -> list[str]:
         return []
 
 
+@pytest.mark.slow
 def test_a_killed_drivers_scratch_is_in_the_campaign_and_resume_removes_it(local_cluster, tmp_path: Path) -> None:
     local_cluster.start(workers=1, cores=1, memory="700m")
     design = tmp_path / "design.csv"
