@@ -24,7 +24,8 @@ SMALL = ["--sample", "--train-samples", "256", "--test-samples", "128", "--batch
 
 def scratch_environ(env, folder: Path) -> dict[str, str]:
     """The job's environment with its driver's scratch (block manager, fetched files) in ``folder``, not /tmp: a
-    job killed mid-run (as some here are) leaves it there, with the test's other files."""
+    job killed mid-run (as some here are) leaves it there, with the test's other files. (Its JVM's own
+    temporary files, lz4-java's unpacked library among them, follow ``java.io.tmpdir``: see run_real_job.)"""
     folder.mkdir(parents=True, exist_ok=True)
     return {**env.environ(), "SPARK_LOCAL_DIRS": str(folder)}
 
@@ -35,12 +36,13 @@ def run_real_job(out_dir: Path, name: str, job_args: list[str], *, kill_after: s
     from cluster.runtime import discover
 
     env = discover()
-    argv = [str(env.spark_submit), "--master", "local[2]", "--driver-memory", "1g", *env.submit_args(),
+    scratch = out_dir / "spark-tmp" / name
+    tmpdir = {"spark.driver.extraJavaOptions": f"-Djava.io.tmpdir={scratch}"}  # joined after the runtime's own
+    argv = [str(env.spark_submit), "--master", "local[2]", "--driver-memory", "1g", *env.submit_args(tmpdir),
             str(ROOT / "jobs" / "train.py"), *job_args]
     out, err = out_dir / f"{name}.out", out_dir / f"{name}.err"
     with open(out, "wb") as o, open(err, "wb") as e:
-        proc = subprocess.Popen(argv, env=scratch_environ(env, out_dir / "spark-tmp" / name), stdout=o, stderr=e,
-                                start_new_session=True)
+        proc = subprocess.Popen(argv, env=scratch_environ(env, scratch), stdout=o, stderr=e, start_new_session=True)
     deadline = time.monotonic() + timeout_s
     try:
         while proc.poll() is None:
@@ -93,6 +95,8 @@ def test_fresh_job_killed_mid_training_is_incomplete(real_job):
     # Killed within ~0.2 s of epoch 2's first line: epoch 1 validated, epoch 3 never reached.
     assert log.epochs_completed in (1, 2) and log.epochs_validated >= 1 and log.planned_epochs == 3
     assert parse(out, full=True).summary() == log.summary()
+    # what the SIGKILLed driver could not remove is in the test's folder, not /tmp: lz4-java's unpacked library
+    assert list((out.parent / "spark-tmp" / "lenet-killed").glob("liblz4-java-*.so"))
 
 
 def run_variant(out_dir: Path, variant: str, timeout_s: float = 300.0) -> Path:
