@@ -19,10 +19,33 @@ pytestmark = [pytest.mark.slow, pytest.mark.cluster]
 HEADER = "run,model,nodes,executors,executor_cores,epochs,learning_rate,batch_size\n"
 
 
+#: The harnesses a test started; :func:`stop_harnesses` stops those still running when the test ends.
+STARTED: list[subprocess.Popen] = []
+
+
 def harness(design: Path, out: Path, state_dir: Path, *extra: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "harness.submit", str(design), "--local", "--state-dir",
+    proc = subprocess.Popen([sys.executable, "-m", "harness.submit", str(design), "--local", "--state-dir",
                              str(state_dir), "--out", str(out), *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    STARTED.append(proc)
+    return proc
+
+
+@pytest.fixture(autouse=True)
+def stop_harnesses():
+    """A test that fails before it ends its harness would leave it running, on a cluster its fixture stops and a
+    folder pytest later removes (one such harness ran for an hour, then crashed writing into the removed folder).
+    SIGTERM first, so the harness stops its driver; SIGKILL if it does not end."""
+    yield
+    while STARTED:
+        proc = STARTED.pop()
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.communicate(timeout=120)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
 
 
 def wait_for(predicate, timeout: float, what: str) -> None:

@@ -23,7 +23,7 @@ from cluster.sparkenv import SparkEnv
 from harness.command import SubmitOptions, submit_argv
 from harness.job import JobChoice, resolve_job
 from sparkdl.runspec import RunSpec
-from tests.test_campaign_faults import HEADER, harness, query, wait_for
+from tests.test_campaign_faults import HEADER, harness, query, stop_harnesses, wait_for  # noqa: F401 (a fixture)
 
 
 def _spec() -> RunSpec:
