@@ -61,7 +61,8 @@ def doctor(runtime: Runtime, required: bool = True) -> list[DoctorLine]:
     except RuntimeProblem as e:
         return lines + [say("java", False, str(e))]
     java = subprocess.run([str(env.java), "-version"], capture_output=True, text=True, timeout=60)
-    lines.append(say("java", java.returncode == 0, f"{java_version_line(java.stderr or java.stdout)} ({env.java_home})"))
+    version = java_version_line(java.stderr or java.stdout)
+    lines.append(say("java", java.returncode == 0, f"{version} ({env.java_home})"))
     probe = subprocess.run([str(env.python), "-c", PROBE], capture_output=True, text=True, timeout=120,
                            env=env.environ())
     if probe.returncode != 0:

@@ -72,8 +72,6 @@ def _scratch_dirs(out: Path) -> list[Path]:
     return sorted(root.rglob("spark-*")) if root.is_dir() else []
 
 
-@pytest.mark.slow
-@pytest.mark.cluster
 def _maps(pid: int) -> list[str]:
     """The files process ``pid`` maps (none if it has just exited)."""
     try:
@@ -83,6 +81,7 @@ def _maps(pid: int) -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.cluster
 def test_a_killed_drivers_scratch_is_in_the_campaign_and_resume_removes_it(local_cluster, tmp_path: Path) -> None:
     local_cluster.start(workers=1, cores=1, memory="700m")
     design = tmp_path / "design.csv"
