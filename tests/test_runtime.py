@@ -17,6 +17,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -421,6 +422,12 @@ def test_a_user_declared_runtime_is_prepared_once_survives_a_kill_and_runs_a_job
     assert "installing" in proc.stderr and "ready in" in proc.stderr  # progress, on stderr
     assert [p.name for p in cache.iterdir()] == [p.name for p in cache.glob("spark35-*")]  # no leftover .tmp
     assert list((tmp_path / "tmp").iterdir()) == []
+    # pyspark's wheel, built from its sdist, stores its jars as they are (deflating zip files again only cost time)
+    built = list((tmp_path / "uv-cache").rglob("pyspark-3.5.3-*.whl"))
+    assert len(built) == 1, built
+    with zipfile.ZipFile(built[0]) as wheel:
+        jars = [i for i in wheel.infolist() if i.filename.endswith(".jar")]
+    assert len(jars) > 100 and {i.compress_type for i in jars} == {zipfile.ZIP_STORED}
     again = cli("harness.runtime", "prepare", str(rt_file), env=env)
     assert again.returncode == 0 and "already prepared" in again.stdout
     listed = json.loads(cli("harness.runtime", "list", str(rt_file), "--format", "json", env=env).stdout)
