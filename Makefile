@@ -35,12 +35,14 @@ $(STAMP): setup.cfg pyproject.toml constraints.txt cluster/runtimes/bigdl.lock
 	# builds the wheels that real hosts install with it). A base Python without pip falls back to ensurepip.
 	$(PYTHON) -m pip --python $(PY) install --quiet --disable-pip-version-check uv==0.13.8 \
 	  || { $(PY) -m ensurepip --default-pip >/dev/null && $(PY) -m pip install --quiet uv==0.13.8; }
-	# compat: the project's folder on sys.path through a plain .pth line. The default editable mode
-	# imports a finder (pathlib, importlib.util...) at every interpreter start: 12 ms of every
-	# `python -m logparse` (its start-up is measured against grep).
-	$(VENV)/bin/uv pip install --quiet --python $(PY) -c constraints.txt -e . pip -C editable_mode=compat
-	# the BigDL runtime (Spark 3.1.3, Java 11, BigDL 2.4) in its own environment, from its lock (cluster/runtimes/)
-	$(PY) -m harness.runtime prepare bigdl
+	# the BigDL runtime (Spark 3.1.3, Java 11, BigDL 2.4) in its own environment, from its lock (cluster/runtimes/),
+	# built while uv installs the tool's packages beside it: the prepare needs only the standard library and the venv's
+	# uv (-S: it sees none of the packages being installed). The tool's editable install is `compat`: the project's
+	# folder on sys.path through a plain .pth line. The default editable mode imports a finder (pathlib,
+	# importlib.util...) at every interpreter start: 12 ms of every `python -m logparse` (measured against grep).
+	$(PY) -S -m harness.runtime prepare bigdl & runtime=$$!; \
+	  $(VENV)/bin/uv pip install --quiet --python $(PY) -c constraints.txt -e . pip -C editable_mode=compat; \
+	  tool=$$?; wait $$runtime && exit $$tool
 	# the class-data archive of Spark's and BigDL's classes that tuned local runs map (cluster/cds.py). Its dump runs on
 	# one thread for 30-60 s; the other core meanwhile compiles the tool's own modules, which every command would
 	# otherwise compile as it imports them where PYTHONDONTWRITEBYTECODE is set, as on CI machines (5 s of a report's 10).

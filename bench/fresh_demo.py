@@ -6,7 +6,7 @@ It clones this checkout's HEAD into a temporary folder and runs ``make <target>`
 empty caches: ``SPARKDL_RUNTIMES`` (the runtimes' environments), ``UV_CACHE_DIR`` and
 ``PIP_CACHE_DIR`` (every wheel is downloaded again) and ``XDG_CACHE_HOME``. Each line make prints is
 stamped as it arrives; a stage starts at a command make echoes and ends where the next starts, so
-the table says where the time goes: the venv, uv, the tool's packages, the BigDL runtime, the
+the table says where the time goes: the venv, uv, the BigDL runtime (the tool's packages installed beside it), the
 class-data archive (with the tool's modules compiled beside it), the demo's campaign (the local cluster's
 start included) and the report. Printed: one row per stage and the total from the command to the report.
 Nothing of the run is kept unless ``--keep`` names a folder for it (the clone and its caches, about 2 GB).
@@ -39,8 +39,7 @@ from sparkdl.options import CommandParser  # noqa: E402
 STAGES = (
     ("venv", "test -x .venv/bin/python"),
     ("uv into the venv", "python3.11 -m pip --python"),
-    ("the tool's packages (uv)", ".venv/bin/uv pip install --quiet --python .venv/bin/python -c constraints.txt -e . "),
-    ("the BigDL runtime", ".venv/bin/python -m harness.runtime prepare bigdl"),
+    ("the BigDL runtime, the tool's packages beside it", ".venv/bin/python -S -m harness.runtime prepare bigdl"),
     ("test and MLflow extras", ".venv/bin/uv pip install --quiet --python .venv/bin/python -c constraints.txt -e '.[test"),
     ("class-data archive", ".venv/bin/python -m cluster.cds"),
     ("the demo campaign", ".venv/bin/python -m harness.submit"),

@@ -26,8 +26,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-import psutil
-
 from cluster.errors import ClusterError
 
 
@@ -256,6 +254,8 @@ def classify(argv: Sequence[str], cwd: str | None, state_dir: Path) -> str | Non
 
 def processes_of(state_dir: Path) -> list[FoundProcess]:
     """Every Spark process (master, worker, executor, launcher) of ``state_dir`` now running."""
+    import psutil  # here, not at the top: the runtimes' prepare imports this module before the tool's packages exist
+
     found = []
     for p in psutil.process_iter():
         try:
@@ -363,6 +363,8 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 def listener(host: str, port: int) -> str:
     """Who listens on ``host:port`` ("pid N (name)"), or "" when it cannot be told."""
+    import psutil  # see processes_of
+
     with contextlib.suppress(psutil.Error, OSError):
         for c in psutil.net_connections(kind="tcp"):
             if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port and c.pid:

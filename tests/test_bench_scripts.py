@@ -6,6 +6,7 @@ be found by the next person who needs its figures.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -37,6 +38,30 @@ def test_the_fresh_machine_bench_starts_under_the_base_python_without_the_venv()
                           timeout=120, cwd="/", env={"PATH": "/usr/bin:/bin"})
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.startswith("usage: ")
+
+
+def test_every_stage_of_the_fresh_machine_bench_is_a_command_make_runs():
+    """The bench finds its stages by the commands make echoes: a Makefile change that renames one would put its
+    time into the stage before it without a word."""
+    code = "import json, sys; sys.path.insert(0, sys.argv[1]); import fresh_demo; print(json.dumps(fresh_demo.STAGES))"
+    stages = json.loads(subprocess.run([sys.executable, "-c", code, str(BENCH)], capture_output=True, text=True,
+                                       timeout=60, check=True).stdout)  # in a process of its own: it edits sys.path
+    done = subprocess.run(["make", "-n", "-B", "demo", "venv-test", "PYTHON=python3.11"], capture_output=True,
+                          text=True, timeout=60, cwd=BENCH.parent)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    for name, start in stages:
+        assert any(line.startswith(start) for line in lines), (name, start)
+
+
+def test_the_runtimes_prepare_needs_only_the_standard_library():
+    """make venv prepares the BigDL runtime while uv installs the tool's packages, with ``python -S``: the prepare
+    and the archive's dump must import nothing from site-packages."""
+    code = "import harness.runtime, cluster.cds, sys; print(sorted(m for m in ('psutil', 'numpy') if m in sys.modules))"
+    done = subprocess.run([sys.executable, "-S", "-c", f"import sys; sys.path.insert(0, '.'); {code}"],
+                          capture_output=True, text=True, timeout=60, cwd=BENCH.parent)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]"
 
 
 @pytest.mark.slow
