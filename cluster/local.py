@@ -49,6 +49,9 @@ from sparkdl.crash import crash_point
 from sparkdl.errors import CampaignBusyError
 
 Progress = Callable[[str], None]
+#: How often a start asks the master's JSON whether the master, or a new worker, is up. Each wait ends on the first
+#: poll after the event, so half this interval is lost on average, at every start and rescale of a campaign.
+STARTUP_POLL_S = 0.1
 
 
 def _quiet(_: str) -> None:
@@ -304,7 +307,7 @@ class LocalCluster:
             if ms is not None and ms.status == "ALIVE":
                 self.progress(f"master {self.master_url} up (web UI {self.webui_url})")
                 return
-            time.sleep(0.5)
+            time.sleep(STARTUP_POLL_S)
         master.terminate()
         state.master, state.owner = None, None
         raise StartupTimeout(f"the Spark master did not answer at {self.webui_url}/json/ within {timeout:.0f} s; "
@@ -347,7 +350,7 @@ class LocalCluster:
                     detail = (f"workers that are not processes of {self.state_dir} are registered with "
                               f"{self.master_url}: {who}; stop them")
                 raise StartupTimeout(f"{detail} within {timeout:.0f} s; see the logs in {self.state_dir}/logs")
-            time.sleep(0.5)
+            time.sleep(STARTUP_POLL_S)
 
     def _scale(self, state: ClusterState, workers: int, cores: int, memory_mb: int, timeout: float) -> MasterState:
         if workers < 0:
