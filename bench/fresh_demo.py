@@ -7,7 +7,7 @@ empty caches: ``SPARKDL_RUNTIMES`` (the runtimes' environments), ``UV_CACHE_DIR`
 ``PIP_CACHE_DIR`` (every wheel is downloaded again) and ``XDG_CACHE_HOME``. Each line make prints is
 stamped as it arrives; a stage starts at a command make echoes and ends where the next starts, so
 the table says where the time goes: the venv, uv, the BigDL runtime (the tool's packages installed beside it), the
-class-data archive (with the tool's modules compiled beside it), the demo's campaign (the local cluster's
+class-data archive (the runtime's and the tool's modules compiled beside it), the demo's campaign (the local cluster's
 start included) and the report. Printed: one row per stage and the total from the command to the report.
 Nothing of the run is kept unless ``--keep`` names a folder for it (the clone and its caches, about 2 GB).
 
@@ -39,9 +39,9 @@ from sparkdl.options import CommandParser  # noqa: E402
 STAGES = (
     ("venv", "test -x .venv/bin/python"),
     ("uv into the venv", "python3.11 -m pip --python"),
-    ("the BigDL runtime, the tool's packages beside it", ".venv/bin/python -S -m harness.runtime prepare bigdl"),
+    ("BigDL runtime (+ tool's packages)", ".venv/bin/python -S -m harness.runtime prepare bigdl"),
     ("test and MLflow extras", ".venv/bin/uv pip install --quiet --python .venv/bin/python -c constraints.txt -e '.[test"),
-    ("class-data archive", ".venv/bin/python -m cluster.cds"),
+    ("class-data archive (+ compiling)", ".venv/bin/python -m cluster.cds"),
     ("the demo campaign", ".venv/bin/python -m harness.submit"),
     ("the report", ".venv/bin/python -m report"),
 )
@@ -119,7 +119,7 @@ def run(target: str, work: Path) -> int:
     print(f"\nmake {target} on a fresh clone with empty caches: exit {code}, {total:.1f} s")
     ends = [t for _, t in marks[1:]] + [total]
     for (name, start), end in zip(marks, ends):
-        print(f"  {name:<34}{end - start:7.1f} s")
+        print(f"  {name:<36}{end - start:7.1f} s")
     probe = jvm_probe(caches / "runtimes")
     if probe is not None:
         print(f"JVM probe: the BigDL runtime's spark-submit --version (no archive) took {probe[0]:.2f} s, "

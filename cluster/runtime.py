@@ -476,11 +476,16 @@ def lock(runtime: Runtime, out: Path, progress: Progress = lambda _: None) -> Pa
     return out
 
 
-def prepare(runtime: Runtime, root: Path | None = None, progress: Progress = lambda _: None) -> Prepared:
-    """The runtime's environment, built from its lock the first time (idempotent; safe to kill)."""
+def prepare(runtime: Runtime, root: Path | None = None, progress: Progress = lambda _: None,
+            compile_modules: bool = True) -> Prepared:
+    """The runtime's environment, built from its lock the first time (idempotent; safe to kill).
+
+    ``compile_modules=False`` installs only: the next prepare compiles the modules (``make venv`` has them compiled
+    beside the class-data archive's one-thread dump, which needs the installed jars only).
+    """
     target = home(runtime, root)
     if is_prepared(runtime, root):
-        if not (target / BYTECODE_STAMP).is_file():  # built before environments were compiled at install
+        if compile_modules and not (target / BYTECODE_STAMP).is_file():  # built uncompiled, or before compiling
             progress(f"runtime {runtime.name}: compiling its Python modules once ({target})")
             compile_bytecode(target)
         return Prepared(runtime, target, 0.0, "")
@@ -513,7 +518,8 @@ def prepare(runtime: Runtime, root: Path | None = None, progress: Progress = lam
             if uv:
                 _run([*uv, "pip", "sync", "--quiet", "--python", str(python_of(tmp)), *_find_links(runtime),
                       *SDIST_BUILD_SETTINGS, str(locked)], f"installing runtime {runtime.name}", tmpdir=uv_tmp)
-                compile_bytecode(tmp)
+                if compile_modules:
+                    compile_bytecode(tmp)
             else:
                 _run([str(python_of(tmp)), "-m", "pip", "install", "--quiet", "--no-deps", *_find_links(runtime),
                       "-r", str(locked)], f"installing runtime {runtime.name}")

@@ -417,8 +417,12 @@ def test_a_user_declared_runtime_is_prepared_once_survives_a_kill_and_runs_a_job
     os.killpg(victim.pid, signal.SIGKILL)
     victim.wait()
     assert not [p for p in cache.glob("spark35-*") if (p / ".prepared").exists()] or victim.returncode == 0
-    proc = cli("harness.runtime", "prepare", str(rt_file), env=env, timeout=1200)
+    # installed only: make venv has the modules compiled by a second prepare, beside the class-data archive's dump
+    proc = cli("harness.runtime", "prepare", str(rt_file), "--no-compile", env=env, timeout=1200)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    [home] = cache.glob("spark35-*")
+    assert not (home / runtimes.BYTECODE_STAMP).exists()
+    assert not list((runtimes.site_packages(home) / "pyspark").glob("__pycache__/*.pyc"))
     assert "installing" in proc.stderr and "ready in" in proc.stderr  # progress, on stderr
     assert [p.name for p in cache.iterdir()] == [p.name for p in cache.glob("spark35-*")]  # no leftover .tmp
     assert list((tmp_path / "tmp").iterdir()) == []
@@ -430,6 +434,8 @@ def test_a_user_declared_runtime_is_prepared_once_survives_a_kill_and_runs_a_job
     assert len(jars) > 100 and {i.compress_type for i in jars} == {zipfile.ZIP_STORED}
     again = cli("harness.runtime", "prepare", str(rt_file), env=env)
     assert again.returncode == 0 and "already prepared" in again.stdout
+    assert "compiling its Python modules once" in again.stderr and (home / runtimes.BYTECODE_STAMP).is_file()
+    assert list((runtimes.site_packages(home) / "pyspark").glob("__pycache__/*.pyc"))
     listed = json.loads(cli("harness.runtime", "list", str(rt_file), "--format", "json", env=env).stdout)
     assert [r["prepared"] for r in listed if r["name"] == "spark35"] == [True]
     # a job naming it runs on it, on a local cluster started from that runtime's Spark

@@ -42,6 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_format(ls, ("text", "json"))
     prep = sub.add_parser("prepare", help="install a runtime's environment from its lock (once)")
     prep.add_argument("runtime", nargs="+", help="a built-in name or a runtime TOML file")
+    prep.add_argument("--no-compile", action="store_true",
+                      help="install only, leaving the Python modules to be compiled by the next prepare")
     doc = sub.add_parser("doctor", help="check prepared runtimes: Java, Python, Spark versions")
     doc.add_argument("runtime", nargs="*", help="default: every built-in runtime")
     lk = sub.add_parser("lock", help="resolve a runtime's requirements into its lock file")
@@ -67,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     if args.command == "prepare":
         for name in args.runtime:
-            done = runtimes.prepare(runtimes.resolve(name), progress=say)
+            done = runtimes.prepare(runtimes.resolve(name), progress=say, compile_modules=not args.no_compile)
             print(f"{done.runtime.name}: {done.path}" + (f" (built in {done.seconds:.1f} s with {done.installer})"
                                                           if done.seconds else " (already prepared)"))
         return EXIT_OK
