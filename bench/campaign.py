@@ -276,7 +276,7 @@ def bench_arms(name: str, specs: list[RunSpec], args: argparse.Namespace, work: 
     jobs = {"before": JobChoice(load_job(before_job(models.pop(), work / name))), "after": JobChoice()}
     results = {}
     try:
-        for label in ("before", "after"):
+        for label in args.arms:
             backend.open(specs, "bigdl")  # each arm's campaign stops the cluster when it ends
             env = arm_env(label, backend)
             options = SubmitOptions(master_url=cluster.master_url, executor_memory=args.executor_memory,
@@ -296,6 +296,8 @@ def bench_arms(name: str, specs: list[RunSpec], args: argparse.Namespace, work: 
                                     *run_campaign(label, specs, options, backend, work / name / label,
                                                   cache=label == "after", env=env, meter=meter), floors, floor_cpu,
                                     meter.share)
+        if len(results) < 2:
+            return
         before, after = results["before"], results["after"]
         print(f"\n{name}: efficiency {100 * before['efficiency']:.1f} % -> {100 * after['efficiency']:.1f} %, "
               f"mean overhead above the floor {before['overhead']:.1f} s -> {after['overhead']:.1f} s, "
@@ -305,11 +307,25 @@ def bench_arms(name: str, specs: list[RunSpec], args: argparse.Namespace, work: 
         cluster.stop()
 
 
+ARMS = ("before", "after")
+
+
+def arms(text: str) -> tuple[str, ...]:
+    """``--arms``: a comma-separated subset of :data:`ARMS`."""
+    chosen = tuple(a.strip() for a in text.split(",") if a.strip())
+    unknown = [a for a in chosen if a not in ARMS]
+    if unknown or not chosen:
+        raise argparse.ArgumentTypeError(f"unknown arm {', '.join(unknown) or '(none)'}: give before, after or both")
+    return chosen
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = CommandParser(description=__doc__.split("\n")[0])
     p.add_argument("--designs", default="demo,seed001", help="comma-separated: demo, seed001")
     p.add_argument("--train-samples", type=int, help="default: all 4,000 training digits of the sample")
     p.add_argument("--test-samples", type=int)
+    p.add_argument("--arms", type=arms, default=ARMS,
+                   help="comma-separated, run in this order: before, after (default both; one arm for an A/B of a change)")
     p.add_argument("--executor-memory", default="700m")
     p.add_argument("--floor-repeats", type=int, default=3, help="empty applications per shape and arm (median)")
     p.add_argument("--work", type=Path, help="folder for the campaigns, kept (default: a new temporary one, removed "

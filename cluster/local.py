@@ -37,8 +37,8 @@ from typing import Callable, Iterator
 from cluster.errors import ClusterError, NotRunning, PortInUse, StartupTimeout
 from cluster.master import MasterState, fetch_state
 from cluster.processes import (EXECUTOR_SCRATCH, MASTER_CLASS, WORKER_CLASS, Intent, ProcessRecord,  # noqa: F401
-                               end_process_group, executor_scratch_env, free_port, listener, log_tail, port_free,
-                               reconcile, start_ticks)
+                               end_groups, end_process_group, executor_scratch_env, free_port, listener, log_tail,
+                               port_free, reconcile, start_ticks)
 from cluster import runtime as runtimes
 from cluster.sparkenv import SparkEnv
 from cluster.runtime import discover
@@ -412,14 +412,10 @@ class LocalCluster:
         """End every daemon of this state dir (recorded, adopted or stray); return their roles."""
         stopped: list[str] = []
         with self._locked() as state:
-            for w in reversed(state.workers):
-                w.terminate()
-                stopped.append(w.role)
-            state.workers = []
-            if state.master is not None:
-                state.master.terminate()
-                stopped.append("master")
-                state.master = None
+            daemons = [*reversed(state.workers), *([state.master] if state.master is not None else [])]
+            end_groups([(d.pid, d.start_ticks, d.role) for d in daemons])  # side by side
+            stopped += [d.role for d in daemons]
+            state.workers, state.master = [], None
             state.owner, state.runtime = None, None
             left = reconcile(self.state_dir, (), (), progress=self.progress)  # executors orphaned on the way
             stopped += [p.role or "stray Spark process" for p in left.stopped]

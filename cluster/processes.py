@@ -116,25 +116,37 @@ def _end_group(pid: int, ticks: int | None, what: str, grace: float) -> None:
 
     Done when no process of the group is left, not only its leader: spark-class (bash) dies at once
     on SIGTERM while the JVM it started (its launcher, before it execs) is still shutting down."""
-    group = _leads_group(pid) or bool(group_members(pid))
+    end_groups([(pid, ticks, what)], grace)
 
-    def alive() -> bool:
+
+def end_groups(targets: Sequence[tuple[int, int | None, str]], grace: float = 15.0) -> None:
+    """:func:`_end_group` for several ``(pid, start ticks, what)`` at once: each signal goes to all of them, then
+    the wait is for all, so their JVMs shut down side by side (a master and two workers: 1.22 s one after another)."""
+    groups = [(pid, ticks, what, _leads_group(pid) or bool(group_members(pid))) for pid, ticks, what in targets]
+
+    def alive(pid: int, ticks: int | None, group: bool) -> bool:
         return _running(pid, ticks) or (group and bool(group_members(pid)))
 
     for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
-        if not alive():
+        groups = [g for g in groups if alive(g[0], g[1], g[3])]
+        if not groups:
             return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            if group:
-                os.killpg(pid, sig)
-            else:
-                os.kill(pid, sig)
+        for pid, _, _, group in groups:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                if group:
+                    os.killpg(pid, sig)
+                else:
+                    os.kill(pid, sig)
         deadline = time.monotonic() + wait
-        while time.monotonic() < deadline:
-            _reap(pid)
-            if not alive():
-                return
-            time.sleep(0.1)
+        while groups and time.monotonic() < deadline:
+            for pid, *_ in groups:
+                _reap(pid)
+            groups = [g for g in groups if alive(g[0], g[1], g[3])]
+            if groups:
+                time.sleep(0.1)
+        if not groups:
+            return
+    pid, _, what, _ = groups[0]
     raise ClusterError(f"{what} (pid {pid}) or a process of its group survived SIGKILL; check `ps -g {pid}`")
 
 

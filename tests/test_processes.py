@@ -7,8 +7,8 @@ import subprocess
 import sys
 import time
 
-from cluster.processes import (EXECUTOR_CLASS, MASTER_CLASS, WORKER_CLASS, ProcessRecord, classify, group_members,
-                               start_ticks)
+from cluster.processes import (EXECUTOR_CLASS, MASTER_CLASS, WORKER_CLASS, ProcessRecord, classify, end_groups,
+                               group_members, start_ticks)
 
 JAVA = "/opt/java/bin/java"
 
@@ -84,3 +84,23 @@ def test_ending_a_group_waits_for_every_member_not_only_its_leader(tmp_path):
     assert group_members(leader.pid) == []  # the child too, when terminate returns
     assert time.monotonic() - started < 8  # by its SIGTERM (1.5 s), not after the grace period
     leader.wait(5)
+
+
+def test_several_groups_end_side_by_side_not_one_after_another(tmp_path):
+    """A cluster's stop signals its master and workers at once: three groups that each take 1.5 s to die after
+    SIGTERM are gone in about 1.5 s, not 4.5 s."""
+    leaders = []
+    for i in range(3):
+        ready = tmp_path / f"ready-{i}"
+        leaders.append((subprocess.Popen(["bash", "-c", f'"{sys.executable}" -c \'{SLOW_TO_DIE}\' > "{ready}" & wait'],
+                                         start_new_session=True), ready))
+    deadline = time.monotonic() + 20
+    while not all(r.exists() and r.read_text() for _, r in leaders) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    started = time.monotonic()
+    end_groups([(p.pid, start_ticks(p.pid), f"daemon {i}") for i, (p, _) in enumerate(leaders)], grace=10)
+    took = time.monotonic() - started
+    assert all(group_members(p.pid) == [] for p, _ in leaders)
+    assert 1.4 < took < 4.0, took  # one after another would be 4.5 s at least
+    for p, _ in leaders:
+        p.wait(5)
