@@ -24,7 +24,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, NamedTuple, Sequence
 
 from cluster.errors import ClusterError
 
@@ -119,35 +119,39 @@ def _end_group(pid: int, ticks: int | None, what: str, grace: float) -> None:
     end_groups([(pid, ticks, what)], grace)
 
 
+class _Target(NamedTuple):
+    pid: int
+    ticks: int | None
+    what: str
+    group: bool  # it leads a process group (or has members): the signal goes to the group
+
+    def alive(self) -> bool:
+        return _running(self.pid, self.ticks) or (self.group and bool(group_members(self.pid)))
+
+
 def end_groups(targets: Sequence[tuple[int, int | None, str]], grace: float = 15.0) -> None:
     """:func:`_end_group` for several ``(pid, start ticks, what)`` at once: each signal goes to all of them, then
     the wait is for all, so their JVMs shut down side by side (a master and two workers: 1.22 s one after another)."""
-    groups = [(pid, ticks, what, _leads_group(pid) or bool(group_members(pid))) for pid, ticks, what in targets]
-
-    def alive(pid: int, ticks: int | None, group: bool) -> bool:
-        return _running(pid, ticks) or (group and bool(group_members(pid)))
-
+    left = [_Target(pid, ticks, what, _leads_group(pid) or bool(group_members(pid))) for pid, ticks, what in targets]
     for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
-        groups = [g for g in groups if alive(g[0], g[1], g[3])]
-        if not groups:
-            return
-        for pid, _, _, group in groups:
+        left = [t for t in left if t.alive()]
+        for t in left:
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                if group:
-                    os.killpg(pid, sig)
+                if t.group:
+                    os.killpg(t.pid, sig)
                 else:
-                    os.kill(pid, sig)
+                    os.kill(t.pid, sig)
         deadline = time.monotonic() + wait
-        while groups and time.monotonic() < deadline:
-            for pid, *_ in groups:
-                _reap(pid)
-            groups = [g for g in groups if alive(g[0], g[1], g[3])]
-            if groups:
+        while left and time.monotonic() < deadline:
+            for t in left:
+                _reap(t.pid)
+            left = [t for t in left if t.alive()]
+            if left:
                 time.sleep(0.1)
-        if not groups:
+        if not left:
             return
-    pid, _, what, _ = groups[0]
-    raise ClusterError(f"{what} (pid {pid}) or a process of its group survived SIGKILL; check `ps -g {pid}`")
+    raise ClusterError(f"{left[0].what} (pid {left[0].pid}) or a process of its group survived SIGKILL; "
+                       f"check `ps -g {left[0].pid}`")
 
 
 def group_members(pgid: int) -> list[int]:
