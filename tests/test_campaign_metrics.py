@@ -40,10 +40,12 @@ def test_results_carry_spark_host_and_phase_columns(local_cluster, tmp_path):
     assert float(row["spark_executor_run_s"]) == round(app.totals.executor_run_ms / 1000, 3)
     assert row["spark_executors"] == "2" and float(row["spark_gc_share"]) >= 0
     assert (run_dir / "spark_stages.csv").read_text().count("\n") == 1 + len(app.stages)
-    # host samples, one per second, and a sampling cost of at most 1 % of the run
+    # host samples, one per second, and the sampler's own cost measured (its 1 % target: bench/campaign.py, see
+    # tests/test_sparkmetrics.py's sampler test)
     samples = list(csv.DictReader(open(run_dir / "host_samples.csv")))
     assert int(row["host_samples"]) == len(samples) >= 0.5 * float(row["elapsed_s"])
-    assert float(row["host_sampler_share"]) <= 0.01 and float(row["host_jvm_rss_peak_mb"]) > 100
+    assert float(row["host_sampler_cpu_s"]) > 0 and 0 < float(row["host_sampler_share"]) < 0.05
+    assert float(row["host_jvm_rss_peak_mb"]) > 100
     # the phases add up to the elapsed time the harness measured (its window is a few ms wider)
     phases = [float(row[f"phase_{p}_s"]) for p in PHASES]
     assert all(p >= 0 for p in phases), phases

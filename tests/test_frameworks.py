@@ -139,7 +139,9 @@ def test_gloo_binds_to_the_interface_that_reaches_the_rendezvous_host():
 @pytest.mark.cluster
 def test_a_search_prunes_a_torch_run_after_its_first_epoch(tmp_path, local_cluster):
     space = tmp_path / "space.toml"
-    space.write_text("[learning_rate]\nlow = 0.0001\nhigh = 0.0002\nlog = true\n\n[batch_size]\nchoices = [32]\n")
+    # batch 8: 64 steps an epoch, so that an epoch lasts longer than the runner's watch interval even on a fast
+    # machine (batch 32's six epochs took 0.73 s in all there, and the watch saw them all at once: nothing to prune)
+    space.write_text("[learning_rate]\nlow = 0.0001\nhigh = 0.0002\nlog = true\n\n[batch_size]\nchoices = [8]\n")
     out = tmp_path / "search"
     proc = subprocess.run(
         [sys.executable, "-m", "optimize.search", "--job", "torch-lenet", "--fixed", "epochs=6,executor_cores=2", "--space",

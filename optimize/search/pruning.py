@@ -5,7 +5,7 @@ wall clock so far; a job that reports JSON (TorchDistributor, XGBoost) a ``spark
 (:mod:`logparse.epochlines`); a ``results = "output"`` job the lines its ``figures`` regex with an ``epoch``
 group matches (:class:`harness.outputfigures.EpochTail`: its ``accuracy``, printed or derived, and its
 ``wall_clock_s``, the time so far, when it prints one). :class:`CurveTail` reads the lines a running job's .out
-gained since the last call (the runner's watch calls it about once a second). After each new epoch, short of the last,
+gained since the last call (the runner's watch calls it every 0.25 s). After each new epoch, short of the last,
 the rules are asked in order; the first that gives a reason stops the job, which the harness then
 records as ``pruned`` (never ``failed``):
 
