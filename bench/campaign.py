@@ -51,6 +51,7 @@ from harness.job import JobChoice, load_job
 from harness.runner import ProcessRunner
 from harness.phases import PHASES, campaign_efficiency
 from harness.designfile import read_design
+from harness.until import t_interval
 from sparkdl.runspec import RunSpec
 from sparkdl.campaign import CampaignDir, Manifest
 from sparkdl.cli import run_cli
@@ -274,31 +275,22 @@ def bench_arms(name: str, specs: list[RunSpec], args: argparse.Namespace, work: 
     if len(models) != 1:
         raise SystemExit(f"error: design {name} mixes models {sorted(models)}; the before arm needs one job")
     jobs = {"before": JobChoice(load_job(before_job(models.pop(), work / name))), "after": JobChoice()}
-    results = {}
+    results: dict[str, list[dict[str, float]]] = {label: [] for label in args.arms}
     try:
-        for label in args.arms:
-            backend.open(specs, "bigdl")  # each arm's campaign stops the cluster when it ends
-            env = arm_env(label, backend)
-            options = SubmitOptions(master_url=cluster.master_url, executor_memory=args.executor_memory,
-                                    train_samples=args.train_samples, test_samples=args.test_samples, jobs=jobs[label])
-            floors: dict[tuple[int, int, int], float] = {}
-            floor_cpu: dict[tuple[int, int, int], dict[str, float]] = {}
-            for spec in specs:
-                if shape(spec) not in floors:
-                    floors[shape(spec)], floor_cpu[shape(spec)] = floor_s(
-                        spec, options, env, backend, work / name / f"floor-{label}.log", args.floor_repeats, meter,
-                        label)
-                    print(f"  [{label}] floor {shape(spec)} (nodes, executors, cores): {floors[shape(spec)]:.1f} s, "
-                          f"{floor_cpu[shape(spec)]['total']:.1f} CPU s", flush=True)
-            what = ("each job decodes the data; jars shipped; plain JVMs; the job of 0cea95c" if label == "before"
-                    else "data decoded once per campaign; jars in place; tuned JVMs; jobs/train.py")
-            results[label] = report(f"{name} {label} ({what})",
-                                    *run_campaign(label, specs, options, backend, work / name / label,
-                                                  cache=label == "after", env=env, meter=meter), floors, floor_cpu,
-                                    meter.share)
-        if len(results) < 2:
+        for round_ in range(1, args.rounds + 1):
+            if args.rounds > 1:
+                print(f"\n--- {name}: round {round_} of {args.rounds} ---", flush=True)
+            for label in args.arms:
+                out = work / name / (label if args.rounds == 1 else f"{label}-{round_}")
+                results[label].append(bench_arm(name, label, specs, args, out, meter, backend, jobs[label]))
+        summary = {label: {k: statistics.fmean(r[k] for r in rounds) for k in rounds[0]}
+                   for label, rounds in results.items()}
+        if args.rounds > 1:
+            for label, rounds in results.items():
+                print(overhead_verdict(f"{name} {label}", [r["overhead"] for r in rounds]), flush=True)
+        if len(summary) < 2:
             return
-        before, after = results["before"], results["after"]
+        before, after = summary["before"], summary["after"]
         print(f"\n{name}: efficiency {100 * before['efficiency']:.1f} % -> {100 * after['efficiency']:.1f} %, "
               f"mean overhead above the floor {before['overhead']:.1f} s -> {after['overhead']:.1f} s, "
               f"mean floor {before['floor']:.1f} s -> {after['floor']:.1f} s, "
@@ -307,7 +299,62 @@ def bench_arms(name: str, specs: list[RunSpec], args: argparse.Namespace, work: 
         cluster.stop()
 
 
+def bench_arm(name: str, label: str, specs: list[RunSpec], args: argparse.Namespace, out: Path, meter: CpuMeter,
+              backend: LocalBackend, job: JobChoice) -> dict[str, float]:
+    """One arm's floors, then its campaign in ``out``; the figures :func:`report` returns."""
+    cluster = backend.cluster
+    backend.open(specs, "bigdl")  # each arm's campaign stops the cluster when it ends
+    env = arm_env(label, backend)
+    options = SubmitOptions(master_url=cluster.master_url, executor_memory=args.executor_memory,
+                            train_samples=args.train_samples, test_samples=args.test_samples, jobs=job)
+    floors: dict[tuple[int, int, int], float] = {}
+    floor_cpu: dict[tuple[int, int, int], dict[str, float]] = {}
+    for spec in specs:
+        if shape(spec) not in floors:
+            floors[shape(spec)], floor_cpu[shape(spec)] = floor_s(
+                spec, options, env, backend, out.parent / f"floor-{label}.log", args.floor_repeats, meter, label)
+            print(f"  [{label}] floor {shape(spec)} (nodes, executors, cores): {floors[shape(spec)]:.1f} s, "
+                  f"{floor_cpu[shape(spec)]['total']:.1f} CPU s", flush=True)
+    what = ("each job decodes the data; jars shipped; plain JVMs; the job of 0cea95c" if label == "before"
+            else "data decoded once per campaign; jars in place; tuned JVMs; jobs/train.py")
+    return report(f"{name} {label} ({what})",
+                  *run_campaign(label, specs, options, backend, out, cache=label == "after", env=env, meter=meter),
+                  floors, floor_cpu, meter.share)
+
+
+GOAL_S = 2.0  # the per-run overhead above the empty application this bench is held to
+CONFIDENCE = 0.95
+
+
+def overhead_verdict(label: str, round_means: Sequence[float], goal_s: float = GOAL_S,
+                     confidence: float = CONFIDENCE) -> str:
+    """The mean overhead over rounds, its t interval (rounds are the replicates: each has its own floors), and
+    whether the goal is met: only when the whole interval is at or below it; not met when the whole interval
+    is above it; otherwise this many rounds cannot tell at this machine's noise."""
+    interval = t_interval(list(round_means), confidence)
+    if interval.upper <= goal_s:
+        verdict = f"the {goal_s:g} s goal is met"
+    elif interval.lower > goal_s:
+        verdict = f"the {goal_s:g} s goal is not met"
+    else:
+        verdict = f"{interval.n} rounds cannot tell whether the {goal_s:g} s goal is met"
+    return (f"{label}: mean overhead above the floor {interval.mean:.2f} s over {interval.n} rounds "
+            f"({', '.join(f'{m:.1f}' for m in round_means)}), {100 * confidence:.0f} % interval "
+            f"{interval.lower:.2f} to {interval.upper:.2f} s: {verdict}")
+
+
 ARMS = ("before", "after")
+
+
+def positive_int(text: str) -> int:
+    """``--rounds``: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number: give 1 or more") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} rounds: give 1 or more")
+    return value
 
 
 def arms(text: str) -> tuple[str, ...]:
@@ -328,6 +375,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="comma-separated, run in this order: before, after (default both; one arm for an A/B of a change)")
     p.add_argument("--executor-memory", default="700m")
     p.add_argument("--floor-repeats", type=int, default=3, help="empty applications per shape and arm (median)")
+    p.add_argument("--rounds", type=positive_int, default=1,
+                   help="whole rounds of the arms, one after the other, each with its own floors (default 1); with "
+                        "2 or more, each arm's mean overhead gets a 95 %% t interval over the rounds, and a verdict "
+                        "on the 2 s goal (one round can be 1-2 s off the next on this machine)")
     p.add_argument("--work", type=Path, help="folder for the campaigns, kept (default: a new temporary one, removed "
                                               "at the end)")
     args = p.parse_args(argv)

@@ -101,3 +101,22 @@ def test_the_search_benchs_start_up_option_is_spelled_as_the_searchs():
     assert done.returncode == 2, done.stderr[-2000:]
     assert done.stderr.strip().splitlines()[-1] == (
         "error: --start random is now --startup random: write --startup random (the rest of the command unchanged)")
+
+
+def test_the_campaign_bench_judges_the_goal_only_when_its_interval_is_on_one_side():
+    """bench/campaign.py --rounds: the mean overhead's t interval over rounds, and a verdict on the 2 s goal that
+    says when the rounds cannot tell. The interval is checked against the closed form with the textbook quantile
+    t(0.975, 2) = 4.3027 (a subprocess: the bench puts the project first on sys.path when imported)."""
+    code = """
+import json
+from bench.campaign import overhead_verdict
+print(json.dumps([overhead_verdict("demo after", r) for r in ([1.5, 1.6, 1.7], [2.5, 2.6, 2.7], [1.5, 2.5, 3.5])]))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=BENCH.parent)
+    assert done.returncode == 0, done.stderr[-2000:]
+    met, not_met, unsure = json.loads(done.stdout)
+    half = 4.302652729911275 * 0.1 / 3 ** 0.5  # sd 0.1 over 3 rounds
+    assert f"mean overhead above the floor 1.60 s over 3 rounds (1.5, 1.6, 1.7)" in met
+    assert f"95 % interval {1.6 - half:.2f} to {1.6 + half:.2f} s: the 2 s goal is met" in met
+    assert not_met.endswith("the 2 s goal is not met")
+    assert unsure.endswith("3 rounds cannot tell whether the 2 s goal is met")
