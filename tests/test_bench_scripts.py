@@ -120,3 +120,10 @@ print(json.dumps([overhead_verdict("demo after", r) for r in ([1.5, 1.6, 1.7], [
     assert f"95 % interval {1.6 - half:.2f} to {1.6 + half:.2f} s: the 2 s goal is met" in met
     assert not_met.endswith("the 2 s goal is not met")
     assert unsure.endswith("3 rounds cannot tell whether the 2 s goal is met")
+
+
+@pytest.mark.parametrize("rounds", ["0", "two"])
+def test_the_campaign_bench_refuses_a_bad_number_of_rounds_in_one_line(rounds):
+    done = subprocess.run([sys.executable, str(BENCH / "campaign.py"), "--rounds", rounds], capture_output=True,
+                          text=True, timeout=120, cwd=BENCH.parent)
+    assert done.returncode == 2 and "argument --rounds:" in done.stderr and "give 1 or more" in done.stderr
