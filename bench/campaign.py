@@ -52,6 +52,7 @@ from harness.runner import ProcessRunner
 from harness.phases import PHASES, campaign_efficiency
 from harness.designfile import read_design
 from harness.until import t_interval
+from jobs.args import positive
 from sparkdl.runspec import RunSpec
 from sparkdl.campaign import CampaignDir, Manifest
 from sparkdl.cli import run_cli
@@ -277,15 +278,15 @@ def bench_arms(name: str, specs: list[RunSpec], args: argparse.Namespace, work: 
     jobs = {"before": JobChoice(load_job(before_job(models.pop(), work / name))), "after": JobChoice()}
     results: dict[str, list[dict[str, float]]] = {label: [] for label in args.arms}
     try:
-        for round_ in range(1, args.rounds + 1):
-            if args.rounds > 1:
-                print(f"\n--- {name}: round {round_} of {args.rounds} ---", flush=True)
+        for round_ in range(1, args.repeats + 1):
+            if args.repeats > 1:
+                print(f"\n--- {name}: round {round_} of {args.repeats} ---", flush=True)
             for label in args.arms:
-                out = work / name / (label if args.rounds == 1 else f"{label}-{round_}")
+                out = work / name / (label if args.repeats == 1 else f"{label}-{round_}")
                 results[label].append(bench_arm(name, label, specs, args, out, meter, backend, jobs[label]))
         summary = {label: {k: statistics.fmean(r[k] for r in rounds) for k in rounds[0]}
                    for label, rounds in results.items()}
-        if args.rounds > 1:
+        if args.repeats > 1:
             for label, rounds in results.items():
                 print(overhead_verdict(f"{name} {label}", [r["overhead"] for r in rounds]), flush=True)
         if len(summary) < 2:
@@ -346,17 +347,6 @@ def overhead_verdict(label: str, round_means: Sequence[float], goal_s: float = G
 ARMS = ("before", "after")
 
 
-def positive_int(text: str) -> int:
-    """``--rounds``: a whole number of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number: give 1 or more") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} rounds: give 1 or more")
-    return value
-
-
 def arms(text: str) -> tuple[str, ...]:
     """``--arms``: a comma-separated subset of :data:`ARMS`."""
     chosen = tuple(a.strip() for a in text.split(",") if a.strip())
@@ -375,7 +365,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="comma-separated, run in this order: before, after (default both; one arm for an A/B of a change)")
     p.add_argument("--executor-memory", default="700m")
     p.add_argument("--floor-repeats", type=int, default=3, help="empty applications per shape and arm (median)")
-    p.add_argument("--rounds", type=positive_int, default=1,
+    p.add_argument("--repeats", type=positive(int, "--repeats"), default=1,
                    help="whole rounds of the arms, one after the other, each with its own floors (default 1); with "
                         "2 or more, each arm's mean overhead gets a 95 %% t interval over the rounds, and a verdict "
                         "on the 2 s goal (one round can be 1-2 s off the next on this machine)")

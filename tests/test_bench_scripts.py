@@ -104,7 +104,7 @@ def test_the_search_benchs_start_up_option_is_spelled_as_the_searchs():
 
 
 def test_the_campaign_bench_judges_the_goal_only_when_its_interval_is_on_one_side():
-    """bench/campaign.py --rounds: the mean overhead's t interval over rounds, and a verdict on the 2 s goal that
+    """bench/campaign.py --repeats: the mean overhead's t interval over rounds, and a verdict on the 2 s goal that
     says when the rounds cannot tell. The interval is checked against the closed form with the textbook quantile
     t(0.975, 2) = 4.3027 (a subprocess: the bench puts the project first on sys.path when imported)."""
     code = """
@@ -122,8 +122,8 @@ print(json.dumps([overhead_verdict("demo after", r) for r in ([1.5, 1.6, 1.7], [
     assert unsure.endswith("3 rounds cannot tell whether the 2 s goal is met")
 
 
-@pytest.mark.parametrize("rounds", ["0", "two"])
-def test_the_campaign_bench_refuses_a_bad_number_of_rounds_in_one_line(rounds):
-    done = subprocess.run([sys.executable, str(BENCH / "campaign.py"), "--rounds", rounds], capture_output=True,
+@pytest.mark.parametrize("repeats, why", [("0", "must be > 0, got '0'"), ("two", "must be a int, got 'two'")])
+def test_the_campaign_bench_refuses_a_bad_number_of_rounds_in_one_line(repeats, why):
+    done = subprocess.run([sys.executable, str(BENCH / "campaign.py"), "--repeats", repeats], capture_output=True,
                           text=True, timeout=120, cwd=BENCH.parent)
-    assert done.returncode == 2 and "argument --rounds:" in done.stderr and "give 1 or more" in done.stderr
+    assert done.returncode == 2 and done.stderr.strip().splitlines()[-1].endswith(f"argument --repeats: --repeats {why}")
