@@ -127,3 +127,30 @@ def test_the_campaign_bench_refuses_a_bad_number_of_rounds_in_one_line(repeats, 
     done = subprocess.run([sys.executable, str(BENCH / "campaign.py"), "--repeats", repeats], capture_output=True,
                           text=True, timeout=120, cwd=BENCH.parent)
     assert done.returncode == 2 and done.stderr.strip().splitlines()[-1].endswith(f"argument --repeats: --repeats {why}")
+
+
+def test_the_campaign_benchs_cpu_meter_charges_a_process_that_became_an_executor_by_exec():
+    """bench/campaign.py's CpuMeter reads a process's command line once, and again after an exec: a shell that
+    execs into a process with an executor's command line (as spark-class execs into the JVM) is charged as an
+    executor, with the CPU it burned (measured by the process itself), to the segment current when it started."""
+    code = r"""
+import json, os, subprocess, sys, time
+from bench.campaign import CpuMeter
+burn = "import time\nt = time.thread_time()\nwhile time.thread_time() - t < 0.6: pass\nprint(time.process_time())\ntime.sleep(0.4)"
+env = dict(os.environ, PY=sys.executable, CODE=burn, MARK="CoarseGrained" + "ExecutorBackend")  # not in this process's own command line
+with CpuMeter() as meter:
+    meter.mark("run 1")
+    done = subprocess.run(["sh", "-c", 'sleep 0.3; exec "$PY" -c "$CODE" "$MARK"'], env=env, capture_output=True,
+                          text=True, check=True)
+    time.sleep(3 * meter.period_s)
+    meter.mark("run 2")
+    time.sleep(3 * meter.period_s)
+print(json.dumps({"own": float(done.stdout), "one": meter.of("run 1"), "two": meter.of("run 2")}))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=BENCH.parent)
+    assert done.returncode == 0, done.stderr[-2000:]
+    got = json.loads(done.stdout)
+    assert got["own"] >= 0.6
+    assert got["one"]["executors"] == pytest.approx(got["own"], abs=0.1)
+    assert got["one"]["driver_jvm"] == got["one"]["driver_py"] == 0
+    assert got["two"]["total"] == 0
