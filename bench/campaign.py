@@ -307,7 +307,7 @@ def bench_arms(name: str, specs: list[RunSpec], args: argparse.Namespace, work: 
         for round_ in range(1, args.repeats + 1):
             if args.repeats > 1:
                 print(f"\n--- {name}: round {round_} of {args.repeats} ---", flush=True)
-            for label in args.arms:
+            for label in round_order(args.arms, round_):
                 out = work / name / (label if args.repeats == 1 else f"{label}-{round_}")
                 results[label].append(bench_arm(name, label, specs, args, out, meter, backend, jobs[label]))
         summary = {label: {k: statistics.fmean(r[k] for r in rounds) for k in rounds[0]}
@@ -373,6 +373,12 @@ def overhead_verdict(label: str, round_means: Sequence[float], goal_s: float = G
 ARMS = ("before", "after")
 
 
+def round_order(chosen: Sequence[str], round_: int) -> tuple[str, ...]:
+    """The arms of round ``round_`` (from 1): as given in odd rounds, reversed in even ones, so that over rounds
+    neither arm always runs second, after the other has warmed the page cache and the cluster's daemons."""
+    return tuple(chosen) if round_ % 2 else tuple(reversed(chosen))
+
+
 def arms(text: str) -> tuple[str, ...]:
     """``--arms``: a comma-separated subset of :data:`ARMS`."""
     chosen = tuple(a.strip() for a in text.split(",") if a.strip())
@@ -388,7 +394,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--train-samples", type=int, help="default: all 4,000 training digits of the sample")
     p.add_argument("--test-samples", type=int)
     p.add_argument("--arms", type=arms, default=ARMS,
-                   help="comma-separated, run in this order: before, after (default both; one arm for an A/B of a change)")
+                   help="comma-separated: before, after (default both; one arm for an A/B of a change); run in this "
+                        "order, and in the reverse order in every second round of --repeats")
     p.add_argument("--executor-memory", default="700m")
     p.add_argument("--floor-repeats", type=int, default=3, help="empty applications per shape and arm (median)")
     p.add_argument("--repeats", type=positive(int, "--repeats"), default=1,

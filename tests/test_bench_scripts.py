@@ -154,3 +154,17 @@ print(json.dumps({"own": float(done.stdout), "one": meter.of("run 1"), "two": me
     assert got["one"]["executors"] == pytest.approx(got["own"], abs=0.1)
     assert got["one"]["driver_jvm"] == got["one"]["driver_py"] == 0
     assert got["two"]["total"] == 0
+
+
+def test_the_campaign_bench_alternates_the_order_of_its_arms_over_rounds():
+    """With --repeats, neither arm always runs second (after the other warmed the caches): odd rounds run the arms
+    as given, even rounds in reverse; one arm is one arm in every round."""
+    code = """
+import json
+from bench.campaign import round_order
+print(json.dumps([round_order(("before", "after"), r) for r in (1, 2, 3, 4)] + [round_order(("after",), 2)]))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=BENCH.parent)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout) == [["before", "after"], ["after", "before"], ["before", "after"],
+                                       ["after", "before"], ["after"]]
