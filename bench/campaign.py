@@ -81,8 +81,12 @@ class CpuMeter:
 
     KINDS = ("driver_jvm", "driver_py", "executors")
 
-    def __init__(self, period_s: float = 0.05) -> None:
+    EXECUTOR = b"CoarseGrainedExecutorBackend"  # in an executor JVM's command line
+    DRIVER = b"org.apache.spark.deploy.SparkSubmit"  # in a driver JVM's; its children are the driver's Python
+
+    def __init__(self, period_s: float = 0.05, executor: bytes = EXECUTOR, driver: bytes = DRIVER) -> None:
         self.period_s, self.segment = period_s, ""
+        self.executor, self.driver = executor, driver
         self.share = 0.0  # the meter's own CPU time over its wall time: what it takes from the runs
         self.seen: dict[tuple[int, int], tuple[str, str, float]] = {}  # (pid, start) -> segment, kind, cpu
         self.stopping = threading.Event()
@@ -105,9 +109,9 @@ class CpuMeter:
         while not self.stopping.wait(self.period_s):
             self.share = time.thread_time() / max(time.monotonic() - started, 1e-9)  # of one core, so far
             found = self._scan(cmdlines)
-            drivers = {pid for pid, cmd, _ in found if b"org.apache.spark.deploy.SparkSubmit" in cmd}
+            drivers = {pid for pid, cmd, _ in found if self.driver in cmd}
             for pid, cmd, stat in found:
-                kind = ("executors" if b"CoarseGrainedExecutorBackend" in cmd else
+                kind = ("executors" if self.executor in cmd else
                         "driver_jvm" if pid in drivers else "driver_py" if int(stat[1]) in drivers else None)
                 if kind is not None:
                     key = (pid, int(stat[19]))  # a pid with its start time: pids are reused

@@ -132,13 +132,15 @@ def test_the_campaign_bench_refuses_a_bad_number_of_rounds_in_one_line(repeats, 
 def test_the_campaign_benchs_cpu_meter_charges_a_process_that_became_an_executor_by_exec():
     """bench/campaign.py's CpuMeter reads a process's command line once, and again after an exec: a shell that
     execs into a process with an executor's command line (as spark-class execs into the JVM) is charged as an
-    executor, with the CPU it burned (measured by the process itself), to the segment current when it started."""
+    executor, with the CPU it burned (measured by the process itself), to the segment current when it started.
+    The markers are this test's own: the suite's real executors and drivers run beside it."""
     code = r"""
-import json, os, subprocess, sys, time
+import json, os, subprocess, sys, time, uuid
 from bench.campaign import CpuMeter
 burn = "import time\nt = time.thread_time()\nwhile time.thread_time() - t < 0.6: pass\nprint(time.process_time())\ntime.sleep(0.4)"
-env = dict(os.environ, PY=sys.executable, CODE=burn, MARK="CoarseGrained" + "ExecutorBackend")  # not in this process's own command line
-with CpuMeter() as meter:
+mark = f"executor-{uuid.uuid4().hex}"  # made here: not in this process's own command line
+env = dict(os.environ, PY=sys.executable, CODE=burn, MARK=mark)
+with CpuMeter(executor=mark.encode(), driver=f"driver-{uuid.uuid4().hex}".encode()) as meter:
     meter.mark("run 1")
     done = subprocess.run(["sh", "-c", 'sleep 0.3; exec "$PY" -c "$CODE" "$MARK"'], env=env, capture_output=True,
                           text=True, check=True)
