@@ -6,13 +6,14 @@ import contextlib
 import io
 import itertools
 import json
+import re
 import tempfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
@@ -295,12 +296,16 @@ def commands(path: Path, out: Path) -> list[tuple[str, object, list[str]]]:
     ]
 
 
+TRACEBACK = re.compile(r'Traceback \(most recent call last\):\n  File "')
+
+
 def assert_no_traceback(path: Path, out: Path) -> None:
     for name, main, argv in commands(path, out):
         code, err = run_quietly(main, argv)
         assert code != 1, f"{name} hit a bug on {path.read_text()[:2000]!r}: {err}"
-        # a Python traceback's header, not the word: a table whose one column is named "Traceback" is named back
-        assert "Traceback (most recent call last)" not in err
+        # a Python traceback: its header and a frame on the next line. Not the words alone: a table whose one column
+        # is named "Traceback (most recent call last)" (Hypothesis draws the test's own string constants) is named back
+        assert not TRACEBACK.search(err), err
         if code != 0:
             errors = [line for line in err.splitlines() if line.startswith("error: ")]
             assert len(errors) == 1 and err.splitlines()[-1] == errors[0], (name, err)
@@ -319,6 +324,7 @@ def test_no_results_table_makes_a_cli_print_a_traceback(table: pd.DataFrame) -> 
 @pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(st.text(max_size=300), st.binary(max_size=300).map(lambda b: b.decode("latin-1"))))
+@example("Traceback (most recent call last)")  # once a flaky failure: a column of that name was named back
 def test_no_file_content_makes_a_cli_print_a_traceback(text: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "results.csv"
