@@ -43,6 +43,7 @@ from typing import Sequence
 sys.path[:1] = [str(Path(__file__).resolve().parent.parent)]
 
 from cluster.local import LocalCluster, free_port, parse_memory_mb
+from cluster.processes import EXECUTOR_CLASS
 from cluster.sparkenv import SparkEnv
 from harness.backends import LocalBackend
 from harness.campaign import CampaignPlan, CampaignSettings, open_campaign
@@ -81,7 +82,7 @@ class CpuMeter:
 
     KINDS = ("driver_jvm", "driver_py", "executors")
 
-    EXECUTOR = b"CoarseGrainedExecutorBackend"  # in an executor JVM's command line
+    EXECUTOR = EXECUTOR_CLASS.encode()  # in an executor JVM's command line
     DRIVER = b"org.apache.spark.deploy.SparkSubmit"  # in a driver JVM's; its children are the driver's Python
 
     def __init__(self, period_s: float = 0.05, executor: bytes = EXECUTOR, driver: bytes = DRIVER) -> None:
