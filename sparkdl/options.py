@@ -5,7 +5,7 @@ type, its metavar and its help, and composed by each command (one meaning and on
 * ``--job NAME|FILE``: a built-in job or a job description, the same default everywhere;
 * ``--out PATH``: what the command writes (its help says which kind);
 * ``--format {text,json,csv}``: text by default;
-* ``--response COLUMN``, ``--budget DURATION``, ``--seed SEED`` (its help says what it seeds), ``--cost COST``;
+* ``--parallelism SPEC`` (the scale of the scaling models), ``--response COLUMN``, ``--budget DURATION``, ``--seed SEED`` (its help says what it seeds), ``--cost COST``;
 * the options of every command that runs jobs (where: local, master or inventory; with what resources
   and limits), with one set of defaults for all of them: :func:`cluster_options`.
 
@@ -221,6 +221,14 @@ def add_response(parser: argparse.ArgumentParser | argparse._ArgumentGroup, what
     """``--response COLUMN``: the results column a model reads."""
     tail = f" (default {default})" if default else ""
     parser.add_argument("--response", metavar="COLUMN", default=default, help=f"{what}{tail}")
+
+
+def add_parallelism(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """``--parallelism SPEC``: the column (or product of columns) that is the scale m of every scaling model."""
+    parser.add_argument("--parallelism", metavar="SPEC",
+                        help="the scale m of the scaling models (amdahl, usl, ernest): a column or a product of "
+                             "columns, e.g. nodes or nodes*executors*executor_cores (default: nodes*executors*"
+                             "executor_cores, else the resource columns the table has, named on stderr)")
 
 
 def add_seed(parser: argparse.ArgumentParser | argparse._ArgumentGroup, what: str, default: int | None = 0) -> None:

@@ -401,7 +401,8 @@ def test_cli_prints_every_model_on_both_splits(campaign, capsys):
     table = [line.split() for line in out.splitlines()]
     table = [row for row in table if len(row) in (10, 11) and row[1] in ("random", "extrapolate")]
     assert {(row[0], row[1]) for row in table} == {
-        (m, s) for m in ("linear", "loglinear", "rf", "gb", "generic", "ernest") for s in ("random", "extrapolate")
+        (m, s) for m in ("linear", "loglinear", "rf", "gb", "generic", "ernest", "amdahl", "usl")
+        for s in ("random", "extrapolate")
     }
     assert "q[nodes]" in out
 

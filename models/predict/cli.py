@@ -14,20 +14,27 @@ a factor).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import math
 import sys
 
 import numpy as np
 import pandas as pd
 
-from models.predict.compare import SPLITS, compare, make_splits, parse_models
+from models.errors import InvalidTableError
+from models.predict import parallelism as scale
+from models.predict.compare import SPLITS, compare, make_splits, parse_models, scale_covariates
+from models.predict.scaleout import advise, analyse
 from models.predict.result import Comparison
 from models.predict.intervals import DEFAULT_FOLDS, DEFAULT_LEVEL, check_level
 from models.predict.table import measured_columns, model_inputs, read_results
 from models.results import factor_list, table_options, time_response
 from sparkdl.errors import EXIT_RUNS_FAILED
 from sparkdl.numbers import json_safe
-from sparkdl.options import CommandParser, add_format, add_response, add_seed, renamed
+from sparkdl.options import CommandParser, add_format, add_parallelism, add_response, add_seed, renamed
+
+MAX_RUNS_PER_SHAPE = 100
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -38,7 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_response(parser, "the results column to predict (default: the time column the campaign's manifest "
                          "records, else wall_clock_s)", None)
     renamed(parser, "--target", "--response")
-    parser.add_argument("--models", default="all", help="all, or a comma list of linear,loglinear,rf,gb,generic,ernest")
+    parser.add_argument("--models", default="all",
+                        help="all, or a comma list of linear,loglinear,rf,gb,generic,ernest,amdahl,usl")
+    add_parallelism(parser)
     parser.add_argument("--split", choices=(*SPLITS, "both"), default="both", help="evaluation split (default: both)")
     parser.add_argument("--extrapolate-by", default=None,
                         help="size column of the extrapolation split (default: parallelism m)")
@@ -53,21 +62,62 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--interval-folds", type=int, default=DEFAULT_FOLDS,
                         help="CV+ folds: each costs one more fit per model and split (default 5)")
     parser.add_argument("--no-intervals", action="store_true", help="skip the intervals (faster)")
+    scale_out = parser.add_argument_group("scale-out (the scaling curves amdahl, usl and ernest)")
+    scale_out.add_argument("--at", type=float, metavar="M",
+                           help="predict at parallelism M, beyond the runs (every setting of the other factors), "
+                                "with the interval over the scaling curves that fit")
+    scale_out.add_argument("--next", action="store_true",
+                           help="with --at: rank the affordable shapes by how much their runs would narrow the "
+                                "interval at M, with the expected interval and the cost")
+    scale_out.add_argument("--candidates", metavar="M1,M2,...",
+                           help="with --next: the parallelisms you can run (default: the training levels and the "
+                                "whole numbers between the largest and --at)")
+    scale_out.add_argument("--replications", type=int, default=2,
+                           help="with --next: runs per candidate shape (default 2)")
     add_format(parser)
     return parser
+
+
+def _candidates(text: str | None) -> list[float] | None:
+    if text is None:
+        return None
+    try:
+        values = [float(v) for v in text.split(",") if v.strip()][:1000]
+    except ValueError:
+        raise InvalidTableError(f"--candidates {text[:60]!r}: give parallelisms as numbers, e.g. 3,4,6") from None
+    if not values or not all(math.isfinite(v) for v in values):
+        raise InvalidTableError(f"--candidates {text[:60]!r}: give finite parallelisms, e.g. 3,4,6")
+    return values
+
+
+def _check_scale_options(args: argparse.Namespace) -> None:
+    if args.at is not None and not (math.isfinite(args.at) and args.at >= 1):
+        raise InvalidTableError(f"--at {args.at:g}: give a parallelism of at least 1, larger than the runs reach")
+    if (args.next or args.candidates is not None) and args.at is None:
+        raise InvalidTableError("--next needs --at M, the parallelism you want to know about")
+    if not 1 <= args.replications <= MAX_RUNS_PER_SHAPE:
+        raise InvalidTableError(f"--replications {args.replications}: give 1 to {MAX_RUNS_PER_SHAPE} runs per shape")
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     models = parse_models(args.models)
     check_level(args.level)
+    _check_scale_options(args)
+    candidates = _candidates(args.candidates)
     args.response = args.response or time_response(args.results)
     results = read_results(args.results)
+    found = _parallelism(results, args.parallelism, needed=args.at is not None)
     measured = measured_columns(results, args.measured, args.response)
     table, choice = model_inputs(results, args.response, factor_list(args.factors), args.results, measured)
     if choice.source == "guessed":
         print(f"note: factors taken from the columns (no manifest.json, no --factors): "
               f"{', '.join(choice.factors) or 'none'}", file=sys.stderr)
+    if found is not None:
+        table = scale.with_parallelism(table.assign(**{c: results[c] for c in found.columns if c not in table}),
+                                       found)
+        if found.source != "harness":
+            print(f"note: {found.note}", file=sys.stderr)
     n_all = len(table)
     finite = np.isfinite(pd.to_numeric(table[args.response], errors="coerce").to_numpy(dtype=float))
     for column in measured:  # a run without the measurement (observation off, a failed sampler) is left out
@@ -75,8 +125,15 @@ def main(argv: list[str] | None = None) -> int:
     table = table[finite].reset_index(drop=True)
     kinds = list(SPLITS) if args.split == "both" else [args.split]
     splits = make_splits(table, kinds, args.seed, args.extrapolate_by, args.test_fraction)
+    scale_columns = found.columns if found is not None else None
     result = compare(splits, args.response, models, args.seed, measured, choice.factors,
-                     None if args.no_intervals else args.level, args.interval_folds)
+                     None if args.no_intervals else args.level, args.interval_folds, scale_columns, args.level)
+    if args.at is not None:
+        covariates = scale_covariates(table, choice.factors, scale_columns)
+        result = dataclasses.replace(result, at=analyse(table, args.response, covariates, at=args.at, level=args.level))
+        if args.next:
+            result = dataclasses.replace(result, advice=advise(table, args.response, covariates, args.at, candidates,
+                                                               args.replications, args.level))
     if n_all > len(table):
         what = " or measured input" if measured else ""
         print(f"note: dropped {n_all - len(table)} rows with no finite {args.response}{what}", file=sys.stderr)
@@ -87,6 +144,26 @@ def main(argv: list[str] | None = None) -> int:
     for row in failed:
         print(f"error: {row.model} on the {row.split} split: {row.error}", file=sys.stderr)
     return EXIT_RUNS_FAILED if failed else 0
+
+
+def _parallelism(results: pd.DataFrame, spec: str | None, needed: bool) -> scale.Parallelism | None:
+    """The parallelism of the table: ``spec``'s (every value checked), else the default; a default whose values
+    cannot be a scale is dropped with a note (the non-scaling models do not need it) unless ``needed``."""
+    found = scale.resolve(results, spec)
+    if found is None:
+        if needed:
+            raise InvalidTableError("--at: the table has no resource column (nodes, executors, executor_cores, cpus); "
+                                    "name the scale with --parallelism COLUMN")
+        return None
+    if spec is None:
+        try:
+            found.values(results)
+        except InvalidTableError as exc:
+            if needed:
+                raise
+            print(f"note: no parallelism for the scaling models: {exc}", file=sys.stderr)
+            return None
+    return found
 
 
 def to_text(result: Comparison, n_rows: int) -> str:

@@ -17,6 +17,9 @@ from models.predict import flags
 from models.predict._base import Predictor
 from models.predict.ceiling import noise_ceiling
 from models.predict.ernest import ErnestModel
+from models.predict.parallelism import COLUMN as PARALLELISM, resolve
+from models.predict.scaleout import ScaleOut, analyse
+from models.predict.scaling import AMDAHL, USL, NotIdentifiedError, ScalingModel
 from models.predict.generic import PowerLawFit, PowerLawModel
 from models.predict.intervals import DEFAULT_FOLDS, DEFAULT_LEVEL, ConformalPredictor
 from models.predict.linear import LinearModel
@@ -34,7 +37,12 @@ MODELS: dict[str, Callable[[str, int], Predictor]] = {
     "gb": lambda target, seed: GradientBoostingModel(target, seed=seed),
     "generic": lambda target, seed: PowerLawModel(target, seed=seed),
     "ernest": lambda target, seed: ErnestModel(target),
+    "amdahl": lambda target, seed: ScalingModel(AMDAHL, target),
+    "usl": lambda target, seed: ScalingModel(USL, target),
 }
+#: Models that cannot predict beyond the training rows' range: a tree repeats the value of its last leaf.
+CANNOT_EXTRAPOLATE: frozenset[str] = frozenset({"rf", "gb"})
+CANNOT_EXTRAPOLATE_TEXT = "cannot extrapolate: a tree repeats the largest training scale's value"
 SPLITS: tuple[str, ...] = ("random", "extrapolate")
 
 
@@ -77,13 +85,17 @@ def make_splits(
 
 def compare(table_splits: Sequence[Split], target: str, models: Sequence[str], seed: int = 0,
             measured: Sequence[str] = (), factors: Sequence[str] | None = None,
-            level: float | None = DEFAULT_LEVEL, interval_folds: int = DEFAULT_FOLDS) -> Comparison:
+            level: float | None = DEFAULT_LEVEL, interval_folds: int = DEFAULT_FOLDS,
+            scale_columns: Sequence[str] | None = None, scale_level: float = DEFAULT_LEVEL) -> Comparison:
     """Fit each model on each split's train table and evaluate it on the test table; ``measured``
     columns are inputs beside the factors for the models that take them (the tree models).
 
     The noise ceiling is computed on the whole table (train + test of the first split) with design
     points given by ``factors`` (default: the table's factor columns); ``level`` None skips the
-    intervals (each costs ``interval_folds`` more fits per model and split)."""
+    intervals (each costs ``interval_folds`` more fits per model and split).
+
+    ``scale_columns`` are the columns the parallelism is made of (not covariates of the scaling models). On an
+    extrapolate split the scale-out analysis (models.predict.scaleout) runs too, at ``scale_level``."""
     rows: list[ComparisonRow] = []
     fits: dict[str, PowerLawFit] = {}
     ceiling = None
@@ -96,6 +108,8 @@ def compare(table_splits: Sequence[Split], target: str, models: Sequence[str], s
             def make(name: str = name) -> Predictor:
                 model = MODELS[name](target, seed)
                 model.measured = list(measured)
+                if isinstance(model, ScalingModel) and scale_columns is not None:
+                    model.scale_columns = list(scale_columns)
                 return model
 
             model = make()
@@ -104,12 +118,19 @@ def compare(table_splits: Sequence[Split], target: str, models: Sequence[str], s
                 model.fit(split.train)
                 elapsed = time.perf_counter() - start
                 result = model.evaluate(split.test)
+            except NotIdentifiedError as exc:
+                nan = float("nan")
+                rows.append(ComparisonRow(name, split.kind, len(split.train), len(split.test), nan, nan, nan,
+                                          time.perf_counter() - start, None, not_identified=str(exc)))
+                continue
             except ModelError as exc:
                 nan = float("nan")
                 rows.append(ComparisonRow(name, split.kind, len(split.train), len(split.test), nan, nan, nan,
                                           time.perf_counter() - start, str(exc)))
                 continue
             messages = flags.negative_r2(result.r2)
+            if split.kind == "extrapolate" and name in CANNOT_EXTRAPOLATE:
+                messages.insert(0, CANNOT_EXTRAPOLATE_TEXT)
             if isinstance(model, PowerLawModel) and model.fit_ is not None:
                 fits[split.kind] = model.fit_
                 messages += [f"degenerate fit: {p}" for p in model.fit_.problems]
@@ -130,4 +151,22 @@ def compare(table_splits: Sequence[Split], target: str, models: Sequence[str], s
             rows.append(ComparisonRow(name, split.kind, len(split.train), len(split.test),
                                       result.r2, result.mape, result.mse, elapsed, None, share, coverage,
                                       float("nan") if level is None else level, width, flags.join(messages)))
-    return Comparison(target, tuple(rows), {s.kind: s.description for s in table_splits}, fits, ceiling)
+    scaleout, scaleout_note = None, None
+    extrapolate = next((s for s in table_splits if s.kind == "extrapolate"), None)
+    if extrapolate is not None and PARALLELISM in extrapolate.train.columns:
+        try:
+            covariates = scale_covariates(extrapolate.train, chosen, scale_columns)
+            scaleout = analyse(extrapolate.train, target, covariates, test=extrapolate.test, level=scale_level)
+        except ModelError as exc:
+            scaleout_note = f"scale-out: {exc}"
+    return Comparison(target, tuple(rows), {s.kind: s.description for s in table_splits}, fits, ceiling,
+                      scaleout, scaleout_note)
+
+
+def scale_covariates(train: pd.DataFrame, factors: Sequence[str], scale_columns: Sequence[str] | None) -> list[str]:
+    """The factors that vary in ``train`` other than the parallelism and the columns it is made of."""
+    if scale_columns is None:
+        found = resolve(train)
+        scale_columns = found.columns if found is not None else ()
+    skip = {PARALLELISM, "processes", *scale_columns}
+    return [c for c in factors if c in train.columns and c not in skip and train[c].nunique(dropna=False) > 1]

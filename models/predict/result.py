@@ -9,6 +9,7 @@ from typing import Any
 
 from models.predict.ceiling import NoiseCeiling
 from models.predict.generic import PowerLawFit
+from models.predict.scaleout import Advice, ScaleOut
 from models.summary import Summary
 
 
@@ -32,12 +33,21 @@ class ComparisonRow:
     interval_level: float = float("nan")
     mean_interval_width: float = float("nan")
     warning: str | None = None
+    #: Why the training rows cannot determine the model (a scaling curve), when they cannot: no point estimate.
+    not_identified: str | None = None
+
+    @property
+    def extrapolates(self) -> bool:
+        """False for a tree model on the extrapolate split (it repeats the edge of its training range)."""
+        return not (self.split == "extrapolate" and (self.warning or "").startswith("cannot extrapolate"))
 
     def text(self) -> str:
         """The row of the text table: R^2 also as a share of the ceiling, coverage, ``!`` for a warning."""
         head = f"{self.model:<9} {self.split:<12} {self.n_train:>7} {self.n_test:>6}"
         if self.error:
             return f"{head}  failed: {self.error}"
+        if self.not_identified:
+            return f"{head}  {self.not_identified}"
         if not math.isfinite(self.r2_share_of_ceiling):
             share = f"{'-':>7}"
         else:
@@ -60,6 +70,28 @@ class Comparison:
     splits: dict[str, str]
     generic_fits: dict[str, PowerLawFit] = field(default_factory=dict)
     ceiling: NoiseCeiling | None = None
+    scaleout: ScaleOut | None = None
+    #: Why there is no scale-out analysis on the extrapolate split (None when there is one, or no such split).
+    scaleout_note: str | None = None
+    #: The scale-out at ``--at`` on the whole table, and the next run to make (``--next``).
+    at: ScaleOut | None = None
+    advice: Advice | None = None
+
+    def ranking(self, split: str) -> list[ComparisonRow]:
+        """The rows of ``split`` that have an estimate, best MAPE first; on the extrapolate split the models that
+        cannot extrapolate come after every model that can, whatever their MAPE."""
+        rows = [r for r in self.rows if r.split == split and not r.error and not r.not_identified
+                and math.isfinite(r.mape)]
+        return sorted(rows, key=lambda r: (not r.extrapolates, r.mape))
+
+    def ranking_line(self, split: str) -> str | None:
+        rows = self.ranking(split)
+        if not rows:
+            return None
+        listed = ", ".join(f"{i}. {r.model} {100 * r.mape:.1f} %" + ("" if r.extrapolates else " (cannot extrapolate)")
+                           for i, r in enumerate(rows, 1))
+        tail = "; trees last: they cannot extrapolate" if split == "extrapolate" else ""
+        return f"ranking on the {split} split (MAPE on its held-out rows{tail}): {listed}"
 
     @property
     def warnings(self) -> list[str]:
@@ -93,6 +125,9 @@ class Comparison:
                   f"{'MSE':>11} {cover:>8} {'fit_s':>7}")
         lines += ["", header, "-" * len(header)]
         lines += [r.text() for r in self.rows]
+        ranked = [line for kind in self.splits if (line := self.ranking_line(kind))]
+        if ranked:
+            lines += [""] + ranked
         if self.warnings:
             lines += ["", "warnings (! above):"] + [f"  {w}" for w in self.warnings]
         notes = self.readings()
@@ -103,6 +138,13 @@ class Comparison:
             lines += [f"  {note}" for note in notes[kind]]
             if fit.dropped:
                 lines.append(f"  constant in training, left out: {', '.join(fit.dropped)}")
+        for analysis in (self.scaleout, self.at):
+            if analysis is not None:
+                lines += [""] + analysis.text()
+        if self.scaleout_note:
+            lines += ["", self.scaleout_note]
+        if self.advice is not None:
+            lines += [""] + self.advice.text()
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
@@ -118,6 +160,11 @@ class Comparison:
             "splits": self.splits,
             "rows": [asdict(r) for r in self.rows],
             "warnings": self.warnings,
+            "ranking": {kind: [r.model for r in self.ranking(kind)] for kind in self.splits},
+            "scaleout": None if self.scaleout is None else self.scaleout.to_dict(),
+            "scaleout_note": self.scaleout_note,
+            "at": None if self.at is None else self.at.to_dict(),
+            "next": None if self.advice is None else self.advice.to_dict(),
             "generic": {
                 kind: {**asdict(fit), "formula": fit.formula(), "notes": notes[kind], "degenerate": fit.degenerate}
                 for kind, fit in self.generic_fits.items()

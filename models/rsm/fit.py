@@ -212,7 +212,9 @@ def _numeric(frame: pd.DataFrame, column: str) -> np.ndarray:
     return values.to_numpy(dtype=float)
 
 
-def _lack_of_fit(x: np.ndarray, y: np.ndarray, ss_res: float, df_res: int) -> tuple[LackOfFit, int]:
+def lack_of_fit(x: np.ndarray, y: np.ndarray, ss_res: float, df_res: int) -> tuple[LackOfFit, int]:
+    """The residual sum of squares ss_res (df_res) split into lack of fit and the pure error of the rows that share
+    a row of x; also the number of distinct rows of x."""
     keys = [tuple(np.round(r, 9)) for r in x]
     groups: dict[tuple, list[float]] = {}
     for key, v in zip(keys, y):
@@ -287,7 +289,7 @@ def fit_surface(frame: pd.DataFrame, response: str, factors: tuple[str, ...] | l
     names = term_names(factors)
     coefs = tuple(Coefficient(nm, float(b), float(s), float(tt), float(pp), float(nb))
                   for nm, b, s, tt, pp, nb in zip(names, beta, se, t, pv, natural))
-    lof, n_points = _lack_of_fit(x, y, ss_res, df_res)
+    lof, n_points = lack_of_fit(x, y, ss_res, df_res)
     anova = _anova(F, y, len(factors), ss_res, df_res, ss_tot, lof)
     h = np.einsum("ij,jk,ik->i", F, xtx_inv, F)
     with np.errstate(divide="ignore", invalid="ignore"):

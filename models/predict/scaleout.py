@@ -1,0 +1,311 @@
+"""Scale-out: the time at a parallelism the training rows do not reach, how sure we can be, and the next run to make.
+
+:func:`analyse` fits every scaling curve of :mod:`models.predict.scaling` (Amdahl, the USL, Ernest) to the
+training rows and, at each target setting (a parallelism m* with the other factors' values), gives
+
+- each curve's point prediction (none when it is not identified) and its interval for one new run;
+- one interval over model form: the hull of the intervals of every curve that fits the training rows (a curve
+  whose lack-of-fit test against the replicates rejects it at p < 0.01 is left out, and said so). A curve that
+  is not identified still bounds the time (the range of its family through the rows), so two levels of m give
+  an honest, wide interval instead of a confident wrong number;
+- with observed runs at the target (the extrapolation split), the share of them inside it, beside the level.
+
+:func:`advise` answers "which run next": for each affordable candidate parallelism it adds ``runs`` hypothetical
+runs there, as each of three scenarios would give them (the curves that make the target's interval's low end,
+its high end, and their midpoint), refits, and takes the mean width of the interval at the target over the
+scenarios. A run where the scenarios disagree most separates them; a candidate that identifies a curve removes
+its family's range. The noise is held at the value measured on the real rows. Candidates are ranked by that
+expected width; the cost is the candidate's predicted time x its parallelism x runs (cluster-seconds, in units
+of the parallelism: core-seconds when m counts cores, node-seconds when it counts nodes). Ernest (Venkataraman
+et al. 2016) chooses its training runs by A-optimal design of a model assumed right; this chooses them to
+shrink the interval over model form, which is what is uncertain when extrapolating.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from models.errors import InvalidTableError, TooFewRowsError
+from models.predict.parallelism import COLUMN as PARALLELISM
+from models.predict.scaling import CURVES, Covariates, Curve, CurveFit, fit_curve
+
+#: At most this many target settings are listed in the text (all are in the JSON).
+MAX_LISTED = 8
+
+
+@dataclass(frozen=True)
+class CurveAtTarget:
+    """One curve at one target setting."""
+
+    curve: str
+    identified: bool
+    fits: bool
+    point: float  # NaN when not identified
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class TargetPrediction:
+    """The time at one target setting: each curve's, the interval over model form and the runs observed there."""
+
+    parallelism: float
+    config: dict[str, Any]
+    curves: tuple[CurveAtTarget, ...]
+    low: float
+    high: float
+    observed: tuple[float, ...] = ()
+
+    @property
+    def covered(self) -> int:
+        return sum(self.low <= v <= self.high for v in self.observed)
+
+    def text(self) -> str:
+        where = ", ".join(f"{k} {v}" for k, v in self.config.items())
+        head = f"m = {self.parallelism:g}" + (f" ({where})" if where else "")
+        parts = []
+        for c in self.curves:
+            point = f"{c.point:.4g}" if c.identified else "not identified"
+            parts.append(f"{c.curve} {point} [{c.low:.4g}, {c.high:.4g}]{'' if c.fits else ' (lack of fit, left out)'}")
+        seen = ""
+        if self.observed:
+            seen = (f"; observed mean {np.mean(self.observed):.4g} over {len(self.observed)} run(s), "
+                    f"{self.covered} inside")
+        return f"{head}: interval {self.low:.4g} to {self.high:.4g}{seen}\n      " + "; ".join(parts)
+
+
+@dataclass(frozen=True)
+class ScaleOut:
+    """The scale-out analysis of one training table (see the module docstring)."""
+
+    level: float
+    parallelism: str
+    levels: tuple[float, ...]
+    fits: tuple[CurveFit, ...] = field(repr=False)
+    targets: tuple[TargetPrediction, ...]
+
+    @property
+    def n_observed(self) -> int:
+        return sum(len(t.observed) for t in self.targets)
+
+    @property
+    def coverage(self) -> float:
+        n = self.n_observed
+        return sum(t.covered for t in self.targets) / n if n else float("nan")
+
+    @property
+    def noise(self) -> tuple[float, int, str]:
+        f = self.fits[0]
+        return f.sigma, f.sigma_df, f.sigma_source
+
+    def notes(self) -> list[str]:
+        """One line per curve: its coefficients or why it is not identified, and whether it fits."""
+        out = []
+        for f in self.fits:
+            line = f.describe()
+            if f.identified and not f.fits:
+                line += f"; lack of fit p = {f.lack_of_fit.p:.2g}: left out of the interval"  # type: ignore[union-attr]
+            out.append(line)
+        return out
+
+    def text(self) -> list[str]:
+        sigma, df, source = self.noise
+        noise = (f"relative noise of a run {100 * sigma:.1f} % ({source}, {df} df)" if math.isfinite(sigma)
+                 else "noise of a run unknown (no replicates): the intervals hold the curves' spread only")
+        levels = ", ".join(f"{v:g}" for v in self.levels)
+        lines = [f"scale-out ({self.parallelism}; trained on m = {levels}; {noise}; intervals at "
+                 f"{100 * self.level:.0f} % for one new run, over model form):"]
+        lines += [f"  {n}" for n in self.notes()]
+        lines += [f"  {t.text()}" for t in self.targets[:MAX_LISTED]]
+        if len(self.targets) > MAX_LISTED:
+            lines.append(f"  ... {len(self.targets) - MAX_LISTED} more settings (--format json lists them)")
+        if self.n_observed:
+            lines.append(f"  coverage on the held-out runs: {100 * self.coverage:.0f} % of {self.n_observed} "
+                         f"(nominal {100 * self.level:.0f} %)")
+        return lines
+
+    def to_dict(self) -> dict[str, Any]:
+        sigma, df, source = self.noise
+        return {
+            "level": self.level, "parallelism": self.parallelism, "levels": list(self.levels),
+            "noise": {"relative_sd": sigma, "df": df, "source": source},
+            "curves": [{"curve": f.curve.name, "identified": f.identified, "reason": f.reason, "fits": f.fits,
+                        "lack_of_fit_p": None if f.lack_of_fit is None else f.lack_of_fit.p,
+                        "coefficients": dict(zip(f.curve.parameters, map(float, f.theta))) if f.identified else None,
+                        "text": line} for f, line in zip(self.fits, self.notes())],
+            "targets": [{"parallelism": t.parallelism, "config": t.config, "low": t.low, "high": t.high,
+                         "observed": list(t.observed), "covered": t.covered,
+                         "curves": [c.__dict__ for c in t.curves]} for t in self.targets],
+            "coverage": self.coverage, "n_observed": self.n_observed,
+        }
+
+
+def _config_rows(table: pd.DataFrame, covariates: Sequence[str]) -> pd.DataFrame:
+    return table[list(covariates)].drop_duplicates().reset_index(drop=True) if covariates else pd.DataFrame(index=[0])
+
+
+def fit_curves(train: pd.DataFrame, target: str, covariates: Sequence[str], curves: Sequence[Curve],
+               sigma: tuple[float, int, str] | None = None) -> tuple[CurveFit, ...]:
+    """Every curve fitted to ``train`` (its ``parallelism`` column, ``target`` and the covariate columns)."""
+    cov = Covariates.learn(train, list(covariates))
+    x = cov.matrix(train)
+    m = train[PARALLELISM].to_numpy(dtype=float)
+    y = train[target].to_numpy(dtype=float)
+    return tuple(fit_curve(c, m, y, x, cov, sigma) for c in curves)
+
+
+def _at(fits: Sequence[CurveFit], m: float, config: pd.DataFrame, level: float,
+        observed: Sequence[float] = ()) -> tuple[TargetPrediction, list[tuple[CurveFit, np.ndarray, float]]]:
+    """The prediction at (m, config) and each usable curve's (fit, theta, value) at the interval's two ends."""
+    x = fits[0].covariates.matrix(config) if fits[0].covariates.columns else np.zeros((1, 0))
+    rows, ends = [], []
+    for f in fits:
+        low, high, rng = f.run_interval(m, x, level)
+        point = float(f.predict(np.array([m]), x)[0])
+        rows.append(CurveAtTarget(f.curve.name, f.identified, f.fits, point, low, high))
+        ends.append((f, rng, low, high))
+    usable = [e for e in ends if e[0].fits] or ends
+    lo_end = min(usable, key=lambda e: e[2])
+    hi_end = max(usable, key=lambda e: e[3])
+    config_dict = {k: (v.item() if hasattr(v, "item") else v) for k, v in config.iloc[0].items()} \
+        if len(config.columns) else {}
+    prediction = TargetPrediction(float(m), config_dict, tuple(rows), lo_end[2], hi_end[3], tuple(map(float, observed)))
+    extremes = [(lo_end[0], lo_end[1].theta_low, lo_end[2]), (hi_end[0], hi_end[1].theta_high, hi_end[3])]
+    return prediction, extremes
+
+
+def analyse(train: pd.DataFrame, target: str, covariates: Sequence[str], at: float | None = None,
+            test: pd.DataFrame | None = None, level: float = 0.9, parallelism: str = PARALLELISM,
+            curves: Sequence[Curve] = tuple(CURVES.values())) -> ScaleOut:
+    """The scale-out analysis: at parallelism ``at`` for every covariate setting of ``train``, or at every
+    (parallelism, setting) of ``test`` with its runs as the observed values."""
+    check_scales(train, at)
+    fits = fit_curves(train, target, covariates, curves)
+    targets = []
+    if test is not None:
+        keys = [PARALLELISM, *covariates]
+        for _, group in test.groupby(keys, sort=True):
+            config = group[list(covariates)].iloc[[0]].reset_index(drop=True) if covariates else pd.DataFrame(index=[0])
+            targets.append(_at(fits, float(group[PARALLELISM].iloc[0]), config, level, group[target].tolist())[0])
+    else:
+        assert at is not None
+        configs = _config_rows(train, covariates)
+        for i in range(len(configs)):
+            targets.append(_at(fits, at, configs.iloc[[i]].reset_index(drop=True), level)[0])
+    levels = tuple(float(v) for v in np.unique(train[PARALLELISM]))
+    return ScaleOut(level, parallelism, levels, fits, tuple(targets))
+
+
+def check_scales(train: pd.DataFrame, at: float | None) -> None:
+    """Two or more levels of parallelism, and a target above all of them."""
+    levels = np.unique(train[PARALLELISM].to_numpy(dtype=float))
+    if len(levels) < 2:
+        raise TooFewRowsError(f"the training rows have one level of parallelism ({levels[0]:g}); scale-out needs "
+                              "runs at two or more scales")
+    if at is not None and not (math.isfinite(at) and at > levels.max()):
+        raise InvalidTableError(f"--at {at:g}: the runs already reach parallelism {levels.max():g}; give a larger "
+                                "scale (scale-out predicts beyond the data), or use --split to test inside it")
+
+
+# --- the next run ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NextRun:
+    """The expected interval at the target after ``runs`` runs at ``parallelism``, and what they cost."""
+
+    parallelism: float
+    runs: int
+    expected_low: float
+    expected_high: float
+    cost: float  # predicted time x parallelism x runs
+
+    @property
+    def width(self) -> float:
+        return self.expected_high - self.expected_low
+
+
+@dataclass(frozen=True)
+class Advice:
+    """The candidates ranked by the expected width of the interval at the target (narrowest first)."""
+
+    at: float
+    config: dict[str, Any]
+    current: TargetPrediction
+    candidates: tuple[NextRun, ...]
+
+    def text(self) -> list[str]:
+        where = ", ".join(f"{k} {v}" for k, v in self.config.items())
+        now = self.current
+        lines = [f"next run (target m = {self.at:g}{', ' + where if where else ''}; interval now "
+                 f"{now.low:.4g} to {now.high:.4g}, width {now.high - now.low:.4g}):",
+                 f"  {'m':>6} {'runs':>4} {'expected interval':>23} {'width':>9} {'cost':>10}"]
+        for i, c in enumerate(self.candidates):
+            mark = "  <- run this" if i == 0 else ""
+            lines.append(f"  {c.parallelism:>6g} {c.runs:>4} {c.expected_low:>11.4g} to {c.expected_high:<9.4g} "
+                         f"{c.width:>9.4g} {c.cost:>10.4g}{mark}")
+        lines.append("  cost: predicted time x m x runs (cluster-seconds in units of the parallelism)")
+        return lines
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"at": self.at, "config": self.config, "current": {"low": self.current.low, "high": self.current.high},
+                "candidates": [{**c.__dict__, "width": c.width} for c in self.candidates]}
+
+
+def default_candidates(levels: Sequence[float], at: float, most: int = 6) -> list[float]:
+    """The training levels, and whole numbers between the largest and the target (at most ``most`` of them,
+    spread geometrically): shapes a user can afford, below the one they want to know about."""
+    top = max(levels)
+    between = [float(v) for v in range(int(math.floor(top)) + 1, int(math.ceil(at)))]
+    if len(between) > most:
+        picks = np.unique(np.round(np.geomspace(between[0], between[-1], most)))
+        between = [float(v) for v in picks]
+    return sorted(set(map(float, levels)) | set(between))
+
+
+def advise(train: pd.DataFrame, target: str, covariates: Sequence[str], at: float,
+           candidates: Sequence[float] | None = None, runs: int = 2, level: float = 0.9,
+           curves: Sequence[Curve] = tuple(CURVES.values())) -> Advice:
+    """Rank ``candidates`` (default :func:`default_candidates`) by the expected interval width at ``at``."""
+    check_scales(train, at)
+    if runs < 1:
+        raise InvalidTableError(f"runs per candidate must be at least 1, got {runs}")
+    fits = fit_curves(train, target, covariates, curves)
+    levels = sorted(set(train[PARALLELISM].astype(float)))
+    candidates = default_candidates(levels, at) if candidates is None else sorted(set(map(float, candidates)))
+    bad = [c for c in candidates if not (math.isfinite(c) and 1 <= c < at)]
+    if bad:
+        raise InvalidTableError(f"candidate scale {bad[0]:g} is not between 1 and the target {at:g}; give affordable "
+                                "shapes below the target")
+    configs = _config_rows(train, covariates)
+    if covariates:  # the most frequent setting of the other factors: the one most runs were made at
+        counts = train.groupby(list(covariates), sort=False).size().sort_values(ascending=False)
+        top = counts.index[0] if len(covariates) > 1 else (counts.index[0],)
+        configs = pd.DataFrame([dict(zip(covariates, top))])
+    config = configs.iloc[[0]].reset_index(drop=True)
+    current, extremes = _at(fits, at, config, level)
+    sigma = fits[0].sigma, fits[0].sigma_df, fits[0].sigma_source
+    out = []
+    for m_c in candidates:
+        x_c = fits[0].covariates.matrix(config) if covariates else np.zeros((1, 0))
+        ends = [float(f.expected(np.array([m_c]), x_c, theta)[0]) for f, theta, _ in extremes]
+        scenarios = [ends[0], ends[1], 0.5 * (ends[0] + ends[1])]
+        lows, highs = [], []
+        for value in scenarios:
+            extra = pd.concat([config] * runs, ignore_index=True) if covariates else pd.DataFrame(index=range(runs))
+            extra[PARALLELISM] = m_c
+            extra[target] = value
+            grown = pd.concat([train[[PARALLELISM, target, *covariates]], extra], ignore_index=True)
+            after = _at(fit_curves(grown, target, covariates, curves, sigma), at, config, level)[0]
+            lows.append(after.low)
+            highs.append(after.high)
+        centre = float(np.mean(scenarios))
+        out.append(NextRun(m_c, runs, float(np.mean(lows)), float(np.mean(highs)), centre * m_c * runs))
+    out.sort(key=lambda c: (c.width, c.cost))
+    return Advice(at, current.config, current, tuple(out))

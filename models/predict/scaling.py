@@ -1,0 +1,411 @@
+"""Scaling curves that can saturate: Amdahl, the Universal Scalability Law and Ernest, with the other factors
+as covariates, and what the training rows can and cannot say at a scale they do not hold.
+
+Each curve is linear in non-negative coefficients theta over basis functions of the parallelism m:
+
+    amdahl  T(m) = serial + parallel / m                       (Amdahl 1967: speed-up bounded by 1/serial share)
+    usl     T(m) = (c + a (m - 1) + b m (m - 1)) / m            (Gunther's Universal Scalability Law, time form:
+                                                                 throughput m / T; a = contention, b = coherency;
+                                                                 with b > 0 the time bends back up past
+                                                                 m* = sqrt((c - a) / b), retrograde scaling)
+    ernest  T(m) = fixed + parallel / m + tree * log m + per_machine * m   (Venkataraman et al. 2016)
+
+and the other factors (batch size, epochs, the network...) multiply the whole curve,
+T = exp(x . beta) * phi(m) . theta: one shape shared by every setting, each setting's own level (numeric
+covariates enter as log x centred on the training rows' geometric mean, categorical ones as indicators of
+each level but the first). Times are ratios of one another, so the fit minimises the relative squared error
+sum(((y - T) / ybar_cell)^2), where ybar_cell is the mean of the runs that share the row's design point; with
+no covariates that is a non-negative least squares problem (scipy.optimize.nnls), with covariates a bounded
+non-linear one (scipy.optimize.least_squares), after which theta is the exact NNLS optimum for the fitted beta.
+
+Identification. A curve with p coefficients needs p distinct levels of m in the training rows (Amdahl 2,
+the USL 3, Ernest 4), a basis of full rank at those levels, and covariates that are not confounded with m. A
+fit that fails any of these is *not identified*: :class:`CurveFit` says why in one line and
+:meth:`CurveFit.predict` gives no point estimate (NaN).
+
+What it can still say. The set of non-negative theta that fit the training rows about as well as the best
+one, {theta >= 0 : RSS(theta) <= RSS_min + sigma^2 t^2}, where sigma is the relative replicate noise and t
+the two-sided t quantile at the level (a profile-likelihood interval for a scalar function of theta), is
+bounded even when theta is not identified, because every basis function is non-negative and positive at some
+training level. :meth:`CurveFit.mean_range` returns the smallest and largest T(m*) over that set (a convex
+problem, solved with SLSQP): for an identified fit it is the usual confidence interval of the mean, for one
+that is not identified it is the range of every curve of the family that fits the rows (e.g. from 1 and 2
+machines, the USL's time at 4 lies between the pure-contention and the pure-coherency curve through the two
+points). :meth:`CurveFit.run_interval` widens it by the noise of one new run.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from scipy.optimize import least_squares, minimize, nnls
+
+from models.errors import FitError, InvalidTableError, ModelError
+from models.predict._base import Predictor
+from models.predict.ernest import ernest_design
+from models.predict.parallelism import COLUMN as PARALLELISM, Parallelism, resolve
+from models.predict.table import factor_columns, is_categorical
+from models.rsm.fit import LackOfFit, lack_of_fit
+
+#: Lack of fit below this p-value: the curve misses structure the replicates show is real.
+LACK_OF_FIT_P = 0.01
+#: Relative singular value under which a design is taken as singular.
+RANK_TOLERANCE = 1e-9
+
+
+class NotIdentifiedError(ModelError):
+    """The training rows cannot determine the curve's coefficients (too few levels of m, a singular design)."""
+
+
+@dataclass(frozen=True)
+class Curve:
+    """A scaling curve: its name, its coefficients' names, its formula and its basis functions of m."""
+
+    name: str
+    parameters: tuple[str, ...]
+    formula: str
+    basis: Callable[[np.ndarray], np.ndarray] = field(repr=False)
+
+    @property
+    def p(self) -> int:
+        return len(self.parameters)
+
+
+def _amdahl(m: np.ndarray) -> np.ndarray:
+    return np.column_stack([np.ones_like(m), 1.0 / m])
+
+
+def _usl(m: np.ndarray) -> np.ndarray:
+    return np.column_stack([1.0 / m, (m - 1.0) / m, m - 1.0])
+
+
+AMDAHL = Curve("amdahl", ("serial", "parallel"), "serial + parallel/m", _amdahl)
+USL = Curve("usl", ("c", "contention", "coherency"), "(c + contention (m-1) + coherency m (m-1)) / m", _usl)
+ERNEST = Curve("ernest", ("fixed", "parallel", "tree", "per_machine"), "fixed + parallel/m + tree log m + per_machine m",
+               lambda m: ernest_design(m))
+CURVES: dict[str, Curve] = {c.name: c for c in (AMDAHL, USL, ERNEST)}
+
+
+# --- covariates --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Covariates:
+    """How the other factors enter: log x - mean(log x) for positive numbers, x - mean x for others, one indicator per
+    categorical level but the first."""
+
+    numeric: tuple[tuple[str, bool, float], ...]  # (column, logged, centre)
+    categorical: tuple[tuple[str, tuple[str, ...]], ...]  # (column, levels after the first)
+
+    @classmethod
+    def learn(cls, table: pd.DataFrame, columns: Sequence[str]) -> Covariates:
+        numeric, categorical = [], []
+        for c in columns:
+            if is_categorical(table[c]):
+                levels = sorted(map(str, table[c].unique()))
+                categorical.append((c, tuple(levels[1:])))
+            else:
+                x = table[c].to_numpy(dtype=float)
+                logged = bool((x > 0).all())
+                v = np.log(x) if logged else x
+                numeric.append((c, logged, float(v.mean())))
+        return cls(tuple(numeric), tuple(categorical))
+
+    @property
+    def names(self) -> list[str]:
+        return [f"log {c}" if logged else c for c, logged, _ in self.numeric] + [
+            f"{c}={level}" for c, levels in self.categorical for level in levels]
+
+    @property
+    def columns(self) -> list[str]:
+        return [c for c, _, _ in self.numeric] + [c for c, _ in self.categorical]
+
+    def matrix(self, table: pd.DataFrame) -> np.ndarray:
+        parts = []
+        for c, logged, centre in self.numeric:
+            x = table[c].to_numpy(dtype=float)
+            if logged and (x <= 0).any():
+                raise InvalidTableError(f"covariate {c!r} must be positive (it entered the scaling fit as log {c})")
+            parts.append((np.log(x) if logged else x) - centre)
+        for c, levels in self.categorical:
+            values = table[c].astype(str).to_numpy()
+            parts += [(values == level).astype(float) for level in levels]
+        return np.column_stack(parts) if parts else np.zeros((len(table), 0))
+
+
+# --- the fit -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MeanRange:
+    """Smallest and largest mean time at one setting over the coefficients that fit the rows, and those coefficients."""
+
+    low: float
+    high: float
+    theta_low: np.ndarray
+    theta_high: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class CurveFit:
+    """One curve fitted to training rows (see the module docstring); arrays are the training rows'."""
+
+    curve: Curve
+    theta: np.ndarray
+    beta: np.ndarray
+    covariates: Covariates
+    levels: tuple[float, ...]
+    identified: bool
+    reason: str | None
+    rss: float
+    #: Relative noise of one run (the replicates' pure error, else the residuals'), its df and where it came from.
+    sigma: float
+    sigma_df: int
+    sigma_source: str
+    lack_of_fit: LackOfFit | None
+    m: np.ndarray = field(repr=False)
+    y: np.ndarray = field(repr=False)
+    x: np.ndarray = field(repr=False)
+    w: np.ndarray = field(repr=False)
+
+    @property
+    def fits(self) -> bool:
+        """False when the lack-of-fit test rejects the curve at LACK_OF_FIT_P (True when it cannot be tested)."""
+        lof = self.lack_of_fit
+        return not (lof is not None and lof.testable and (lof.p or 0.0) < LACK_OF_FIT_P)
+
+    def _row_factor(self, x: np.ndarray) -> np.ndarray:
+        return np.exp(x @ self.beta) if self.beta.size else np.ones(len(x))
+
+    def expected(self, m: np.ndarray, x: np.ndarray, theta: np.ndarray | None = None) -> np.ndarray:
+        """exp(x . beta) phi(m) . theta for the fitted theta (or the one given), identified or not."""
+        m = np.asarray(m, dtype=float)
+        return self._row_factor(np.asarray(x, dtype=float).reshape(len(m), -1)) * (
+            self.curve.basis(m) @ (self.theta if theta is None else theta))
+
+    def predict(self, m: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """Point predictions; NaN everywhere when the fit is not identified."""
+        if not self.identified:
+            return np.full(len(np.asarray(m)), np.nan)
+        return self.expected(m, x)
+
+    def t_quantile(self, level: float) -> float:
+        if self.sigma_df > 0:
+            return float(stats.t.ppf(0.5 + level / 2, self.sigma_df))
+        return float(stats.norm.ppf(0.5 + level / 2))
+
+    def mean_range(self, m: float, x: np.ndarray, level: float) -> MeanRange:
+        """The smallest and largest mean time at (m, x) over {theta >= 0 : RSS <= RSS_min + sigma^2 t^2}."""
+        a = (self.w * self._row_factor(self.x))[:, None] * self.curve.basis(self.m)
+        b = self.w * self.y
+        g = (self._row_factor(np.asarray(x, dtype=float).reshape(1, -1)) * self.curve.basis(np.array([float(m)])))[0]
+        sigma = self.sigma if math.isfinite(self.sigma) else 0.0
+        slack = sigma**2 * self.t_quantile(level) ** 2 + len(b) * 1e-8  # the floor keeps an exact fit's set open
+        bound = self.rss + slack
+        scale = max(float(g @ self.theta), 1e-300)
+        ends = []
+        for sign in (1.0, -1.0):
+            result = minimize(
+                lambda t: sign * float(g @ t) / scale, self.theta, jac=lambda t: sign * g / scale, method="SLSQP",
+                bounds=[(0.0, None)] * self.curve.p,
+                constraints=[{"type": "ineq", "fun": lambda t: (bound - float(np.sum((a @ t - b) ** 2))) / bound,
+                              "jac": lambda t: -2.0 * (a.T @ (a @ t - b)) / bound}],
+                options={"maxiter": 200, "ftol": 1e-10},
+            )
+            theta = np.maximum(result.x, 0.0)
+            if float(np.sum((a @ theta - b) ** 2)) > bound * (1 + 1e-6):  # not feasible: keep the fitted theta
+                theta = self.theta
+            ends.append(theta)
+        lo_theta, hi_theta = ends
+        low, high = float(g @ lo_theta), float(g @ hi_theta)
+        return MeanRange(min(low, high), max(low, high), lo_theta, hi_theta)
+
+    def run_interval(self, m: float, x: np.ndarray, level: float) -> tuple[float, float, MeanRange]:
+        """The interval for one new run at (m, x): the mean range widened, on each side, by t * sigma * centre in
+        quadrature (the usual prediction interval of an identified fit); the mean range alone without a noise
+        estimate."""
+        rng = self.mean_range(m, x, level)
+        centre = float(self.expected(np.array([float(m)]), np.asarray(x, dtype=float).reshape(1, -1))[0]) \
+            if self.identified else 0.5 * (rng.low + rng.high)
+        noise = self.t_quantile(level) * self.sigma * centre if math.isfinite(self.sigma) else 0.0
+        low = centre - math.hypot(centre - rng.low, noise)
+        high = centre + math.hypot(rng.high - centre, noise)
+        return max(low, 0.0), high, rng
+
+    def describe(self) -> str:
+        """The fitted coefficients in one line (or why there are none)."""
+        if not self.identified:
+            return f"{self.curve.name}: not identified: {self.reason}"
+        coefficients = ", ".join(f"{n} {v:.4g}" for n, v in zip(self.curve.parameters, self.theta))
+        extra = ""
+        if self.curve is USL and self.theta[0] > 0:
+            c, a, b = self.theta
+            extra = f"; contention share {a / c:.3g}, coherency share {b / c:.3g}"
+            if b > 0 and c > a:
+                extra += f", fastest at m = {math.sqrt((c - a) / b):.3g}"
+        if self.curve is AMDAHL and self.theta.sum() > 0:
+            extra = f"; serial share {self.theta[0] / self.theta.sum():.3g}"
+        return f"{self.curve.name}: T = {self.curve.formula} with {coefficients}{extra}"
+
+
+def design_cells(m: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """One integer per row: the design point (m and covariates) it belongs to."""
+    keys = np.column_stack([m, x]) if x.size else m.reshape(-1, 1)
+    return np.unique(np.round(keys, 9), axis=0, return_inverse=True)[1].reshape(-1)
+
+
+def fit_curve(curve: Curve, m: np.ndarray, y: np.ndarray, x: np.ndarray | None = None,
+              covariates: Covariates | None = None, sigma: tuple[float, int, str] | None = None) -> CurveFit:
+    """Fit ``curve`` to times ``y`` at parallelism ``m`` with covariate matrix ``x`` (n x k, default none).
+
+    ``sigma`` (value, df, source) replaces the noise estimated from the rows (a caller adding hypothetical runs
+    keeps the noise it measured)."""
+    m = np.asarray(m, dtype=float)
+    y = np.asarray(y, dtype=float)
+    x = np.zeros((len(m), 0)) if x is None else np.asarray(x, dtype=float).reshape(len(m), -1)
+    covariates = covariates or Covariates((), ())
+    if len(m) != len(y) or len(y) == 0:
+        raise InvalidTableError(f"need one time per parallelism value, got {len(y)} and {len(m)}")
+    if (m < 1).any() or not np.isfinite(m).all():
+        raise InvalidTableError("parallelism m must be a finite number >= 1 in every row")
+    if (y <= 0).any() or not np.isfinite(y).all():
+        raise InvalidTableError("a scaling curve needs positive finite times in every row")
+    cells = design_cells(m, x)
+    cell_mean = np.bincount(cells, weights=y) / np.bincount(cells)
+    w = 1.0 / cell_mean[cells]
+    phi = curve.basis(m)
+    k = x.shape[1]
+    if k == 0:
+        theta, beta = nnls(w[:, None] * phi, w * y)[0], np.zeros(0)
+    else:
+        theta, beta = _fit_with_covariates(phi, y, w, x, m)
+    levels = tuple(float(v) for v in np.unique(m))
+    reason = _identification(curve, levels, phi, w, x, theta, beta)
+    fitted = np.exp(x @ beta) * (phi @ theta) if k else phi @ theta
+    rss = float(np.sum((w * (y - fitted)) ** 2))
+    n_cells = int(cells.max()) + 1
+    df_pe = len(y) - n_cells
+    ss_pe = float(np.sum((w * y - np.bincount(cells, weights=w * y)[cells] / np.bincount(cells)[cells]) ** 2))
+    n_params = curve.p + k
+    if sigma is not None:
+        s, s_df, source = sigma
+    elif df_pe > 0:
+        s, s_df, source = math.sqrt(ss_pe / df_pe), df_pe, "replicates"
+    elif reason is None and len(y) > n_params:
+        s, s_df, source = math.sqrt(rss / (len(y) - n_params)), len(y) - n_params, "residuals"
+    else:
+        s, s_df, source = float("nan"), 0, "unknown"
+    lof = None
+    if reason is None and df_pe > 0 and len(y) - n_params - df_pe > 0:
+        lof = lack_of_fit(np.column_stack([m, x]), w * y, rss, len(y) - n_params)[0]
+    return CurveFit(curve, theta, beta, covariates, levels, reason is None, reason, rss, s, s_df, source, lof,
+                    m, y, x, w)
+
+
+def _fit_with_covariates(phi: np.ndarray, y: np.ndarray, w: np.ndarray, x: np.ndarray,
+                         m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    p, k = phi.shape[1], x.shape[1]
+    start = np.linalg.lstsq(np.column_stack([np.ones(len(y)), np.log(m), x]), np.log(y), rcond=None)[0]
+    beta0 = start[2:]
+    theta0 = nnls((w * np.exp(x @ beta0))[:, None] * phi, w * y)[0]
+    theta0 = np.maximum(theta0, 1e-9 * float(np.mean(y)))
+
+    def residuals(v: np.ndarray) -> np.ndarray:
+        return w * (y - np.exp(x @ v[p:]) * (phi @ v[:p]))
+
+    result = least_squares(residuals, np.concatenate([theta0, beta0]),
+                           bounds=(np.r_[np.zeros(p), np.full(k, -np.inf)], np.full(p + k, np.inf)),
+                           method="trf", x_scale="jac", max_nfev=2000)
+    if not np.isfinite(result.x).all():
+        raise FitError("the scaling fit with covariates did not converge; drop a covariate (--factors)")
+    beta = result.x[p:]
+    theta = nnls((w * np.exp(x @ beta))[:, None] * phi, w * y)[0]
+    return theta, beta
+
+
+def _identification(curve: Curve, levels: tuple[float, ...], phi: np.ndarray, w: np.ndarray, x: np.ndarray,
+                    theta: np.ndarray, beta: np.ndarray) -> str | None:
+    """Why the rows cannot determine the curve (None when they can)."""
+    shown = ", ".join(f"{v:g}" for v in levels)
+    if len(levels) < curve.p:
+        return (f"{curve.p} coefficients ({', '.join(curve.parameters)}) and {len(levels)} level"
+                f"{'s' if len(levels) != 1 else ''} of parallelism in the training rows ({shown}); "
+                f"runs at {curve.p - len(levels)} more level{'s' if curve.p - len(levels) > 1 else ''} identify it")
+    basis = curve.basis(np.asarray(levels))
+    s = np.linalg.svd(basis, compute_uv=False)
+    if s.min() <= RANK_TOLERANCE * s.max():
+        return f"its basis is singular at the training levels ({shown})"
+    if x.shape[1]:
+        factor = np.exp(x @ beta)
+        jac = np.column_stack([(w * factor)[:, None] * phi, (w * factor * (phi @ theta))[:, None] * x])
+        s = np.linalg.svd(jac, compute_uv=False)
+        if s.min() <= RANK_TOLERANCE * s.max():
+            return "parallelism is confounded with the other factors in the training rows (a singular design)"
+    return None
+
+
+# --- as a prediction model -------------------------------------------------------------------
+
+
+class ScalingModel(Predictor):
+    """A scaling curve as one of ``sparkdl predict``'s models: inputs the parallelism and the other factors.
+
+    ``scale_columns`` are the columns the parallelism is made of (not covariates); by default those of
+    :func:`models.predict.parallelism.resolve`. fit() raises NotIdentifiedError when the rows cannot
+    determine the curve (``fit_`` keeps the fit, whose mean ranges are still defined)."""
+
+    def __init__(self, curve: Curve, target: str = "wall_clock_s", scale_columns: Sequence[str] | None = None) -> None:
+        super().__init__(target)
+        self.curve = curve
+        self.name = curve.name  # type: ignore[misc]
+        self.scale_columns = None if scale_columns is None else list(scale_columns)
+        self.fit_: CurveFit | None = None
+        self._scale: tuple[str, ...] = ()
+
+    def _parallelism(self, table: pd.DataFrame) -> tuple[str, ...]:
+        if self.scale_columns is not None:
+            return tuple(self.scale_columns)
+        found: Parallelism | None = resolve(table)
+        if PARALLELISM not in table.columns and found is None:
+            raise InvalidTableError("no parallelism column: pass --parallelism COLUMN (e.g. nodes), or give the "
+                                    "table nodes, executors and executor_cores")
+        return found.columns if found is not None else ()
+
+    def default_features(self, table: pd.DataFrame) -> list[str]:
+        scale = self._scale or self._parallelism(table)
+        others = [c for c in factor_columns(table, self.target)
+                  if c not in scale and c not in (PARALLELISM, "processes")]
+        return [PARALLELISM, *others]
+
+    def fit(self, table: pd.DataFrame) -> ScalingModel:
+        self._scale = self._parallelism(table)
+        return super().fit(self._with_m(table))
+
+    def _with_m(self, table: pd.DataFrame) -> pd.DataFrame:
+        if PARALLELISM in table.columns or not self._scale:
+            return table
+        out = table.copy()
+        out[PARALLELISM] = Parallelism(self._scale, "").values(table)
+        return out
+
+    def _fit(self, table: pd.DataFrame, y: np.ndarray) -> None:
+        if PARALLELISM not in self.features_:
+            raise NotIdentifiedError(f"{self.name}: one level of parallelism in the training rows; a scaling curve "
+                                     "needs runs at two or more scales")
+        covariates = Covariates.learn(table, [c for c in self.features_ if c != PARALLELISM])
+        self.fit_ = fit_curve(self.curve, table[PARALLELISM].to_numpy(dtype=float), y,
+                              covariates.matrix(table), covariates)
+        if not self.fit_.identified:
+            raise NotIdentifiedError(f"not identified: {self.fit_.reason}")
+
+    def _predict(self, configs: pd.DataFrame) -> np.ndarray:
+        assert self.fit_ is not None
+        return self.fit_.predict(configs[PARALLELISM].to_numpy(dtype=float), self.fit_.covariates.matrix(configs))
+
+    def predict(self, configs: pd.DataFrame) -> np.ndarray:
+        return super().predict(self._with_m(configs))
