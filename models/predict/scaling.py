@@ -205,7 +205,7 @@ class CurveFit:
         b = self.w * self.y
         g = (self._row_factor(np.asarray(x, dtype=float).reshape(1, -1)) * self.curve.basis(np.array([float(m)])))[0]
         sigma = self.sigma if math.isfinite(self.sigma) else 0.0
-        slack = sigma**2 * self.t_quantile(level) ** 2 + len(b) * 1e-8  # the floor keeps an exact fit's set open
+        slack = sigma**2 * self.t_quantile(level) ** 2 + len(b) * 1e-12  # the floor keeps an exact fit's set open
         bound = self.rss + slack
         scale = max(float(g @ self.theta), 1e-300)
         ends = []
