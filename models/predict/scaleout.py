@@ -162,7 +162,7 @@ def fit_curves(train: pd.DataFrame, target: str, covariates: Sequence[str], curv
 
 def _at(fits: Sequence[CurveFit], m: float, config: pd.DataFrame, level: float,
         observed: Sequence[float] = ()) -> tuple[TargetPrediction, list[tuple[CurveFit, np.ndarray, float]]]:
-    """The prediction at (m, config) and each usable curve's (fit, theta, value) at the interval's two ends."""
+    """The prediction at (m, config), and the (fit, coefficients, member curve) that make the interval's two ends."""
     x = fits[0].covariates.matrix(config) if fits[0].covariates.columns else np.zeros((1, 0))
     rows, ends = [], []
     for f in fits:
@@ -176,7 +176,8 @@ def _at(fits: Sequence[CurveFit], m: float, config: pd.DataFrame, level: float,
     config_dict = {k: (v.item() if hasattr(v, "item") else v) for k, v in config.iloc[0].items()} \
         if len(config.columns) else {}
     prediction = TargetPrediction(float(m), config_dict, tuple(rows), lo_end[2], hi_end[3], tuple(map(float, observed)))
-    extremes = [(lo_end[0], lo_end[1].theta_low, lo_end[2]), (hi_end[0], hi_end[1].theta_high, hi_end[3])]
+    extremes = [(lo_end[0], lo_end[1].theta_low, lo_end[1].curve_low), (hi_end[0], hi_end[1].theta_high,
+                                                                         hi_end[1].curve_high)]
     return prediction, extremes
 
 
@@ -294,7 +295,7 @@ def advise(train: pd.DataFrame, target: str, covariates: Sequence[str], at: floa
     out = []
     for m_c in candidates:
         x_c = fits[0].covariates.matrix(config) if covariates else np.zeros((1, 0))
-        ends = [float(f.expected(np.array([m_c]), x_c, theta)[0]) for f, theta, _ in extremes]
+        ends = [float(f.expected(np.array([m_c]), x_c, theta, curve)[0]) for f, theta, curve in extremes]
         scenarios = [ends[0], ends[1], 0.5 * (ends[0] + ends[1])]
         lows, highs = [], []
         for value in scenarios:

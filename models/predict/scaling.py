@@ -36,6 +36,7 @@ points). :meth:`CurveFit.run_interval` widens it by the noise of one new run.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -70,10 +71,16 @@ class Curve:
     parameters: tuple[str, ...]
     formula: str
     basis: Callable[[np.ndarray], np.ndarray] = field(repr=False)
+    #: For a family with one non-linear exponent (the power law): the exponents tried, each a linear member.
+    exponents: tuple[float, ...] = ()
 
     @property
     def p(self) -> int:
         return len(self.parameters)
+
+    def member(self, q: float) -> Curve:
+        """The power law's member of exponent q: C + a m^-q, linear in (C, a)."""
+        return Curve(self.name, ("C", "a"), f"C + a m^-{q:g}", lambda m: np.column_stack([np.ones_like(m), m**-q]))
 
 
 def _amdahl(m: np.ndarray) -> np.ndarray:
@@ -88,7 +95,12 @@ AMDAHL = Curve("amdahl", ("serial", "parallel"), "serial + parallel/m", _amdahl)
 USL = Curve("usl", ("c", "contention", "coherency"), "(c + contention (m-1) + coherency m (m-1)) / m", _usl)
 ERNEST = Curve("ernest", ("fixed", "parallel", "tree", "per_machine"), "fixed + parallel/m + tree log m + per_machine m",
                lambda m: ernest_design(m))
-CURVES: dict[str, Curve] = {c.name: c for c in (AMDAHL, USL, ERNEST)}
+#: Extra-P's power law (Calotoiu et al. 2013; Kavarakuntla 2024's generic model in one input): T = C + a m^-q, the
+#: exponent from {1/4, 1/2, ..., 2} (q = 1 is Amdahl), C and a >= 0. It keeps speeding up (as m^-q) where the
+#: others flatten, so with it the interval over model form also holds a job that scales on without saturating.
+POWER = Curve("power", ("C", "a", "q"), "C + a m^-q", lambda m: np.zeros((len(m), 0)),
+              exponents=tuple(i / 4 for i in range(1, 9)))
+CURVES: dict[str, Curve] = {c.name: c for c in (AMDAHL, USL, ERNEST, POWER)}
 
 
 # --- covariates --------------------------------------------------------------------------------
@@ -149,6 +161,9 @@ class MeanRange:
     high: float
     theta_low: np.ndarray
     theta_high: np.ndarray
+    #: The member whose coefficients those are (a family's ends can come from two exponents); None: the fit's own.
+    curve_low: Curve | None = None
+    curve_high: Curve | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -172,6 +187,8 @@ class CurveFit:
     y: np.ndarray = field(repr=False)
     x: np.ndarray = field(repr=False)
     w: np.ndarray = field(repr=False)
+    #: A family's members (the power law's exponents), each fitted; the fit itself is the best of them.
+    members: tuple[CurveFit, ...] = field(default=(), repr=False)
 
     @property
     def fits(self) -> bool:
@@ -182,11 +199,12 @@ class CurveFit:
     def _row_factor(self, x: np.ndarray) -> np.ndarray:
         return np.exp(x @ self.beta) if self.beta.size else np.ones(len(x))
 
-    def expected(self, m: np.ndarray, x: np.ndarray, theta: np.ndarray | None = None) -> np.ndarray:
-        """exp(x . beta) phi(m) . theta for the fitted theta (or the one given), identified or not."""
+    def expected(self, m: np.ndarray, x: np.ndarray, theta: np.ndarray | None = None,
+                 curve: Curve | None = None) -> np.ndarray:
+        """exp(x . beta) phi(m) . theta for the fitted theta (or the one given, of ``curve``), identified or not."""
         m = np.asarray(m, dtype=float)
         return self._row_factor(np.asarray(x, dtype=float).reshape(len(m), -1)) * (
-            self.curve.basis(m) @ (self.theta if theta is None else theta))
+            (curve or self.curve).basis(m) @ (self.theta if theta is None else theta))
 
     def predict(self, m: np.ndarray, x: np.ndarray) -> np.ndarray:
         """Point predictions; NaN everywhere when the fit is not identified."""
@@ -199,14 +217,24 @@ class CurveFit:
             return float(stats.t.ppf(0.5 + level / 2, self.sigma_df))
         return float(stats.norm.ppf(0.5 + level / 2))
 
-    def mean_range(self, m: float, x: np.ndarray, level: float) -> MeanRange:
-        """The smallest and largest mean time at (m, x) over {theta >= 0 : RSS <= RSS_min + sigma^2 t^2}."""
+    def slack(self, level: float) -> float:
+        sigma = self.sigma if math.isfinite(self.sigma) else 0.0
+        return sigma**2 * self.t_quantile(level) ** 2 + len(self.y) * 1e-12  # the floor keeps an exact fit's set open
+
+    def mean_range(self, m: float, x: np.ndarray, level: float, bound: float | None = None) -> MeanRange:
+        """The smallest and largest mean time at (m, x) over {theta >= 0 : RSS <= RSS_min + sigma^2 t^2} (or
+        RSS <= ``bound``); for a family, over every member's set under the best member's bound."""
+        bound = self.rss + self.slack(level) if bound is None else bound
+        if self.members:
+            ranges = [f.mean_range(m, x, level, bound) for f in self.members if f.rss <= bound]
+            low = min(ranges, key=lambda r: r.low)
+            high = max(ranges, key=lambda r: r.high)
+            return MeanRange(low.low, high.high, low.theta_low, high.theta_high, low.curve_low, high.curve_high)
+        if self.rss > bound:
+            raise FitError(f"{self.curve.name}: no coefficients within the bound")
         a = (self.w * self._row_factor(self.x))[:, None] * self.curve.basis(self.m)
         b = self.w * self.y
         g = (self._row_factor(np.asarray(x, dtype=float).reshape(1, -1)) * self.curve.basis(np.array([float(m)])))[0]
-        sigma = self.sigma if math.isfinite(self.sigma) else 0.0
-        slack = sigma**2 * self.t_quantile(level) ** 2 + len(b) * 1e-12  # the floor keeps an exact fit's set open
-        bound = self.rss + slack
         scale = max(float(g @ self.theta), 1e-300)
         ends = []
         for sign in (1.0, -1.0):
@@ -223,7 +251,9 @@ class CurveFit:
             ends.append(theta)
         lo_theta, hi_theta = ends
         low, high = float(g @ lo_theta), float(g @ hi_theta)
-        return MeanRange(min(low, high), max(low, high), lo_theta, hi_theta)
+        if low > high:
+            low, high, lo_theta, hi_theta = high, low, hi_theta, lo_theta
+        return MeanRange(low, high, lo_theta, hi_theta, self.curve, self.curve)
 
     def run_interval(self, m: float, x: np.ndarray, level: float) -> tuple[float, float, MeanRange]:
         """The interval for one new run at (m, x): the mean range widened, on each side, by t * sigma * centre in
@@ -269,6 +299,8 @@ def fit_curve(curve: Curve, m: np.ndarray, y: np.ndarray, x: np.ndarray | None =
     y = np.asarray(y, dtype=float)
     x = np.zeros((len(m), 0)) if x is None else np.asarray(x, dtype=float).reshape(len(m), -1)
     covariates = covariates or Covariates((), ())
+    if curve.exponents:
+        return _fit_family(curve, m, y, x, covariates, sigma)
     if len(m) != len(y) or len(y) == 0:
         raise InvalidTableError(f"need one time per parallelism value, got {len(y)} and {len(m)}")
     if (m < 1).any() or not np.isfinite(m).all():
@@ -307,6 +339,26 @@ def fit_curve(curve: Curve, m: np.ndarray, y: np.ndarray, x: np.ndarray | None =
                     m, y, x, w)
 
 
+def _fit_family(curve: Curve, m: np.ndarray, y: np.ndarray, x: np.ndarray, covariates: Covariates,
+                sigma: tuple[float, int, str] | None) -> CurveFit:
+    """Every member of ``curve``'s family; the best (least RSS) stands for it, identified by the family's own
+    count of coefficients (the exponent counts)."""
+    members = tuple(fit_curve(curve.member(q), m, y, x, covariates, sigma) for q in curve.exponents)
+    best = min(members, key=lambda f: f.rss)
+    levels = tuple(float(v) for v in np.unique(m))
+    reason = None
+    if len(levels) < curve.p:
+        reason = _identification(curve, levels, np.zeros((len(m), 0)), best.w, x, best.theta, best.beta)
+    elif best.reason is not None:
+        reason = best.reason
+    sigma_fields = {}
+    if sigma is None and best.sigma_source == "residuals":
+        n_params = curve.p + x.shape[1]
+        sigma_fields = ({"sigma": math.sqrt(best.rss / (len(y) - n_params)), "sigma_df": len(y) - n_params}
+                        if len(y) > n_params else {"sigma": float("nan"), "sigma_df": 0, "sigma_source": "unknown"})
+    return dataclasses.replace(best, identified=reason is None, reason=reason, members=members, **sigma_fields)
+
+
 def _fit_with_covariates(phi: np.ndarray, y: np.ndarray, w: np.ndarray, x: np.ndarray,
                          m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     p, k = phi.shape[1], x.shape[1]
@@ -332,7 +384,7 @@ def _identification(curve: Curve, levels: tuple[float, ...], phi: np.ndarray, w:
                     theta: np.ndarray, beta: np.ndarray) -> str | None:
     """Why the rows cannot determine the curve (None when they can)."""
     shown = ", ".join(f"{v:g}" for v in levels)
-    if len(levels) < curve.p:
+    if len(levels) < curve.p or curve.exponents:
         return (f"{curve.p} coefficients ({', '.join(curve.parameters)}) and {len(levels)} level"
                 f"{'s' if len(levels) != 1 else ''} of parallelism in the training rows ({shown}); "
                 f"runs at {curve.p - len(levels)} more level{'s' if curve.p - len(levels) > 1 else ''} identify it")
