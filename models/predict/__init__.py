@@ -3,8 +3,11 @@
 ``linear`` (ANOVA-linear, Albo Martínez 2021), ``loglinear`` (the log target on the log factors and their
 two-factor interactions: times are products, their noise a ratio), ``rf`` (Courier's random forest), ``gb`` (gradient boosting
 baseline), ``generic`` (Kavarakuntla 2024's power law, its exponents from Extra-P's normal form chosen by
-cross-validation, or free and fitted by differential evolution) and ``ernest`` (NNLS on 1, s/m,
-log m, m). Every model gets CV+ prediction intervals (``intervals``), the table's noise ceiling
+cross-validation, or free and fitted by differential evolution), ``ernest`` (NNLS on 1, s/m,
+log m, m), and the scaling curves ``amdahl`` and ``usl`` (``scaling``: they can saturate and, the USL, turn back;
+a curve the training levels cannot determine says "not identified"). ``scaleout`` gives the time at a parallelism
+the runs do not reach with an interval over model form, and the next run to make; ``parallelism`` says which
+column is the scale. Every model gets CV+ prediction intervals (``intervals``), the table's noise ceiling
 (``ceiling``) bounds its R^2, and ``flags`` names what makes a result untrustworthy. Run
 ``sparkdl predict RESULTS`` for the comparison table.
 """
