@@ -28,6 +28,10 @@ class NotFittedError(ModelError):
     """predict() or evaluate() was called before fit()."""
 
 
+class NotIdentifiedError(ModelError):
+    """The training rows cannot determine a model's coefficients (too few levels of the scale, a singular design)."""
+
+
 class FitError(ModelError):
     """A fit that got valid input failed at run time (the optimizer or solver did not succeed)."""
 

@@ -313,3 +313,13 @@ def test_one_level_of_parallelism_is_refused_for_a_scale_out(tmp_path, capsys):
     assert run_cli(main, [where, "--split", "random", "--no-intervals", "--models", "linear", "--at", "4",
                           "--factors", "nodes,batch_size"]) == 2
     assert "one level of parallelism" in capsys.readouterr().err
+
+
+def test_ernest_on_fewer_levels_than_its_coefficients_is_not_identified():
+    from models.predict import ErnestModel
+
+    table = pd.DataFrame({"parallelism": [1.0, 2.0, 3.0] * 2, "wall_clock_s": list(usl([1, 2, 3])) * 2})
+    with pytest.raises(NotIdentifiedError, match="rank 3"):
+        ErnestModel().fit(table)
+    four = pd.DataFrame({"parallelism": [1.0, 2.0, 3.0, 4.0], "wall_clock_s": usl([1, 2, 3, 4])})
+    assert ErnestModel().fit(four).predict(four) == pytest.approx(usl([1, 2, 3, 4]), rel=1e-6)

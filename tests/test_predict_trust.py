@@ -218,13 +218,15 @@ def test_compare_flags_extrapolation_one_level_inputs_and_reports_ceiling_and_co
     rows = {(r.model, r.split): r for r in result.rows}
     expected = noise_ceiling(df, "wall_clock_s", ["nodes", "executors", "executor_cores", "epochs", "batch_size"])
     assert result.ceiling is not None and result.ceiling.r2 == pytest.approx(expected.r2)
-    for r in result.rows:
+    # Ernest's 4 coefficients are not identified by the extrapolate split's 3 training levels of m (1, 2, 4)
+    assert rows[("ernest", "extrapolate")].not_identified.startswith("not identified")
+    for r in (r for r in result.rows if not r.not_identified):
         assert r.r2_share_of_ceiling == pytest.approx(r.r2 / expected.r2)
         assert 0 <= r.coverage <= 1 and r.interval_level == 0.8
     assert "outside the training range of parallelism" in rows[("rf", "extrapolate")].warning
     assert "one level in the training rows" in rows[("rf", "custom")].warning
     assert "executors" in rows[("rf", "custom")].warning
-    assert all((r.r2 < 0) == ("R^2" in (r.warning or "")) for r in result.rows)
+    assert all((r.r2 < 0) == ("R^2" in (r.warning or "")) for r in result.rows if not r.not_identified)
     random_rows = [r for r in result.rows if r.split == "random"]
     assert all(r.warning is None or "outside the training range of parallelism" not in r.warning for r in random_rows)
 

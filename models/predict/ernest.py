@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import nnls
 
-from models.errors import InvalidTableError
+from models.errors import InvalidTableError, NotIdentifiedError
 from models.predict._base import Predictor
 from models.predict.table import factor_columns, is_categorical
 
@@ -61,7 +61,8 @@ class ErnestModel(Predictor):
             m = next((c for c in ("parallelism", "processes", "cpus") if c in table.columns), None)
             if m is None:
                 raise InvalidTableError(
-                    "no parallelism column: need nodes, executors and executor_cores, or pass parallelism=COLUMN"
+                    "no parallelism column: need nodes, executors and executor_cores, or name it with "
+                    "--parallelism COLUMN"
                 )
         scale = self.scale if self.scale is not None else ("epochs" if "epochs" in table.columns else None)
         if self.by is not None:
@@ -81,6 +82,13 @@ class ErnestModel(Predictor):
         m, scale, by = self._columns(table)
         self._m, self._scale, self._by = m, scale, [c for c in by if c in self.features_]
         design = self._design(table)
+        rank = int(np.linalg.matrix_rank(design))
+        if rank < len(FEATURE_NAMES):
+            levels = ", ".join(f"{v:g}" for v in np.unique(table[m].to_numpy(dtype=float)))
+            raise NotIdentifiedError(
+                f"not identified: 4 coefficients ({', '.join(FEATURE_NAMES)}) and a design of rank {rank} in the "
+                f"training rows (parallelism {levels}); runs at more levels of parallelism (or of {scale or 'scale'}) "
+                "identify it")
         self.pooled_ = nnls(design, y)[0]
         self.coefficients_ = {}
         if self._by:

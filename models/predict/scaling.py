@@ -46,7 +46,7 @@ import pandas as pd
 from scipy import stats
 from scipy.optimize import least_squares, minimize, nnls
 
-from models.errors import FitError, InvalidTableError, ModelError
+from models.errors import FitError, InvalidTableError, NotIdentifiedError
 from models.predict._base import Predictor
 from models.predict.ernest import ernest_design
 from models.predict.parallelism import COLUMN as PARALLELISM, Parallelism, resolve
@@ -57,10 +57,6 @@ from models.rsm.fit import LackOfFit, lack_of_fit
 LACK_OF_FIT_P = 0.01
 #: Relative singular value under which a design is taken as singular.
 RANK_TOLERANCE = 1e-9
-
-
-class NotIdentifiedError(ModelError):
-    """The training rows cannot determine the curve's coefficients (too few levels of m, a singular design)."""
 
 
 @dataclass(frozen=True)
