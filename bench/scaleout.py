@@ -1,0 +1,132 @@
+"""Does following ``sparkdl predict --at M --next`` reach a narrow interval at M in fewer runs than a uniform grid?
+
+    .venv/bin/python bench/scaleout.py [--seeds 20] [--at 16] [--candidates 1,2,3,4,5,6,7,8] [--width 0.2]
+                                       [--noise 0.03] [--max-runs 40] [--format text|json]
+
+For each seed a synthetic job follows Gunther's USL, T(m) = (c + a (m-1) + b m (m-1)) / m with c = 100 s, a
+contention share a/c drawn from [0.02, 0.3] and a coherency share b/c from [0.002, 0.05] (some turn back before
+the target, some do not), each run with multiplicative lognormal noise (--noise). Both arms start from the same
+four runs (2 at m = 1, 2 at m = 2) and add one run at a time at one of the affordable shapes (--candidates):
+
+* advised: the shape ``models.predict.scaleout.advise`` ranks first (runs=1);
+* uniform: the next shape of a round-robin grid over the same candidates (1, 2, ..., 8, 1, 2, ...).
+
+After each run the 90 % scale-out interval at --at (``analyse``, over every curve that fits) is computed; an arm
+stops when its width is at most --width x the true T(at), or at --max-runs runs (counted as the cap). The bench
+prints per seed the runs and cluster-seconds (sum of T x m over the runs made) of both arms and whether the final
+interval holds the true mean, then how often advised needed strictly fewer runs, and the geometric-mean ratios.
+Each arm draws its noise from its own stream of the seed (numpy's SeedSequence spawn), so a seed is replayable.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+sys.path[:1] = [str(Path(__file__).resolve().parent.parent)]
+
+import numpy as np
+import pandas as pd
+
+from models.predict.scaleout import advise, analyse
+from sparkdl.options import CommandParser, add_format
+
+TARGET = "wall_clock_s"
+
+
+@dataclass(frozen=True)
+class Arm:
+    runs: int
+    cluster_s: float
+    width: float
+    covered: bool
+    capped: bool
+
+
+def truth(seed: int) -> tuple[float, float, float]:
+    rng = np.random.default_rng([seed, 53])
+    return 100.0, 100.0 * rng.uniform(0.02, 0.3), 100.0 * rng.uniform(0.002, 0.05)
+
+
+def usl(m: float, c: float, a: float, b: float) -> float:
+    return (c + a * (m - 1) + b * m * (m - 1)) / m
+
+
+def run_arm(seed: int, policy: str, at: float, candidates: list[float], width: float, noise: float,
+            max_runs: int) -> Arm:
+    c, a, b = truth(seed)
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 53]).spawn(2)[policy == "uniform"])
+    draw = lambda m: usl(m, c, a, b) * math.exp(noise * rng.standard_normal())  # noqa: E731
+    ms = [1.0, 1.0, 2.0, 2.0]
+    ys = [draw(m) for m in ms]
+    goal = width * usl(at, c, a, b)
+    step = 0
+    while True:
+        table = pd.DataFrame({"parallelism": ms, TARGET: ys})
+        now = analyse(table, TARGET, [], at=at, level=0.9).targets[0]
+        if now.high - now.low <= goal or len(ms) >= max_runs:
+            break
+        if policy == "advised":
+            m_next = advise(table, TARGET, [], at, candidates, runs=1, level=0.9).candidates[0].parallelism
+        else:
+            m_next = candidates[step % len(candidates)]
+        step += 1
+        ms.append(m_next)
+        ys.append(draw(m_next))
+    spent = float(sum(y * m for m, y in zip(ms, ys)))
+    true = usl(at, c, a, b)
+    return Arm(len(ms), spent, float(now.high - now.low), bool(now.low <= true <= now.high),
+               now.high - now.low > goal)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = CommandParser(prog="bench/scaleout.py", description="--next against a uniform grid, on simulated USL jobs")
+    p.add_argument("--seeds", type=int, default=20, help="simulated jobs (default 20)")
+    p.add_argument("--at", type=float, default=16.0, help="the target parallelism (default 16)")
+    p.add_argument("--candidates", default="1,2,3,4,5,6,7,8", help="affordable shapes (default 1..8)")
+    p.add_argument("--width", type=float, default=0.2, help="stop at this interval width / true time (default 0.2)")
+    p.add_argument("--noise", type=float, default=0.03, help="relative noise of a run (default 0.03)")
+    p.add_argument("--max-runs", type=int, default=40, help="cap on runs per arm (default 40)")
+    add_format(p, choices=("text", "json"))
+    args = p.parse_args(argv)
+    candidates = [float(v) for v in args.candidates.split(",")]
+    start = time.perf_counter()
+    rows = []
+    for seed in range(args.seeds):
+        arms = {policy: run_arm(seed, policy, args.at, candidates, args.width, args.noise, args.max_runs)
+                for policy in ("advised", "uniform")}
+        c, a, b = truth(seed)
+        rows.append({"seed": seed, "contention": a / c, "coherency": b / c, **{k: asdict(v) for k, v in arms.items()}})
+        if args.format == "text":
+            ad, un = arms["advised"], arms["uniform"]
+            print(f"seed {seed:>2}: contention {a / c:.3f} coherency {b / c:.4f}  runs advised {ad.runs:>2} "
+                  f"uniform {un.runs:>2}  cluster-s {ad.cluster_s:>7.0f} / {un.cluster_s:>7.0f}  "
+                  f"covered {ad.covered}/{un.covered}{'  (cap)' if ad.capped or un.capped else ''}", flush=True)
+    wins = sum(r["advised"]["runs"] < r["uniform"]["runs"] for r in rows)
+    ties = sum(r["advised"]["runs"] == r["uniform"]["runs"] for r in rows)
+    geo = lambda key: float(np.exp(np.mean([math.log(r["advised"][key] / r["uniform"][key]) for r in rows])))  # noqa: E731
+    summary = {
+        "seeds": len(rows), "advised_fewer_runs": wins, "ties": ties, "advised_more_runs": len(rows) - wins - ties,
+        "runs_ratio_geomean": geo("runs"), "cluster_s_ratio_geomean": geo("cluster_s"),
+        "advised_capped": sum(r["advised"]["capped"] for r in rows), "uniform_capped": sum(r["uniform"]["capped"] for r in rows),
+        "advised_covered": sum(r["advised"]["covered"] for r in rows), "uniform_covered": sum(r["uniform"]["covered"] for r in rows),
+        "seconds": time.perf_counter() - start,
+    }
+    if args.format == "json":
+        print(json.dumps({"options": vars(args), "summary": summary, "seeds": rows}, indent=2))
+    else:
+        s = summary
+        print(f"\nadvised needed fewer runs than the uniform grid in {s['advised_fewer_runs']} of {s['seeds']} seeds "
+              f"({s['ties']} ties, {s['advised_more_runs']} more); runs ratio (geometric mean, advised/uniform) "
+              f"{s['runs_ratio_geomean']:.2f}, cluster-seconds ratio {s['cluster_s_ratio_geomean']:.2f}; capped at "
+              f"{args.max_runs}: {s['advised_capped']} advised, {s['uniform_capped']} uniform; final interval holds the "
+              f"true time: {s['advised_covered']} advised, {s['uniform_covered']} uniform; {s['seconds']:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
