@@ -505,3 +505,14 @@ def test_cli_measured(tmp_path, monkeypatch, capsys):
     assert cli([str(tmp_path), *base, "--measured", "spark_gc_share"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error:") and "spark_gc_share" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_tree_given_one_combination_fits_it_without_a_search_and_predicts_as_the_searched_refit():
+    """The CV+ folds of a tree refit with the hyperparameters its full fit chose (one combination: no search);
+    that refit must be the very model the grid search would have refitted on the same rows."""
+    df = harness_table()
+    searched = RandomForestModel(n_estimators=20, seed=3).fit(df)
+    chosen = searched.best_params_
+    direct = RandomForestModel(n_estimators=20, seed=3, grid={k: [v] for k, v in chosen.items()}).fit(df)
+    assert direct.search_ is None and direct.best_params_ == chosen
+    np.testing.assert_array_equal(direct.predict(df), searched.predict(df))

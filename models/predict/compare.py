@@ -27,7 +27,7 @@ from models.predict.loglinear import LogLinearModel
 from models.predict.result import Comparison, ComparisonRow  # noqa: F401 - also models.predict.compare's
 from models.predict.splits import Split, extrapolation_split, random_split
 from models.predict.table import factor_columns, with_derived
-from models.predict.trees import GradientBoostingModel, RandomForestModel
+from models.predict.trees import GradientBoostingModel, RandomForestModel, _GridSearchedTrees
 
 #: Model name -> factory(target, seed).
 MODELS: dict[str, Callable[[str, int], Predictor]] = {
@@ -141,7 +141,15 @@ def compare(table_splits: Sequence[Split], target: str, models: Sequence[str], s
             coverage = width = float("nan")
             if level is not None:
                 try:
-                    conformal = ConformalPredictor(make, level, interval_folds, seed).fit(split.train, model)
+                    fold_make = make
+                    if isinstance(model, _GridSearchedTrees):  # the folds refit with the hyperparameters chosen
+                        chosen = {k: [v] for k, v in model.best_params_.items()}
+
+                        def fold_make(make: Callable[[], Predictor] = make, chosen=chosen) -> Predictor:
+                            tree = make()
+                            tree.grid = dict(chosen)  # type: ignore[attr-defined]
+                            return tree
+                    conformal = ConformalPredictor(fold_make, level, interval_folds, seed).fit(split.train, model)
                     intervals = conformal.interval(split.test)
                     coverage = intervals.coverage(model._target_values(split.test))
                     width = intervals.mean_width()

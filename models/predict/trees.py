@@ -56,13 +56,13 @@ class _GridSearchedTrees(Predictor):
         self.cv_folds = cv_folds
         self.seed = seed
         self.search_: GridSearchCV | None = None
+        self.pipeline_: Pipeline | None = None
+        self.chosen_: dict[str, Any] = {}
 
     @property
     def best_params_(self) -> dict[str, Any]:
-        """Hyperparameters the grid search chose."""
-        if self.search_ is None:
-            return {}
-        return {k.removeprefix("estimator__"): v for k, v in self.search_.best_params_.items()}
+        """Hyperparameters the grid search chose (the grid's one combination when it had one)."""
+        return dict(self.chosen_)
 
     def default_grid(self) -> Mapping[str, Sequence[Any]]:
         raise NotImplementedError
@@ -83,13 +83,20 @@ class _GridSearchedTrees(Predictor):
         )
         pipeline = Pipeline([("encode", encode), ("estimator", self._estimator())])
         grid = {f"estimator__{k}": list(v) for k, v in self.grid.items()}
+        if all(len(v) == 1 for v in grid.values()):  # nothing to choose: no cross-validated search
+            self.search_ = None
+            self.chosen_ = {k.removeprefix("estimator__"): v[0] for k, v in grid.items()}
+            self.pipeline_ = pipeline.set_params(**{k: v[0] for k, v in grid.items()}).fit(table[self.features_], y)
+            return
         folds = KFold(n_splits=self.cv_folds, shuffle=True, random_state=self.seed)
         self.search_ = GridSearchCV(pipeline, grid, cv=folds, scoring="neg_mean_squared_error", n_jobs=1)
         self.search_.fit(table[self.features_], y)
+        self.chosen_ = {k.removeprefix("estimator__"): v for k, v in self.search_.best_params_.items()}
+        self.pipeline_ = self.search_.best_estimator_
 
     def _predict(self, configs: pd.DataFrame) -> np.ndarray:
-        assert self.search_ is not None
-        return self.search_.predict(configs[self.features_])
+        assert self.pipeline_ is not None
+        return self.pipeline_.predict(configs[self.features_])
 
 
 class RandomForestModel(_GridSearchedTrees):
