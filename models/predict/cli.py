@@ -62,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--interval-folds", type=int, default=DEFAULT_FOLDS,
                         help="CV+ folds: each costs one more fit per model and split (default 5)")
     parser.add_argument("--no-intervals", action="store_true", help="skip the intervals (faster)")
-    scale_out = parser.add_argument_group("scale-out (the scaling curves amdahl, usl and ernest)")
+    scale_out = parser.add_argument_group("scale-out (the scaling curves amdahl, usl, ernest and the power law)")
     scale_out.add_argument("--at", type=float, metavar="M",
                            help="predict at parallelism M, beyond the runs (every setting of the other factors), "
                                 "with the interval over the scaling curves that fit")
@@ -81,6 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _candidates(text: str | None) -> list[float] | None:
     if text is None:
         return None
+    if len(text) > 10_000:
+        raise InvalidTableError(f"--candidates is {len(text)} characters long; give at most a few parallelisms, e.g. 3,4,6")
     try:
         values = [float(v) for v in text.split(",") if v.strip()][:1000]
     except ValueError:
