@@ -30,14 +30,15 @@ from harness.command import SubmitOptions, submit_argv
 from harness.errors import DesignFileError
 from harness.designfile import check_design
 from harness.job import JobChoice, builtin_names, jvm_of, resolve_job, runtime_of
+from harness import kubernetes
 from harness.reference import MAX_EVERY, ReferenceError, with_reference
 from sparkdl.runspec import RunSpec, format_value
 from sparkdl.campaign import CampaignDir, Manifest, RunRecord
 from sparkdl.cli import on_interrupt, run_cli
 from harness.until import (DEFAULT_CONFIDENCE, DEFAULT_MAX, DEFAULT_MIN, MAX_REPLICATIONS, UntilError, UntilRule,
                            first_pass, parse_until, result_text)
-from sparkdl.options import (CONFIDENCE, DEFAULT_JOB, SAMPLES, CommandParser, add_budget, add_job, add_out, add_seed,
-                             cluster_options, mlflow_uri, whole_number)
+from sparkdl.options import (CONFIDENCE, DEFAULT_JOB, SAMPLES, CommandParser, add_budget, add_job, add_kubernetes,
+                             add_out, add_seed, cluster_options, mlflow_uri, whole_number)
 from sparkdl.errors import EXIT_OK, EXIT_RUNS_FAILED
 
 Progress = Callable[[str], None]
@@ -133,13 +134,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="submit rows whose batch size BigDL will reject (they are recorded as failed)")
     p.add_argument("--skip-invalid", action="store_true",
                    help="run the good rows when some rows are bad (the bad ones are listed and skipped)")
-    p.add_argument("--dry-run", action="store_true", help="print each run's spark-submit argv; run nothing")
+    p.add_argument("--dry-run", action="store_true", help="print each run's spark-submit argv; run nothing (with "
+                                                          "--master k8s://...: write each shape's pod template too)")
     p.add_argument("--reference-every", type=REFERENCE_EVERY, metavar="N",
                    help="run a reference configuration first, after every N runs (between whole plots in a split-plot "
                         "design) and last, so the analysis can measure drift")
     p.add_argument("--reference", type=REFERENCE_ROW, metavar="ROW",
                    help="with --reference-every: the design row (1-based) to repeat (default: the row nearest the "
                         "design's centre)")
+    add_kubernetes(p)
     u = p.add_argument_group("replicate until sure")
     u.add_argument("--until", metavar="RULE",
                    help='add replicates until each design point\'s mean is known well enough: "ci(wall_clock_s) < 5%%" '
@@ -199,10 +202,45 @@ def resume_command(argv: Sequence[str]) -> str:
     return shlex.join(["sparkdl", "submit", *args])
 
 
+def kubernetes_target(args: argparse.Namespace) -> kubernetes.KubernetesTarget | None:
+    """The Kubernetes dry run's target (None for any other master); its options alone, or a real run, refused."""
+    if not kubernetes.is_kubernetes(args.master):
+        alone = "--image" if args.image is not None else "--namespace" if args.namespace is not None else None
+        if alone:
+            raise kubernetes.KubernetesError(f"{alone} needs --master k8s://https://HOST:PORT --dry-run: add them, "
+                                             f"or drop {alone}")
+        return None
+    url = kubernetes.master_url(args.master)
+    if not args.dry_run:
+        raise kubernetes.KubernetesError(f"--master {url}: Kubernetes runs are printed, not run, by this version: add "
+                                         "--dry-run for every run's spark-submit argv and pod template")
+    return kubernetes.KubernetesTarget(
+        master_url=url, namespace=kubernetes.check_namespace(args.namespace or "default"),
+        image=None if args.image is None else kubernetes.check_image(args.image),
+        template_dir=args.out / kubernetes.TEMPLATE_DIR)
+
+
+def kubernetes_dry_run(specs: Sequence[RunSpec], options: SubmitOptions, choice: JobChoice,
+                       target: kubernetes.KubernetesTarget) -> str:
+    """Every run's argv on Kubernetes, the templates validated, then written (nothing on any error)."""
+
+    def env_for(spec: RunSpec) -> SparkEnv:
+        return runtimes.planned_env(runtimes.resolve(runtime_of(choice.for_spec(spec), spec)))
+
+    def spark_of(spec: RunSpec) -> str:
+        return runtimes.resolve(runtime_of(choice.for_spec(spec), spec)).spark_version
+
+    made = kubernetes.plan(specs, options, env_for, spark_of, target)
+    check = kubernetes.validated(made.templates.values())
+    made.write()
+    return kubernetes.render(made, target, check)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     given = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     args.out = args.out or Path("runs") / args.design.stem
+    target = kubernetes_target(args)
     say: Progress = lambda msg: print(msg, flush=True)  # noqa: E731
     choice = JobChoice(resolve_job(args.job)) if args.job else JobChoice()
     inventory = load_inventory(args.cluster) if args.cluster else None  # a bad inventory fails before any run
@@ -235,6 +273,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(note, file=sys.stderr)
     mem_mb = parse_memory_mb(args.executor_memory)
     tracking = mlflow_uri(args.mlflow)  # checked before a dry run too
+    if args.dry_run and target is not None:
+        print(kubernetes_dry_run(specs if rule is None else first_pass(specs, rule.min_replications), options, choice,
+                                 target))
+        return EXIT_OK
     if args.dry_run:
         local = not (args.master or args.cluster)
 

@@ -152,7 +152,8 @@ def cluster_options() -> argparse.ArgumentParser:
     where = g.add_mutually_exclusive_group()
     where.add_argument("--local", action="store_true",
                        help="use (and rescale) the local loopback cluster under --state-dir (default)")
-    where.add_argument("--master", help="submit to this existing standalone master, e.g. spark://host:7077")
+    where.add_argument("--master", help="submit to this existing standalone master, e.g. spark://host:7077 (sparkdl "
+                                        "submit --dry-run also takes a Kubernetes API server, k8s://https://HOST:PORT)")
     where.add_argument("--cluster", type=Path, metavar="INVENTORY",
                        help="provision and drive the hosts of this inventory (TOML) over SSH")
     g.add_argument("--master-webui", help="the --master's web UI (default http://HOST:8080)")
@@ -179,6 +180,15 @@ def cluster_options() -> argparse.ArgumentParser:
                    help="export every stored run to MLflow at this tracking URI as the campaign goes (alone: "
                         "$MLFLOW_TRACKING_URI); needs the mlflow extra; a tracker that is down only delays the export")
     return p
+
+
+def add_kubernetes(parser: argparse.ArgumentParser) -> None:
+    """``--image`` and ``--namespace``: where the runs of a ``--master k8s://...`` dry run would go."""
+    k = parser.add_argument_group("kubernetes (with --master k8s://HOST:PORT --dry-run)")
+    k.add_argument("--image", metavar="IMAGE",
+                   help="the executors' container image (default: apache/spark's Python image of the runtime's Spark "
+                        "version, a derived name)")
+    k.add_argument("--namespace", metavar="NAME", help="the namespace of the executor pods (default default)")
 
 
 #: The built-in job every command runs when none is named (a design's ``model`` column names one per row).
