@@ -58,6 +58,10 @@ class QueueParameterError(ModelError):
     """A queue parameter is invalid (non-positive rate, fewer than one server, negative scv)."""
 
 
+class ConcurrencyUnknownError(ModelError):
+    """A campaign does not say how many jobs ran at once (njobs), which the CPU + disk model needs."""
+
+
 class UnstableQueueError(ModelError):
     """The offered load reaches the capacity (rho >= 1): the queue grows without bound."""
 

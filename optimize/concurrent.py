@@ -24,14 +24,14 @@ from typing import Sequence
 import pandas as pd
 
 from sparkdl.runspec import RunSpec
-from sparkdl.campaign import RunRecord
+from sparkdl.campaign import CampaignDir, RunRecord
 from models.predict.table import read_results
 from models.results import read_csv
 from optimize.errors import CampaignDataError, SearchOptionError
 from optimize.session import JobSession
 from sparkdl.cli import run_cli
 
-GROUPS_CSV = "concurrency.csv"
+GROUPS_CSV = CampaignDir.CONCURRENCY
 GROUP_COLUMNS = ("run", "replicate", "group", "njobs")
 COURIER_COLUMNS = ("batch", "cpus", "njobs", "network", "time", "accuracy")
 

@@ -20,6 +20,7 @@ The status is :class:`sparkdl.status.Status`, decided by logparse; nothing here 
     <campaign>/runs/<key>/        per-run artifacts (event log, host samples, metrics)
     <campaign>/study.sqlite       an optimize.search study (Optuna), beside the store
     <campaign>/epochs.csv         one row per epoch of each ingested log (sparkdl ingest --per-epoch)
+    <campaign>/concurrency.csv    which runs ran at once: run, replicate, group, njobs (sparkdl concurrent)
 """
 
 from __future__ import annotations
@@ -352,6 +353,7 @@ class CampaignDir:
     RUNS = "runs"
     STUDY = "study.sqlite"
     EPOCHS = "epochs.csv"  # one row per epoch of each log (sparkdl ingest --per-epoch)
+    CONCURRENCY = "concurrency.csv"  # which runs ran at once (sparkdl concurrent: optimize.concurrent)
     SCRATCH = "spark-tmp"  # the drivers' temporary folders, one per run in flight (harness/scratch.py)
 
     def __init__(self, path: str | Path) -> None:

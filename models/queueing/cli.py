@@ -6,6 +6,7 @@ Each command makes one result (:mod:`models.queueing.result`) and prints its sum
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Sequence
 
 from models.queueing.compare import compare_grid
@@ -76,7 +77,10 @@ def _parser() -> argparse.ArgumentParser:
                      help="simulated job-size distribution for scv other than 0 and 1 (M/G/k depends on it)")
 
     cd = sub.add_parser("cpu-disk", parents=[fmt], help="Albo Martínez 2021's CPU + disk model fitted to a results table")
-    add_campaign(cd, "the runs to fit the model to", dest="results")
+    cd.add_argument("results", type=Path, nargs="+", metavar="CAMPAIGN",
+                    help="campaign folders (or results CSVs) whose runs to fit the model to, e.g. one sparkdl "
+                         "concurrent folder per --cpus x --njobs; njobs from an njobs column, concurrency.csv or the "
+                         "campaign's settings")
     cd.add_argument("--cpu-service-time", type=float, default=0.045,
                     help="CPU seconds per iteration, batch_size / records per second (Albo Martínez 2021: 0.045)")
     cd.add_argument("--dataset-size", type=int, default=60_000, help="training records (MNIST: 60000)")

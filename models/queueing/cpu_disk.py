@@ -17,16 +17,20 @@ inversion for mu_D is the correct one and is used here.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import math
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from models.errors import FitError, InvalidTableError, MissingColumnError, QueueParameterError
+from models.errors import ConcurrencyUnknownError, FitError, InvalidTableError, MissingColumnError, QueueParameterError
 from models.queueing.formulas import _check_rate, mm1
 from models.results import resolve_path, status_is_ok
+from sparkdl.campaign import CampaignDir
 from sparkdl.config import read_table
 
 
@@ -140,11 +144,29 @@ def fit_cpu_disk(configs: Sequence[CourierJob], response_times: Sequence[float],
     return CpuDiskModel(cpu_service_time, *map(float, coef))
 
 
-def load_runs(results: str | Path, dataset_size: int = 60_000) -> tuple[list[CourierJob], list[float]]:
-    """Configurations and wall-clock seconds of the ``status == ok`` runs of a results table.
+def load_runs(results: str | Path | Sequence[str | Path],
+              dataset_size: int = 60_000) -> tuple[list[CourierJob], list[float]]:
+    """Configurations and wall-clock seconds of the ``status == ok`` runs of one or more results tables.
 
-    cpus = executors * executor_cores, workers = nodes, njobs from an ``njobs`` column or 1.
+    cpus = executors * executor_cores, workers = nodes, and njobs (the jobs running at once) from
+    :func:`njobs_reader`: an ``njobs`` column, else the campaign's concurrency.csv, else its recorded
+    ``sparkdl concurrent`` settings, else 1 for a campaign of jobs run one at a time; a table that says
+    none of these is refused. One ``sparkdl concurrent`` folder holds one cpus x njobs, so a fit of
+    mu_D ~ batch + processes needs several: pass them all.
     """
+    paths = [results] if isinstance(results, (str, Path)) else list(results)
+    if not paths:
+        raise QueueParameterError("no results table given: name at least one campaign folder or results CSV")
+    configs: list[CourierJob] = []
+    times: list[float] = []
+    for one in paths:
+        c, t = _load_one(one, dataset_size)
+        configs += c
+        times += t
+    return configs, times
+
+
+def _load_one(results: str | Path, dataset_size: int) -> tuple[list[CourierJob], list[float]]:
     path = resolve_path(results)
     table = read_table(path, "results table", InvalidTableError)  # the one table reader
     columns = set(table.header)
@@ -153,6 +175,7 @@ def load_runs(results: str | Path, dataset_size: int = 60_000) -> tuple[list[Cou
     missing = sorted({"batch_size", "epochs", "executors", "executor_cores", "nodes", "wall_clock_s"} - columns)
     if missing:
         raise MissingColumnError(f"{path} has no column {', '.join(missing)}: the CPU + disk model needs it")
+    njobs_of = njobs_reader(path, table.header)
     configs, times = [], []
     for line, row in rows:
         if "status" in row and not status_is_ok(row["status"]):
@@ -160,16 +183,121 @@ def load_runs(results: str | Path, dataset_size: int = 60_000) -> tuple[list[Cou
         try:
             ints = {name: int(float(row[name])) for name in ("batch_size", "epochs", "executors", "executor_cores",
                                                               "nodes")}
-            njobs = int(float(row.get("njobs") or 1))
             seconds = float(row["wall_clock_s"])
         except (ValueError, OverflowError) as exc:
-            raise InvalidTableError(f"line {line}: {exc}") from None
+            raise InvalidTableError(f"{path} line {line}: {exc}") from None
         configs.append(CourierJob(ints["batch_size"], ints["epochs"], ints["executors"] * ints["executor_cores"],
-                                 ints["nodes"], njobs, dataset_size))
+                                 ints["nodes"], njobs_of(row, line), dataset_size))
         times.append(seconds)
     if not configs:
         raise InvalidTableError(f"{path} has no runs with status ok")
     return configs, times
+
+
+NjobsOf = Callable[[Mapping[str | None, object], int], int]
+
+_NJOBS_FIX = "add an njobs column to results.csv (the jobs that ran at once; 1 for a job that ran alone)"
+
+
+def njobs_reader(results_csv: Path, header: Sequence[str]) -> NjobsOf:
+    """How to read each run's njobs from where its campaign recorded it, first found:
+
+    1. an ``njobs`` column of the results table (a table of the user's, or Albo Martínez 2021's own);
+    2. concurrency.csv beside it (run, replicate, group, njobs: written by ``sparkdl concurrent`` per group);
+       every run must be in it;
+    3. the campaign's recorded settings (its store's ``search``): a ``sparkdl concurrent`` campaign ran every
+       group with its ``--njobs`` copies;
+    4. 1, for a campaign folder (manifest.json and store) made by any other command: ``sparkdl submit`` and the
+       other optimizers run one job at a time.
+
+    Anything else (a bare CSV, an ingested campaign, a concurrent campaign's store unreadable) cannot tell and is
+    :class:`ConcurrencyUnknownError`. manifest.json and the design never hold njobs: the manifest lists the
+    design's factors, and a design with an njobs column is refused by ``sparkdl design``/``submit``.
+    """
+    if "njobs" in header:
+        return lambda row, line: _count(row.get("njobs"), f"{results_csv} line {line}: njobs")
+    folder = CampaignDir(results_csv.parent)
+    groups = folder.path / CampaignDir.CONCURRENCY
+    if groups.is_file():
+        return _from_groups(groups, results_csv, header)
+    search = _recorded_search(folder)
+    if isinstance(search, dict) and search.get("optimizer") == "concurrent":
+        n = _count(search.get("njobs"), f"{folder.store_path}: the recorded --njobs")
+        return lambda row, line: n
+    manifest = folder.read_manifest() if folder.store_path.is_file() else None
+    if manifest is not None and manifest.source != "ingest":
+        return lambda row, line: 1
+    where = ("an ingested campaign (its logs' concurrency was not recorded)" if manifest is not None
+             else "no campaign folder beside it (no concurrency.csv, manifest.json or campaign.sqlite)")
+    raise ConcurrencyUnknownError(f"{results_csv} has no njobs column and {where}, so the jobs running at once "
+                                  f"are unknown: {_NJOBS_FIX}")
+
+
+def _count(value: object, what: str) -> int:
+    """A positive integer njobs, or :class:`ConcurrencyUnknownError` naming ``what``."""
+    try:
+        n = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        n = math.nan
+    if not math.isfinite(n) or n < 1 or n != int(n):
+        raise ConcurrencyUnknownError(f"{what} is {value!r}, not an integer >= 1: give the jobs that ran at once "
+                                      "(1 for a job that ran alone)")
+    return int(n)
+
+
+def _from_groups(groups: Path, results_csv: Path, header: Sequence[str]) -> NjobsOf:
+    """njobs per (run, replicate) from concurrency.csv; a run it does not hold is refused."""
+    if not {"run", "replicate"} <= set(header):
+        raise ConcurrencyUnknownError(f"{results_csv} has no run and replicate columns to find its runs in {groups}: "
+                                      f"{_NJOBS_FIX}")
+    table = read_table(groups, "concurrency table", ConcurrencyUnknownError)
+    missing = sorted({"run", "replicate", "njobs"} - set(table.header))
+    if missing:
+        raise ConcurrencyUnknownError(f"{groups} has no column {', '.join(missing)}: it is not the concurrency.csv "
+                                      f"of sparkdl concurrent; {_NJOBS_FIX}")
+    njobs: dict[tuple[str, str], int] = {}
+    for line, fields in table.rows:
+        row = _record(table.header, fields)
+        key = (_cell_key(row.get("run")), _cell_key(row.get("replicate")))
+        njobs[key] = _count(row.get("njobs"), f"{groups} line {line}: njobs")
+
+    def of(row: Mapping[str | None, object], line: int) -> int:
+        run, replicate = _cell_key(row.get("run")), _cell_key(row.get("replicate"))
+        if (run, replicate) not in njobs:
+            raise ConcurrencyUnknownError(f"{groups.name} has no row for run {run}-{replicate} ({results_csv} line "
+                                          f"{line}): restore the campaign's {groups.name}, or {_NJOBS_FIX}")
+        return njobs[(run, replicate)]
+
+    return of
+
+
+def _cell_key(value: object) -> str:
+    """A run or replicate number as text ("3", "3.0" and " 3" alike)."""
+    text = str(value if value is not None else "").strip()
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    return str(int(number)) if math.isfinite(number) and number == int(number) else text
+
+
+def _recorded_search(folder: CampaignDir) -> object:
+    """The settings an optimizer recorded in the campaign's store (``meta.search``), None without a store."""
+    path = folder.store_path
+    if not path.is_file():
+        return None
+    try:
+        with contextlib.closing(sqlite3.connect(path.absolute().as_uri() + "?mode=ro", uri=True)) as db:
+            row = db.execute("SELECT value FROM meta WHERE key = 'search'").fetchone()
+    except sqlite3.Error as exc:
+        raise ConcurrencyUnknownError(f"{path} cannot be read ({exc}), so whether its runs ran at once is unknown: "
+                                      f"{_NJOBS_FIX}") from None
+    if row is None:
+        return None
+    try:
+        return json.loads(row[0])
+    except ValueError:
+        raise ConcurrencyUnknownError(f"{path}: its recorded settings are not JSON: {_NJOBS_FIX}") from None
 
 
 def _record(header: tuple[str, ...], fields: tuple[str, ...]) -> dict[str | None, object]:
