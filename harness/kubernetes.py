@@ -163,8 +163,9 @@ class ExecutorShape:
 
 
 def memory_overhead_mb(memory: int, python_app: bool) -> int:
-    """Spark 3.1's Kubernetes default overhead, set explicitly: max(384 MiB, 0.4 x memory) for a Python application,
-    0.1 x for a JVM one (later Spark versions changed the defaults; an explicit value means the same pod in all)."""
+    """The executor's memory overhead, set explicitly: max(384 MiB, 0.4 x memory) for a Python application (Spark's
+    default for one in cluster mode: room for its Python workers), 0.1 x for a JVM one. Spark's own default depends
+    on its version and the deploy mode; an explicit value asks for the same pod under every version."""
     return max(384, math.ceil((0.4 if python_app else 0.1) * memory))
 
 
@@ -288,7 +289,7 @@ def kubernetes_argv(spec: RunSpec, options: SubmitOptions, env: SparkEnv, target
         "spark.kubernetes.executor.limit.cores": str(spec.executor_cores),
         "spark.kubernetes.executor.podTemplateFile": str(template),
         "spark.kubernetes.executor.podTemplateContainerName": CONTAINER,
-        # Spark would otherwise wait forever for executors Kubernetes cannot place (pods left pending).
+        # the first task waits for every executor pod, up to 120 s (then Spark starts with those it has)
         "spark.scheduler.maxRegisteredResourcesWaitingTime": "120s",
         "spark.scheduler.minRegisteredResourcesRatio": "1.0",
     }
