@@ -296,7 +296,7 @@ def test_forest_grid_search_picks_from_the_grid():
     df = courier_table(1)
     rf = RandomForestModel("t", grid={"max_depth": [2, None]}, n_estimators=20, seed=1).fit(df)
     assert rf.best_params_["max_depth"] in (2, None)
-    assert rf.search_ is not None and rf.search_.n_splits_ == 5
+    assert rf.search_ is not None and rf.search_.n_splits == 5
 
 
 def test_forest_needs_two_rows_per_fold():

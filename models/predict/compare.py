@@ -141,15 +141,17 @@ def compare(table_splits: Sequence[Split], target: str, models: Sequence[str], s
             coverage = width = float("nan")
             if level is not None:
                 try:
-                    fold_make = make
-                    if isinstance(model, _GridSearchedTrees):  # the folds refit with the hyperparameters chosen
-                        chosen = {k: [v] for k, v in model.best_params_.items()}
+                    fold_make, reused = make, None
+                    if isinstance(model, _GridSearchedTrees):  # the folds refit with the hyperparameters chosen:
+                        chosen = {k: [v] for k, v in model.best_params_.items()}  # the search's own fold fits of
+                        reused = model.cv_fits(interval_folds, seed)  # them when its folds are CV+'s
 
                         def fold_make(make: Callable[[], Predictor] = make, chosen=chosen) -> Predictor:
                             tree = make()
                             tree.grid = dict(chosen)  # type: ignore[attr-defined]
                             return tree
-                    conformal = ConformalPredictor(fold_make, level, interval_folds, seed).fit(split.train, model)
+                    conformal = ConformalPredictor(fold_make, level, interval_folds, seed).fit(split.train, model,
+                                                                                                reused)
                     intervals = conformal.interval(split.test)
                     coverage = intervals.coverage(model._target_values(split.test))
                     width = intervals.mean_width()

@@ -11,14 +11,16 @@ interval at level 1 - alpha is
 (an end is infinite when its rank falls outside 1..n). It needs no assumption on the model or the
 noise; for exchangeable rows its coverage is at least 1 - 2 alpha - sqrt(2/n) in the worst case and
 close to 1 - alpha in practice. The point prediction stays the model fitted on all training rows.
-Each fold repeats the whole fit (the trees' grid search included), so an interval costs K more fits.
-With K = n this is the jackknife+.
+Each fold repeats the whole fit (the trees' grid search included), so an interval costs K more fits,
+unless the caller already has them: ``fit(..., fold_models=...)`` takes models fitted without each of the
+same K folds (a tree's grid search keeps its chosen setting's, see models.predict.trees). With K = n this is
+the jackknife+.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -96,8 +98,13 @@ class ConformalPredictor:
         self.fold_of_: np.ndarray = np.empty(0, dtype=int)
         self.residuals_: np.ndarray = np.empty(0)
 
-    def fit(self, table: pd.DataFrame, model: Predictor | None = None) -> ConformalPredictor:
-        """Fit the point model (or take ``model``, already fitted on ``table``) and the K fold models."""
+    def fit(self, table: pd.DataFrame, model: Predictor | None = None,
+            fold_models: Sequence[tuple[np.ndarray, Predictor]] | None = None) -> ConformalPredictor:
+        """Fit the point model (or take ``model``, already fitted on ``table``) and the K fold models.
+
+        ``fold_models``: (held-out rows, model) pairs, each the model ``make()`` fits on ``table`` without those
+        rows; they stand in for the fold fits when their rows are this predictor's K folds (checked row by row),
+        and are ignored otherwise."""
         table = table.reset_index(drop=True)
         if len(table) < self.folds:
             raise TooFewRowsError(f"CV+ intervals with {self.folds} folds need at least {self.folds} training "
@@ -106,9 +113,13 @@ class ConformalPredictor:
         y = self.model._target_values(table)
         self.fold_models_, self.fold_of_ = [], np.empty(len(table), dtype=int)
         self.residuals_ = np.empty(len(table))
-        splitter = KFold(n_splits=self.folds, shuffle=True, random_state=self.seed)
-        for k, (rest, held) in enumerate(splitter.split(table)):
-            fold_model = self.make().fit(table.iloc[rest])
+        splits = list(KFold(n_splits=self.folds, shuffle=True, random_state=self.seed).split(table))
+        given = None
+        if fold_models is not None and len(fold_models) == len(splits) and all(
+                np.array_equal(np.sort(h), np.sort(held)) for (h, _), (_, held) in zip(fold_models, splits)):
+            given = [m for _, m in fold_models]
+        for k, (rest, held) in enumerate(splits):
+            fold_model = given[k] if given is not None else self.make().fit(table.iloc[rest])
             self.residuals_[held] = np.abs(y[held] - fold_model.predict(table.iloc[held]))
             self.fold_of_[held] = k
             self.fold_models_.append(fold_model)

@@ -1,7 +1,10 @@
 """Tree ensembles of Albo Martínez 2021: Courier's random forest and the gradient-boosting baseline.
 
 Both pick hyperparameters by a 5-fold grid search (shuffled folds, seeded) on the training table,
-scored by mean squared error, then refit on the whole training table.
+scored by mean squared error, then refit on the whole training table. The search is sklearn's GridSearchCV
+written out (:func:`grid_search`: the same candidates in the same order, the same scorer, the same choice among
+ties) so that the chosen setting's fold fits can be kept: they are the models CV+ would fit without each fold
+(:meth:`_GridSearchedTrees.cv_fits`), which saves an interval its K refits of the forest.
 
 - ``RandomForestModel`` (Courier, Albo Martínez 2021, section 4.3): inputs are Albo Martínez 2021's batch, cpus, njobs,
   network and processes = cpus x njobs when present; otherwise the harness factors plus the
@@ -15,20 +18,27 @@ the training data: they cannot extrapolate to larger configurations (see splits.
 
 from __future__ import annotations
 
+import copy
+import math
+import warnings
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from sklearn.base import clone
 from sklearn.compose import ColumnTransformer
 from sklearn.ensemble import GradientBoostingRegressor, RandomForestRegressor
-from sklearn.model_selection import GridSearchCV, KFold
+from sklearn.exceptions import FitFailedWarning
+from sklearn.metrics import get_scorer
+from sklearn.model_selection import KFold, ParameterGrid
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder
 
-from models.errors import TooFewRowsError
+from models.errors import FitError, TooFewRowsError
 from models.predict._base import Predictor
-from models.predict.table import factor_columns, is_categorical, is_courier_table
+from models.predict.table import factor_columns, is_categorical, is_courier_table, varying
 
 #: Random-forest grid, kept small for speed (Albo Martínez 2021 Table 7 searched 50..2000 trees, depth 4..10,
 #: max_features; it chose depth 6 with all features for time).
@@ -36,6 +46,74 @@ RF_GRID: dict[str, list[Any]] = {"max_depth": [6, None], "max_features": [1.0, "
 #: Gradient-boosting grid (Albo Martínez 2021 Table 10: 50..2000 trees, depth 3..10, ls/lad/huber loss; it chose
 #: 50 trees of depth 3). Squared-error loss only: lad/huber leaf updates are 3-7 times slower.
 GB_GRID: dict[str, list[Any]] = {"n_estimators": [50, 150], "max_depth": [3, 5]}
+
+
+@dataclass(frozen=True, eq=False)
+class GridSearch:
+    """What a k-fold grid search tried and chose: GridSearchCV's candidates (``ParameterGrid`` order), mean test
+    scores (negative MSE, NaN where a fold failed), the index of the chosen one, and the chosen one's fold fits
+    (each fitted without the rows ``held[k]``; None where that fit failed)."""
+
+    candidates: tuple[dict[str, Any], ...]
+    mean_scores: np.ndarray
+    best_index: int
+    held: tuple[np.ndarray, ...]
+    fold_fits: tuple[Pipeline | None, ...]
+
+    @property
+    def n_splits(self) -> int:
+        return len(self.held)
+
+    @property
+    def best_params(self) -> dict[str, Any]:
+        return dict(self.candidates[self.best_index])
+
+
+def grid_search(pipeline: Pipeline, grid: Mapping[str, Sequence[Any]], x: pd.DataFrame, y: np.ndarray,
+                folds: KFold) -> GridSearch:
+    """sklearn's ``GridSearchCV(pipeline, grid, cv=folds, scoring="neg_mean_squared_error", error_score=nan)``
+    up to its choice: each candidate in ParameterGrid order fitted on each fold's other rows (a clone, in the
+    same row order), scored on the fold by the same scorer; the mean over folds (np.average); the first of the
+    best means (GridSearchCV's rank 1 with method="min"), NaN means counted as the worst. A fit or score that
+    fails scores NaN with sklearn's FitFailedWarning; when every fit fails the search fails. It keeps the chosen
+    candidate's fold fits, which GridSearchCV drops."""
+    scorer = get_scorer("neg_mean_squared_error")
+    splits = list(folds.split(x))
+    candidates = tuple(ParameterGrid({k: list(v) for k, v in grid.items()}))
+    means = np.empty(len(candidates))
+    best, best_fits = 0, ()
+    failed = 0
+    for i, params in enumerate(candidates):
+        scores, fits = [], []
+        for rest, held in splits:
+            estimator = clone(pipeline).set_params(**clone(params, safe=False))
+            try:
+                estimator.fit(x.iloc[rest], y[rest])
+            except Exception as exc:  # GridSearchCV's error_score=nan: the candidate scores NaN on this fold
+                warnings.warn(f"fit failed for {params}: {exc}", FitFailedWarning, stacklevel=2)
+                failed += 1
+                scores.append(math.nan)
+                fits.append(None)
+                continue
+            try:
+                scores.append(float(scorer(estimator, x.iloc[held], y[held])))
+            except Exception as exc:
+                warnings.warn(f"scoring failed for {params}: {exc}", FitFailedWarning, stacklevel=2)
+                scores.append(math.nan)
+            fits.append(estimator)
+        means[i] = np.average(np.array(scores, dtype=np.float64))
+        if i == 0 or _better(means[i], means[best]):
+            best, best_fits = i, tuple(fits)
+    if failed == len(candidates) * len(splits):
+        raise FitError(f"all {failed} fits of the grid search failed; see the warnings")
+    return GridSearch(candidates, means, best, tuple(held for _, held in splits), best_fits)
+
+
+def _better(score: float, best: float) -> bool:
+    """Strictly better than the best so far (ties keep the first); NaN is never better, anything beats NaN."""
+    if math.isnan(score):
+        return False
+    return math.isnan(best) or score > best
 
 
 class _GridSearchedTrees(Predictor):
@@ -55,9 +133,10 @@ class _GridSearchedTrees(Predictor):
         self.grid = dict(self.default_grid() if grid is None else grid)
         self.cv_folds = cv_folds
         self.seed = seed
-        self.search_: GridSearchCV | None = None
+        self.search_: GridSearch | None = None
         self.pipeline_: Pipeline | None = None
         self.chosen_: dict[str, Any] = {}
+        self._fold_levels: list[dict[str, set[object]] | None] = []
 
     @property
     def best_params_(self) -> dict[str, Any]:
@@ -83,16 +162,47 @@ class _GridSearchedTrees(Predictor):
         )
         pipeline = Pipeline([("encode", encode), ("estimator", self._estimator())])
         grid = {f"estimator__{k}": list(v) for k, v in self.grid.items()}
+        self._fold_levels = []
         if all(len(v) == 1 for v in grid.values()):  # nothing to choose: no cross-validated search
             self.search_ = None
             self.chosen_ = {k.removeprefix("estimator__"): v[0] for k, v in grid.items()}
             self.pipeline_ = pipeline.set_params(**{k: v[0] for k, v in grid.items()}).fit(table[self.features_], y)
             return
         folds = KFold(n_splits=self.cv_folds, shuffle=True, random_state=self.seed)
-        self.search_ = GridSearchCV(pipeline, grid, cv=folds, scoring="neg_mean_squared_error", n_jobs=1)
-        self.search_.fit(table[self.features_], y)
-        self.chosen_ = {k.removeprefix("estimator__"): v for k, v in self.search_.best_params_.items()}
-        self.pipeline_ = self.search_.best_estimator_
+        x = table[self.features_]
+        self.search_ = grid_search(pipeline, grid, x, y, folds)
+        best = self.search_.best_params
+        self.chosen_ = {k.removeprefix("estimator__"): v for k, v in best.items()}
+        self.pipeline_ = clone(pipeline).set_params(**clone(best, safe=False)).fit(x, y)  # GridSearchCV's refit
+        rows = np.arange(len(table))
+        self._fold_levels = [self._same_fit_levels(table.iloc[np.setdiff1d(rows, held)])
+                             for held in self.search_.held]
+
+    def _same_fit_levels(self, rest: pd.DataFrame) -> dict[str, set[object]] | None:
+        """The categorical levels a model of the chosen setting fitted on ``rest`` alone would record, or None when
+        that fit would differ from the search's fold fit on the same rows: too few rows for it, or an input that
+        varies here constant there (it would be left out)."""
+        if len(rest) < max(2 * self.cv_folds, self.min_rows) or varying(rest, self.features_) != self.features_:
+            return None
+        return {c: set(rest[c].unique()) for c in self._levels}
+
+    def cv_fits(self, folds: int, seed: int) -> list[tuple[np.ndarray, Predictor]] | None:
+        """The chosen setting's fits of the search without each fold, with that fold's rows, as models: each is the
+        model that this one's class, setting (a grid of one) and seed fitted on the same training rows without that
+        fold give (same rows in the same order, same estimator), so CV+ on ``KFold(folds, shuffle=True,
+        random_state=seed)`` can take them instead of refitting. None when the search used other folds, or when
+        some fold's fit would not be that model (see _same_fit_levels) or failed."""
+        search = self.search_
+        if (search is None or folds != self.cv_folds or seed != self.seed or len(self._fold_levels) != folds
+                or any(levels is None for levels in self._fold_levels) or any(f is None for f in search.fold_fits)):
+            return None
+        out: list[tuple[np.ndarray, Predictor]] = []
+        for held, pipeline, levels in zip(search.held, search.fold_fits, self._fold_levels):
+            fold = copy.copy(self)
+            fold.grid = {k: [v] for k, v in self.chosen_.items()}
+            fold.search_, fold.pipeline_, fold._levels, fold._fold_levels = None, pipeline, dict(levels or {}), []
+            out.append((held, fold))
+        return out
 
     def _predict(self, configs: pd.DataFrame) -> np.ndarray:
         assert self.pipeline_ is not None
