@@ -232,10 +232,18 @@ def test_the_cpu_disk_summary_numbers_are_the_texts() -> None:
     assert doc["disk_rate"]["per_process"] == pytest.approx(truth[2], rel=1e-8)
     rows = read_csv(s)
     assert len(rows) == len(doc["rows"]) == len(set(configs))
-    for row, doc_row, line in zip(rows, doc["rows"], s.lines[2:]):
+    for row, doc_row, line in zip(rows, doc["rows"], s.lines[3:]):
         assert float(row["measured_ET"]) == doc_row["measured_ET"]
-        assert line.split()[-3:] == [f"{doc_row['measured_ET']:.4g}", f"{doc_row['predicted_ET']:.4g}",
-                                     f"{doc_row['disk_rho']:.3f}"]
+        assert float(row["run_high"]) == doc_row["run_high"]
+        # role batch cpus workers njobs epochs runs measured [CI] predicted [CI] [PI] inside rho
+        words = line.replace(", ", ",").split()
+        assert words[0] == doc_row["role"] == "fit"
+        assert [int(w) for w in words[1:7]] == [doc_row[k] for k in ("batch_size", "cpus", "workers", "njobs",
+                                                                      "epochs", "runs")]
+        assert [words[7], words[9], words[-1]] == [f"{doc_row['measured_ET']:.4g}", f"{doc_row['predicted_ET']:.4g}",
+                                                   f"{doc_row['disk_rho']:.3f}"]
+        assert words[11] == f"[{doc_row['run_low']:.4g},{doc_row['run_high']:.4g}]"
+        assert words[12] == f"{doc_row['inside']}/{doc_row['runs']}"
     assert s.lines[-1].endswith(f"{doc['mape_config_means']:.1%}")
 
 

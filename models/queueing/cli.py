@@ -9,6 +9,7 @@ import argparse
 from pathlib import Path
 from typing import Sequence
 
+from models.errors import QueueParameterError
 from models.queueing.compare import compare_grid
 from models.queueing.cpu_disk import fit_cpu_disk, load_runs
 from models.queueing.formulas import QueueMetrics, ggk, mg1, mgk, mm1, mmk
@@ -84,6 +85,12 @@ def _parser() -> argparse.ArgumentParser:
     cd.add_argument("--cpu-service-time", type=float, default=0.045,
                     help="CPU seconds per iteration, batch_size / records per second (Albo Martínez 2021: 0.045)")
     cd.add_argument("--dataset-size", type=int, default=60_000, help="training records (MNIST: 60000)")
+    cd.add_argument("--test", type=Path, nargs="+", default=[], metavar="CAMPAIGN",
+                    help="campaign folders (or results CSVs) held out: predicted from the fit, not fitted, e.g. "
+                         "the njobs the fit has not seen")
+    cd.add_argument("--level", type=float, default=0.9,
+                    help="confidence level of the intervals: the measured mean's, the fitted mean's and one "
+                         "run's (default 0.9)")
     return parser
 
 
@@ -121,8 +128,12 @@ def _compare(args: argparse.Namespace) -> FastVsSlow:
 
 
 def _cpu_disk(args: argparse.Namespace) -> CpuDiskFit:
+    if not 0 < args.level < 1:
+        raise QueueParameterError(f"--level must be in (0, 1), got {args.level:g}")
     configs, times = load_runs(args.results, args.dataset_size)
-    return cpu_disk_fit(fit_cpu_disk(configs, times, args.cpu_service_time), configs, times)
+    test_configs, test_times = load_runs(args.test, args.dataset_size) if args.test else ([], [])
+    model = fit_cpu_disk(configs, times, args.cpu_service_time)
+    return cpu_disk_fit(model, configs, times, args.level, test_configs, test_times)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

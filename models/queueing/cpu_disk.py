@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
+from scipy import stats
 
 from models.errors import ConcurrencyUnknownError, FitError, InvalidTableError, MissingColumnError, QueueParameterError
 from models.queueing.formulas import _check_rate, mm1
@@ -113,15 +114,60 @@ def disk_service_rate_from_time(config: CourierJob, response_time: float, cpu_se
 
 @dataclass(frozen=True)
 class CpuDiskModel:
-    """mu_D = intercept + per_batch * batch_size + per_process * processes, fitted to runs."""
+    """mu_D = intercept + per_batch * batch_size + per_process * processes, fitted to runs.
+
+    A fit keeps what its intervals need: ``xtx_inv`` ((X'X)^-1 of the design 1, batch_size, processes), the
+    residual SD of the runs' implied mu_D about the line and its degrees of freedom (runs - 3). A model built by
+    hand (no ``xtx_inv``) has no intervals.
+    """
 
     cpu_service_time: float
     intercept: float
     per_batch: float
     per_process: float
+    xtx_inv: tuple[tuple[float, ...], ...] | None = None
+    residual_sd: float = math.nan
+    residual_df: int = 0
 
     def disk_service_rate(self, config: CourierJob) -> float:
         return self.intercept + self.per_batch * config.batch_size + self.per_process * config.processes
+
+    @property
+    def standard_errors(self) -> tuple[float, float, float]:
+        """The coefficients' ordinary least-squares standard errors (NaN without residual degrees of freedom)."""
+        if self.xtx_inv is None or self.residual_df < 1:
+            return (math.nan,) * 3  # type: ignore[return-value]
+        return tuple(self.residual_sd * math.sqrt(self.xtx_inv[i][i]) for i in range(3))  # type: ignore[return-value]
+
+    def rate_interval(self, config: CourierJob, level: float, new_run: bool) -> tuple[float, float]:
+        """The t interval of mu_D at ``config``: of the line (``new_run`` False) or of one more run's implied mu_D."""
+        if not 0 < level < 1:
+            raise QueueParameterError(f"level must be in (0, 1), got {level!r}")
+        if self.xtx_inv is None or self.residual_df < 1:
+            return math.nan, math.nan
+        x = np.array([1.0, config.batch_size, config.processes])
+        leverage = float(x @ np.array(self.xtx_inv) @ x)
+        half = (stats.t.ppf(0.5 + level / 2, self.residual_df) * self.residual_sd
+                * math.sqrt(leverage + (1.0 if new_run else 0.0)))
+        rate = self.disk_service_rate(config)
+        return rate - half, rate + half
+
+    def time_interval(self, config: CourierJob, level: float, new_run: bool) -> tuple[float, float]:
+        """``rate_interval`` mapped through E[T], which falls as mu_D rises: (E[T] at the high rate, at the low one).
+
+        Where the low rate does not exceed lambda_D (an unstable disk) the upper end is inf; NaN without a fit.
+        """
+        low_rate, high_rate = self.rate_interval(config, level, new_run)
+        if math.isnan(low_rate):
+            return math.nan, math.nan
+        lam = disk_arrival_rate(config, self.cpu_service_time)
+
+        def time(rate: float) -> float:
+            if rate <= lam:
+                return math.inf
+            return cpu_disk_response_time(config, self.cpu_service_time, rate).ET
+
+        return time(high_rate), time(low_rate)
 
     def predict(self, config: CourierJob) -> CpuDiskPrediction:
         """Predicted E[T]; raises UnstableQueueError if the fitted mu_D does not exceed lambda_D."""
@@ -140,8 +186,12 @@ def fit_cpu_disk(configs: Sequence[CourierJob], response_times: Sequence[float],
     design = np.array([[1.0, c.batch_size, c.processes] for c in configs])
     if np.linalg.matrix_rank(design) < 3:
         raise QueueParameterError("the runs must vary both batch_size and processes (cpus * njobs) to fit mu_D")
-    coef, *_ = np.linalg.lstsq(design, np.array(rates), rcond=None)
-    return CpuDiskModel(cpu_service_time, *map(float, coef))
+    y = np.array(rates)
+    coef, *_ = np.linalg.lstsq(design, y, rcond=None)
+    df = len(rates) - 3
+    sd = math.sqrt(float(np.sum((y - design @ coef) ** 2)) / df) if df > 0 else math.nan
+    xtx_inv = tuple(tuple(map(float, row)) for row in np.linalg.inv(design.T @ design))
+    return CpuDiskModel(cpu_service_time, *map(float, coef), xtx_inv=xtx_inv, residual_sd=sd, residual_df=df)
 
 
 def load_runs(results: str | Path | Sequence[str | Path],

@@ -124,19 +124,37 @@ class FastVsSlow:
 
 @dataclass(frozen=True)
 class ConfigFit:
-    """One configuration of a CPU + disk fit: its runs' mean response time and the model's."""
+    """One configuration of a CPU + disk fit: its runs' mean response time against the model's, with intervals.
+
+    ``role`` is ``fit`` (its runs fitted the model) or ``test`` (held out: predicted, not fitted). The measured
+    interval is the t interval of the runs' mean; the predicted one is the fitted line's confidence interval of
+    mu_D mapped through E[T]; the run interval is the prediction interval of one more run's mu_D mapped alike,
+    and ``inside`` counts the runs in it. NaN where there are too few runs or residual degrees of freedom.
+    """
 
     config: CourierJob
     runs: int
     measured_ET: float
     predicted_ET: float  # inf when the fitted disk is unstable there
     disk_rho: float  # NaN then
+    role: str = "fit"
+    measured_low: float = math.nan
+    measured_high: float = math.nan
+    predicted_low: float = math.nan
+    predicted_high: float = math.nan
+    run_low: float = math.nan
+    run_high: float = math.nan
+    inside: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         c = self.config
-        return {"batch_size": c.batch_size, "cpus": c.cpus, "workers": c.workers, "njobs": c.njobs,
-                "epochs": c.epochs, "runs": self.runs, "measured_ET": self.measured_ET,
-                "predicted_ET": self.predicted_ET, "disk_rho": self.disk_rho}
+        return {"role": self.role, "batch_size": c.batch_size, "cpus": c.cpus, "workers": c.workers,
+                "njobs": c.njobs, "processes": c.processes, "epochs": c.epochs, "runs": self.runs,
+                "measured_ET": self.measured_ET, "measured_low": self.measured_low,
+                "measured_high": self.measured_high, "predicted_ET": self.predicted_ET,
+                "predicted_low": self.predicted_low, "predicted_high": self.predicted_high,
+                "run_low": self.run_low, "run_high": self.run_high, "inside": self.inside,
+                "disk_rho": self.disk_rho}
 
 
 @dataclass(frozen=True)
@@ -145,32 +163,62 @@ class CpuDiskFit:
 
     model: CpuDiskModel
     configs: tuple[ConfigFit, ...]
+    level: float = 0.9
 
-    COLUMNS = ("batch_size", "cpus", "workers", "njobs", "epochs", "runs", "measured_ET", "predicted_ET", "disk_rho")
+    COLUMNS = ("role", "batch_size", "cpus", "workers", "njobs", "processes", "epochs", "runs", "measured_ET",
+               "measured_low", "measured_high", "predicted_ET", "predicted_low", "predicted_high", "run_low",
+               "run_high", "inside", "disk_rho")
+
+    def _mape(self, role: str) -> float:
+        finite = [(r.measured_ET, r.predicted_ET) for r in self.configs
+                  if r.role == role and math.isfinite(r.predicted_ET)]
+        return statistics.fmean(abs(p - m) / m for m, p in finite) if finite else math.nan
 
     @property
     def mape(self) -> float:
-        """Mean absolute percentage error over the configurations the model predicts (NaN: none)."""
-        finite = [(r.measured_ET, r.predicted_ET) for r in self.configs if math.isfinite(r.predicted_ET)]
-        return statistics.fmean(abs(p - m) / m for m, p in finite) if finite else math.nan
+        """Mean absolute percentage error over the fitted configurations the model predicts (NaN: none)."""
+        return self._mape("fit")
+
+    @property
+    def test_mape(self) -> float:
+        """The same over the held-out configurations (NaN: none)."""
+        return self._mape("test")
 
     def to_dict(self) -> dict[str, Any]:
         m = self.model
+        se = m.standard_errors
         return {"cpu_service_time": m.cpu_service_time,
                 "disk_rate": {"intercept": m.intercept, "per_batch": m.per_batch, "per_process": m.per_process},
-                "mape_config_means": self.mape, "rows": [r.to_dict() for r in self.configs]}
+                "disk_rate_se": {"intercept": se[0], "per_batch": se[1], "per_process": se[2]},
+                "residual_sd": m.residual_sd, "residual_df": m.residual_df, "level": self.level,
+                "mape_config_means": self.mape, "mape_test_config_means": self.test_mape,
+                "rows": [r.to_dict() for r in self.configs]}
 
     def text(self) -> list[str]:
         m = self.model
+        se = m.standard_errors
+        pct = f"{self.level:.0%}"
         lines = [f"fitted disk service rate mu_D = {m.intercept:.4g} + {m.per_batch:.4g} * batch_size "
                  f"+ {m.per_process:.4g} * processes  (per second; cpu_service_time {m.cpu_service_time:g} s)",
-                 f"{'batch':>6} {'cpus':>5} {'workers':>7} {'njobs':>5} {'epochs':>6} {'runs':>4} "
-                 f"{'measured ET':>12} {'predicted ET':>12} {'disk rho':>8}"]
+                 f"standard errors {se[0]:.3g}, {se[1]:.3g}, {se[2]:.3g}; residual SD of mu_D {m.residual_sd:.4g} "
+                 f"on {m.residual_df} df",
+                 f"{'role':>4} {'batch':>6} {'cpus':>4} {'workers':>7} {'njobs':>5} {'epochs':>6} {'runs':>4} "
+                 f"{'measured ET [' + pct + ' CI]':>24} {'predicted ET [' + pct + ' CI]':>25} "
+                 f"{'one run [' + pct + ' PI]':>18} {'inside':>6} {'disk rho':>8}"]
+
+        def span(low: float, high: float) -> str:
+            return "[-]" if math.isnan(low) else f"[{low:.4g}, {high:.4g}]"
+
         for r in self.configs:
             c = r.config
-            lines.append(f"{c.batch_size:>6} {c.cpus:>5} {c.workers:>7} {c.njobs:>5} {c.epochs:>6} "
-                         f"{r.runs:>4} {r.measured_ET:>12.4g} {r.predicted_ET:>12.4g} {r.disk_rho:>8.3f}")
+            lines.append(f"{r.role:>4} {c.batch_size:>6} {c.cpus:>4} {c.workers:>7} {c.njobs:>5} {c.epochs:>6} "
+                         f"{r.runs:>4} "
+                         f"{r.measured_ET:>8.4g} {span(r.measured_low, r.measured_high):>15} "
+                         f"{r.predicted_ET:>8.4g} {span(r.predicted_low, r.predicted_high):>16} "
+                         f"{span(r.run_low, r.run_high):>18} {f'{r.inside}/{r.runs}':>6} {r.disk_rho:>8.3f}")
         lines.append(f"mean absolute percentage error over configurations (in-sample): {self.mape:.1%}")
+        if any(r.role == "test" for r in self.configs):
+            lines.append(f"mean absolute percentage error over held-out configurations: {self.test_mape:.1%}")
         return lines
 
     def summary(self) -> Summary:
@@ -178,17 +226,34 @@ class CpuDiskFit:
         return Summary(tuple(self.text()), self.COLUMNS, rows, self.to_dict())
 
 
-def cpu_disk_fit(model: CpuDiskModel, configs: Sequence[CourierJob], times: Sequence[float]) -> CpuDiskFit:
-    """Each configuration's runs (in the order first seen) against ``model``'s prediction."""
-    groups: dict[CourierJob, list[float]] = {}
-    for config, seconds in zip(configs, times):
-        groups.setdefault(config, []).append(seconds)
+def _mean_interval(values: Sequence[float], level: float) -> tuple[float, float]:
+    """The t interval of the mean of ``values`` (NaN for fewer than 2)."""
+    if len(values) < 2:
+        return math.nan, math.nan
+    from scipy import stats
+
+    half = stats.t.ppf(0.5 + level / 2, len(values) - 1) * statistics.stdev(values) / math.sqrt(len(values))
+    mean = statistics.fmean(values)
+    return mean - half, mean + half
+
+
+def cpu_disk_fit(model: CpuDiskModel, configs: Sequence[CourierJob], times: Sequence[float], level: float = 0.9,
+                 test_configs: Sequence[CourierJob] = (), test_times: Sequence[float] = ()) -> CpuDiskFit:
+    """Each configuration's runs (in the order first seen) against ``model``'s prediction; held-out ones after."""
     out = []
-    for config, measured in groups.items():
-        try:
-            p = model.predict(config)
-            predicted, disk_rho = p.ET, p.disk_utilization
-        except (UnstableQueueError, FitError):
-            predicted, disk_rho = math.inf, math.nan
-        out.append(ConfigFit(config, len(measured), statistics.fmean(measured), predicted, disk_rho))
-    return CpuDiskFit(model, tuple(out))
+    for role, cs, ts in (("fit", configs, times), ("test", test_configs, test_times)):
+        groups: dict[CourierJob, list[float]] = {}
+        for config, seconds in zip(cs, ts):
+            groups.setdefault(config, []).append(seconds)
+        for config, measured in groups.items():
+            try:
+                p = model.predict(config)
+                predicted, disk_rho = p.ET, p.disk_utilization
+            except (UnstableQueueError, FitError):
+                predicted, disk_rho = math.inf, math.nan
+            mean_low, mean_high = model.time_interval(config, level, new_run=False)
+            run_low, run_high = model.time_interval(config, level, new_run=True)
+            inside = sum(run_low <= t <= run_high for t in measured)
+            out.append(ConfigFit(config, len(measured), statistics.fmean(measured), predicted, disk_rho, role,
+                                 *_mean_interval(measured, level), mean_low, mean_high, run_low, run_high, inside))
+    return CpuDiskFit(model, tuple(out), level)
