@@ -27,11 +27,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import sklearn
 from sklearn.base import clone
 from sklearn.compose import ColumnTransformer
 from sklearn.ensemble import GradientBoostingRegressor, RandomForestRegressor
 from sklearn.exceptions import FitFailedWarning
-from sklearn.metrics import get_scorer
+from sklearn.metrics import mean_squared_error
 from sklearn.model_selection import KFold, ParameterGrid
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder
@@ -72,41 +73,68 @@ class GridSearch:
 def grid_search(pipeline: Pipeline, grid: Mapping[str, Sequence[Any]], x: pd.DataFrame, y: np.ndarray,
                 folds: KFold) -> GridSearch:
     """sklearn's ``GridSearchCV(pipeline, grid, cv=folds, scoring="neg_mean_squared_error", error_score=nan)``
-    up to its choice: each candidate in ParameterGrid order fitted on each fold's other rows (a clone, in the
-    same row order), scored on the fold by the same scorer; the mean over folds (np.average); the first of the
-    best means (GridSearchCV's rank 1 with method="min"), NaN means counted as the worst. A fit or score that
-    fails scores NaN with sklearn's FitFailedWarning; when every fit fails the search fails. It keeps the chosen
-    candidate's fold fits, which GridSearchCV drops."""
-    scorer = get_scorer("neg_mean_squared_error")
+    up to its choice: each candidate in ParameterGrid order fitted on each fold's other rows (in the same row
+    order), scored on the fold by negative MSE; the mean over folds (np.average); the first of the best means
+    (GridSearchCV's rank 1 with method="min"), NaN means counted as the worst. A fit or score that fails scores
+    NaN with sklearn's FitFailedWarning, as GridSearchCV's error_score=nan does; when every fit fails the search
+    fails. It keeps the chosen candidate's fold fits, which GridSearchCV drops.
+
+    Two things GridSearchCV repeats are done once: the steps before the last (the encoding), which ``grid``
+    (naming the last step's parameters only) cannot change, are fitted once per fold and shared by that fold's
+    candidates; and sklearn checks a candidate's parameters on its first fit only (they are the same on every
+    fold; the nested checks of a forest's trees are skipped with them)."""
+    *head, (last, estimator) = pipeline.steps
+    if not all(k.startswith(f"{last}__") for k in grid):
+        raise ValueError(f"the grid may name the pipeline's last step ({last}__...) only, got {sorted(grid)}")
     splits = list(folds.split(x))
     candidates = tuple(ParameterGrid({k: list(v) for k, v in grid.items()}))
-    means = np.empty(len(candidates))
-    best, best_fits = 0, ()
+    scores = np.full((len(candidates), len(splits)), np.nan)
+    fits: list[list[Pipeline | None]] = [[None] * len(splits) for _ in candidates]
+    checked = [False] * len(candidates)
     failed = 0
-    for i, params in enumerate(candidates):
-        scores, fits = [], []
-        for rest, held in splits:
-            estimator = clone(pipeline).set_params(**clone(params, safe=False))
+    for k, (rest, held) in enumerate(splits):
+        steps, x_rest, x_held = [], x.iloc[rest], x.iloc[held]
+        try:
+            for name, step in head:
+                fitted = clone(step)
+                x_rest = fitted.fit_transform(x_rest, y[rest])
+                steps.append((name, fitted))
+        except Exception as exc:  # noqa: BLE001 - GridSearchCV's error_score=nan: every candidate fails on this fold
+            warnings.warn(f"fit failed on fold {k}: {exc}", FitFailedWarning, stacklevel=2)
+            failed += len(candidates)
+            continue
+        try:
+            for _, fitted in steps:
+                x_held = fitted.transform(x_held)
+        except Exception as exc:  # noqa: BLE001 - the fold cannot be scored (e.g. a level the other rows lack)
+            warnings.warn(f"scoring failed on fold {k}: {exc}", FitFailedWarning, stacklevel=2)
+            x_held = None
+        for i, params in enumerate(candidates):
+            model = clone(estimator).set_params(**{n.removeprefix(f"{last}__"): v
+                                                  for n, v in clone(params, safe=False).items()})
             try:
-                estimator.fit(x.iloc[rest], y[rest])
-            except Exception as exc:  # GridSearchCV's error_score=nan: the candidate scores NaN on this fold
+                with sklearn.config_context(skip_parameter_validation=checked[i]):
+                    model.fit(x_rest, y[rest])
+            except Exception as exc:  # noqa: BLE001 - as GridSearchCV: the candidate scores NaN on this fold
                 warnings.warn(f"fit failed for {params}: {exc}", FitFailedWarning, stacklevel=2)
                 failed += 1
-                scores.append(math.nan)
-                fits.append(None)
+                continue
+            checked[i] = True
+            fits[i][k] = Pipeline([*steps, (last, model)])
+            if x_held is None:
                 continue
             try:
-                scores.append(float(scorer(estimator, x.iloc[held], y[held])))
-            except Exception as exc:
+                scores[i, k] = -mean_squared_error(y[held], model.predict(x_held))
+            except Exception as exc:  # noqa: BLE001 - as GridSearchCV: a score that fails is NaN
                 warnings.warn(f"scoring failed for {params}: {exc}", FitFailedWarning, stacklevel=2)
-                scores.append(math.nan)
-            fits.append(estimator)
-        means[i] = np.average(np.array(scores, dtype=np.float64))
-        if i == 0 or _better(means[i], means[best]):
-            best, best_fits = i, tuple(fits)
-    if failed == len(candidates) * len(splits):
+    if failed == scores.size:
         raise FitError(f"all {failed} fits of the grid search failed; see the warnings")
-    return GridSearch(candidates, means, best, tuple(held for _, held in splits), best_fits)
+    means = np.average(scores, axis=1)
+    best = 0
+    for i in range(1, len(candidates)):
+        if _better(float(means[i]), float(means[best])):
+            best = i
+    return GridSearch(candidates, means, best, tuple(held for _, held in splits), tuple(fits[best]))
 
 
 def _better(score: float, best: float) -> bool:
