@@ -13,7 +13,7 @@ import warnings
 from collections.abc import Collection, Sequence
 
 import numpy as np
-import statsmodels.api as sm
+from statsmodels.regression.linear_model import OLS
 from scipy import stats
 
 from models.anova.design import INTERCEPT, ModelMatrix, term_parts
@@ -26,7 +26,7 @@ def coded_effects(coded: ModelMatrix, y: np.ndarray, two_level: Collection[str],
     """One :class:`Effect` per single-column term whose factors all have two numeric levels."""
     with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
         warnings.simplefilter("ignore")
-        fit = sm.OLS(y, coded.x).fit()
+        fit = OLS(y, coded.x).fit()
         cov = np.asarray(fit.cov_HC3 if robust == "hc3" else fit.cov_params(), dtype=float)
     params = np.asarray(fit.params, dtype=float)
     out = []

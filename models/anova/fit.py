@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import statsmodels.api as sm
+from statsmodels.stats.anova import anova_lm
 import statsmodels.formula.api as smf
 from scipy import optimize, special
 
@@ -247,8 +247,8 @@ def anova_tables(fit: Any, typ: int, robust: str | None, rhs: str) -> tuple[pd.D
     try:
         with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
             warnings.simplefilter("ignore")
-            aov = sm.stats.anova_lm(fit, typ=typ)
-            rob = sm.stats.anova_lm(fit, typ=typ, robust=robust) if robust else None
+            aov = anova_lm(fit, typ=typ)
+            rob = anova_lm(fit, typ=typ, robust=robust) if robust else None
     except (ValueError, np.linalg.LinAlgError) as exc:
         raise FitError(f"ANOVA of {rhs!r} failed: {exc}") from None
     return aov.drop(index="Intercept", errors="ignore"), rob
