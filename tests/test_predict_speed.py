@@ -5,6 +5,8 @@ bench/predict_speed.py.)"""
 from __future__ import annotations
 
 import itertools
+import json
+import sys
 import warnings
 
 import numpy as np
@@ -109,3 +111,70 @@ def test_no_fold_fits_are_handed_over_for_other_folds_or_when_a_refit_would_diff
     conformal = ConformalPredictor(lambda: RandomForestModel(n_estimators=5, seed=1, grid={"max_depth": [None]}),
                                    0.9, 5, 1).fit(df, model, given)
     assert all(m is not model for m in conformal.fold_models_)
+
+
+# --- progress: on stderr, never on stdout ----------------------------------------------------
+
+
+@pytest.fixture()
+def campaign(tmp_path):
+    study(6, replicates=3).to_csv(tmp_path / "results.csv", index=False)
+    return tmp_path
+
+
+def run_predict(argv, tty: bool, monkeypatch, capsys) -> tuple[int, str, str]:
+    from models.predict.cli import main
+    from sparkdl.cli import run_cli
+
+    capsys.readouterr()
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: tty)
+    code = run_cli(main, argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("processes", ["1", "2"])
+def test_a_terminal_hears_each_model_start_on_each_split_and_stdout_stays_the_json(campaign, processes, monkeypatch,
+                                                                                   capsys):
+    argv = [str(campaign), "--models", "rf,linear,amdahl", "--format", "json", "--fit-processes", processes]
+    code, out, err = run_predict(argv, True, monkeypatch, capsys)
+    assert code == 0
+    json.loads(out)  # stdout is the JSON alone
+    assert "predict [" not in out
+    lines = [line for line in err.splitlines() if line.startswith("predict [")]
+    assert len(lines) == 6, err  # 3 models x 2 splits, each as it starts
+    assert {(line.split()[2], line.split()[5]) for line in lines} == {
+        (m, s) for m in ("rf", "linear", "amdahl") for s in ("random", "extrapolate")}
+    assert all(line.startswith(f"predict [{i}/6]: ") for i, line in enumerate(lines, 1))
+    rf = [line for line in lines if line.split()[2] == "rf"]
+    assert all("grid search over 4 settings x 5 folds, CV+ from its folds" in line for line in rf)
+    assert "predict: the scale-out interval over model form on the extrapolate split" in err
+
+
+def test_no_progress_where_stderr_is_not_a_terminal_unless_asked(campaign, monkeypatch, capsys):
+    argv = [str(campaign), "--models", "linear", "--format", "csv"]
+    _, out, err = run_predict(argv, False, monkeypatch, capsys)
+    assert "predict [" not in err and "predict [" not in out
+    _, out, err = run_predict(argv + ["--progress", "always"], False, monkeypatch, capsys)
+    assert err.count("predict [") == 2 and "predict [" not in out
+    _, out, err = run_predict(argv + ["--progress", "never"], True, monkeypatch, capsys)
+    assert "predict [" not in err and "predict [" not in out
+
+
+def test_worker_processes_give_the_serial_figures(campaign):
+    from models.predict.compare import MODELS, compare, make_splits
+
+    table = pd.read_csv(campaign / "results.csv")
+    splits = make_splits(table, ["random", "extrapolate"], 0)
+    serial = compare(splits, "wall_clock_s", list(MODELS), 0, jobs=1).to_dict()
+    parallel = compare(splits, "wall_clock_s", list(MODELS), 0, jobs=2).to_dict()
+    assert json.dumps(untimed(parallel), default=str) == json.dumps(untimed(serial), default=str)
+
+
+def untimed(value):
+    """``value`` without its fit times (``fit_seconds``), the one figure that depends on the machine."""
+    if isinstance(value, dict):
+        return {k: untimed(v) for k, v in value.items() if k != "fit_seconds"}
+    if isinstance(value, list):
+        return [untimed(v) for v in value]
+    return value

@@ -6,6 +6,11 @@ row (R^2 < 0, parameters on their bounds, one-level inputs, rows or predictions 
 ranges). The generic model's plain-language reading is withheld for a degenerate fit. ``--format json`` prints the
 whole comparison, ``--format csv`` one row per model and split.
 
+Speed: the (model, split) pairs are fitted in ``--fit-processes`` worker processes at once (default: the CPUs this
+process may use), the slow ones first; on a terminal (``--progress auto``) a line on stderr says which model starts
+on which split and what it does (a tree's grid search, the power law's exponent search, the CV+ refits), and when
+the scale-out analysis starts. stdout holds the result alone.
+
 Exit codes (``sparkdl.errors``): 0 all models fitted; 3 some model failed on some split (its row
 shows the error); 2 bad input (missing file or column, unknown model name, a column that cannot be
 a factor).
@@ -17,7 +22,9 @@ import argparse
 import dataclasses
 import json
 import math
+import os
 import sys
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -35,6 +42,7 @@ from sparkdl.numbers import json_safe
 from sparkdl.options import CommandParser, add_format, add_parallelism, add_response, add_seed, renamed
 
 MAX_RUNS_PER_SHAPE = 100
+MAX_FIT_PROCESSES = 64
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -62,6 +70,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--interval-folds", type=int, default=DEFAULT_FOLDS,
                         help="CV+ folds: each costs one more fit per model and split (default 5)")
     parser.add_argument("--no-intervals", action="store_true", help="skip the intervals (faster)")
+    parser.add_argument("--fit-processes", type=int, default=None, metavar="N",
+                        help="fit N (model, split) pairs at once in worker processes (default: the CPUs this process "
+                             "may use; 1 fits them one after another here); the figures do not depend on it")
+    parser.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
+                        help="a line on stderr as each model starts on each split: auto (when stderr is a terminal), "
+                             "always, never")
     scale_out = parser.add_argument_group("scale-out (the scaling curves amdahl, usl, ernest and the power law)")
     scale_out.add_argument("--at", type=float, metavar="M",
                            help="predict at parallelism M, beyond the runs (every setting of the other factors), "
@@ -105,6 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     models = parse_models(args.models)
     check_level(args.level)
+    if args.fit_processes is not None and not 1 <= args.fit_processes <= MAX_FIT_PROCESSES:
+        raise InvalidTableError(f"--fit-processes {args.fit_processes}: give 1 to {MAX_FIT_PROCESSES} processes")
     _check_scale_options(args)
     candidates = _candidates(args.candidates)
     args.response = args.response or time_response(args.results)
@@ -128,12 +144,16 @@ def main(argv: list[str] | None = None) -> int:
     kinds = list(SPLITS) if args.split == "both" else [args.split]
     splits = make_splits(table, kinds, args.seed, args.extrapolate_by, args.test_fraction)
     scale_columns = found.columns if found is not None else None
+    say = _progress(args.progress)
     result = compare(splits, args.response, models, args.seed, measured, choice.factors,
-                     None if args.no_intervals else args.level, args.interval_folds, scale_columns, args.level)
+                     None if args.no_intervals else args.level, args.interval_folds, scale_columns, args.level,
+                     progress=say, jobs=args.fit_processes or available_cpus())
     if args.at is not None:
         covariates = scale_covariates(table, choice.factors, scale_columns)
+        say(f"predict: the interval at parallelism {args.at:g} over the scaling curves ({len(table)} rows)")
         result = dataclasses.replace(result, at=analyse(table, args.response, covariates, at=args.at, level=args.level))
         if args.next:
+            say("predict: which shapes' runs would narrow that interval most (--next)")
             result = dataclasses.replace(result, advice=advise(table, args.response, covariates, args.at, candidates,
                                                                args.replications, args.level))
     if n_all > len(table):
@@ -146,6 +166,22 @@ def main(argv: list[str] | None = None) -> int:
     for row in failed:
         print(f"error: {row.model} on the {row.split} split: {row.error}", file=sys.stderr)
     return EXIT_RUNS_FAILED if failed else 0
+
+
+def available_cpus() -> int:
+    """The CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _progress(when: str) -> Callable[[str], None]:
+    """Where the progress lines go: stderr (always, or when it is a terminal under auto), else nowhere; stdout
+    stays the result's alone (--format json/csv)."""
+    if when == "never" or (when == "auto" and not sys.stderr.isatty()):
+        return lambda _: None
+    return lambda line: print(line, file=sys.stderr, flush=True)
 
 
 def _parallelism(results: pd.DataFrame, spec: str | None, needed: bool) -> scale.Parallelism | None:
