@@ -22,6 +22,9 @@ it (it explains the time because it is the time, e.g. executor run time).
 --make-synthetic writes a 48-run full factorial (network x nodes x executors x cores x batch size,
 3 epochs) whose times follow a simple compute + synchronization law with 5% lognormal noise, so
 that the script can be tried before a real campaign exists. Never commit that table.
+
+How long ``sparkdl predict`` takes (a 500-row study of that factorial, with intervals, against an older commit):
+bench/predict_speed.py.
 """
 
 from __future__ import annotations
