@@ -3,7 +3,10 @@
 For a fixed job configuration, predict the time of every epoch count in ``lower..upper`` (step
 ``step``) as the mean of a random forest and the ANOVA regression (interactions up to order 3, as
 Schouten and Mukherjee keep), both from :mod:`models.predict`, and return the largest epoch count whose predicted
-time fits the budget. An interval comes with each prediction: the prediction plus the
+time fits the budget. A forest cannot interpolate: between two epoch counts the campaign ran it predicts one of
+their times (a step), so its prediction at an epoch count between two trained ones is the straight line between
+its predictions at those two (time is close to linear in epochs); at a trained count, and beyond the largest, it is
+the forest's own. An interval comes with each prediction: the prediction plus the
 ``(1-level)/2`` and ``(1+level)/2`` quantiles of the combined model's out-of-fold residuals
 (K-fold cross-validation; the coverage is approximate). ``--safe`` picks by the interval's upper end.
 
@@ -86,6 +89,27 @@ def per_epoch_table(campaign: str | Path) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def interpolate_in_epochs(predict, configs: pd.DataFrame, levels: Sequence[float]) -> np.ndarray:
+    """``predict(configs)``, except that a row whose epochs lie strictly between two of ``levels`` (the epoch
+    counts a model was trained on) gets the straight line between ``predict`` at the two levels around it, the
+    row's other factors unchanged. A random forest splits epochs half-way between trained levels, so on its own
+    it predicts a step there: 4 epochs between trained 3 and 5 got 3 epochs' time."""
+    out = np.asarray(predict(configs), dtype=float).copy()
+    levels = np.unique(np.asarray(levels, dtype=float))
+    epochs = configs["epochs"].to_numpy(float)
+    upper = np.searchsorted(levels, epochs, side="left")
+    between = (upper > 0) & (upper < len(levels))
+    between &= ~np.isin(epochs, levels)
+    if between.any():
+        rows = configs.loc[between].reset_index(drop=True)
+        lo, hi = levels[upper[between] - 1], levels[upper[between]]
+        at_lo = np.asarray(predict(rows.assign(epochs=lo.astype(configs["epochs"].dtype))), dtype=float)
+        at_hi = np.asarray(predict(rows.assign(epochs=hi.astype(configs["epochs"].dtype))), dtype=float)
+        share = (epochs[between] - lo) / (hi - lo)
+        out[between] = at_lo + share * (at_hi - at_lo)
+    return out
+
+
 def largest_fitting(epochs: Sequence[int], times: Sequence[float], budget: float) -> int | None:
     """The largest epoch count whose time is <= budget (None if none is)."""
     fitting = [e for e, t in zip(epochs, times) if t <= budget]
@@ -118,6 +142,7 @@ class EpochTimeModel:
         self.forest.fit(table)
         self.regression.fit(table)
         self.largest_trained = int(table["epochs"].max())
+        self.levels_ = np.unique(table["epochs"].to_numpy(float))
         if intervals:
             self.residuals_ = self._out_of_fold_residuals(table)
         return self
@@ -134,12 +159,16 @@ class EpochTimeModel:
             forest.fit(part)
             regression.fit(part)
             held = table.iloc[test]
-            out[test] = held[self.target].to_numpy(float) - 0.5 * (forest.predict(held) + regression.predict(held))
+            levels = part["epochs"].unique()
+            out[test] = held[self.target].to_numpy(float) - 0.5 * (
+                interpolate_in_epochs(forest.predict, held, levels) + regression.predict(held))
         return out
 
     def predict(self, configs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(mean, forest, regression) predictions, one per row."""
-        forest, regression = self.forest.predict(configs), self.regression.predict(configs)
+        """(mean, forest, regression) predictions, one per row; the forest's interpolated in epochs between the
+        trained epoch counts (:func:`interpolate_in_epochs`)."""
+        forest = interpolate_in_epochs(self.forest.predict, configs, self.levels_)
+        regression = self.regression.predict(configs)
         return 0.5 * (forest + regression), forest, regression
 
     def interval(self, prediction: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:

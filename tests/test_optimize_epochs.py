@@ -139,3 +139,27 @@ def test_per_epoch_table_reads_every_validated_epoch_from_the_logs(tmp_path):
         ["1-1", 1, 64], ["1-1", 2, 64], ["1-1", 3, 64], ["2-1", 1, 128], ["2-1", 2, 128]]
     assert table["wall_clock_s"].tolist() == pytest.approx([12.0, 24.0, 36.0, 12.0, 24.0])
     assert run_cli(main, [str(tmp_path), "--budget", "30", "--per-epoch"]) == 2  # needs --time wall_clock_s
+
+
+def gapped_campaign(levels=(1, 3, 5), replicates=3, noise=0.3, seed=2) -> pd.DataFrame:
+    """elapsed = 10 + 10 * epochs (+ noise), run at some epoch counts only (a design with levels 1, 3, 5)."""
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame([dict(model="lenet", nodes=1, executors=1, executor_cores=1, batch_size=64, epochs=e,
+                              learning_rate=0.05, elapsed_s=10 + 10 * e + rng.normal(0, noise), status="ok")
+                         for e in levels for _ in range(replicates)])
+
+
+def test_between_trained_epoch_counts_the_forest_interpolates_instead_of_stepping():
+    """A forest splits epochs at 4 between trained 3 and 5 and predicted 3 epochs' 40 s for 4 (truth 50): the mean
+    with the regression came out 45, so a budget of 47 s chose 4 epochs that take 50."""
+    model = EpochTimeModel(seed=0, **FAST).fit(gapped_campaign())
+    choice = max_epochs(model, {"batch_size": 64}, 47.0, upper=5)
+    by_epochs = {p.epochs: p for p in choice.predictions}
+    for e in (2, 4):
+        assert by_epochs[e].forest == pytest.approx(10 + 10 * e, rel=0.03)
+        assert by_epochs[e].time == pytest.approx(10 + 10 * e, rel=0.03)
+    for e in (1, 3, 5):  # at a trained count the forest is its own
+        configs = pd.DataFrame([{**choice.config, "epochs": e}])
+        assert by_epochs[e].forest == pytest.approx(float(model.forest.predict(configs)[0]))
+    assert choice.epochs == 3
+    assert not by_epochs[4].fits
