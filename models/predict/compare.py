@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import multiprocessing
+import sys
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -109,9 +110,9 @@ def compare(table_splits: Sequence[Split], target: str, models: Sequence[str], s
     extrapolate split the scale-out analysis (models.predict.scaleout) runs too, at ``scale_level``.
 
     ``progress`` hears one line as each model starts on each split, and before the scale-out analysis. ``jobs``
-    > 1 fits that many (model, split) pairs at once in forked worker processes, the slow models first; every
-    figure is the one a serial run gives (each fit is seeded and independent of the others), only ``fit_s`` is
-    timed under the workers' contention."""
+    > 1 fits that many (model, split) pairs at once in forked worker processes (where the platform can fork; else
+    one after another), the slow models first; every figure is the one a serial run gives (each fit is seeded and
+    independent of the others), only ``fit_s`` is timed under the workers' contention."""
     fits: dict[str, PowerLawFit] = {}
     ceiling = None
     chosen: list[str] = []
@@ -122,7 +123,9 @@ def compare(table_splits: Sequence[Split], target: str, models: Sequence[str], s
     tasks = [_Task(split, name, target, seed, tuple(measured), level, interval_folds,
                    None if scale_columns is None else tuple(scale_columns), ceiling)
              for split in table_splits for name in models]
-    done = _run_parallel(tasks, jobs, progress) if jobs > 1 and len(tasks) > 1 else _run_serial(tasks, progress)
+    forking = "fork" in multiprocessing.get_all_start_methods()  # a worker gets the tables without re-importing
+    parallel = jobs > 1 and len(tasks) > 1 and forking
+    done = _run_parallel(tasks, jobs, progress) if parallel else _run_serial(tasks, progress)
     rows = []
     for task, (row, fit) in zip(tasks, done):
         rows.append(row)
@@ -195,6 +198,8 @@ def _run_parallel(tasks: Sequence[_Task], jobs: int,
                                                       if tasks[i].name in SLOW_FIRST else len(SLOW_FIRST), i))
     results: dict[int, tuple[ComparisonRow, PowerLawFit | None]] = {}
     queue = iter(order)
+    sys.stdout.flush()  # a forked worker flushes its copy of the buffers when it ends: they must be empty
+    sys.stderr.flush()
     started = 0
     with ProcessPoolExecutor(min(jobs, len(tasks)), mp_context=multiprocessing.get_context("fork")) as pool:
         pending: dict[Future, int] = {}
