@@ -15,8 +15,9 @@ from models.errors import InvalidTableError, MissingColumnError
 from models.predict import parallelism
 from models.predict.cli import main
 from models.predict.compare import MODELS, compare, make_splits
-from models.predict.scaleout import advise, analyse, default_candidates
-from models.predict.scaling import AMDAHL, ERNEST, USL, Covariates, NotIdentifiedError, ScalingModel, fit_curve
+from models.predict.scaleout import advise, analyse, default_candidates, expected_hull, lof_power
+from models.predict.scaling import (AMDAHL, ERNEST, LACK_OF_FIT_P, POWER, USL, Covariates, NotIdentifiedError,
+                                   ScalingModel, fit_curve)
 from models.predict.trees import GradientBoostingModel, RandomForestModel
 from sparkdl.cli import run_cli
 
@@ -194,6 +195,50 @@ def test_next_run_prefers_a_shape_that_separates_the_curves_and_says_the_cost():
     top = advice.candidates[0]
     assert top.cost == pytest.approx(top.runs * top.parallelism * usl([top.parallelism])[0], rel=0.3)
     assert "<- run this" in "\n".join(advice.text())
+
+
+@pytest.mark.parametrize("curve, sigma", [(AMDAHL, 0.03), (AMDAHL, 0.05), (POWER, 0.03)])
+def test_the_lack_of_fit_power_the_advice_counts_on_is_the_rejection_rate_of_simulated_runs(curve, sigma):
+    """The non-central F's power against the share of 400 simulated campaigns (relative noise sigma, a USL that
+    turns back at m = 8 as the truth) whose lack-of-fit test rejects the curve: within 3 binomial standard errors."""
+    m = np.repeat([1.0, 2.0, 4.0, 6.0, 8.0], 3)
+    truth, x, cov = (100 + 20 * (m - 1) + 1.5 * m * (m - 1)) / m, none(15), Covariates((), ())
+    power = lof_power(curve, m, x, truth, cov, sigma)
+    rng = np.random.default_rng(20261206)
+    runs = 400
+    rejected = 0
+    for _ in range(runs):
+        lof = fit_curve(curve, m, truth * (1 + sigma * rng.standard_normal(len(m))), x, cov).lack_of_fit
+        rejected += lof is not None and lof.p is not None and lof.p < LACK_OF_FIT_P
+    se = np.sqrt(power * (1 - power) / runs)
+    assert abs(rejected / runs - power) <= 3 * se + 0.01
+    assert 0.02 < power < 0.98  # a design where the power is neither nothing nor certain
+
+
+def test_lack_of_fit_power_is_the_level_for_the_truth_and_nothing_for_a_design_that_cannot_test():
+    m = np.repeat([1.0, 2.0, 4.0, 8.0], 2)
+    assert lof_power(USL, m, none(8), usl(m), Covariates((), ()), 0.03) == pytest.approx(LACK_OF_FIT_P, abs=1e-6)
+    three = np.array([1.0, 2.0, 4.0])  # no replicate: no pure error, no test
+    assert lof_power(AMDAHL, three, none(3), usl(three), Covariates((), ()), 0.03) == 0.0
+    assert lof_power(AMDAHL, m, none(8), usl(m), Covariates((), ()), float("nan")) == 0.0
+
+
+def test_expected_hull_weighs_each_outcome_of_the_tests():
+    # A = [1, 3] is left out half the time, B = [2, 5] never: the hull is [1, 5] or [2, 5], each with weight 1/2
+    assert expected_hull([(1.0, 3.0, 0.5), (2.0, 5.0, 0.0)]) == pytest.approx((1.5, 5.0))
+    # both surely left out: the hull of both stands, as the analysis falls back to every curve
+    assert expected_hull([(1.0, 3.0, 1.0), (2.0, 5.0, 1.0)]) == pytest.approx((1.0, 5.0))
+    # three intervals, independent outcomes, against the sum over the 8 outcomes written out
+    ends = [(1.0, 4.0, 0.2), (2.0, 6.0, 0.7), (0.5, 3.0, 0.9)]
+    low = high = 0.0
+    for a in (0, 1):
+        for b in (0, 1):
+            for c in (0, 1):
+                kept = [e for e, k in zip(ends, (a, b, c)) if k] or ends
+                w = np.prod([1 - e[2] if k else e[2] for e, k in zip(ends, (a, b, c))])
+                low += w * min(e[0] for e in kept)
+                high += w * max(e[1] for e in kept)
+    assert expected_hull(ends) == pytest.approx((low, high))
 
 
 def test_default_candidates_are_the_levels_and_the_affordable_shapes_below_the_target():

@@ -12,17 +12,24 @@ training rows and, at each target setting (a parallelism m* with the other facto
 
 :func:`advise` answers "which run next": for each affordable candidate parallelism it adds ``runs`` hypothetical
 runs there, as each of three scenarios would give them (the curves that make the target's interval's low end,
-its high end, and their midpoint), refits, and takes the mean width of the interval at the target over the
-scenarios. A run where the scenarios disagree most separates them; a candidate that identifies a curve removes
-its family's range. The noise is held at the value measured on the real rows. Candidates are ranked by that
-expected width; the cost is the candidate's predicted time x its parallelism x runs (cluster-seconds, in units
-of the parallelism: core-seconds when m counts cores, node-seconds when it counts nodes). Ernest (Venkataraman
-et al. 2016) chooses its training runs by A-optimal design of a model assumed right; this chooses them to
-shrink the interval over model form, which is what is uncertain when extrapolating.
+its high end, and their midpoint), and takes the mean over the scenarios of the width the interval at the target
+is expected to have after them. Two things narrow it. Each curve's own range shrinks (the curves are refitted with
+the runs added, the noise held at the value measured on the real rows). And a curve that disagrees with the
+scenario may be ruled out by its lack-of-fit test: the test's power is the non-central F's tail, with the curve's
+least squared distance from the scenario over all the runs, over the noise, as non-centrality (Atkinson and Fedorov's
+T-criterion for discriminating rival models), and the width is the hull's expected width over the tests' outcomes.
+A curve the real runs already rule out stays out. Scoring the tests by their power, not by the runs' noise-free
+values, matters: a noise-free replicate deflates the pure error and a noise-free run at a new level dilutes the
+test, which pushed the advice to repeat shapes it had already run. Candidates are ranked by that expected width;
+the cost is the candidate's predicted time x its parallelism x runs (cluster-seconds, in units of the parallelism:
+core-seconds when m counts cores, node-seconds when it counts nodes). Ernest (Venkataraman et al. 2016) chooses its
+training runs by A-optimal design of a model assumed right; this chooses them to shrink the interval over model
+form, which is what is uncertain when extrapolating.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -30,10 +37,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from models.errors import InvalidTableError, TooFewRowsError
 from models.predict.parallelism import COLUMN as PARALLELISM
-from models.predict.scaling import CURVES, Covariates, Curve, CurveFit, fit_curve
+from models.predict.scaling import CURVES, LACK_OF_FIT_P, Covariates, Curve, CurveFit, fit_curve
 
 #: At most this many target settings are listed in the text (all are in the JSON).
 MAX_LISTED = 8
@@ -273,7 +281,8 @@ def default_candidates(levels: Sequence[float], at: float, most: int = 6) -> lis
 def advise(train: pd.DataFrame, target: str, covariates: Sequence[str], at: float,
            candidates: Sequence[float] | None = None, runs: int = 2, level: float = 0.9,
            curves: Sequence[Curve] = tuple(CURVES.values())) -> Advice:
-    """Rank ``candidates`` (default :func:`default_candidates`) by the expected interval width at ``at``."""
+    """Rank ``candidates`` (default :func:`default_candidates`) by the expected interval width at ``at`` (see the
+    module docstring): the mean over three scenarios of the width expected over the lack-of-fit tests' outcomes."""
     check_scales(train, at)
     if runs < 1:
         raise InvalidTableError(f"runs per candidate must be at least 1, got {runs}")
@@ -292,21 +301,71 @@ def advise(train: pd.DataFrame, target: str, covariates: Sequence[str], at: floa
     config = configs.iloc[[0]].reset_index(drop=True)
     current, extremes = _at(fits, at, config, level)
     sigma = fits[0].sigma, fits[0].sigma_df, fits[0].sigma_source
+    # the curves that can still make the interval: one the real runs rule out stays out (more runs only give its
+    # lack-of-fit test more power); each of the others survives the next runs with the probability of its test
+    in_play = [f for f in fits if f.fits] or list(fits)
+    family = {c.name: c for c in curves}  # a family's fit carries its best member's curve
+    base = train[[PARALLELISM, target, *covariates]]
+    m_real = base[PARALLELISM].to_numpy(dtype=float)
+    x_real = fits[0].covariates.matrix(base) if covariates else np.zeros((len(base), 0))
+    x_c = fits[0].covariates.matrix(config) if covariates else np.zeros((1, 0))
     out = []
     for m_c in candidates:
-        x_c = fits[0].covariates.matrix(config) if covariates else np.zeros((1, 0))
-        ends = [float(f.expected(np.array([m_c]), x_c, theta, curve)[0]) for f, theta, curve in extremes]
-        scenarios = [ends[0], ends[1], 0.5 * (ends[0] + ends[1])]
-        lows, highs = [], []
-        for value in scenarios:
+        m_all = np.concatenate([m_real, np.full(runs, m_c)])
+        x_all = np.vstack([x_real, np.repeat(x_c, runs, axis=0)])
+        lows, highs, centres = [], [], []
+        for which in ("low", "high", "mid"):
+            truth = _scenario(extremes, which, m_all, x_all)
             extra = pd.concat([config] * runs, ignore_index=True) if covariates else pd.DataFrame(index=range(runs))
             extra[PARALLELISM] = m_c
-            extra[target] = value
-            grown = pd.concat([train[[PARALLELISM, target, *covariates]], extra], ignore_index=True)
-            after = _at(fit_curves(grown, target, covariates, curves, sigma), at, config, level)[0]
-            lows.append(after.low)
-            highs.append(after.high)
-        centre = float(np.mean(scenarios))
+            extra[target] = truth[-runs:]
+            grown = pd.concat([base, extra], ignore_index=True)
+            after = {c.curve: c for c in _at(fit_curves(grown, target, covariates, curves, sigma), at, config,
+                                             level)[0].curves}
+            ends = [(after[f.curve.name].low, after[f.curve.name].high,
+                     lof_power(family[f.curve.name], m_all, x_all, truth, f.covariates, sigma[0])) for f in in_play]
+            low, high = expected_hull(ends)
+            lows.append(low)
+            highs.append(high)
+            centres.append(float(truth[-1]))
+        centre = float(np.mean(centres))
         out.append(NextRun(m_c, runs, float(np.mean(lows)), float(np.mean(highs)), centre * m_c * runs))
     out.sort(key=lambda c: (c.width, c.cost))
     return Advice(at, current.config, current, tuple(out))
+
+
+def _scenario(extremes: Sequence[tuple[CurveFit, np.ndarray, Curve | None]], which: str, m: np.ndarray,
+              x: np.ndarray) -> np.ndarray:
+    """The mean times at (m, x) if the truth were the curve that makes the interval's low end, its high end, or
+    the midpoint of the two."""
+    low, high = (f.expected(m, x, theta, curve) for f, theta, curve in extremes)
+    return {"low": low, "high": high, "mid": 0.5 * (low + high)}[which]
+
+
+def lof_power(curve: Curve, m: np.ndarray, x: np.ndarray, truth: np.ndarray, covariates: Covariates,
+              sigma: float) -> float:
+    """The probability that the lack-of-fit test (p < LACK_OF_FIT_P) rejects ``curve`` on runs at (m, x) whose mean
+    times are ``truth`` and whose relative noise is ``sigma``: the non-central F's tail beyond the critical value, with
+    non-centrality the curve's least relative squared distance from the truth over the runs, over sigma^2 (Atkinson
+    and Fedorov's T-criterion for discriminating between rival models). 0 when the design cannot test it."""
+    if not (math.isfinite(sigma) and sigma > 0):
+        return 0.0
+    fit = fit_curve(curve, m, truth, x, covariates, (sigma, 1, "given"))
+    lof = fit.lack_of_fit
+    if lof is None or lof.df_lof <= 0 or lof.df_pe <= 0:
+        return 0.0
+    critical = stats.f.isf(LACK_OF_FIT_P, lof.df_lof, lof.df_pe)
+    return float(stats.ncf.sf(critical, lof.df_lof, lof.df_pe, fit.rss / sigma**2))
+
+
+def expected_hull(ends: Sequence[tuple[float, float, float]]) -> tuple[float, float]:
+    """The expected low and high end of the hull of intervals (low, high), each left out with its probability
+    (independently); when every one is left out the hull of all of them stands, as :func:`analyse` does."""
+    all_low, all_high = min(e[0] for e in ends), max(e[1] for e in ends)
+    low = high = 0.0
+    for kept in itertools.product((True, False), repeat=len(ends)):
+        weight = math.prod(1 - p if k else p for (_, _, p), k in zip(ends, kept))
+        chosen = [e for e, k in zip(ends, kept) if k]
+        low += weight * (min(e[0] for e in chosen) if chosen else all_low)
+        high += weight * (max(e[1] for e in chosen) if chosen else all_high)
+    return low, high
