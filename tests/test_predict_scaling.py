@@ -287,6 +287,20 @@ def test_on_an_extrapolate_split_trees_rank_after_every_model_that_can_extrapola
     assert result.scaleout is not None and result.scaleout.n_observed == len(splits[0].test)
 
 
+def test_the_power_law_beyond_an_input_of_two_levels_is_not_identified_and_with_three_it_is():
+    """Extra-P's a x^p through two levels is any p: the generic model gives no point at 4 nodes from 1 and 2 (it
+    scored a lucky 5 % on examples/scaleout_lenet that way), and does from 1, 2 and 3."""
+    for levels, identified in (((1, 2, 4), False), ((1, 2, 3, 4), True)):
+        table = saturating_study(levels=levels)
+        splits = make_splits(table, ["extrapolate"], by="nodes", test_fraction=0.2)
+        row = compare(splits, "wall_clock_s", ["generic"], level=None, factors=["nodes", "batch_size"]).rows[0]
+        if identified:
+            assert row.not_identified is None and row.error is None and np.isfinite(row.mape)
+        else:
+            assert row.not_identified.startswith("not identified at nodes = 4: the exponent of nodes")
+            assert "2 levels in the training rows (1, 2)" in row.not_identified and np.isnan(row.mape)
+
+
 @pytest.mark.parametrize("levels, least", [((1, 2, 3, 4), 0.8), ((1, 2, 4), 0.95)])
 def test_the_scale_out_interval_covers_the_unseen_scale_at_about_its_level(levels, least):
     """Over 30 studies drawn from a saturating truth: trained below 4 nodes, the share of the 4-node runs inside

@@ -52,7 +52,7 @@ import pandas as pd
 from scipy.optimize import OptimizeResult, differential_evolution, nnls
 from sklearn.model_selection import KFold
 
-from models.errors import FitError, InvalidTableError
+from models.errors import FitError, InvalidTableError, NotIdentifiedError
 from models.predict._base import Predictor
 from models.predict.table import HARNESS_FACTORS, is_categorical, is_courier_table
 
@@ -233,6 +233,7 @@ class PowerLawModel(Predictor):
                 raise InvalidTableError(f"extrinsic column {column!r} is categorical; extrinsic inputs must be numeric")
         self._constant_term = not self._numeric_i and not self._levels_i
         self._check_positive(table)
+        self._exponent_levels = {c: np.unique(table[c].to_numpy(dtype=float)) for c in self._numeric_i + self._extrinsic}
         self._scales = {
             c: float(np.exp(np.mean(np.log(table[c].to_numpy(dtype=float)))))
             for c in self._numeric_i + self._extrinsic
@@ -245,6 +246,20 @@ class PowerLawModel(Predictor):
             self._theta, self.fit_ = self._optimize(table, y / self._y_scale, dropped)
         else:
             self._theta, self.fit_ = self._normal_form(table, y / self._y_scale, dropped)
+
+    def _check_identified(self, configs: pd.DataFrame) -> None:
+        """An input whose exponent is free needs 3 levels in the training rows to say anything beyond them: with 2,
+        its coefficient and exponent are confounded (a x^p through two points is any p), and the time at a third
+        value is whatever the exponent search happened to pick."""
+        for column, levels in self._exponent_levels.items():
+            values = configs[column].to_numpy(dtype=float)
+            outside = (values < levels.min()) | (values > levels.max())
+            if len(levels) < 3 and outside.any():
+                shown = ", ".join(f"{v:g}" for v in levels)
+                raise NotIdentifiedError(
+                    f"not identified at {column} = {values[outside][0]:g}: the exponent of {column} and its "
+                    f"coefficient are confounded with {len(levels)} levels in the training rows ({shown}); runs at "
+                    f"{3 - len(levels)} more level{'s' if len(levels) == 1 else ''} identify it")
 
     def _check_positive(self, table: pd.DataFrame) -> None:
         for column in self._numeric_i + self._extrinsic:
@@ -458,4 +473,5 @@ class PowerLawModel(Predictor):
 
     def _predict(self, configs: pd.DataFrame) -> np.ndarray:
         self._check_positive(configs)
+        self._check_identified(configs)
         return self._evaluate(self._theta[:, None], self._design(configs))[0] * self._y_scale
