@@ -104,6 +104,14 @@ def duration_s(text: str) -> float:
     return float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[m.group(2)]
 
 
+def _master(text: str) -> str:
+    if text.strip().lower().startswith("yarn"):
+        raise ValueError(f"{text[:40]!r}: YARN is not a backend of this version (nothing would ask the ResourceManager "
+                         "for a run's state, fetch its logs or kill it); give a standalone master spark://HOST:PORT, "
+                         "see docs/real-hosts.md#yarn")
+    return text
+
+
 def _level(text: str) -> float:
     try:
         value = float(text)
@@ -128,6 +136,7 @@ SAMPLES = _option_type(_whole(1, MAX_SAMPLES, "a number of digits"), "samples")
 SEED = _option_type(_whole(0, MAX_SEED, "a seed"), "seed")
 BUDGET = _option_type(duration_s, "budget")
 CONFIDENCE = _option_type(_level, "confidence")
+MASTER = _option_type(_master, "master")
 
 
 class CommandParser(argparse.ArgumentParser):
@@ -152,7 +161,7 @@ def cluster_options() -> argparse.ArgumentParser:
     where = g.add_mutually_exclusive_group()
     where.add_argument("--local", action="store_true",
                        help="use (and rescale) the local loopback cluster under --state-dir (default)")
-    where.add_argument("--master", help="submit to this existing standalone master, e.g. spark://host:7077 (sparkdl "
+    where.add_argument("--master", type=MASTER, help="submit to this existing standalone master, e.g. spark://host:7077 (sparkdl "
                                         "submit --dry-run also takes a Kubernetes API server, k8s://https://HOST:PORT)")
     where.add_argument("--cluster", type=Path, metavar="INVENTORY",
                        help="provision and drive the hosts of this inventory (TOML) over SSH")

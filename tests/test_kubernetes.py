@@ -185,3 +185,15 @@ def test_a_design_column_setting_an_owned_conf_is_refused_before_any_template_is
     err = capsys.readouterr().err
     assert code == 2 and not out.exists()
     assert len(err.strip().splitlines()) == 1 and "spark.kubernetes.namespace" in err and "drop that column" in err
+
+
+@pytest.mark.parametrize("master", ["yarn", "yarn-cluster", "YARN"])
+def test_a_yarn_master_is_refused_in_one_line_before_anything_is_written(tmp_path, capsys, master):
+    """YARN is not a backend (docs/real-hosts.md#yarn): `--master yarn` was taken for a standalone master's host name
+    and left a campaign folder behind when nothing answered."""
+    with pytest.raises(SystemExit) as exit_:
+        dry_run(tmp_path, "--master", master)
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and not (tmp_path / "campaign").exists()
+    assert err.strip().splitlines()[-1].startswith("sparkdl submit: error: argument --master:")
+    assert "YARN is not a backend" in err and "real-hosts.md#yarn" in err
