@@ -18,6 +18,7 @@ import contextlib
 import math
 import os
 import platform
+import shutil
 import signal
 import socket
 import subprocess
@@ -688,44 +689,52 @@ def open_campaign(folder: CampaignDir, plan: CampaignPlan, backend: Backend, *, 
         from harness.mlflow_export import LiveExport
 
         tracker = LiveExport(plan.settings.mlflow, folder, progress)
-    with folder.locked():
-        store = ResultStore(folder)
-        try:
-            search = plan.provenance.get("search")
-            store.check_design(plan.design_id, resume, search if isinstance(search, dict) else None)
+    fresh = not folder.path.exists()  # a campaign refused before its first run leaves no folder it made
+    started = False
+    try:
+        with folder.locked():
+            store = ResultStore(folder)
             try:
-                env_for = None
-                if getattr(backend, "drivers_here", True):  # drivers run here: their runtimes, before the first run
-                    for name in plan_runtimes(plan):
-                        runtimes.prepare(runtimes.resolve(name), progress=progress)
-                backend.open(list(plan.shapes), plan_runtimes(plan)[0])
-                if env is None:
-                    env_for = backend.environment_for
-                if runner is None or env is None:
-                    env_default, runner_default = backend.environment()
-                    env, runner = env or env_default, runner or runner_default
-                problems = [f"run {s.key}: {p}" for s in plan.shapes for p in backend.check(s)]
-                if problems:
-                    raise CapacityError("\n".join([f"{len(problems)} run(s) cannot run on this cluster; "
-                                                   "nothing was submitted", *problems]))
-                names = tuple(runtimes.resolve(n).name for n in plan_runtimes(plan))
-                folder.write_manifest(replace(plan_manifest(plan, names), time=plan_time(plan)))
-                meta = provenance(plan, env, backend)
-                meta["created"] = store.meta().get("created", meta["updated"])
-                store.set_meta(meta)
-                settings = plan.settings
-                if settings.data_cache:
-                    settings = replace(settings, options=with_data_cache(settings.options, folder.path, backend))
-                observer = observer_for(backend) if settings.observe else None
-                campaign = Campaign(folder, settings, backend, env, runner, store, progress, observer, env_for)
-                campaign.recover_interrupted()
-                if tracker is not None:  # a resumed campaign's earlier runs first
-                    campaign.tracker = tracker
-                    tracker.sync(store.results(), store.meta())
-                yield campaign
-                if tracker is not None:
-                    tracker.finish(store.results(), store.meta())
+                search = plan.provenance.get("search")
+                store.check_design(plan.design_id, resume, search if isinstance(search, dict) else None)
+                try:
+                    env_for = None
+                    if getattr(backend, "drivers_here", True):  # drivers run here: their runtimes, before the first run
+                        for name in plan_runtimes(plan):
+                            runtimes.prepare(runtimes.resolve(name), progress=progress)
+                    backend.open(list(plan.shapes), plan_runtimes(plan)[0])
+                    if env is None:
+                        env_for = backend.environment_for
+                    if runner is None or env is None:
+                        env_default, runner_default = backend.environment()
+                        env, runner = env or env_default, runner or runner_default
+                    problems = [f"run {s.key}: {p}" for s in plan.shapes for p in backend.check(s)]
+                    if problems:
+                        raise CapacityError("\n".join([f"{len(problems)} run(s) cannot run on this cluster; "
+                                                       "nothing was submitted", *problems]))
+                    names = tuple(runtimes.resolve(n).name for n in plan_runtimes(plan))
+                    folder.write_manifest(replace(plan_manifest(plan, names), time=plan_time(plan)))
+                    meta = provenance(plan, env, backend)
+                    meta["created"] = store.meta().get("created", meta["updated"])
+                    store.set_meta(meta)
+                    settings = plan.settings
+                    if settings.data_cache:
+                        settings = replace(settings, options=with_data_cache(settings.options, folder.path, backend))
+                    observer = observer_for(backend) if settings.observe else None
+                    campaign = Campaign(folder, settings, backend, env, runner, store, progress, observer, env_for)
+                    campaign.recover_interrupted()
+                    if tracker is not None:  # a resumed campaign's earlier runs first
+                        campaign.tracker = tracker
+                        tracker.sync(store.results(), store.meta())
+                    started = True
+                    yield campaign
+                    if tracker is not None:
+                        tracker.finish(store.results(), store.meta())
+                finally:
+                    backend.close()
             finally:
-                backend.close()
-        finally:
-            store.close()
+                store.close()
+    except BaseException:
+        if fresh and not started:
+            shutil.rmtree(folder.path, ignore_errors=True)
+        raise

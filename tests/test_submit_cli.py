@@ -40,6 +40,19 @@ def test_bad_rows_exit_2_and_create_nothing(tmp_path, capsys):
     assert "row 2: batch_size=65" in err and "row 3: learning_rate='zero'" in err
 
 
+def test_a_master_that_does_not_answer_leaves_no_campaign_folder_behind(tmp_path, capsys):
+    """Refused before its first run, a new campaign takes its folder away (it left campaign.lock and
+    campaign.sqlite); a folder that was there before is kept."""
+    dead = ("--master", "spark://127.0.0.1:9", "--master-webui", "http://127.0.0.1:9")
+    code, out = run_cli(tmp_path, f"{HEADER}\n{GOOD}\n", *dead)
+    err = capsys.readouterr().err
+    assert code == 2 and "no Spark master answers" in err and not out.exists()
+    out.mkdir()
+    (out / "notes.txt").write_text("mine\n")
+    code, _ = run_cli(tmp_path, f"{HEADER}\n{GOOD}\n", *dead)
+    assert code == 2 and (out / "notes.txt").read_text() == "mine\n"
+
+
 def test_dry_run_prints_the_plan_and_every_argv(tmp_path, capsys):
     code, out = run_cli(tmp_path, f"{HEADER}\n{GOOD}\n2,1,2,1,0.05,64\n", "--dry-run")
     text = capsys.readouterr().out
