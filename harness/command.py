@@ -76,6 +76,16 @@ def job_args(spec: RunSpec, options: SubmitOptions) -> list[str]:
     return args
 
 
+def app_args(job: Job) -> list[str]:
+    """spark-submit's arguments that ship the job's program: its --py-files and its --class."""
+    app: list[str] = []
+    if job.py_files:
+        app += ["--py-files", ",".join(str(p) for p in job.py_files)]
+    if job.main_class:
+        app += ["--class", job.main_class]
+    return app
+
+
 def app_name(spec: RunSpec, job: Job) -> str:
     """The Spark application name: the job, its parameters and the cell, readable in the master's UI."""
     params = " ".join(f"{k}={format_value(v)}" for k, v in spec.params if k != "model" and v is not None)
@@ -108,11 +118,7 @@ def submit_argv(spec: RunSpec, options: SubmitOptions, env: SparkEnv, event_log_
     if options.out is not None and options.driver_scratch:  # the driver's scratch in the campaign, not /tmp
         scratch, own = driver_confs(options.out, spec.key, own)
         confs += scratch
-    app: list[str] = []
-    if job.py_files:
-        app += ["--py-files", ",".join(str(p) for p in job.py_files)]
-    if job.main_class:
-        app += ["--class", job.main_class]
+    app = app_args(job)
     return [
         str(env.spark_submit),
         "--master", options.master_url,

@@ -30,7 +30,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 from urllib.parse import urlsplit
 
 from cluster.sparkenv import MERGED, SparkEnv
-from harness.command import SubmitOptions, app_name, job_args, job_for
+from harness.command import SubmitOptions, app_args, app_name, job_args, job_for
 from harness.errors import HarnessError
 from harness.job import job_confs
 from sparkdl.options import memory_mb
@@ -293,11 +293,7 @@ def kubernetes_argv(spec: RunSpec, options: SubmitOptions, env: SparkEnv, target
         "spark.scheduler.maxRegisteredResourcesWaitingTime": "120s",
         "spark.scheduler.minRegisteredResourcesRatio": "1.0",
     }
-    app: list[str] = []
-    if job.py_files:
-        app += ["--py-files", ",".join(str(p) for p in job.py_files)]
-    if job.main_class:
-        app += ["--class", job.main_class]
+    app = app_args(job)
     return [
         str(env.spark_submit),
         "--master", target.master_url,
