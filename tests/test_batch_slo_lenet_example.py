@@ -27,7 +27,7 @@ def test_the_folders_hold_what_the_readme_says():
     """pilot: 3 runs per batch 64/128/256/512; campaign: 7 per batch; heldout: 10 at batch 64; all one lone
     LeNet job on one CPU, ok."""
     for name, per_batch in (("pilot", {64: 3, 128: 3, 256: 3, 512: 3}), ("campaign", {64: 7, 128: 7, 256: 7, 512: 7}),
-                            ("heldout", {64: 10})):
+                            ("heldout", {64: 10}), ("heldout_slo13.5", {256: 10})):
         table = load_table(EXAMPLE / name)
         assert table["batch"].value_counts().to_dict() == per_batch, name
         assert set(zip(table["cpus"], table["njobs"], table["network"])) == {(1, 1, "lenet")}, name
@@ -75,3 +75,22 @@ def test_every_held_out_run_lies_in_the_predicted_interval():
     low, high = (float(x) for x in line.split("[")[1].split("]")[0].split(","))
     assert (low, high) == (11.4, 17.2)
     assert ((t >= low) & (t <= high)).all()
+
+
+def test_a_binding_slo_chooses_batch_256_and_its_held_out_runs_met_it_because_the_machine_was_quicker(capsys):
+    """SLO 13.5 s: batch 256 (predicted 13.3 s, 90 % 10.6-16.4); 10 held-out runs: mean 12.09 s [11.48, 12.69], 9 of
+    10 within; the campaign's own batch-256 runs: mean 13.29 s, 3 of 7 within."""
+    assert batch_main([str(EXAMPLE / "campaign"), "--slo", "13.5", "--cpus", "1", "--njobs", "1", "--job", "lenet"]) == 0
+    out = capsys.readouterr().out
+    assert out == (EXAMPLE / "batch_slo13.5.txt").read_text()
+    assert "batch 256: highest predicted accuracy within the SLO" in out
+    runs = pd.read_csv(EXAMPLE / "heldout_slo13.5" / "results.csv")
+    assert set(runs["batch_size"]) == {256}
+    t = runs["elapsed_s"].to_numpy(float)
+    n, mean, sd = len(t), t.mean(), t.std(ddof=1)
+    half = stats.t.ppf(0.95, n - 1) * sd / math.sqrt(n)
+    assert (mean, mean - half, mean + half) == pytest.approx((12.088, 11.481, 12.694), abs=1e-3)
+    assert int((t <= 13.5).sum()) == 9 and ((t >= 10.6) & (t <= 16.4)).all()
+    campaign = pd.read_csv(EXAMPLE / "campaign" / "results.csv")
+    own = campaign.loc[campaign["batch_size"] == 256, "elapsed_s"]
+    assert round(own.mean(), 2) == 13.29 and int((own <= 13.5).sum()) == 3
