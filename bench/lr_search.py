@@ -2,6 +2,7 @@
 
     python bench/lr_search.py                          # recorded real curve + synthetic families
     python bench/lr_search.py --campaign runs/lr-lenet # also the curve measured in a campaign
+    python bench/lr_search.py --pooled examples/lr_search_lenet  # the mean curve of many real searches
 
 A measured curve (learning rate -> mean cost) is used two ways: interpolated linearly in log-log
 between the measured points (held constant beyond them), and as a least-squares quadratic in
@@ -72,6 +73,24 @@ def skewed(minimum: float) -> Curve:
     return lambda lr: (lr / minimum) + 3.0 * (minimum / lr) ** 0.5
 
 
+def pooled_curve(root: Path, min_runs: int = 5, cost: str = "time_per_squared_accuracy") -> list[tuple[float, float]]:
+    """Every ok run of the campaigns under ``root`` (each ``*/results.csv``), pooled by learning rate: the mean
+    cost of each rate that has at least ``min_runs`` runs (one search's single jobs are too noisy to interpolate:
+    the recorded curve's corner at 0.32 was one)."""
+    import csv
+    from collections import defaultdict
+
+    from sparkdl.cost import parse_cost
+
+    f = parse_cost(cost)
+    by_rate: dict[float, list[float]] = defaultdict(list)
+    for results in sorted(root.glob("*/results.csv")):
+        for r in csv.DictReader(open(results, newline="")):
+            if r["status"] == "ok":
+                by_rate[float(r["learning_rate"])].append(float(f(float(r["wall_clock_s"]), float(r["accuracy"]))))
+    return [(lr, float(np.mean(c))) for lr, c in sorted(by_rate.items()) if len(c) >= min_runs]
+
+
 def campaign_curve(path: Path) -> list[tuple[float, float]]:
     import csv
 
@@ -112,6 +131,9 @@ def run(curve: Curve, method, start: float, replications: int, noise: float, tri
 def main(argv: list[str] | None = None) -> int:
     p = CommandParser(description=__doc__.split("\n")[0])
     p.add_argument("--campaign", type=Path, action="append", default=[], help="a campaign with lr_search.csv")
+    p.add_argument("--pooled", type=Path, action="append", default=[],
+                   help="a folder of campaigns (e.g. examples/lr_search_lenet): their runs' mean cost per rate")
+    p.add_argument("--min-runs", type=int, default=5, help="--pooled: rates with at least this many runs (default 5)")
     p.add_argument("--replications", type=int, default=5)
     p.add_argument("--noise", type=float, default=0.1, help="lognormal sd of each measurement (default 0.1)")
     p.add_argument("--trials", type=int, default=50)
@@ -125,6 +147,10 @@ def main(argv: list[str] | None = None) -> int:
         pts = campaign_curve(path)
         curves[f"{path.name}, interpolated"] = (interpolated(pts), pts[0][0])
         curves[f"{path.name}, quadratic fit"] = (quadratic_fit(pts), pts[0][0])
+    for path in args.pooled:
+        pts = pooled_curve(path, args.min_runs)
+        curves["pooled real, interpolated"] = (interpolated(pts), pts[0][0])
+        curves["pooled real, quadratic fit"] = (quadratic_fit(pts), pts[0][0])
     for m in (0.01, 0.05, 0.3, 2.0):
         curves[f"bowl min {m:g}"] = (bowl(m), args.start)
     for e in (0.1, 1.0, 9.0):

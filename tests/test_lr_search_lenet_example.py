@@ -70,3 +70,13 @@ def test_the_comparison_the_docs_print():
     assert mean_acc["adaptive"] == pytest.approx(0.802, abs=5e-4)
     m, lo, hi = lr_real.interval(again[0.64]["accuracy"])
     assert (round(m, 3), round(lo, 3), round(hi, 3)) == (0.714, 0.626, 0.801)  # the cliff's edge: the worst pick
+
+
+def test_the_pooled_curve_bench_lr_search_simulates():
+    """`bench/lr_search.py --pooled examples/lr_search_lenet --min-runs 8`: the mean cost T/A^2 of every rate
+    with 8 or more runs, the searches' and the re-measurement's (a plateau from 0.32 to 0.64, a cliff at 1.28)."""
+    from bench.lr_search import pooled_curve
+
+    curve = pooled_curve(EXAMPLE, min_runs=8)
+    assert [lr for lr, _ in curve] == [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28]
+    assert [c for _, c in curve] == pytest.approx([197.76, 82.36, 28.45, 15.39, 9.64, 7.35, 7.77, 79.01], abs=0.005)
