@@ -52,6 +52,16 @@ from sparkdl.options import CommandParser
 NEAR_COPY = 0.95
 
 
+def synthetic_wall_clock(df: pd.DataFrame, rng: np.random.Generator) -> np.ndarray:
+    """The synthetic law of the module docstring: compute + synchronization, with 5 % lognormal noise."""
+    m = (df["nodes"] * df["executors"] * df["executor_cores"]).to_numpy(dtype=float)
+    iterations = df["epochs"] * 60000 / df["batch_size"]
+    per_sample = np.where(df["model"] == "birnn", 4e-3, 1.5e-3)
+    compute = df["epochs"] * 60000 * per_sample / m**0.85
+    sync = iterations * 0.01 * np.log2(1 + m) * (1 + 0.3 * (df["nodes"] > 1))
+    return ((25 + compute + sync) * np.exp(rng.normal(0, 0.05, len(df)))).to_numpy(dtype=float)
+
+
 def synthetic_campaign(directory: Path, seed: int = 0) -> Path:
     """Write a synthetic results.csv (see the module docstring) into ``directory``; return its path."""
     rng = np.random.default_rng(seed)
@@ -60,12 +70,7 @@ def synthetic_campaign(directory: Path, seed: int = 0) -> Path:
     df.insert(0, "run", np.arange(1, len(df) + 1))
     df.insert(1, "replicate", 1)
     df["epochs"], df["learning_rate"], df["status"] = 3, 0.01, "ok"
-    m = (df["nodes"] * df["executors"] * df["executor_cores"]).to_numpy(dtype=float)
-    iterations = df["epochs"] * 60000 / df["batch_size"]
-    per_sample = np.where(df["model"] == "birnn", 4e-3, 1.5e-3)
-    compute = df["epochs"] * 60000 * per_sample / m**0.85
-    sync = iterations * 0.01 * np.log2(1 + m) * (1 + 0.3 * (df["nodes"] > 1))
-    df["wall_clock_s"] = (25 + compute + sync) * np.exp(rng.normal(0, 0.05, len(df)))
+    df["wall_clock_s"] = synthetic_wall_clock(df, rng)
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "results.csv"
     df.to_csv(path, index=False)

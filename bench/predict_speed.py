@@ -19,6 +19,7 @@ load average before and after.
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import json
 import os
@@ -38,8 +39,18 @@ REPLICATES = 10
 EXTRA = 20  # runs of the 11th replicate: 10 x 48 + 20 = 500
 
 
+def _bench_predict():
+    """bench/predict.py, whose synthetic time law the study shares (loaded when a study is made)."""
+    spec = importlib.util.spec_from_file_location("bench_predict", ROOT / "bench" / "predict.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
 def study(directory: Path, seed: int = 0) -> Path:
     """Write the 500-row study (results.csv and manifest.json) into ``directory``; return the results path."""
+    synthetic_wall_clock = _bench_predict().synthetic_wall_clock
     rng = np.random.default_rng(seed)
     design = pd.DataFrame(list(itertools.product(["lenet", "birnn"], [1, 2, 4], [1, 2], [1, 2], [64, 256])),
                           columns=["model", "nodes", "executors", "executor_cores", "batch_size"])
@@ -49,12 +60,7 @@ def study(directory: Path, seed: int = 0) -> Path:
     df = pd.concat(blocks, ignore_index=True)
     df.insert(0, "run", np.arange(1, len(df) + 1))
     df["status"] = "ok"
-    m = (df["nodes"] * df["executors"] * df["executor_cores"]).to_numpy(dtype=float)
-    iterations = df["epochs"] * 60000 / df["batch_size"]
-    per_sample = np.where(df["model"] == "birnn", 4e-3, 1.5e-3)
-    compute = df["epochs"] * 60000 * per_sample / m**0.85
-    sync = iterations * 0.01 * np.log2(1 + m) * (1 + 0.3 * (df["nodes"] > 1))
-    df["wall_clock_s"] = (25 + compute + sync) * np.exp(rng.normal(0, 0.05, len(df)))
+    df["wall_clock_s"] = synthetic_wall_clock(df, rng)
     df = df[["run", "replicate", *FACTORS, "status", "wall_clock_s"]]
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "results.csv"
