@@ -62,7 +62,7 @@ from cluster.errors import NotRunning
 from cluster.master import fetch_state
 from cluster.processes import (EXECUTOR_SCRATCH, MASTER_CLASS, WORKER_CLASS, FoundProcess, Intent, ProcessRecord,
                                end_process_group, executor_scratch_env, free_port, log_tail as _tail, port_free,
-                               reconcile, start_ticks)
+                               reconcile, start_ticks, started_port, START_MARKER)
 from cluster.runtime import RuntimeProblem
 from cluster.sparkenv import SparkEnv
 from sparkdl.cli import run_cli
@@ -223,7 +223,7 @@ class HostState:
         self.pending[intent.role] = intent
         self.save()
         with open(intent.log, "ab") as out:
-            out.write(f"\n==== {time.strftime('%Y-%m-%d %H:%M:%S')} starting {intent.role} "
+            out.write(f"{START_MARKER}{time.strftime('%Y-%m-%d %H:%M:%S')} starting {intent.role} "
                       f"(runtime {env.runtime})\n".encode())
             out.flush()
             proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
@@ -346,8 +346,9 @@ def start_worker(state_dir: Path, name: str, host: str, master: str, master_webu
             if not rec.alive():
                 del records[name]
                 raise StartupTimeout(f"{name} exited at start: {_tail(rec.log)} (log {rec.log})")
-            if _registered(master_webui, host, port):
-                return {"changed": True, "role": name, "pid": rec.pid, "port": port, "log": rec.log,
+            rec.port = started_port(rec.log, "sparkWorker") or rec.port  # Spark moves on when the port was taken
+            if _registered(master_webui, host, rec.port):
+                return {"changed": True, "role": name, "pid": rec.pid, "port": rec.port, "log": rec.log,
                         "runtime": st.runtime, "notes": st.notes}
             time.sleep(0.5)
         raise StartupTimeout(f"{name} did not register with {master} within {timeout:.0f} s: check that this host "

@@ -38,7 +38,7 @@ from cluster.errors import ClusterError, NotRunning, PortInUse, StartupTimeout
 from cluster.master import MasterState, fetch_state
 from cluster.processes import (EXECUTOR_SCRATCH, MASTER_CLASS, WORKER_CLASS, Intent, ProcessRecord,  # noqa: F401
                                end_groups, end_process_group, executor_scratch_env, free_port, listener, log_tail,
-                               port_free, reconcile, start_ticks)
+                               port_free, reconcile, start_ticks, started_port, START_MARKER)
 from cluster import runtime as runtimes
 from cluster.sparkenv import SparkEnv
 from cluster.runtime import discover
@@ -257,7 +257,7 @@ class LocalCluster:
         state.pending.append(intent)
         state.save(self._state_path)
         with open(intent.log, "ab") as out:
-            out.write(f"\n==== {time.strftime('%Y-%m-%d %H:%M:%S')} starting {intent.role}\n".encode())
+            out.write(f"{START_MARKER}{time.strftime('%Y-%m-%d %H:%M:%S')} starting {intent.role}\n".encode())
             out.flush()
             proc = subprocess.Popen(
                 argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
@@ -305,6 +305,12 @@ class LocalCluster:
                 raise StartupTimeout(f"the Spark master exited at start: {log_tail(master.log)} (log {master.log})")
             ms = self._master_state()
             if ms is not None and ms.status == "ALIVE":
+                if ms.url != self.master_url:  # its port was taken between our check and its bind: Spark moved on
+                    master.terminate()
+                    state.master, state.owner = None, None
+                    raise PortInUse(f"master port {self.host}:{self.port} was taken by another process as the master "
+                                    f"started (it came up at {ms.url} instead, now stopped): start again, or pick "
+                                    "another with --port")
                 self.progress(f"master {self.master_url} up (web UI {self.webui_url})")
                 return
             time.sleep(STARTUP_POLL_S)
@@ -329,12 +335,13 @@ class LocalCluster:
                            executor_scratch_env(self.state_dir, role))
 
     def _wait_workers(self, state: ClusterState, timeout: float) -> MasterState:
-        wanted = {w.port: w for w in state.workers}
         deadline = time.monotonic() + timeout
         while True:
             for w in state.workers:
                 if not w.alive():
                     raise StartupTimeout(f"{w.role} exited at start: {log_tail(w.log)} (log {w.log})")
+                self._adopt_started_port(w)
+            wanted = {w.port: w for w in state.workers}
             ms = self._master_state()
             alive = {w.port for w in ms.alive_workers} if ms else set()
             others = [w for w in ms.alive_workers if w.host == self.host and w.port not in wanted] if ms else []
@@ -351,6 +358,13 @@ class LocalCluster:
                               f"{self.master_url}: {who}; stop them")
                 raise StartupTimeout(f"{detail} within {timeout:.0f} s; see the logs in {self.state_dir}/logs")
             time.sleep(STARTUP_POLL_S)
+
+    def _adopt_started_port(self, w: ProcessRecord) -> None:
+        """A worker whose port was taken before it bound it runs on the port Spark moved it to: record that one."""
+        port = started_port(w.log, "sparkWorker")
+        if port is not None and port != w.port:
+            self.progress(f"{w.role}: port {w.port} was taken before it bound it; Spark started it on {port}")
+            w.port = port
 
     def _scale(self, state: ClusterState, workers: int, cores: int, memory_mb: int, timeout: float) -> MasterState:
         if workers < 0:

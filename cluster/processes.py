@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
+import re
 import shutil
 import signal
 import socket
@@ -370,11 +372,68 @@ def port_free(host: str, port: int) -> bool:
     return True
 
 
-def free_port(host: str = "127.0.0.1") -> int:
-    """A port that is free right now (the kernel's choice)."""
+#: The kernel's ephemeral ports when /proc does not say (Linux's default ``ip_local_port_range``).
+EPHEMERAL_DEFAULT = (32768, 60999)
+#: :func:`free_port` offers nothing below this: the ports services listen on by convention.
+LOWEST_FREE_PORT = 10000
+_PORT_RANGE_FILE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+
+
+def ephemeral_range(path: Path = _PORT_RANGE_FILE) -> tuple[int, int]:
+    """The ports the kernel hands out to ``bind(port 0)`` and to outgoing connections, both ends included."""
+    try:
+        low, high = (int(v) for v in path.read_text().split())
+    except (OSError, ValueError):
+        return EPHEMERAL_DEFAULT
+    return low, high
+
+
+def free_port(host: str = "127.0.0.1", rng: random.Random | None = None) -> int:
+    """A port that is free right now, outside the kernel's ephemeral range.
+
+    A port the kernel picks (``bind`` to port 0) comes from the range every JVM's own ports (a driver's, a block
+    manager's, an executor's, py4j's) and every outgoing connection come from. In the seconds between picking it
+    and a daemon binding it, one of those may take it; Spark then starts the daemon on the next port
+    (``spark.port.maxRetries``), where nobody looks for it, and a cluster start waits for a worker that never
+    registers at its port. Outside that range only another explicit pick can take it. ``rng`` draws the
+    candidates (default: the OS's entropy; a port is not a result to replay). The kernel's pick is the fallback
+    when the range leaves nothing outside it."""
+    low, high = ephemeral_range()
+    spans = [(lo, hi) for lo, hi in ((LOWEST_FREE_PORT, low - 1), (high + 1, 65535)) if lo <= hi]
+    sizes = [hi - lo + 1 for lo, hi in spans]
+    draw = rng or random.SystemRandom()
+    for _ in range(200 if spans else 0):
+        k = draw.randrange(sum(sizes))
+        for (lo, _hi), size in zip(spans, sizes):
+            if k < size:
+                break
+            k -= size
+        if port_free(host, lo + k):
+            return lo + k
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((host, 0))
         return int(s.getsockname()[1])
+
+
+_STARTED = re.compile(r"Successfully started service '([^']+)' on port (\d+)\.")
+#: The line a backend writes to a daemon's log before it starts the daemon (the log is appended to).
+START_MARKER = "\n==== "
+
+
+def started_port(log: str | Path, service: str, tail: int = 1 << 18) -> int | None:
+    """The port Spark says ``service`` (``sparkWorker``, ``WorkerUI``...) started on in this daemon's run: its
+    log after the last start marker, in the log's last ``tail`` bytes; None before it says so. It differs from
+    the port asked for when that one was taken by the time the daemon bound it (Spark then tries the next ones)."""
+    try:
+        with open(log, "rb") as f:
+            f.seek(max(0, f.seek(0, os.SEEK_END) - tail))
+            text = f.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+    if START_MARKER not in text:
+        return None
+    ports = [int(port) for name, port in _STARTED.findall(text.rsplit(START_MARKER, 1)[1]) if name == service]
+    return ports[0] if ports else None
 
 
 def listener(host: str, port: int) -> str:

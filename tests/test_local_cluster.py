@@ -90,6 +90,50 @@ def test_taken_port_is_a_clear_error(tmp_path):
         assert not cluster.status().running
 
 
+def test_a_worker_whose_port_is_taken_before_it_binds_registers_where_spark_moved_it(local_cluster, monkeypatch):
+    """Between picking a worker's port and the worker binding it, another process may take it; Spark then starts
+    the worker on the next port. The start used to wait for the picked port until it timed out (a CI failure,
+    2026-12-06); it now reads where Spark started the worker and records that port."""
+    import cluster.local as local
+
+    with socket.socket() as held:  # the port "another process" takes after it was picked
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        taken = held.getsockname()[1]
+        real = local.free_port
+        picks = iter([taken])
+        monkeypatch.setattr(local, "free_port", lambda host="127.0.0.1": next(picks, None) or real(host))
+        heard: list[str] = []
+        local_cluster.progress = heard.append
+        status = local_cluster.start(workers=1, cores=1, memory="512m", timeout=60)
+        assert status.running and status.workers_started == 1
+        state = ClusterState.load(local_cluster.state_dir / "state.json")
+        moved = state.workers[0].port
+        assert moved != taken and moved == taken + 1  # Spark's retry: the next port (spark.port.maxRetries)
+        assert [w.port for w in fetch_state(local_cluster.webui_url).alive_workers] == [moved]
+        assert any(f"port {taken} was taken" in line and str(moved) in line for line in heard), heard
+        assert local_cluster.start(workers=1, cores=1, memory="512m").workers_started == 1  # reused, not restarted
+        assert ClusterState.load(local_cluster.state_dir / "state.json").workers[0].pid == state.workers[0].pid
+
+
+def test_a_master_port_taken_after_the_check_is_a_clear_error_not_a_master_elsewhere(tmp_path, monkeypatch):
+    """The master's port is checked free before it starts; taken in between, Spark would start the master on the
+    next port while every command talks to the one asked for. It is stopped and said so."""
+    import cluster.local as local
+
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        monkeypatch.setattr(local, "port_free", lambda host, p: True)  # the check ran before the port was taken
+        cluster = LocalCluster(tmp_path / "c", port=port, webui_port=free_port())
+        with pytest.raises(PortInUse, match=f"master port 127.0.0.1:{port} was taken .* came up at "
+                                            f"spark://127.0.0.1:{port + 1}"):
+            cluster.start(workers=1, cores=1, memory="512m", timeout=60)
+        assert not cluster.status().running
+        assert not any(alive(p) for p in pids(cluster).values())
+
+
 def test_cli_status_and_errors(tmp_path):
     run = lambda *a: subprocess.run([sys.executable, "-m", "cluster.local", *a, "--state-dir", str(tmp_path)],
                                     capture_output=True, text=True, timeout=60)

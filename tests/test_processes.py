@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import random
+import socket
 import subprocess
 import sys
 import time
 
-from cluster.processes import (EXECUTOR_CLASS, MASTER_CLASS, WORKER_CLASS, ProcessRecord, classify, end_groups,
-                               group_members, start_ticks)
+from cluster.processes import (EPHEMERAL_DEFAULT, EXECUTOR_CLASS, LOWEST_FREE_PORT, MASTER_CLASS, WORKER_CLASS,
+                               ProcessRecord, classify, end_groups, ephemeral_range, free_port, group_members,
+                               port_free, start_ticks, started_port)
 
 JAVA = "/opt/java/bin/java"
 
@@ -118,3 +121,64 @@ def test_several_groups_end_side_by_side_not_one_after_another(tmp_path):
     assert events.read_text().split() == ["term"] * 3 + ["exit"] * 3
     for p, _ in leaders:
         p.wait(5)
+
+
+# ---------------------------------------------------------------- ports a daemon is told to bind
+
+
+def test_free_port_is_outside_the_kernels_ephemeral_range_and_free():
+    """A port the kernel hands out is one every JVM's own ports (drivers, block managers, executors, py4j) and
+    every outgoing connection draw from: one of them took a worker's port between its pick and the worker's bind
+    and the cluster start waited 120 s for a worker Spark had moved to the next port (a CI run, 2026-12-06)."""
+    low, high = ephemeral_range()
+    assert (low, high) != (0, 0) and low <= high
+    rng = random.Random(7)
+    picks = [free_port("127.0.0.1", rng) for _ in range(200)]
+    assert all(not (low <= p <= high) and LOWEST_FREE_PORT <= p <= 65535 for p in picks)
+    assert len(set(picks)) > 190  # drawn at random over the range, not one port handed out again and again
+    with socket.socket() as s:  # free: it binds
+        s.bind(("127.0.0.1", picks[0]))
+
+
+def test_free_port_skips_a_taken_port(monkeypatch):
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        taken = held.getsockname()[1]
+        if not port_free("127.0.0.1", taken + 1):
+            held.close()
+            return test_free_port_skips_a_taken_port(monkeypatch)  # another draw; a port pair is free soon
+        # outside the kernel's range there are two ports, the taken one and the one after it
+        monkeypatch.setattr("cluster.processes.LOWEST_FREE_PORT", taken)
+        monkeypatch.setattr("cluster.processes.ephemeral_range", lambda: (taken + 2, 65535))
+        assert {free_port("127.0.0.1", random.Random(seed)) for seed in range(30)} == {taken + 1}
+
+
+def test_ephemeral_range_reads_proc_and_falls_back_to_linuxs_default(tmp_path):
+    f = tmp_path / "range"
+    f.write_text("20000\t30000\n")
+    assert ephemeral_range(f) == (20000, 30000)
+    assert ephemeral_range(tmp_path / "missing") == EPHEMERAL_DEFAULT
+    f.write_text("garbage\n")
+    assert ephemeral_range(f) == EPHEMERAL_DEFAULT
+
+
+def test_started_port_reads_this_run_of_the_log_only(tmp_path):
+    log = tmp_path / "worker-1.log"
+    old = ("\n==== 2026-12-06 09:00:00 starting worker-1\n"
+           "26/12/06 09:00:01 INFO Utils: Successfully started service 'sparkWorker' on port 41001.\n"
+           "26/12/06 09:00:01 INFO Utils: Successfully started service 'WorkerUI' on port 41002.\n")
+    log.write_text(old)
+    assert started_port(log, "sparkWorker") == 41001 and started_port(log, "WorkerUI") == 41002
+    # a new run of the same worker appends to the log: until it says where it started, nothing is known
+    log.write_text(old + "\n==== 2026-12-06 10:00:00 starting worker-1\nSpark Command: java ...\n")
+    assert started_port(log, "sparkWorker") is None
+    with log.open("a") as f:
+        f.write("26/12/06 10:00:02 WARN Utils: Service 'sparkWorker' could not bind on port 20011. "
+                "Attempting port 20012.\n"
+                "26/12/06 10:00:02 INFO Utils: Successfully started service 'sparkWorker' on port 20012.\n")
+    assert started_port(log, "sparkWorker") == 20012 and started_port(log, "WorkerUI") is None
+    assert started_port(tmp_path / "missing.log", "sparkWorker") is None
+    # a log that grew past the tail read since the start says nothing rather than something from before
+    log.write_text(old + "x" * 300_000)
+    assert started_port(log, "sparkWorker", tail=1 << 18) is None
