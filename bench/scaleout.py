@@ -41,6 +41,7 @@ sys.path[:1] = [str(Path(__file__).resolve().parent.parent)]
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from models.predict.scaleout import advise, analyse
 from sparkdl.options import CommandParser, add_format
@@ -103,6 +104,15 @@ def _mean_arm(arms: list[Arm]) -> dict:
             "streams": [asdict(a) for a in arms]}
 
 
+def _p_fewer(arms: dict[str, list[Arm]]) -> float | None:
+    """One-sided Mann-Whitney p that the advised arm needs fewer runs than the uniform one, over a job's noise
+    streams (None with one stream: one draw each tells nothing)."""
+    ad, un = ([a.runs for a in arms[k]] for k in ("advised", "uniform"))
+    if len(ad) < 2 or len(set(ad + un)) < 2:
+        return None
+    return float(stats.mannwhitneyu(ad, un, alternative="less").pvalue)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = CommandParser(prog="bench/scaleout.py", description="--next against a uniform grid, on simulated USL jobs")
     p.add_argument("--seeds", type=int, default=20, help="simulated jobs (default 20)")
@@ -132,16 +142,17 @@ def main(argv: list[str] | None = None) -> int:
                     arms[policy].append(next(results))
             c, a, b = truth(seed)
             row = {"seed": seed, "contention": a / c, "coherency": b / c,
-                   **{k: _mean_arm(v) for k, v in arms.items()}}
+                   **{k: _mean_arm(v) for k, v in arms.items()}, "p_fewer": _p_fewer(arms)}
             rows.append(row)
             if args.format == "text":
                 ad, un = row["advised"], row["uniform"]
                 runs = lambda arm: (f"{arm['runs']:>5.1f}" if args.streams > 1  # noqa: E731
                                     else f"{arm['runs']:>3.0f}")
+                p_txt = f"  p {row['p_fewer']:.3f}" if row["p_fewer"] is not None else ""
                 print(f"seed {seed:>2}: contention {a / c:.3f} coherency {b / c:.4f}  runs advised {runs(ad)} "
                       f"uniform {runs(un)}  cluster-s {ad['cluster_s']:>7.0f} / {un['cluster_s']:>7.0f}  "
                       f"covered {ad['covered']}/{un['covered']} of {args.streams}"
-                      f"{'  (cap)' if ad['capped'] or un['capped'] else ''}", flush=True)
+                      f"{p_txt}{'  (cap)' if ad['capped'] or un['capped'] else ''}", flush=True)
     wins = sum(r["advised"]["runs"] < r["uniform"]["runs"] for r in rows)
     ties = sum(r["advised"]["runs"] == r["uniform"]["runs"] for r in rows)
     pairs = [(x["runs"], y["runs"]) for r in rows for x, y in zip(r["advised"]["streams"], r["uniform"]["streams"])]
@@ -150,6 +161,9 @@ def main(argv: list[str] | None = None) -> int:
         "seeds": len(rows), "streams": args.streams,
         "advised_fewer_runs": wins, "ties": ties, "advised_more_runs": len(rows) - wins - ties,
         "streams_advised_fewer_runs": sum(x < y for x, y in pairs), "streams_compared": len(pairs),
+        "advised_fewer_significant": sum(r["p_fewer"] is not None and r["p_fewer"] < 0.05 for r in rows),
+        "sign_test_p": float(stats.binomtest(sum(x < y for x, y in pairs), sum(x != y for x, y in pairs),
+                                             alternative="greater").pvalue) if any(x != y for x, y in pairs) else None,
         "runs_ratio_geomean": geo("runs"), "cluster_s_ratio_geomean": geo("cluster_s"),
         "advised_capped": sum(r["advised"]["capped"] for r in rows), "uniform_capped": sum(r["uniform"]["capped"] for r in rows),
         "advised_covered": sum(r["advised"]["covered"] for r in rows), "uniform_covered": sum(r["uniform"]["covered"] for r in rows),
@@ -160,9 +174,12 @@ def main(argv: list[str] | None = None) -> int:
     else:
         s = summary
         over = f" (mean over {args.streams} noise streams each)" if args.streams > 1 else ""
+        signif = (f", {s['advised_fewer_significant']} of them significant at 0.05 (one-sided Mann-Whitney over the "
+                  f"streams)" if args.streams > 1 else "")
+        sign = f" (sign test p = {s['sign_test_p']:.2g})" if s["sign_test_p"] is not None else ""
         print(f"\nadvised needed fewer runs than the uniform grid in {s['advised_fewer_runs']} of {s['seeds']} seeds"
-              f"{over} ({s['ties']} ties, {s['advised_more_runs']} more); in {s['streams_advised_fewer_runs']} of "
-              f"{s['streams_compared']} single streams; runs ratio (geometric mean, advised/uniform) "
+              f"{over} ({s['ties']} ties, {s['advised_more_runs']} more){signif}; in {s['streams_advised_fewer_runs']} of "
+              f"{s['streams_compared']} single streams{sign}; runs ratio (geometric mean, advised/uniform) "
               f"{s['runs_ratio_geomean']:.2f}, cluster-seconds ratio {s['cluster_s_ratio_geomean']:.2f}; capped at "
               f"{args.max_runs}: {s['advised_capped']} advised, {s['uniform_capped']} uniform; final interval holds the "
               f"true time: {s['advised_covered']} advised, {s['uniform_covered']} uniform of "

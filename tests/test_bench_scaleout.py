@@ -23,6 +23,8 @@ def test_the_next_run_bench_runs_both_arms_and_its_counts_add_up():
     s = payload["summary"]
     assert s["seeds"] == 2 and s["advised_fewer_runs"] + s["ties"] + s["advised_more_runs"] == 2
     assert s["streams_compared"] == 4 and 0 <= s["streams_advised_fewer_runs"] <= 4
+    assert 0 <= s["advised_fewer_significant"] <= s["advised_fewer_runs"]  # significant only where the mean is lower
+    assert all(r["p_fewer"] is None or 0 < r["p_fewer"] <= 1 for r in payload["seeds"])
     for row in payload["seeds"]:
         for arm in ("advised", "uniform"):
             a = row[arm]
@@ -36,6 +38,7 @@ def test_the_next_run_bench_runs_both_arms_and_its_counts_add_up():
     # the first stream is the one a single-stream bench draws (a seed replays whatever the stream count), in
     # another process or this one; the second stream draws other noise
     single = bench()
+    assert all(r["p_fewer"] is None for r in single["seeds"])  # one draw per arm tests nothing
     for row, one in zip(payload["seeds"], single["seeds"]):
         for arm in ("advised", "uniform"):
             assert row[arm]["streams"][0] == one[arm]["streams"][0]
