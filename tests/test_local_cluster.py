@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -97,7 +98,7 @@ def test_a_worker_whose_port_is_taken_before_it_binds_registers_where_spark_move
     import cluster.local as local
 
     with socket.socket() as held:  # the port "another process" takes after it was picked
-        held.bind(("127.0.0.1", 0))
+        held.bind(("127.0.0.1", free_port()))  # outside the kernel's range: the ports after it are likely free
         held.listen()
         taken = held.getsockname()[1]
         real = local.free_port
@@ -109,7 +110,9 @@ def test_a_worker_whose_port_is_taken_before_it_binds_registers_where_spark_move
         assert status.running and status.workers_started == 1
         state = ClusterState.load(local_cluster.state_dir / "state.json")
         moved = state.workers[0].port
-        assert moved != taken and moved == taken + 1  # Spark's retry: the next port (spark.port.maxRetries)
+        # Spark's retry: the next free port after it (spark.port.maxRetries, 16); another test's JVM may hold one
+        # of those (a run of the suite got taken + 2 with the kernel's pick)
+        assert taken < moved <= taken + 16
         assert [w.port for w in fetch_state(local_cluster.webui_url).alive_workers] == [moved]
         assert any(f"port {taken} was taken" in line and str(moved) in line for line in heard), heard
         assert local_cluster.start(workers=1, cores=1, memory="512m").workers_started == 1  # reused, not restarted
@@ -122,14 +125,16 @@ def test_a_master_port_taken_after_the_check_is_a_clear_error_not_a_master_elsew
     import cluster.local as local
 
     with socket.socket() as held:
-        held.bind(("127.0.0.1", 0))
+        held.bind(("127.0.0.1", free_port()))
         held.listen()
         port = held.getsockname()[1]
         monkeypatch.setattr(local, "port_free", lambda host, p: True)  # the check ran before the port was taken
         cluster = LocalCluster(tmp_path / "c", port=port, webui_port=free_port())
         with pytest.raises(PortInUse, match=f"master port 127.0.0.1:{port} was taken .* came up at "
-                                            f"spark://127.0.0.1:{port + 1}"):
+                                            r"spark://127.0.0.1:(\d+) instead") as refused:
             cluster.start(workers=1, cores=1, memory="512m", timeout=60)
+        elsewhere = int(re.search(r"came up at spark://127.0.0.1:(\d+)", str(refused.value)).group(1))
+        assert port < elsewhere <= port + 16  # where Spark's retry put it
         assert not cluster.status().running
         assert not any(alive(p) for p in pids(cluster).values())
 
