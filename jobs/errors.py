@@ -42,6 +42,10 @@ LOSS_SIGNS: tuple[tuple[str, str], ...] = (
     ("SparkContext was shut down", "its SparkContext"),
     ("Connection refused", "a connection"),
 )
+#: BigDL's all-reduce keeps each executor's gradient partition in that executor's block manager; with the executor
+#: lost, the retried task finds the partition gone and dies of a NullPointerException in this frame (a worker host
+#: crashed mid-job, 2026-12-06: tests/fixtures/logs/lenet-host-crashed-allreduce.out.gz). Both must be in the text.
+ALLREDUCE_LOST = ("java.lang.NullPointerException", "AllReduceParameter.aggregateGradientPartition")
 #: py4j's own errors when the JVM behind the driver is gone (not a Java exception).
 JVM_GONE = ("Py4JNetworkError", "Answer from Java side is empty", "Error while receiving",
             "An error occurred while trying to connect to the Java server")
@@ -60,6 +64,10 @@ def spark_loss(error: BaseException) -> SparkLost | None:
         if sign in text:
             return SparkLost(f"Spark lost {what} during the job ({_line(text, sign)}); the cluster failed, not the "
                              "job: the driver's log names the host")
+    if all(sign in text for sign in ALLREDUCE_LOST):
+        return SparkLost(f"Spark lost an executor during the job: BigDL's all-reduce found the gradient partition it "
+                         f"held gone ({_line(text, ALLREDUCE_LOST[0])}); the cluster failed, not the job: the "
+                         "driver's log names the host")
     return None
 
 

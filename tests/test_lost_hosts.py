@@ -7,6 +7,7 @@ command, and the owner a host's daemon state records.
 
 from __future__ import annotations
 
+import gzip
 import json
 import shlex
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ from cluster.errors import HostLost
 from cluster.inventory import InventoryError, parse_inventory
 from harness.campaign import NOT_RUN, NotRun
 from harness.submit import resume_command
-from jobs.errors import SparkLost, run_job, spark_loss
+from jobs.errors import LOSS_SIGNS, SparkLost, run_job, spark_loss
 from tests.test_campaign import RecordingBackend, campaign, spec
 
 B = "10.0.0.12"
@@ -129,6 +130,9 @@ def test_a_run_carried_through_a_full_disk_is_failed_with_that_reason():
 # ---------------------------------------------------------------- the job's one line
 
 
+FIXTURES = Path(__file__).parent / "fixtures" / "logs"
+
+
 def py4j(name: str, text: str) -> Exception:
     cls = type(name, (Exception,), {})
     cls.__module__ = "py4j.protocol"
@@ -161,6 +165,24 @@ def test_a_lost_executor_or_jvm_is_a_one_line_job_failure_not_a_bug(capsys):
 
     with pytest.raises(KeyError):  # anything else is unchanged
         run_job(bug, [])
+
+
+def test_bigdls_all_reduce_losing_a_crashed_hosts_gradient_partition_is_a_lost_executor_not_a_bug():
+    """A real job log (tests/fixtures/logs/README.md): a worker host crashed in the all-reduce stage; Spark retried
+    the task on the other executor, which died of a NullPointerException in AllReduceParameter. The job called it
+    "internal error ... (a bug)"; the error's text names no lost executor, the driver's log 5 s before it does."""
+    log = gzip.decompress((FIXTURES / "lenet-host-crashed-allreduce.out.gz").read_bytes()).decode()
+    assert "Lost executor 1 on 10.231.86.3: worker lost" in log
+    head = "internal error: Py4JJavaError: "
+    text = log[log.index(head) + len(head):log.index(" (a bug; its traceback is above)")]
+    assert not any(sign in text for sign, _ in LOSS_SIGNS)  # none of the old signs: it was a bug to the job
+    lost = spark_loss(py4j("Py4JJavaError", text))
+    assert isinstance(lost, SparkLost) and lost.exit_code == 4 and "\n" not in str(lost)
+    assert str(lost).startswith("Spark lost an executor during the job: BigDL's all-reduce found the gradient")
+    assert "java.lang.NullPointerException" in str(lost)
+    # the frame alone (another error inside it) or the exception alone (elsewhere) is still the job's own
+    assert spark_loss(py4j("Py4JJavaError", text.replace("NullPointerException", "IllegalStateException"))) is None
+    assert spark_loss(py4j("Py4JJavaError", text.replace("AllReduceParameter", "Other"))) is None
 
 
 # ---------------------------------------------------------------- inventory, daemon state
