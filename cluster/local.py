@@ -340,10 +340,12 @@ class LocalCluster:
             for w in state.workers:
                 if not w.alive():
                     raise StartupTimeout(f"{w.role} exited at start: {log_tail(w.log)} (log {w.log})")
-                self._adopt_started_port(w)
-            wanted = {w.port: w for w in state.workers}
             ms = self._master_state()
             alive = {w.port for w in ms.alive_workers} if ms else set()
+            for w in state.workers:
+                if w.port not in alive:  # only a worker not yet seen at its port has its log read
+                    self._adopt_started_port(w)
+            wanted = {w.port: w for w in state.workers}
             others = [w for w in ms.alive_workers if w.host == self.host and w.port not in wanted] if ms else []
             if ms and set(wanted) <= alive and not others:
                 return ms
