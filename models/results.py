@@ -10,14 +10,16 @@ Rules, in order:
    are kept (unless ``include_failed``); the others are counted in :attr:`ResultsTable.dropped`.
    Without a ``status`` column every row is assumed ok, and :meth:`ResultsTable.notices` says so.
    This module is the one place that decides which rows are ok (:func:`ok_mask`).
-2. Implausible measurements: a ``wall_clock_s`` that is infinite, negative or over a year is not
-   a measured training time; such rows are dropped and counted. One span: when the kept rows'
+2. What a measurement is (:func:`invalid_measurements`, the one rule of every command that reads runs): a time
+   (``wall_clock_s``, ``fit_s``, ``elapsed_s``, ``time``, and a response named ``*_s``/``*_ms``) is a finite number in
+   [0, 1 year], an ``accuracy`` a fraction in [0, 1], a count (``epochs_completed``, ``attempts``) not negative; rows
+   that break it are set aside and counted, and :func:`set_aside_note` is the one note that says so (a table whose
+   every accuracy is above 1 is refused instead: percentages). One span: when the kept rows'
    ``wall_clock_of`` differ (BigDL's own Wall Clock beside other jobs' training call,
    :mod:`sparkdl.times`), ``wall_clock_s`` becomes every row's ``fit_s`` (the training call) if every
    row has one; if not, the rows stay as they are and a notice says the time mixes spans.
 3. The cost: an existing ``cost`` column is used as is when no cost function is asked for;
-   otherwise the cost (default ``T / (A*100)^2``) is computed from ``wall_clock_s`` and ``accuracy``.
-   Accuracy must be a fraction in [0, 1]. A table with neither, analysed for another ``response``,
+   otherwise the cost (default ``T / (A*100)^2``) is computed from ``wall_clock_s`` and ``accuracy``. A table with neither, analysed for another ``response``,
    has no cost (it is not refused).
 4. Rows whose response (the cost, and ``response`` if another column) is NaN, infinite or beyond
    +-1e100 are dropped and counted.
@@ -153,6 +155,8 @@ class ResultsTable:
                                FactorChoice(self.factors, self.factors_from, self.measurements)))
         if self.time_span:
             out.append(self.time_span)
+        if (note := set_aside_note(self.n_read, self.dropped)) is not None:
+            out.append(note)
         if self.constant_factors and self.factors_from == "--factors" and len(self.frame):
             out.append("factor(s) with one value among the analysed rows, left out: "
                        + ", ".join(self.constant_factors))
@@ -182,12 +186,17 @@ def assumptions(has_status: bool, n_rows: int, choice: FactorChoice) -> tuple[st
     out = []
     if not has_status:
         out.append(f"no {STATUS_COLUMN!r} column: all {n_rows} rows assumed ok")
-    if choice.source == "guessed":
-        out.append(f"factors taken from the columns (no {MANIFEST_FILE}, no --factors): "
-                   f"{', '.join(choice.factors) or 'none'}")
-        if choice.measurements:
-            out.append(f"set aside as measurements (numeric, a distinct value in most rows): "
-                       f"{', '.join(choice.measurements)}")
+    return (*out, *factor_notes(choice))
+
+
+def factor_notes(choice: FactorChoice) -> tuple[str, ...]:
+    """The lines every command prints for factors taken from a bare table's columns: which, and which columns were
+    read as measurements (:func:`guess_factors`, the one rule); () for declared factors."""
+    if choice.source != "guessed":
+        return ()
+    out = [f"factors taken from the columns (no {MANIFEST_FILE}, no --factors): {', '.join(choice.factors) or 'none'}"]
+    if choice.measurements:
+        out.append(f"set aside as measurements (not factors): {', '.join(choice.measurements)}")
     return tuple(out)
 
 
@@ -293,23 +302,43 @@ def ok_rows(frame: pd.DataFrame) -> pd.DataFrame:
 MEASUREMENT_PREFIXES = ("spark_", "host_", "phase_")
 
 
+#: Names of what a run measures (a time, a loss, a size, a share, a rate of throughput): never a design factor.
+MEASUREMENT_NAME = re.compile(
+    r"(?i)^(.*_(s|ms|us|ns|sec|secs|seconds|bytes|kb|mb|gb|share|mean|median|max|min|std|count|total|pct)|"
+    r"(.*_)?(loss|time|duration|throughput|latency|accuracy|acc|error|f1|auc|precision|recall)(_.*)?)$"
+)
+
+
+def is_measurement(column: pd.Series) -> bool:
+    """The one rule that tells a bare table's measurements from its factors (a numeric column only): named like a
+    measurement (:data:`MEASUREMENT_NAME`: ``epoch_wall_clock_ms``, ``final_loss``), or more than 10 distinct values
+    in over half the rows, or (4 rows or more) a different value in every row, most of them not whole: a design's
+    levels repeat, a measurement's do not."""
+    if not pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column):
+        return False
+    if MEASUREMENT_NAME.match(str(column.name)):
+        return True
+    values = pd.to_numeric(column, errors="coerce").dropna()
+    distinct = values.nunique()
+    if distinct > 10 and distinct > len(column) / 2:
+        return True
+    with np.errstate(invalid="ignore"):
+        fractional = float(np.mean(np.asarray(values, dtype=float) % 1 != 0)) if len(values) else 0.0
+    return len(column) >= 4 and distinct == len(column) and fractional >= 0.5
+
+
 def guess_factors(frame: pd.DataFrame, exclude: Iterable[str] = ()) -> FactorGuess:
     """Factors of a bare table: varying columns that are not bookkeeping, measurements or ``exclude``.
 
     Refuses (one line naming the ``--factors`` to give) a column named like an identifier or a
-    text column with a different value in every row. Numeric columns with more than 10 distinct
-    values that differ in over half the rows are measurements, not design levels.
+    text column with a different value in every row. Measurements (:func:`is_measurement`) are set aside, named.
     """
     skip = NON_FACTOR_COLUMNS | set(exclude)
     varying = [c for c in frame.columns if c not in skip and not str(c).startswith(MEASUREMENT_PREFIXES)
                and frame[c].nunique(dropna=True) > 1]
     factors, measured = [], []
     for c in varying:
-        distinct = frame[c].nunique(dropna=True)
-        if pd.api.types.is_numeric_dtype(frame[c]) and distinct > 10 and distinct > len(frame) / 2:
-            measured.append(c)
-        else:
-            factors.append(c)
+        (measured if is_measurement(frame[c]) else factors).append(c)
     for c in factors:
         why = None
         if IDENTIFIER_NAME.match(str(c)):
@@ -403,14 +432,95 @@ def _keep_ok(df: pd.DataFrame, dropped: dict[str, int]) -> pd.DataFrame:
     return df[keep]
 
 
-def _drop_implausible_times(df: pd.DataFrame, dropped: dict[str, int]) -> pd.DataFrame:
-    """Rule 2: a wall clock that is infinite, negative or over a year is not a measured time."""
-    if TIME_COLUMN not in df.columns:
-        return df
-    t = _numbers(df[TIME_COLUMN])
+#: The times every reader checks (``time``: Albo Martínez 2021's tables); a command's response named ``*_s``/``*_ms``
+#: is checked too (:func:`time_columns`).
+TIME_COLUMNS: tuple[str, ...] = (TIME_COLUMN, FIT_COLUMN, "elapsed_s", "time")
+#: Counts a run records: never negative.
+COUNT_COLUMNS: tuple[str, ...] = ("epochs_completed", "attempts")
+
+
+def time_columns(df: pd.DataFrame, also: Iterable[str | None] = ()) -> list[str]:
+    """The columns of ``df`` the validity rule reads as times: :data:`TIME_COLUMNS`, and each of ``also`` (a command's
+    response) named like a time (``*_s`` in seconds, ``*_ms`` in milliseconds)."""
+    extra = [c for c in also if c and str(c).endswith(("_s", "_ms"))]
+    return [c for c in dict.fromkeys([*TIME_COLUMNS, *extra]) if c in df.columns]
+
+
+def _present_not_number(series: pd.Series) -> np.ndarray:
+    """Cells that hold something (not blank) that is not a number: a word in a column of measurements."""
+    given = series.notna().to_numpy() & (series.astype("string").str.strip().fillna("") != "").to_numpy()
+    return given & np.isnan(_numbers(series))
+
+
+def invalid_measurements(df: pd.DataFrame, also: Iterable[str | None] = ()) -> dict[str, np.ndarray]:
+    """The one rule for what a measurement is, as reason -> rows that break it (a blank cell breaks none: a missing
+    figure is left to each analysis):
+
+    * a time (:func:`time_columns`) is a finite number in [0, 1 year] (:data:`MAX_WALL_CLOCK_S`);
+    * an ``accuracy`` is a fraction in [0, 1];
+    * a count (:data:`COUNT_COLUMNS`) is not negative.
+
+    Every command that reads runs sets these rows aside with :func:`set_aside_invalid` and says so with
+    :func:`set_aside_note`, in the same words.
+    """
+    out: dict[str, np.ndarray] = {}
     with np.errstate(invalid="ignore"):
-        bad = ~np.isnan(t) & ~((t >= 0) & (t <= MAX_WALL_CLOCK_S))
-    return _drop(df, bad, f"{TIME_COLUMN} not a time in [0, {MAX_WALL_CLOCK_S:.0f}] s", dropped)
+        for c in time_columns(df, also):
+            scale = 1000.0 if str(c).endswith("_ms") else 1.0
+            t = _numbers(df[c])
+            bad = (~np.isnan(t) & ~((t >= 0) & (t <= MAX_WALL_CLOCK_S * scale))) | _present_not_number(df[c])
+            unit = "ms" if scale != 1.0 else "s"
+            out[f"{c} not a time in [0, {MAX_WALL_CLOCK_S * scale:.0f}] {unit}"] = bad
+        for c in [ACCURACY_COLUMN, *(a for a in also if a and str(a).startswith(ACCURACY_COLUMN) and a != ACCURACY_COLUMN
+                                    and a in df.columns)]:
+            if c in df.columns:
+                a = _numbers(df[c])
+                out[f"{c} not a fraction in [0, 1]"] = ((~np.isnan(a) & ~((a >= 0) & (a <= 1)))
+                                                        | _present_not_number(df[c]))
+        for c in COUNT_COLUMNS:
+            if c in df.columns:
+                n = _numbers(df[c])
+                out[f"{c} a negative or infinite count"] = (~np.isnan(n) & ~((n >= 0) & np.isfinite(n))) \
+                    | _present_not_number(df[c])
+    return {k: v for k, v in out.items() if v.any()}
+
+
+def set_aside_invalid(df: pd.DataFrame, dropped: dict[str, int], also: Iterable[str | None] = ()) -> pd.DataFrame:
+    """``df`` without the rows that break the validity rule (:func:`invalid_measurements`), each counted in ``dropped``
+    under its first reason. A table whose every accuracy is a percentage is refused instead (divide by 100)."""
+    if ACCURACY_COLUMN in df.columns:
+        a = _numbers(df[ACCURACY_COLUMN])
+        finite = a[np.isfinite(a)]
+        if len(finite) and (finite > 1).all() and (finite <= 100).all():
+            raise InvalidTableError(
+                f"column {ACCURACY_COLUMN!r} ranges {finite.min():g}..{finite.max():g}; it must be a fraction in "
+                "[0, 1] (divide percentages by 100)")
+    left = np.zeros(len(df), dtype=bool)
+    for reason, bad in invalid_measurements(df, also).items():
+        new = bad & ~left
+        if new.any():
+            dropped[reason] = dropped.get(reason, 0) + int(new.sum())
+        left |= bad
+    return df[~left] if left.any() else df
+
+
+def is_validity_reason(reason: str) -> bool:
+    """Whether a reason in a ``dropped`` count is the validity rule's (not a status, a reference run, a cost)."""
+    return _VALIDITY_REASON.fullmatch(reason) is not None
+
+
+_VALIDITY_REASON = re.compile(r".+ (not a time in \[0, [0-9]+\] m?s|not a fraction in \[0, 1\]|a negative or infinite "
+                              r"count)")
+
+
+def set_aside_note(n_read: int, dropped: Mapping[str, int]) -> str | None:
+    """The one note every command prints when the validity rule set rows aside (None when it set none aside)."""
+    why = {k: n for k, n in dropped.items() if is_validity_reason(k)}
+    if not why:
+        return None
+    n = sum(why.values())
+    return (f"set aside {n} of {n_read} row{'s' if n_read != 1 else ''} that are not measurements: "
+            + ", ".join(f"{k} ({v})" for k, v in why.items()))
 
 
 def _drop_bad_values(df: pd.DataFrame, column: str, dropped: dict[str, int]) -> pd.DataFrame:
@@ -464,7 +574,7 @@ def measured_rows(frame: pd.DataFrame) -> pd.DataFrame:
     response, where rules 3 and 4, the cost's, do not apply: a job with accuracy 0 is an observation there)."""
     df = _keep_ok(frame, {}) if STATUS_COLUMN in frame.columns else frame
     df, _ = one_time_span(df)
-    return _drop_implausible_times(df, {}).reset_index(drop=True)
+    return set_aside_invalid(df, {}).reset_index(drop=True)
 
 
 def _cost_wanted(df: pd.DataFrame, cost: CostFunction | str | None, response: str | None) -> bool:
@@ -526,9 +636,7 @@ def build_table(
     if STATUS_COLUMN in df.columns and not include_failed:
         df = _keep_ok(df, dropped)
     df, time_span = one_time_span(df)
-    df = _drop_implausible_times(df, dropped)
-    if ACCURACY_COLUMN in df.columns:
-        _check_accuracy(df[ACCURACY_COLUMN])
+    df = set_aside_invalid(df, dropped, also=[response])
     _check_whole_columns(df)
     _check_factor_values(df, choice.factors)
     if compute_cost and not _cost_wanted(df, cost, response):
@@ -605,3 +713,44 @@ def load_results(
     p, frame = read_csv(path)
     return build_table(frame, cost=cost, include_failed=include_failed, source=str(p), exclude_runs=exclude_runs,
                        factors=factors, response=response, csv_path=p, compute_cost=compute_cost)
+
+
+@dataclass(frozen=True)
+class Runs:
+    """The runs of a results table as every command reads them: rule 1 (the ok rows, unless asked for all), rule 2's
+    one span and the validity rule (:func:`invalid_measurements`); ``dropped`` says how many rows each rule left out."""
+
+    frame: pd.DataFrame
+    source: str
+    n_read: int
+    dropped: Mapping[str, int] = field(default_factory=dict)
+
+    def note(self) -> str | None:
+        """The one note on the rows the validity rule set aside (:func:`set_aside_note`), None when none were."""
+        return set_aside_note(self.n_read, self.dropped)
+
+    def say(self) -> "Runs":
+        """Print :meth:`note` on stderr as ``note: ...`` (the commands' one wording); returns itself."""
+        import sys
+
+        if (line := self.note()) is not None:
+            print(f"note: {line}", file=sys.stderr)
+        return self
+
+
+def runs_of(frame: pd.DataFrame, source: str = "<frame>", *, ok_only: bool = True,
+            also: Iterable[str | None] = ()) -> Runs:
+    """An in-memory table's :class:`Runs` (rule 1 unless ``ok_only=False``, one span, the validity rule; ``also``: a
+    response to check as a time or an accuracy)."""
+    dropped: dict[str, int] = {}
+    df = _keep_ok(frame, dropped) if ok_only and STATUS_COLUMN in frame.columns else frame
+    df, _ = one_time_span(df)
+    df = set_aside_invalid(df, dropped, also)
+    return Runs(df.reset_index(drop=True), source, len(frame), dropped)
+
+
+def read_runs(path: str | Path, *, ok_only: bool = True, also: Iterable[str | None] = ()) -> Runs:
+    """Read a results CSV (or ``DIR/results.csv``) through :func:`read_csv` into :class:`Runs`: the reader of every
+    command that reads runs without a cost (predict, pareto, batch, epochs, concurrent, the stopping rules)."""
+    p, frame = read_csv(path)
+    return runs_of(frame, str(p), ok_only=ok_only, also=also)

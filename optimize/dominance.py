@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from logparse import Status
+from models.results import set_aside_invalid
 from sparkdl.cost import parse_cost
 from optimize.errors import CampaignDataError, SearchOptionError
 
@@ -129,10 +130,18 @@ def ok_runs(table: pd.DataFrame, objectives: Sequence[ObjectiveSpec], cost: str 
     """The rows with status ok and finite objective values (``cost`` computed when asked and absent)."""
     if "status" not in table.columns:
         raise CampaignDataError("the table has no status column: give a campaign's results.csv")
-    runs = table[table["status"] == Status.OK].copy()
+    runs = table[table["status"] == Status.OK]
+    # the one rule for what a measurement is (models.results): the rows that break it are left out here, and the
+    # command says so once (optimize.cli.pareto: models.results.set_aside_note)
+    runs = set_aside_invalid(runs, {}, also=[o.column for o in objectives]).copy()
     excluded = len(table) - len(runs)
     if any(o.column == "cost" for o in objectives) and "cost" not in runs.columns:
-        runs["cost"] = parse_cost(cost)(runs["wall_clock_s"].to_numpy(float), runs["accuracy"].to_numpy(float))
+        if not {"wall_clock_s", "accuracy"} <= set(runs.columns):
+            raise CampaignDataError("objective cost: results.csv has no cost column, nor the wall_clock_s and accuracy "
+                                    "it is computed from")
+        with np.errstate(all="ignore"):
+            runs["cost"] = parse_cost(cost)(pd.to_numeric(runs["wall_clock_s"], errors="coerce").to_numpy(float),
+                                            pd.to_numeric(runs["accuracy"], errors="coerce").to_numpy(float))
     missing = [o.column for o in objectives if o.column not in runs.columns]
     if missing:
         raise CampaignDataError(f"results.csv has no column(s) {', '.join(missing)}: objectives are columns such as "
@@ -144,12 +153,6 @@ def ok_runs(table: pd.DataFrame, objectives: Sequence[ObjectiveSpec], cost: str 
             raise CampaignDataError(f"objective {o.column} holds text ({str(words.iloc[0])[:40]!r}) in an ok run: "
                                     "objectives are numeric columns such as wall_clock_s, accuracy or cost")
         runs[o.column] = numbers
-    if "accuracy" in runs.columns:
-        accuracy = pd.to_numeric(runs["accuracy"], errors="coerce")
-        wrong = accuracy[(accuracy < 0) | (accuracy > 1)]
-        if len(wrong):
-            raise CampaignDataError(f"accuracy {wrong.iloc[0]:g} in an ok run: accuracy is a fraction in [0, 1] "
-                                    "(divide percentages by 100)")
     finite = np.all(np.isfinite(minimisation_matrix(runs, objectives)), axis=1) if len(runs) else np.ones(0, bool)
     return runs[finite].reset_index(drop=True), excluded + int((~finite).sum())
 

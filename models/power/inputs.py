@@ -16,7 +16,8 @@ import pandas as pd
 
 from models.errors import PlanError
 from models.power.compute import WHOLE_PLOT_COLUMN
-from models.results import ACCURACY_COLUMN, COST_COLUMN, TIME_COLUMN, build_table, choose_factors, read_csv
+from models.results import (ACCURACY_COLUMN, COST_COLUMN, TIME_COLUMN, build_table, choose_factors, factor_notes,
+                            read_csv, set_aside_note)
 
 
 @dataclass(frozen=True, eq=False)
@@ -44,10 +45,9 @@ def _pilot(path: str | Path, frame: pd.DataFrame, csv: Path, factors: Sequence[s
     table = build_table(frame, factors=choice.factors, response=response, source=str(csv), csv_path=csv,
                         compute_cost=response == COST_COLUMN)
     table.require_rows()
-    notes = [f"pilot {path}: {table.describe_dropped()}"]
-    if choice.source == "guessed":
-        notes.append(f"factors taken from the columns of {path} (no manifest.json, no --factors): "
-                     f"{', '.join(choice.factors)}")
+    notes = [f"pilot {path}: {table.describe_dropped()}", *factor_notes(choice)]
+    if (aside := set_aside_note(table.n_read, table.dropped)) is not None:
+        notes.append(aside)
     return table.frame, choice.factors, tuple(notes)
 
 
@@ -62,10 +62,7 @@ def read_inputs(path: str | Path, *, response: str, factors: Sequence[str] | Non
         rows, facs, notes = _pilot(path, frame, csv, factors, response)
         return PlanInput(rows, facs, str(csv), rows, str(csv), notes)
     choice = choose_factors(frame.drop(columns=[WHOLE_PLOT_COLUMN], errors="ignore"), factors, csv, response)
-    notes: tuple[str, ...] = ()
-    if choice.source == "guessed":
-        notes = (f"factors taken from the columns of {path} (no manifest.json, no --factors): "
-                 f"{', '.join(choice.factors)}",)
+    notes = factor_notes(choice)
     if not len(frame):
         raise PlanError(f"{path} has no rows: a design needs one row per run")
     if pilot is None:

@@ -36,7 +36,7 @@ from models.predict.scaleout import advise, analyse
 from models.predict.result import Comparison
 from models.predict.intervals import DEFAULT_FOLDS, DEFAULT_LEVEL, check_level
 from models.predict.table import measured_columns, model_inputs, read_results
-from models.results import factor_list, table_options, time_response
+from models.results import factor_list, factor_notes, table_options, time_response
 from sparkdl.errors import EXIT_RUNS_FAILED
 from sparkdl.numbers import json_safe
 from sparkdl.options import CommandParser, add_format, add_parallelism, add_response, add_seed, renamed
@@ -124,13 +124,12 @@ def main(argv: list[str] | None = None) -> int:
     _check_scale_options(args)
     candidates = _candidates(args.candidates)
     args.response = args.response or time_response(args.results)
-    results = read_results(args.results)
+    results = read_results(args.results, also=[args.response])
     found = _parallelism(results, args.parallelism, needed=args.at is not None)
     measured = measured_columns(results, args.measured, args.response)
     table, choice = model_inputs(results, args.response, factor_list(args.factors), args.results, measured)
-    if choice.source == "guessed":
-        print(f"note: factors taken from the columns (no manifest.json, no --factors): "
-              f"{', '.join(choice.factors) or 'none'}", file=sys.stderr)
+    for line in factor_notes(choice):
+        print(f"note: {line}", file=sys.stderr)
     if found is not None:
         table = scale.with_parallelism(table.assign(**{c: results[c] for c in found.columns if c not in table}),
                                        found)

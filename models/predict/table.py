@@ -25,8 +25,7 @@ from models.results import (
     NON_FACTOR_COLUMNS,
     FactorChoice,
     choose_factors,
-    ok_rows,
-    read_csv,
+    read_runs,
     resolve_path,
 )
 
@@ -43,13 +42,13 @@ PARALLELISM_COLUMNS: tuple[str, ...] = ("nodes", "executors", "executor_cores")
 NON_FACTORS: frozenset[str] = NON_FACTOR_COLUMNS | {"parallelism", "processes"}
 
 
-def read_results(path: str | Path) -> pd.DataFrame:
-    """Read RESULTS (a campaign directory holding results.csv, or a CSV file); keep its ok rows.
+def read_results(path: str | Path, also: Sequence[str | None] = ()) -> pd.DataFrame:
+    """Read RESULTS (a campaign directory holding results.csv, or a CSV file): its ok runs that are measurements
+    (:func:`models.results.read_runs`, the one reader and its validity rule; its note, if any, on stderr).
 
     Unlike ``models.results.load_results`` no cost is computed, so rows are not dropped for a missing
     accuracy when the target is the time."""
-    _, table = read_csv(path)
-    return ok_rows(table)
+    return read_runs(path, also=also).say().frame
 
 
 def model_inputs(table: pd.DataFrame, target: str, factors: Sequence[str] | None = None,

@@ -24,6 +24,7 @@ from optimize import fronts
 from optimize.dominance import ObjectiveSpec, ok_runs, parse_objectives
 from optimize.errors import SearchOptionError
 from optimize.figures import save
+from models.results import runs_of
 from optimize.pareto import (front_csv, front_figure, front_table, manifest_factors, pareto_front, per_epoch_front,
                              read_campaign)
 from sparkdl.cli import run_cli
@@ -88,6 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         front, harvest = per_epoch_front(args.campaign, objectives, reference, args.cost)
     else:
         table = read_campaign(args.campaign)
+        runs_of(table, ok_only=True, also=[o.column for o in objectives]).say()  # the one note on set-aside rows
         if not args.per_run:
             if fronts.is_replicated(ok_runs(table, objectives, args.cost)[0], factors):
                 found = fronts.configuration_front(table, objectives, factors, reference, args.cost, args.resamples,
