@@ -5,7 +5,7 @@ type, its metavar and its help, and composed by each command (one meaning and on
 * ``--job NAME|FILE``: a built-in job or a job description, the same default everywhere;
 * ``--out PATH``: what the command writes (its help says which kind);
 * ``--format {text,json,csv}``: text by default;
-* ``--parallelism SPEC`` (the scale of the scaling models), ``--response COLUMN``, ``--budget DURATION``, ``--seed SEED`` (its help says what it seeds), ``--cost COST``;
+* ``--parallelism SPEC`` (the scale of the scaling models), ``--work COLUMN[=VALUE]`` (their amount of work), ``--response COLUMN``, ``--budget DURATION``, ``--seed SEED`` (its help says what it seeds), ``--cost COST``;
 * the options of every command that runs jobs (where: local, master or inventory; with what resources
   and limits), with one set of defaults for all of them: :func:`cluster_options`.
 
@@ -139,6 +139,10 @@ CONFIDENCE = _option_type(_level, "confidence")
 MASTER = _option_type(_master, "master")
 
 
+#: What argparse reads as a negative number, not an option (its own pattern takes -5 and -0.5 only).
+NEGATIVE_NUMBER = re.compile(r"^-(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?%?$")
+
+
 class CommandParser(argparse.ArgumentParser):
     """Every command's parser: a long option is taken only as spelled, never by a prefix of it.
 
@@ -149,6 +153,9 @@ class CommandParser(argparse.ArgumentParser):
     def __init__(self, *args: object, **kwargs: object) -> None:
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        # an option's value that is a negative number (with an exponent or a % sign too: --effect -5%, --at -1e3) is
+        # that value, checked by the option, never taken for an unknown option ("expected one argument")
+        self._negative_number_matcher = NEGATIVE_NUMBER
 
 
 def cluster_options() -> argparse.ArgumentParser:
@@ -248,6 +255,14 @@ def add_parallelism(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -
                         help="the scale m of the scaling models (amdahl, usl, ernest): a column or a product of "
                              "columns, e.g. nodes or nodes*executors*executor_cores (default: nodes*executors*"
                              "executor_cores, else the resource columns the table has, named on stderr)")
+
+
+def add_work(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """``--work COLUMN[=VALUE]``: the amount-of-work axis of every scaling model (Ernest's scale s)."""
+    parser.add_argument("--work", metavar="COLUMN[=VALUE]",
+                        help="the column holding each run's amount of work (an input fraction, train_samples), the "
+                             "second axis of the scaling models (Ernest's s); with =VALUE, predict at that amount "
+                             "(the full data: input_fraction=1, train_samples=60000); default: every run's work is 1")
 
 
 def add_seed(parser: argparse.ArgumentParser | argparse._ArgumentGroup, what: str, default: int | None = 0) -> None:
