@@ -195,20 +195,21 @@ def ernest_table(theta: dict[str, np.ndarray], seed: int = 0, noise: float = 0.0
 
 
 def test_ernest_recovers_non_negative_coefficients_and_matches_scipy_nnls():
+    """Ernest's own fit: NNLS on the times, features 1, s/m, log m, m (s = epochs here, named as the work)."""
     theta = np.array([20.0, 300.0, 0.0, 1.5])
     df = ernest_table({"lenet": theta}, noise=0.5)
-    model = ErnestModel().fit(df)
-    np.testing.assert_allclose(model.pooled_, theta, atol=1.0)
+    model = ErnestModel(work="epochs").fit(df)
+    np.testing.assert_allclose(model.fit_.theta, theta, atol=1.0)
     m = (df["nodes"] * df["executors"] * df["executor_cores"]).to_numpy(dtype=float)
     design = np.column_stack([np.ones_like(m), df["epochs"] / m, np.log(m), m])
-    np.testing.assert_allclose(model.pooled_, nnls(design, df["wall_clock_s"].to_numpy())[0], rtol=1e-10)
+    np.testing.assert_allclose(model.fit_.theta, nnls(design, df["wall_clock_s"].to_numpy())[0], rtol=1e-10)
 
 
 def test_ernest_solution_satisfies_the_nnls_optimality_conditions():
     """KKT: x >= 0, gradient A^T(Ax - b) >= 0, and zero where x > 0 (checked without scipy)."""
     theta = np.array([50.0, 100.0, 0.0, 0.0])  # the last two pull negative under noise
     df = ernest_table({"lenet": theta}, seed=7, noise=5.0)
-    x = ErnestModel().fit(df).pooled_
+    x = ErnestModel(work="epochs").fit(df).fit_.theta
     m = (df["nodes"] * df["executors"] * df["executor_cores"]).to_numpy(dtype=float)
     a = np.column_stack([np.ones_like(m), df["epochs"] / m, np.log(m), m])
     grad = a.T @ (a @ x - df["wall_clock_s"].to_numpy())
@@ -218,11 +219,12 @@ def test_ernest_solution_satisfies_the_nnls_optimality_conditions():
     assert (x == 0).any()  # the constraint is active in this case, so nnls differs from lstsq
 
 
-def test_ernest_fits_each_network_separately():
-    theta = {"lenet": np.array([10.0, 100.0, 2.0, 0.5]), "birnn": np.array([40.0, 500.0, 0.0, 3.0])}
-    model = ErnestModel().fit(ernest_table(theta))
-    for network, th in theta.items():
-        np.testing.assert_allclose(model.coefficients_[(network,)], th, atol=1e-6)
+def test_ernest_with_a_network_column_fits_one_shape_each_network_its_level():
+    """One Ernest: the other factors multiply the curve, as they do every scaling curve's."""
+    theta = np.array([10.0, 100.0, 2.0, 0.5])
+    model = ErnestModel(work="epochs").fit(ernest_table({"lenet": theta, "birnn": 3 * theta}))
+    df = ernest_table({"lenet": theta, "birnn": 3 * theta})
+    np.testing.assert_allclose(model.predict(df), df["wall_clock_s"], rtol=1e-6)
 
 
 # --- ANOVA-linear model ---------------------------------------------------------------------------

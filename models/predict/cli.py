@@ -31,6 +31,7 @@ import pandas as pd
 
 from models.errors import InvalidTableError
 from models.predict import parallelism as scale
+from models.predict import work as amount
 from models.predict.compare import SPLITS, compare, make_splits, parse_models, scale_covariates
 from models.predict.scaleout import advise, analyse
 from models.predict.result import Comparison
@@ -39,7 +40,7 @@ from models.predict.table import measured_columns, model_inputs, read_results
 from models.results import factor_list, factor_notes, table_options, time_response
 from sparkdl.errors import EXIT_RUNS_FAILED
 from sparkdl.numbers import json_safe
-from sparkdl.options import CommandParser, add_format, add_parallelism, add_response, add_seed, renamed
+from sparkdl.options import CommandParser, add_format, add_parallelism, add_response, add_seed, add_work, renamed
 
 MAX_RUNS_PER_SHAPE = 100
 MAX_FIT_PROCESSES = 64
@@ -56,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--models", default="all",
                         help="all, or a comma list of linear,loglinear,rf,gb,generic,ernest,amdahl,usl")
     add_parallelism(parser)
+    add_work(parser)
     parser.add_argument("--split", choices=(*SPLITS, "both"), default="both", help="evaluation split (default: both)")
     parser.add_argument("--extrapolate-by", default=None,
                         help="size column of the extrapolation split (default: parallelism m)")
@@ -77,12 +79,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="a line on stderr as each model starts on each split: auto (when stderr is a terminal), "
                              "always, never")
     scale_out = parser.add_argument_group("scale-out (the scaling curves amdahl, usl, ernest and the power law)")
-    scale_out.add_argument("--at", type=float, metavar="M",
-                           help="predict at parallelism M, beyond the runs (every setting of the other factors), "
-                                "with the interval over the scaling curves that fit")
+    scale_out.add_argument("--at", metavar="M[,M...]",
+                           help="predict at these parallelisms, beyond the runs (every setting of the other factors; "
+                                "with --work COLUMN=VALUE at that amount of work, from the smallest parallelism run "
+                                "up), with the interval over the scaling curves that fit")
     scale_out.add_argument("--next", action="store_true",
                            help="with --at: rank the affordable shapes by how much their runs would narrow the "
-                                "interval at M, with the expected interval and the cost")
+                                "interval at M (the largest --at), with the expected interval and the cost")
     scale_out.add_argument("--candidates", metavar="M1,M2,...",
                            help="with --next: the parallelisms you can run (default: the training levels and the "
                                 "whole numbers between the largest and --at)")
@@ -106,9 +109,29 @@ def _candidates(text: str | None) -> list[float] | None:
     return values
 
 
+def _scales(text: str | None) -> list[float] | None:
+    """``--at 16,32,48,64`` -> [16.0, 32.0, 48.0, 64.0]; one line naming the fix for anything else."""
+    if text is None:
+        return None
+    if len(text) > 10_000:
+        raise InvalidTableError(f"--at is {len(text)} characters long; give a few parallelisms, e.g. 16,32,48,64")
+    try:
+        values = [float(v) for v in text.split(",") if v.strip()][:1000]
+    except ValueError:
+        raise InvalidTableError(f"--at {text[:60]!r}: give parallelisms as numbers, e.g. 16,32,48,64") from None
+    if not values:
+        raise InvalidTableError(f"--at {text[:60]!r}: give parallelisms as numbers, e.g. 16,32,48,64")
+    for value in values:
+        if not (math.isfinite(value) and value >= 1):
+            raise InvalidTableError(f"--at {value:g}: give a parallelism of at least 1, larger than the runs reach")
+    if len(set(values)) < len(values):
+        twice = next(v for v in values if values.count(v) > 1)
+        raise InvalidTableError(f"--at names parallelism {twice:g} twice; give each scale once")
+    return values
+
+
 def _check_scale_options(args: argparse.Namespace) -> None:
-    if args.at is not None and not (math.isfinite(args.at) and args.at >= 1):
-        raise InvalidTableError(f"--at {args.at:g}: give a parallelism of at least 1, larger than the runs reach")
+    args.at = _scales(args.at)
     if (args.next or args.candidates is not None) and args.at is None:
         raise InvalidTableError("--next needs --at M, the parallelism you want to know about")
     if not 1 <= args.replications <= MAX_RUNS_PER_SHAPE:
@@ -126,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     args.response = args.response or time_response(args.results)
     results = read_results(args.results, also=[args.response])
     found = _parallelism(results, args.parallelism, needed=args.at is not None)
+    work = amount.resolve(results, args.work)
     measured = measured_columns(results, args.measured, args.response)
     table, choice = model_inputs(results, args.response, factor_list(args.factors), args.results, measured)
     for line in factor_notes(choice):
@@ -135,6 +159,8 @@ def main(argv: list[str] | None = None) -> int:
                                        found)
         if found.source != "harness":
             print(f"note: {found.note}", file=sys.stderr)
+    if work is not None and work.column not in table:
+        table = table.assign(**{work.column: results[work.column]})
     n_all = len(table)
     finite = np.isfinite(pd.to_numeric(table[args.response], errors="coerce").to_numpy(dtype=float))
     for column in measured:  # a run without the measurement (observation off, a failed sampler) is left out
@@ -146,15 +172,17 @@ def main(argv: list[str] | None = None) -> int:
     say = _progress(args.progress)
     result = compare(splits, args.response, models, args.seed, measured, choice.factors,
                      None if args.no_intervals else args.level, args.interval_folds, scale_columns, args.level,
-                     progress=say, jobs=args.fit_processes or available_cpus())
+                     progress=say, jobs=args.fit_processes or available_cpus(), work=work)
     if args.at is not None:
-        covariates = scale_covariates(table, choice.factors, scale_columns)
-        say(f"predict: the interval at parallelism {args.at:g} over the scaling curves ({len(table)} rows)")
-        result = dataclasses.replace(result, at=analyse(table, args.response, covariates, at=args.at, level=args.level))
+        covariates = scale_covariates(table, choice.factors, scale_columns, work)
+        shown = ", ".join(f"{v:g}" for v in args.at)
+        say(f"predict: the interval at parallelism {shown} over the scaling curves ({len(table)} rows)")
+        result = dataclasses.replace(result, at=analyse(table, args.response, covariates, at=args.at, level=args.level,
+                                                        work=work))
         if args.next:
             say("predict: which shapes' runs would narrow that interval most (--next)")
-            result = dataclasses.replace(result, advice=advise(table, args.response, covariates, args.at, candidates,
-                                                               args.replications, args.level))
+            result = dataclasses.replace(result, advice=advise(table, args.response, covariates, max(args.at),
+                                                               candidates, args.replications, args.level, work=work))
     if n_all > len(table):
         what = " or measured input" if measured else ""
         print(f"note: dropped {n_all - len(table)} rows with no finite {args.response}{what}", file=sys.stderr)

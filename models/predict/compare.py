@@ -21,10 +21,9 @@ from models.errors import InvalidTableError, ModelError
 from models.predict import flags
 from models.predict._base import Predictor
 from models.predict.ceiling import NoiseCeiling, noise_ceiling
-from models.predict.ernest import ErnestModel
 from models.predict.parallelism import COLUMN as PARALLELISM, resolve
 from models.predict.scaleout import ScaleOut, analyse
-from models.predict.scaling import AMDAHL, USL, NotIdentifiedError, ScalingModel
+from models.predict.scaling import AMDAHL, USL, ErnestModel, NotIdentifiedError, ScalingModel
 from models.predict.generic import PowerLawFit, PowerLawModel
 from models.predict.intervals import DEFAULT_FOLDS, DEFAULT_LEVEL, ConformalPredictor
 from models.predict.linear import LinearModel
@@ -32,6 +31,7 @@ from models.predict.loglinear import LogLinearModel
 from models.predict.result import Comparison, ComparisonRow  # noqa: F401 - also models.predict.compare's
 from models.predict.splits import Split, extrapolation_split, random_split
 from models.predict.table import factor_columns, with_derived
+from models.predict.work import Work
 from models.predict.trees import GradientBoostingModel, RandomForestModel, _GridSearchedTrees
 
 #: Model name -> factory(target, seed).
@@ -98,7 +98,7 @@ def compare(table_splits: Sequence[Split], target: str, models: Sequence[str], s
             measured: Sequence[str] = (), factors: Sequence[str] | None = None,
             level: float | None = DEFAULT_LEVEL, interval_folds: int = DEFAULT_FOLDS,
             scale_columns: Sequence[str] | None = None, scale_level: float = DEFAULT_LEVEL,
-            progress: Progress = lambda _: None, jobs: int = 1) -> Comparison:
+            progress: Progress = lambda _: None, jobs: int = 1, work: Work | None = None) -> Comparison:
     """Fit each model on each split's train table and evaluate it on the test table; ``measured``
     columns are inputs beside the factors for the models that take them (the tree models).
 
@@ -106,8 +106,9 @@ def compare(table_splits: Sequence[Split], target: str, models: Sequence[str], s
     points given by ``factors`` (default: the table's factor columns); ``level`` None skips the
     intervals (each costs ``interval_folds`` more fits per model and split).
 
-    ``scale_columns`` are the columns the parallelism is made of (not covariates of the scaling models). On an
-    extrapolate split the scale-out analysis (models.predict.scaleout) runs too, at ``scale_level``.
+    ``scale_columns`` are the columns the parallelism is made of (not covariates of the scaling models), ``work``
+    the amount of work every scaling curve takes (models.predict.work). On an extrapolate split the scale-out
+    analysis (models.predict.scaleout) runs too, at ``scale_level``.
 
     ``progress`` hears one line as each model starts on each split, and before the scale-out analysis. ``jobs``
     > 1 fits that many (model, split) pairs at once in forked worker processes (where the platform can fork; else
@@ -121,7 +122,8 @@ def compare(table_splits: Sequence[Split], target: str, models: Sequence[str], s
         chosen = list(factors) if factors is not None else factor_columns(whole, target)
         ceiling = noise_ceiling(whole, target, [c for c in chosen if c in whole.columns])
     tasks = [_Task(split, name, target, seed, tuple(measured), level, interval_folds,
-                   None if scale_columns is None else tuple(scale_columns), ceiling)
+                   None if scale_columns is None else tuple(scale_columns), ceiling,
+                   None if work is None else work.column)
              for split in table_splits for name in models]
     forking = "fork" in multiprocessing.get_all_start_methods()  # a worker gets the tables without re-importing
     parallel = jobs > 1 and len(tasks) > 1 and forking
@@ -137,8 +139,9 @@ def compare(table_splits: Sequence[Split], target: str, models: Sequence[str], s
         progress(f"predict: the scale-out interval over model form on the extrapolate split "
                  f"({len(extrapolate.train)} rows)")
         try:
-            covariates = scale_covariates(extrapolate.train, chosen, scale_columns)
-            scaleout = analyse(extrapolate.train, target, covariates, test=extrapolate.test, level=scale_level)
+            covariates = scale_covariates(extrapolate.train, chosen, scale_columns, work)
+            scaleout = analyse(extrapolate.train, target, covariates, test=extrapolate.test, level=scale_level,
+                               work=None if work is None else Work(work.column))
         except ModelError as exc:
             scaleout_note = f"scale-out: {exc}"
     return Comparison(target, tuple(rows), {s.kind: s.description for s in table_splits}, fits, ceiling,
@@ -158,12 +161,15 @@ class _Task:
     interval_folds: int
     scale_columns: tuple[str, ...] | None
     ceiling: NoiseCeiling | None
+    work: str | None = None
 
     def make(self) -> Predictor:
         model = MODELS[self.name](self.target, self.seed)
         model.measured = list(self.measured)
-        if isinstance(model, ScalingModel) and self.scale_columns is not None:
-            model.scale_columns = list(self.scale_columns)
+        if isinstance(model, ScalingModel):
+            if self.scale_columns is not None:
+                model.scale_columns = list(self.scale_columns)
+            model.work = self.work
         return model
 
     def describe(self, number: int, total: int) -> str:
@@ -273,10 +279,11 @@ def _fit_one(task: _Task) -> tuple[ComparisonRow, PowerLawFit | None]:
                          flags.join(messages)), fit
 
 
-def scale_covariates(train: pd.DataFrame, factors: Sequence[str], scale_columns: Sequence[str] | None) -> list[str]:
-    """The factors that vary in ``train`` other than the parallelism and the columns it is made of."""
+def scale_covariates(train: pd.DataFrame, factors: Sequence[str], scale_columns: Sequence[str] | None,
+                     work: Work | None = None) -> list[str]:
+    """The factors that vary in ``train`` other than the parallelism, the columns it is made of and the work."""
     if scale_columns is None:
         found = resolve(train)
         scale_columns = found.columns if found is not None else ()
-    skip = {PARALLELISM, "processes", *scale_columns}
+    skip = {PARALLELISM, "processes", *scale_columns, *([work.column] if work is not None else [])}
     return [c for c in factors if c in train.columns and c not in skip and train[c].nunique(dropna=False) > 1]

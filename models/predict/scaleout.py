@@ -5,7 +5,9 @@ training rows and, at each target setting (a parallelism m* with the other facto
 
 - each curve's point prediction (none when it is not identified) and its interval for one new run;
 - one interval over model form: the hull of the intervals of every curve that fits the training rows (a curve
-  whose lack-of-fit test against the replicates rejects it at p < 0.01 is left out, and said so). A curve that
+  whose lack-of-fit test rejects it at p < 0.01 is left out, and said so: against the replicates' pure error, or,
+  without replicates, against the residual noise of the best-fitting identified curve, which is then every
+  curve's noise, :func:`models.predict.scaling.share_noise`). A curve that
   is not identified still bounds the time (the range of its family through the rows), so two levels of m give
   an honest, wide interval instead of a confident wrong number;
 - with observed runs at the target (the extrapolation split), the share of them inside it, beside the level.
@@ -41,7 +43,8 @@ from scipy import stats
 
 from models.errors import InvalidTableError, TooFewRowsError
 from models.predict.parallelism import COLUMN as PARALLELISM
-from models.predict.scaling import CURVES, LACK_OF_FIT_P, Covariates, Curve, CurveFit, fit_curve
+from models.predict.scaling import CURVES, LACK_OF_FIT_P, Covariates, Curve, CurveFit, fit_curve, share_noise
+from models.predict.work import Work
 
 #: At most this many target settings are listed in the text (all are in the JSON).
 MAX_LISTED = 8
@@ -69,6 +72,8 @@ class TargetPrediction:
     low: float
     high: float
     observed: tuple[float, ...] = ()
+    #: The amount of work the prediction is at (None: no --work, every run's work is 1).
+    work: float | None = None
 
     @property
     def covered(self) -> int:
@@ -76,7 +81,8 @@ class TargetPrediction:
 
     def text(self) -> str:
         where = ", ".join(f"{k} {v}" for k, v in self.config.items())
-        head = f"m = {self.parallelism:g}" + (f" ({where})" if where else "")
+        head = f"m = {self.parallelism:g}" + (f", s = {self.work:g}" if self.work is not None else "") + (
+            f" ({where})" if where else "")
         parts = []
         for c in self.curves:
             point = f"{c.point:.4g}" if c.identified else "not identified"
@@ -97,6 +103,8 @@ class ScaleOut:
     levels: tuple[float, ...]
     fits: tuple[CurveFit, ...] = field(repr=False)
     targets: tuple[TargetPrediction, ...]
+    #: The --work spec (column, and the amount predicted at), None without it.
+    work: str | None = None
 
     @property
     def n_observed(self) -> int:
@@ -117,8 +125,9 @@ class ScaleOut:
         out = []
         for f in self.fits:
             line = f.describe()
-            if f.identified and not f.fits:
-                line += f"; lack of fit p = {f.lack_of_fit.p:.2g}: left out of the interval"  # type: ignore[union-attr]
+            if not f.fits:
+                against = "the replicates" if f.sigma_source == "replicates" else "the best-fitting curve's noise"
+                line += f"; lack of fit against {against} p = {f.lack_of_fit_p:.2g}: left out of the interval"
             out.append(line)
         return out
 
@@ -127,7 +136,8 @@ class ScaleOut:
         noise = (f"relative noise of a run {100 * sigma:.1f} % ({source}, {df} df)" if math.isfinite(sigma)
                  else "noise of a run unknown (no replicates): the intervals hold the curves' spread only")
         levels = ", ".join(f"{v:g}" for v in self.levels)
-        lines = [f"scale-out ({self.parallelism}; trained on m = {levels}; {noise}; intervals at "
+        work = f"; work {self.work}" if self.work else ""
+        lines = [f"scale-out ({self.parallelism}{work}; trained on m = {levels}; {noise}; intervals at "
                  f"{100 * self.level:.0f} % for one new run, over model form):"]
         lines += [f"  {n}" for n in self.notes()]
         lines += [f"  {t.text()}" for t in self.targets[:MAX_LISTED]]
@@ -141,13 +151,13 @@ class ScaleOut:
     def to_dict(self) -> dict[str, Any]:
         sigma, df, source = self.noise
         return {
-            "level": self.level, "parallelism": self.parallelism, "levels": list(self.levels),
+            "level": self.level, "parallelism": self.parallelism, "work": self.work, "levels": list(self.levels),
             "noise": {"relative_sd": sigma, "df": df, "source": source},
             "curves": [{"curve": f.curve.name, "identified": f.identified, "reason": f.reason, "fits": f.fits,
-                        "lack_of_fit_p": None if f.lack_of_fit is None else f.lack_of_fit.p,
+                        "lack_of_fit_p": f.lack_of_fit_p, "against_best_p": f.against_best,
                         "coefficients": dict(zip(f.curve.parameters, map(float, f.theta))) if f.identified else None,
                         "text": line} for f, line in zip(self.fits, self.notes())],
-            "targets": [{"parallelism": t.parallelism, "config": t.config, "low": t.low, "high": t.high,
+            "targets": [{"parallelism": t.parallelism, "work": t.work, "config": t.config, "low": t.low, "high": t.high,
                          "observed": list(t.observed), "covered": t.covered,
                          "curves": [c.__dict__ for c in t.curves]} for t in self.targets],
             "coverage": self.coverage, "n_observed": self.n_observed,
@@ -159,23 +169,29 @@ def _config_rows(table: pd.DataFrame, covariates: Sequence[str]) -> pd.DataFrame
 
 
 def fit_curves(train: pd.DataFrame, target: str, covariates: Sequence[str], curves: Sequence[Curve],
-               sigma: tuple[float, int, str] | None = None) -> tuple[CurveFit, ...]:
-    """Every curve fitted to ``train`` (its ``parallelism`` column, ``target`` and the covariate columns)."""
+               sigma: tuple[float, int, str] | None = None, work: Work | None = None) -> tuple[CurveFit, ...]:
+    """Every curve fitted to ``train`` (its ``parallelism`` column, ``target``, the work and the covariate columns);
+    without replicates (and no ``sigma`` given) every curve takes the best identified curve's noise
+    (:func:`models.predict.scaling.share_noise`)."""
     cov = Covariates.learn(train, list(covariates))
     x = cov.matrix(train)
     m = train[PARALLELISM].to_numpy(dtype=float)
     y = train[target].to_numpy(dtype=float)
-    return tuple(fit_curve(c, m, y, x, cov, sigma) for c in curves)
+    s = None if work is None else work.values(train)
+    fits = tuple(fit_curve(c, m, y, x, cov, sigma, s) for c in curves)
+    return fits if sigma is not None else share_noise(fits)
 
 
 def _at(fits: Sequence[CurveFit], m: float, config: pd.DataFrame, level: float,
-        observed: Sequence[float] = ()) -> tuple[TargetPrediction, list[tuple[CurveFit, np.ndarray, float]]]:
-    """The prediction at (m, config), and the (fit, coefficients, member curve) that make the interval's two ends."""
+        observed: Sequence[float] = (), s: float | None = None
+        ) -> tuple[TargetPrediction, list[tuple[CurveFit, np.ndarray, float]]]:
+    """The prediction at (m, config, work s), and the (fit, coefficients, member curve) that make the interval's two
+    ends."""
     x = fits[0].covariates.matrix(config) if fits[0].covariates.columns else np.zeros((1, 0))
     rows, ends = [], []
     for f in fits:
-        low, high, rng = f.run_interval(m, x, level)
-        point = float(f.predict(np.array([m]), x)[0])
+        low, high, rng = f.run_interval(m, x, level, 1.0 if s is None else s)
+        point = float(f.predict(np.array([m]), x, None if s is None else np.array([s]))[0])
         rows.append(CurveAtTarget(f.curve.name, f.identified, f.fits, point, low, high))
         ends.append((f, rng, low, high))
     usable = [e for e in ends if e[0].fits] or ends
@@ -183,43 +199,76 @@ def _at(fits: Sequence[CurveFit], m: float, config: pd.DataFrame, level: float,
     hi_end = max(usable, key=lambda e: e[3])
     config_dict = {k: (v.item() if hasattr(v, "item") else v) for k, v in config.iloc[0].items()} \
         if len(config.columns) else {}
-    prediction = TargetPrediction(float(m), config_dict, tuple(rows), lo_end[2], hi_end[3], tuple(map(float, observed)))
+    prediction = TargetPrediction(float(m), config_dict, tuple(rows), lo_end[2], hi_end[3], tuple(map(float, observed)),
+                                  s)
     extremes = [(lo_end[0], lo_end[1].theta_low, lo_end[1].curve_low), (hi_end[0], hi_end[1].theta_high,
                                                                          hi_end[1].curve_high)]
     return prediction, extremes
 
 
-def analyse(train: pd.DataFrame, target: str, covariates: Sequence[str], at: float | None = None,
+def scales(at: float | Sequence[float] | None) -> tuple[float, ...]:
+    """``--at`` as a tuple of scales (one number or several)."""
+    if at is None:
+        return ()
+    return (float(at),) if isinstance(at, (int, float)) else tuple(float(v) for v in at)
+
+
+def analyse(train: pd.DataFrame, target: str, covariates: Sequence[str], at: float | Sequence[float] | None = None,
             test: pd.DataFrame | None = None, level: float = 0.9, parallelism: str = PARALLELISM,
-            curves: Sequence[Curve] = tuple(CURVES.values())) -> ScaleOut:
-    """The scale-out analysis: at parallelism ``at`` for every covariate setting of ``train``, or at every
-    (parallelism, setting) of ``test`` with its runs as the observed values."""
-    check_scales(train, at)
-    fits = fit_curves(train, target, covariates, curves)
+            curves: Sequence[Curve] = tuple(CURVES.values()), work: Work | None = None) -> ScaleOut:
+    """The scale-out analysis: at each parallelism of ``at`` for every setting of the other factors in ``train``
+    (at the amount of work ``work.value``, else at each amount the runs had), or at every (parallelism, work,
+    setting) of ``test`` with its runs as the observed values."""
+    ats = scales(at)
+    check_scales(train, ats, work)
+    fits = fit_curves(train, target, covariates, curves, work=work)
     targets = []
+    worked = [work.column] if work is not None else []
     if test is not None:
-        keys = [PARALLELISM, *covariates]
+        keys = [PARALLELISM, *worked, *covariates]
         for _, group in test.groupby(keys, sort=True):
             config = group[list(covariates)].iloc[[0]].reset_index(drop=True) if covariates else pd.DataFrame(index=[0])
-            targets.append(_at(fits, float(group[PARALLELISM].iloc[0]), config, level, group[target].tolist())[0])
+            s = float(work.values(group)[0]) if work is not None else None
+            targets.append(_at(fits, float(group[PARALLELISM].iloc[0]), config, level, group[target].tolist(), s)[0])
     else:
-        assert at is not None
-        configs = _config_rows(train, covariates)
-        for i in range(len(configs)):
-            targets.append(_at(fits, at, configs.iloc[[i]].reset_index(drop=True), level)[0])
+        assert ats
+        if work is not None and work.value is None:  # at each amount of work the runs had
+            configs = _config_rows(train, [work.column, *covariates])
+        else:
+            configs = _config_rows(train, covariates)
+        for m_star in ats:
+            for i in range(len(configs)):
+                config = configs.iloc[[i]].reset_index(drop=True)
+                s = None if work is None else (work.value if work.value is not None
+                                               else float(work.values(config)[0]))
+                targets.append(_at(fits, m_star, config[list(covariates)] if covariates else pd.DataFrame(index=[0]),
+                                   level, (), s)[0])
     levels = tuple(float(v) for v in np.unique(train[PARALLELISM]))
-    return ScaleOut(level, parallelism, levels, fits, tuple(targets))
+    return ScaleOut(level, parallelism, levels, fits, tuple(targets), None if work is None else work.spec)
 
 
-def check_scales(train: pd.DataFrame, at: float | None) -> None:
-    """Two or more levels of parallelism, and a target above all of them."""
+def check_scales(train: pd.DataFrame, at: float | Sequence[float] | None, work: Work | None = None) -> None:
+    """Two or more levels of parallelism, and targets that are distinct and above all of them (with the work to
+    predict at, ``--work COLUMN=VALUE``: not below the smallest, since the work is the other way out of the data)."""
     levels = np.unique(train[PARALLELISM].to_numpy(dtype=float))
     if len(levels) < 2:
         raise TooFewRowsError(f"the training rows have one level of parallelism ({levels[0]:g}); scale-out needs "
                               "runs at two or more scales")
-    if at is not None and not (math.isfinite(at) and at > levels.max()):
-        raise InvalidTableError(f"--at {at:g}: the runs already reach parallelism {levels.max():g}; give a larger "
-                                "scale (scale-out predicts beyond the data), or use --split to test inside it")
+    ats = scales(at)
+    if len(set(ats)) < len(ats):
+        twice = next(v for v in ats if ats.count(v) > 1)
+        raise InvalidTableError(f"--at names parallelism {twice:g} twice; give each scale once")
+    for value in ats:
+        if not math.isfinite(value):
+            raise InvalidTableError(f"--at {value:g}: give finite parallelisms")
+        if work is not None and work.value is not None:
+            if value < levels.min():
+                raise InvalidTableError(f"--at {value:g} is below the data (the runs start at parallelism "
+                                        f"{levels.min():g}); give scales from {levels.min():g} up")
+        elif not value > levels.max():
+            raise InvalidTableError(f"--at {value:g}: the runs already reach parallelism {levels.max():g}; give a "
+                                    "larger scale (scale-out predicts beyond the data), use --work COLUMN=VALUE to "
+                                    "predict at another amount of work, or --split to test inside it")
 
 
 # --- the next run ---------------------------------------------------------------------------
@@ -280,50 +329,60 @@ def default_candidates(levels: Sequence[float], at: float, most: int = 6) -> lis
 
 def advise(train: pd.DataFrame, target: str, covariates: Sequence[str], at: float,
            candidates: Sequence[float] | None = None, runs: int = 2, level: float = 0.9,
-           curves: Sequence[Curve] = tuple(CURVES.values())) -> Advice:
+           curves: Sequence[Curve] = tuple(CURVES.values()), work: Work | None = None) -> Advice:
     """Rank ``candidates`` (default :func:`default_candidates`) by the expected interval width at ``at`` (see the
-    module docstring): the mean over three scenarios of the width expected over the lack-of-fit tests' outcomes."""
-    check_scales(train, at)
+    module docstring): the mean over three scenarios of the width expected over the lack-of-fit tests' outcomes.
+    With ``work``, the candidates' runs are made at the amount of work most runs had, and the target is at
+    ``work.value`` (else at that same amount)."""
+    check_scales(train, at, work)
     if runs < 1:
         raise InvalidTableError(f"runs per candidate must be at least 1, got {runs}")
-    fits = fit_curves(train, target, covariates, curves)
+    fits = fit_curves(train, target, covariates, curves, work=work)
     levels = sorted(set(train[PARALLELISM].astype(float)))
     candidates = default_candidates(levels, at) if candidates is None else sorted(set(map(float, candidates)))
-    bad = [c for c in candidates if not (math.isfinite(c) and 1 <= c < at)]
+    beyond = work is not None and work.value is not None  # the target is out of the data by its work
+    bad = [c for c in candidates if not (math.isfinite(c) and 1 <= c and (beyond or c < at))]
     if bad:
         raise InvalidTableError(f"candidate scale {bad[0]:g} is not between 1 and the target {at:g}; give affordable "
                                 "shapes below the target")
-    configs = _config_rows(train, covariates)
-    if covariates:  # the most frequent setting of the other factors: the one most runs were made at
-        counts = train.groupby(list(covariates), sort=False).size().sort_values(ascending=False)
-        top = counts.index[0] if len(covariates) > 1 else (counts.index[0],)
-        configs = pd.DataFrame([dict(zip(covariates, top))])
-    config = configs.iloc[[0]].reset_index(drop=True)
-    current, extremes = _at(fits, at, config, level)
+    keys = ([work.column] if work is not None else []) + list(covariates)
+    if keys:  # the most frequent setting of the work and the other factors: the one most runs were made at
+        counts = train.groupby(keys, sort=False).size().sort_values(ascending=False)
+        top = counts.index[0] if len(keys) > 1 else (counts.index[0],)
+        chosen = pd.DataFrame([dict(zip(keys, top))])
+    else:
+        chosen = pd.DataFrame(index=[0])
+    config = chosen[list(covariates)] if covariates else pd.DataFrame(index=[0])
+    s_c = None if work is None else float(work.values(chosen)[0])
+    s_star = None if work is None else (work.value if work.value is not None else s_c)
+    current, extremes = _at(fits, at, config, level, (), s_star)
     sigma = fits[0].sigma, fits[0].sigma_df, fits[0].sigma_source
     # the curves that can still make the interval: one the real runs rule out stays out (more runs only give its
     # lack-of-fit test more power); each of the others survives the next runs with the probability of its test
     in_play = [f for f in fits if f.fits] or list(fits)
     family = {c.name: c for c in curves}  # a family's fit carries its best member's curve
-    base = train[[PARALLELISM, target, *covariates]]
+    base = train[[PARALLELISM, target, *keys]]
     m_real = base[PARALLELISM].to_numpy(dtype=float)
     x_real = fits[0].covariates.matrix(base) if covariates else np.zeros((len(base), 0))
     x_c = fits[0].covariates.matrix(config) if covariates else np.zeros((1, 0))
+    s_real = None if work is None else work.values(base)
     out = []
     for m_c in candidates:
         m_all = np.concatenate([m_real, np.full(runs, m_c)])
         x_all = np.vstack([x_real, np.repeat(x_c, runs, axis=0)])
+        s_all = None if s_real is None else np.concatenate([s_real, np.full(runs, s_c)])
         lows, highs, centres = [], [], []
         for which in ("low", "high", "mid"):
-            truth = _scenario(extremes, which, m_all, x_all)
-            extra = pd.concat([config] * runs, ignore_index=True) if covariates else pd.DataFrame(index=range(runs))
+            truth = _scenario(extremes, which, m_all, x_all, s_all)
+            extra = pd.concat([chosen] * runs, ignore_index=True) if keys else pd.DataFrame(index=range(runs))
             extra[PARALLELISM] = m_c
             extra[target] = truth[-runs:]
             grown = pd.concat([base, extra], ignore_index=True)
-            after = {c.curve: c for c in _at(fit_curves(grown, target, covariates, curves, sigma), at, config,
-                                             level)[0].curves}
+            after = {c.curve: c for c in _at(fit_curves(grown, target, covariates, curves, sigma, work), at, config,
+                                             level, (), s_star)[0].curves}
             ends = [(after[f.curve.name].low, after[f.curve.name].high,
-                     lof_power(family[f.curve.name], m_all, x_all, truth, f.covariates, sigma[0])) for f in in_play]
+                     lof_power(family[f.curve.name], m_all, x_all, truth, f.covariates, sigma[0], s_all))
+                    for f in in_play]
             low, high = expected_hull(ends)
             lows.append(low)
             highs.append(high)
@@ -335,27 +394,27 @@ def advise(train: pd.DataFrame, target: str, covariates: Sequence[str], at: floa
 
 
 def _scenario(extremes: Sequence[tuple[CurveFit, np.ndarray, Curve | None]], which: str, m: np.ndarray,
-              x: np.ndarray) -> np.ndarray:
-    """The mean times at (m, x) if the truth were the curve that makes the interval's low end, its high end, or
+              x: np.ndarray, s: np.ndarray | None = None) -> np.ndarray:
+    """The mean times at (m, x, s) if the truth were the curve that makes the interval's low end, its high end, or
     the midpoint of the two."""
-    low, high = (f.expected(m, x, theta, curve) for f, theta, curve in extremes)
+    low, high = (f.expected(m, x, theta, curve, s) for f, theta, curve in extremes)
     return {"low": low, "high": high, "mid": 0.5 * (low + high)}[which]
 
 
 def lof_power(curve: Curve, m: np.ndarray, x: np.ndarray, truth: np.ndarray, covariates: Covariates,
-              sigma: float) -> float:
+              sigma: float, s: np.ndarray | None = None) -> float:
     """The probability that the lack-of-fit test (p < LACK_OF_FIT_P) rejects ``curve`` on runs at (m, x) whose mean
     times are ``truth`` and whose relative noise is ``sigma``: the non-central F's tail beyond the critical value, with
     non-centrality the curve's least relative squared distance from the truth over the runs, over sigma^2 (Atkinson
     and Fedorov's T-criterion for discriminating between rival models). 0 when the design cannot test it."""
     if not (math.isfinite(sigma) and sigma > 0):
         return 0.0
-    fit = fit_curve(curve, m, truth, x, covariates, (sigma, 1, "given"))
+    fit = fit_curve(curve, m, truth, x, covariates, (sigma, 1, "given"), s)
     lof = fit.lack_of_fit
     if lof is None or lof.df_lof <= 0 or lof.df_pe <= 0:
         return 0.0
     critical = stats.f.isf(LACK_OF_FIT_P, lof.df_lof, lof.df_pe)
-    return float(stats.ncf.sf(critical, lof.df_lof, lof.df_pe, fit.rss / sigma**2))
+    return float(stats.ncf.sf(critical, lof.df_lof, lof.df_pe, fit.rss / (sigma * fit.unit) ** 2))
 
 
 def expected_hull(ends: Sequence[tuple[float, float, float]]) -> tuple[float, float]:

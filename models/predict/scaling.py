@@ -51,6 +51,7 @@ from models.predict._base import Predictor
 from models.predict.ernest import ernest_design
 from models.predict.parallelism import COLUMN as PARALLELISM, Parallelism, resolve
 from models.predict.table import factor_columns, is_categorical
+from models.predict.work import Work
 from models.rsm.fit import LackOfFit, lack_of_fit
 
 #: Lack of fit below this p-value: the curve misses structure the replicates show is real.
@@ -66,35 +67,46 @@ class Curve:
     name: str
     parameters: tuple[str, ...]
     formula: str
-    basis: Callable[[np.ndarray], np.ndarray] = field(repr=False)
+    #: The basis functions at parallelism m and amount of work s (both arrays of the rows).
+    basis: Callable[[np.ndarray, np.ndarray], np.ndarray] = field(repr=False)
     #: For a family with one non-linear exponent (the power law): the exponents tried, each a linear member.
     exponents: tuple[float, ...] = ()
+    #: True: fitted by the relative squared error; False: by the squared error of the times (Ernest's own fit).
+    relative: bool = True
 
     @property
     def p(self) -> int:
         return len(self.parameters)
 
+    def phi(self, m: np.ndarray, s: np.ndarray | None = None) -> np.ndarray:
+        """The basis at parallelism ``m`` and work ``s`` (1 for every row when None)."""
+        m = np.asarray(m, dtype=float)
+        return self.basis(m, np.ones_like(m) if s is None else np.broadcast_to(np.asarray(s, dtype=float), m.shape))
+
     def member(self, q: float) -> Curve:
-        """The power law's member of exponent q: C + a m^-q, linear in (C, a)."""
-        return Curve(self.name, ("C", "a"), f"C + a m^-{q:g}", lambda m: np.column_stack([np.ones_like(m), m**-q]))
+        """The power law's member of exponent q: s (C + a m^-q), linear in (C, a)."""
+        return Curve(self.name, ("C", "a"), f"C + a m^-{q:g}",
+                     lambda m, s: s[:, None] * np.column_stack([np.ones_like(m), m**-q]), relative=self.relative)
 
 
-def _amdahl(m: np.ndarray) -> np.ndarray:
-    return np.column_stack([np.ones_like(m), 1.0 / m])
+def _amdahl(m: np.ndarray, s: np.ndarray) -> np.ndarray:
+    return s[:, None] * np.column_stack([np.ones_like(m), 1.0 / m])
 
 
-def _usl(m: np.ndarray) -> np.ndarray:
-    return np.column_stack([1.0 / m, (m - 1.0) / m, m - 1.0])
+def _usl(m: np.ndarray, s: np.ndarray) -> np.ndarray:
+    return s[:, None] * np.column_stack([1.0 / m, (m - 1.0) / m, m - 1.0])
 
 
 AMDAHL = Curve("amdahl", ("serial", "parallel"), "serial + parallel/m", _amdahl)
 USL = Curve("usl", ("c", "contention", "coherency"), "(c + contention (m-1) + coherency m (m-1)) / m", _usl)
-ERNEST = Curve("ernest", ("fixed", "parallel", "tree", "per_machine"), "fixed + parallel/m + tree log m + per_machine m",
-               lambda m: ernest_design(m))
+ERNEST = Curve("ernest", ("fixed", "parallel", "tree", "per_machine"),
+               "fixed + parallel s/m + tree log m + per_machine m", ernest_design, relative=False)
+#: Ernest fitted by the relative squared error like the other curves (``--ernest-fit relative``): the same curve.
+ERNEST_RELATIVE = dataclasses.replace(ERNEST, relative=True)
 #: Extra-P's power law (Calotoiu et al. 2013; Kavarakuntla 2024's generic model in one input): T = C + a m^-q, the
 #: exponent from {1/4, 1/2, ..., 2} (q = 1 is Amdahl), C and a >= 0. It keeps speeding up (as m^-q) where the
 #: others flatten, so with it the interval over model form also holds a job that scales on without saturating.
-POWER = Curve("power", ("C", "a", "q"), "C + a m^-q", lambda m: np.zeros((len(m), 0)),
+POWER = Curve("power", ("C", "a", "q"), "C + a m^-q", lambda m, s: np.zeros((len(m), 0)),
               exponents=tuple(i / 4 for i in range(1, 9)))
 CURVES: dict[str, Curve] = {c.name: c for c in (AMDAHL, USL, ERNEST, POWER)}
 
@@ -173,6 +185,7 @@ class CurveFit:
     levels: tuple[float, ...]
     identified: bool
     reason: str | None
+    #: The fit's own criterion at its optimum (relative or absolute squared error, as the curve is fitted).
     rss: float
     #: Relative noise of one run (the replicates' pure error, else the residuals'), its df and where it came from.
     sigma: float
@@ -185,28 +198,54 @@ class CurveFit:
     w: np.ndarray = field(repr=False)
     #: A family's members (the power law's exponents), each fitted; the fit itself is the best of them.
     members: tuple[CurveFit, ...] = field(default=(), repr=False)
+    #: Each row's amount of work (1 without --work).
+    s: np.ndarray | None = field(default=None, repr=False)
+    #: Seconds per unit of relative noise in the fit's criterion: 1 for a relative fit, the root mean square of the
+    #: design points' mean times for an absolute one (so the same relative noise bounds both).
+    unit: float = 1.0
+    #: The relative squared error at the fit (whatever the fit's criterion), and the coefficients it counts.
+    rel_rss: float = float("nan")
+    n_params: int = 0
+    #: Without replicates: the p-value of this curve's residual variance against the best identified curve's (the
+    #: noise every curve takes); None when it is that curve, or cannot be tested.
+    against_best: float | None = None
+
+    @property
+    def work(self) -> np.ndarray:
+        return np.ones_like(self.m) if self.s is None else self.s
 
     @property
     def fits(self) -> bool:
-        """False when the lack-of-fit test rejects the curve at LACK_OF_FIT_P (True when it cannot be tested)."""
+        """False when the lack-of-fit test rejects the curve at LACK_OF_FIT_P (against the replicates, or without
+        them against the best identified curve's residual noise); True when it cannot be tested."""
         lof = self.lack_of_fit
-        return not (lof is not None and lof.testable and (lof.p or 0.0) < LACK_OF_FIT_P)
+        if lof is not None and lof.testable and (lof.p or 0.0) < LACK_OF_FIT_P:
+            return False
+        return not (self.against_best is not None and self.against_best < LACK_OF_FIT_P)
+
+    @property
+    def lack_of_fit_p(self) -> float | None:
+        """The p-value of the test that rules the curve in or out (replicates first, else against the best)."""
+        lof = self.lack_of_fit
+        if lof is not None and lof.testable:
+            return lof.p
+        return self.against_best
 
     def _row_factor(self, x: np.ndarray) -> np.ndarray:
         return np.exp(x @ self.beta) if self.beta.size else np.ones(len(x))
 
     def expected(self, m: np.ndarray, x: np.ndarray, theta: np.ndarray | None = None,
-                 curve: Curve | None = None) -> np.ndarray:
-        """exp(x . beta) phi(m) . theta for the fitted theta (or the one given, of ``curve``), identified or not."""
+                 curve: Curve | None = None, s: np.ndarray | None = None) -> np.ndarray:
+        """exp(x . beta) phi(m, s) . theta for the fitted theta (or the one given, of ``curve``), identified or not."""
         m = np.asarray(m, dtype=float)
         return self._row_factor(np.asarray(x, dtype=float).reshape(len(m), -1)) * (
-            (curve or self.curve).basis(m) @ (self.theta if theta is None else theta))
+            (curve or self.curve).phi(m, s) @ (self.theta if theta is None else theta))
 
-    def predict(self, m: np.ndarray, x: np.ndarray) -> np.ndarray:
+    def predict(self, m: np.ndarray, x: np.ndarray, s: np.ndarray | None = None) -> np.ndarray:
         """Point predictions; NaN everywhere when the fit is not identified."""
         if not self.identified:
             return np.full(len(np.asarray(m)), np.nan)
-        return self.expected(m, x)
+        return self.expected(m, x, s=s)
 
     def t_quantile(self, level: float) -> float:
         if self.sigma_df > 0:
@@ -215,22 +254,25 @@ class CurveFit:
 
     def slack(self, level: float) -> float:
         sigma = self.sigma if math.isfinite(self.sigma) else 0.0
-        return sigma**2 * self.t_quantile(level) ** 2 + len(self.y) * 1e-12  # the floor keeps an exact fit's set open
+        # the floor keeps an exact fit's set open
+        return (sigma * self.unit) ** 2 * self.t_quantile(level) ** 2 + len(self.y) * 1e-12 * self.unit**2
 
-    def mean_range(self, m: float, x: np.ndarray, level: float, bound: float | None = None) -> MeanRange:
-        """The smallest and largest mean time at (m, x) over {theta >= 0 : RSS <= RSS_min + sigma^2 t^2} (or
+    def mean_range(self, m: float, x: np.ndarray, level: float, bound: float | None = None,
+                   s: float = 1.0) -> MeanRange:
+        """The smallest and largest mean time at (m, x, s) over {theta >= 0 : RSS <= RSS_min + sigma^2 t^2} (or
         RSS <= ``bound``); for a family, over every member's set under the best member's bound."""
         bound = self.rss + self.slack(level) if bound is None else bound
         if self.members:
-            ranges = [f.mean_range(m, x, level, bound) for f in self.members if f.rss <= bound]
+            ranges = [f.mean_range(m, x, level, bound, s) for f in self.members if f.rss <= bound]
             low = min(ranges, key=lambda r: r.low)
             high = max(ranges, key=lambda r: r.high)
             return MeanRange(low.low, high.high, low.theta_low, high.theta_high, low.curve_low, high.curve_high)
         if self.rss > bound:
             raise FitError(f"{self.curve.name}: no coefficients within the bound")
-        a = (self.w * self._row_factor(self.x))[:, None] * self.curve.basis(self.m)
+        a = (self.w * self._row_factor(self.x))[:, None] * self.curve.phi(self.m, self.work)
         b = self.w * self.y
-        g = (self._row_factor(np.asarray(x, dtype=float).reshape(1, -1)) * self.curve.basis(np.array([float(m)])))[0]
+        g = (self._row_factor(np.asarray(x, dtype=float).reshape(1, -1))
+             * self.curve.phi(np.array([float(m)]), np.array([float(s)])))[0]
         scale = max(float(g @ self.theta), 1e-300)
         ends = []
         for sign in (1.0, -1.0):
@@ -251,13 +293,13 @@ class CurveFit:
             low, high, lo_theta, hi_theta = high, low, hi_theta, lo_theta
         return MeanRange(low, high, lo_theta, hi_theta, self.curve, self.curve)
 
-    def run_interval(self, m: float, x: np.ndarray, level: float) -> tuple[float, float, MeanRange]:
-        """The interval for one new run at (m, x): the mean range widened, on each side, by t * sigma * centre in
+    def run_interval(self, m: float, x: np.ndarray, level: float, s: float = 1.0) -> tuple[float, float, MeanRange]:
+        """The interval for one new run at (m, x, s): the mean range widened, on each side, by t * sigma * centre in
         quadrature (the usual prediction interval of an identified fit); the mean range alone without a noise
         estimate."""
-        rng = self.mean_range(m, x, level)
-        centre = float(self.expected(np.array([float(m)]), np.asarray(x, dtype=float).reshape(1, -1))[0]) \
-            if self.identified else 0.5 * (rng.low + rng.high)
+        rng = self.mean_range(m, x, level, s=s)
+        centre = float(self.expected(np.array([float(m)]), np.asarray(x, dtype=float).reshape(1, -1),
+                                     s=np.array([float(s)]))[0]) if self.identified else 0.5 * (rng.low + rng.high)
         noise = self.t_quantile(level) * self.sigma * centre if math.isfinite(self.sigma) else 0.0
         low = centre - math.hypot(centre - rng.low, noise)
         high = centre + math.hypot(rng.high - centre, noise)
@@ -276,83 +318,130 @@ class CurveFit:
                 extra += f", fastest at m = {math.sqrt((c - a) / b):.3g}"
         if self.curve is AMDAHL and self.theta.sum() > 0:
             extra = f"; serial share {self.theta[0] / self.theta.sum():.3g}"
-        return f"{self.curve.name}: T = {self.curve.formula} with {coefficients}{extra}"
+        formula = self.curve.formula
+        if self.s is not None and np.ptp(self.s) > 0 and self.curve.name != ERNEST.name:
+            formula = f"s ({formula})"
+        return f"{self.curve.name}: T = {formula} with {coefficients}{extra}"
 
 
-def design_cells(m: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """One integer per row: the design point (m and covariates) it belongs to."""
-    keys = np.column_stack([m, x]) if x.size else m.reshape(-1, 1)
-    return np.unique(np.round(keys, 9), axis=0, return_inverse=True)[1].reshape(-1)
+def design_cells(m: np.ndarray, x: np.ndarray, s: np.ndarray | None = None) -> np.ndarray:
+    """One integer per row: the design point (m, the work and the covariates) it belongs to."""
+    parts = [m.reshape(-1, 1)] + ([] if s is None else [np.asarray(s, dtype=float).reshape(-1, 1)]) + (
+        [x] if x.size else [])
+    return np.unique(np.round(np.column_stack(parts), 9), axis=0, return_inverse=True)[1].reshape(-1)
+
+
+#: The least relative noise a run is taken to have (a clock's resolution on a second's run): an exact fit's
+#: residuals are rounding, not noise, and a test against them would reject curves that fit as exactly.
+NOISE_FLOOR = 1e-6
 
 
 def fit_curve(curve: Curve, m: np.ndarray, y: np.ndarray, x: np.ndarray | None = None,
-              covariates: Covariates | None = None, sigma: tuple[float, int, str] | None = None) -> CurveFit:
-    """Fit ``curve`` to times ``y`` at parallelism ``m`` with covariate matrix ``x`` (n x k, default none).
+              covariates: Covariates | None = None, sigma: tuple[float, int, str] | None = None,
+              s: np.ndarray | None = None) -> CurveFit:
+    """Fit ``curve`` to times ``y`` at parallelism ``m`` and work ``s`` (default 1) with covariate matrix ``x`` (n x
+    k, default none).
 
     ``sigma`` (value, df, source) replaces the noise estimated from the rows (a caller adding hypothetical runs
     keeps the noise it measured)."""
     m = np.asarray(m, dtype=float)
     y = np.asarray(y, dtype=float)
     x = np.zeros((len(m), 0)) if x is None else np.asarray(x, dtype=float).reshape(len(m), -1)
+    s = None if s is None else np.asarray(s, dtype=float).reshape(-1)
     covariates = covariates or Covariates((), ())
     if curve.exponents:
-        return _fit_family(curve, m, y, x, covariates, sigma)
-    if len(m) != len(y) or len(y) == 0:
+        return _fit_family(curve, m, y, x, covariates, sigma, s)
+    if len(m) != len(y) or len(y) == 0 or (s is not None and len(s) != len(y)):
         raise InvalidTableError(f"need one time per parallelism value, got {len(y)} and {len(m)}")
     if (m < 1).any() or not np.isfinite(m).all():
         raise InvalidTableError("parallelism m must be a finite number >= 1 in every row")
+    if s is not None and ((s <= 0).any() or not np.isfinite(s).all()):
+        raise InvalidTableError("the amount of work must be a finite number > 0 in every row")
     if (y <= 0).any() or not np.isfinite(y).all():
         raise InvalidTableError("a scaling curve needs positive finite times in every row")
-    cells = design_cells(m, x)
+    cells = design_cells(m, x, s)
     cell_mean = np.bincount(cells, weights=y) / np.bincount(cells)
-    w = 1.0 / cell_mean[cells]
-    phi = curve.basis(m)
+    relative_w = 1.0 / cell_mean[cells]
+    w = relative_w if curve.relative else np.ones_like(y)
+    unit = 1.0 if curve.relative else float(np.sqrt(np.mean(cell_mean[cells] ** 2)))
+    phi = curve.phi(m, s)
     k = x.shape[1]
     if k == 0:
         theta, beta = nnls(w[:, None] * phi, w * y)[0], np.zeros(0)
     else:
         theta, beta = _fit_with_covariates(phi, y, w, x, m)
     levels = tuple(float(v) for v in np.unique(m))
-    reason = _identification(curve, levels, phi, w, x, theta, beta)
+    reason = _identification(curve, levels, phi, w, x, theta, beta, m, s)
     fitted = np.exp(x @ beta) * (phi @ theta) if k else phi @ theta
     rss = float(np.sum((w * (y - fitted)) ** 2))
+    rel_rss = float(np.sum((relative_w * (y - fitted)) ** 2))
     n_cells = int(cells.max()) + 1
     df_pe = len(y) - n_cells
-    ss_pe = float(np.sum((w * y - np.bincount(cells, weights=w * y)[cells] / np.bincount(cells)[cells]) ** 2))
+    ry = relative_w * y
+    ss_pe = float(np.sum((ry - np.bincount(cells, weights=ry)[cells] / np.bincount(cells)[cells]) ** 2))
     n_params = curve.p + k
     if sigma is not None:
-        s, s_df, source = sigma
+        sd, sd_df, source = sigma
     elif df_pe > 0:
-        s, s_df, source = math.sqrt(ss_pe / df_pe), df_pe, "replicates"
+        sd, sd_df, source = math.sqrt(ss_pe / df_pe), df_pe, "replicates"
     elif reason is None and len(y) > n_params:
-        s, s_df, source = math.sqrt(rss / (len(y) - n_params)), len(y) - n_params, "residuals"
+        sd, sd_df, source = math.sqrt(rel_rss / (len(y) - n_params)), len(y) - n_params, "residuals"
     else:
-        s, s_df, source = float("nan"), 0, "unknown"
+        sd, sd_df, source = float("nan"), 0, "unknown"
     lof = None
     if reason is None and df_pe > 0 and len(y) - n_params - df_pe > 0:
-        lof = lack_of_fit(np.column_stack([m, x]), w * y, rss, len(y) - n_params)[0]
-    return CurveFit(curve, theta, beta, covariates, levels, reason is None, reason, rss, s, s_df, source, lof,
-                    m, y, x, w)
+        keys = np.column_stack([m] + ([] if s is None else [s]) + ([x] if k else []))
+        lof = lack_of_fit(keys, w * y, rss, len(y) - n_params)[0]
+    return CurveFit(curve, theta, beta, covariates, levels, reason is None, reason, rss, sd, sd_df, source, lof,
+                    m, y, x, w, s=s, unit=unit, rel_rss=rel_rss, n_params=n_params)
 
 
 def _fit_family(curve: Curve, m: np.ndarray, y: np.ndarray, x: np.ndarray, covariates: Covariates,
-                sigma: tuple[float, int, str] | None) -> CurveFit:
+                sigma: tuple[float, int, str] | None, s: np.ndarray | None) -> CurveFit:
     """Every member of ``curve``'s family; the best (least RSS) stands for it, identified by the family's own
     count of coefficients (the exponent counts)."""
-    members = tuple(fit_curve(curve.member(q), m, y, x, covariates, sigma) for q in curve.exponents)
+    members = tuple(fit_curve(curve.member(q), m, y, x, covariates, sigma, s) for q in curve.exponents)
     best = min(members, key=lambda f: f.rss)
     levels = tuple(float(v) for v in np.unique(m))
     reason = None
     if len(levels) < curve.p:
-        reason = _identification(curve, levels, np.zeros((len(m), 0)), best.w, x, best.theta, best.beta)
+        reason = _identification(curve, levels, np.zeros((len(m), 0)), best.w, x, best.theta, best.beta, m, None)
     elif best.reason is not None:
         reason = best.reason
-    sigma_fields = {}
+    n_params = curve.p + x.shape[1]
+    fields: dict = {"n_params": n_params}
     if sigma is None and best.sigma_source == "residuals":
-        n_params = curve.p + x.shape[1]
-        sigma_fields = ({"sigma": math.sqrt(best.rss / (len(y) - n_params)), "sigma_df": len(y) - n_params}
-                        if len(y) > n_params else {"sigma": float("nan"), "sigma_df": 0, "sigma_source": "unknown"})
-    return dataclasses.replace(best, identified=reason is None, reason=reason, members=members, **sigma_fields)
+        fields |= ({"sigma": math.sqrt(best.rel_rss / (len(y) - n_params)), "sigma_df": len(y) - n_params}
+                   if len(y) > n_params else {"sigma": float("nan"), "sigma_df": 0, "sigma_source": "unknown"})
+    return dataclasses.replace(best, identified=reason is None, reason=reason, members=members, **fields)
+
+
+def share_noise(fits: Sequence[CurveFit]) -> tuple[CurveFit, ...]:
+    """Without replicates, one noise for every curve: the residual noise of the best-fitting identified curve (the
+    least relative residual variance, its df n - p), at least :data:`NOISE_FLOOR`; and each other curve tested
+    against it, F = (its relative residual variance) / (that noise^2) on (n - p_curve, n - p_best) df, left out of
+    the interval over model form at p < LACK_OF_FIT_P. With replicates (or a noise given) the fits are returned as
+    they are: the pure error is every curve's noise and the lack-of-fit test is against it."""
+    if not fits or any(f.sigma_source in ("replicates", "given") for f in fits):
+        return tuple(fits)
+    n = len(fits[0].y)
+    able = [f for f in fits if f.identified and n > f.n_params]
+    if not able:
+        return tuple(fits)
+    best = min(able, key=lambda f: f.rel_rss / (n - f.n_params))
+    df_best = n - best.n_params
+    variance = max(best.rel_rss / df_best, NOISE_FLOOR**2)
+    out = []
+    for f in fits:
+        p = None
+        if f is not best and n > f.n_params:
+            ratio = (f.rel_rss / (n - f.n_params)) / variance
+            p = float(stats.f.sf(ratio, n - f.n_params, df_best))
+        source = f"residuals of {best.curve.name}, the best-fitting identified curve"
+        shared = {"sigma": math.sqrt(variance), "sigma_df": df_best, "sigma_source": source}
+        members = tuple(dataclasses.replace(g, **shared) for g in f.members)
+        out.append(dataclasses.replace(f, against_best=p, members=members, **shared))
+    return tuple(out)
 
 
 def _fit_with_covariates(phi: np.ndarray, y: np.ndarray, w: np.ndarray, x: np.ndarray,
@@ -377,22 +466,30 @@ def _fit_with_covariates(phi: np.ndarray, y: np.ndarray, w: np.ndarray, x: np.nd
 
 
 def _identification(curve: Curve, levels: tuple[float, ...], phi: np.ndarray, w: np.ndarray, x: np.ndarray,
-                    theta: np.ndarray, beta: np.ndarray) -> str | None:
-    """Why the rows cannot determine the curve (None when they can)."""
+                    theta: np.ndarray, beta: np.ndarray, m: np.ndarray, s: np.ndarray | None) -> str | None:
+    """Why the rows cannot determine the curve (None when they can): fewer (parallelism, work) settings than
+    coefficients, a basis of less than full rank at them, or covariates confounded with the scale."""
     shown = ", ".join(f"{v:g}" for v in levels)
-    if len(levels) < curve.p or curve.exponents:
-        return (f"{curve.p} coefficients ({', '.join(curve.parameters)}) and {len(levels)} level"
-                f"{'s' if len(levels) != 1 else ''} of parallelism in the training rows ({shown}); "
-                f"runs at {curve.p - len(levels)} more level{'s' if curve.p - len(levels) > 1 else ''} identify it")
-    basis = curve.basis(np.asarray(levels))
-    s = np.linalg.svd(basis, compute_uv=False)
-    if s.min() <= RANK_TOLERANCE * s.max():
+    missing = curve.p - len(levels)
+    by_levels = (f"{curve.p} coefficients ({', '.join(curve.parameters)}) and {len(levels)} level"
+                 f"{'s' if len(levels) != 1 else ''} of parallelism in the training rows ({shown}); "
+                 f"runs at {missing} more level{'s' if missing > 1 else ''} identify it")
+    points = np.unique(np.round(np.column_stack([m, np.ones_like(m) if s is None else s]), 12), axis=0)
+    if curve.exponents or (len(points) < curve.p and len(points) == len(levels)):
+        return by_levels
+    if len(points) < curve.p:
+        return (f"{curve.p} coefficients ({', '.join(curve.parameters)}) and {len(points)} settings of (parallelism, "
+                f"work) in the training rows (parallelism {shown}); runs at {curve.p - len(points)} more identify it")
+    sv = np.linalg.svd(curve.phi(points[:, 0], points[:, 1]), compute_uv=False)
+    if sv.min() <= RANK_TOLERANCE * sv.max():
+        if len(levels) < curve.p:  # the work scales the whole curve: only more levels of m identify it
+            return by_levels
         return f"its basis is singular at the training levels ({shown})"
     if x.shape[1]:
         factor = np.exp(x @ beta)
         jac = np.column_stack([(w * factor)[:, None] * phi, (w * factor * (phi @ theta))[:, None] * x])
-        s = np.linalg.svd(jac, compute_uv=False)
-        if s.min() <= RANK_TOLERANCE * s.max():
+        sv = np.linalg.svd(jac, compute_uv=False)
+        if sv.min() <= RANK_TOLERANCE * sv.max():
             return "parallelism is confounded with the other factors in the training rows (a singular design)"
     return None
 
@@ -401,17 +498,20 @@ def _identification(curve: Curve, levels: tuple[float, ...], phi: np.ndarray, w:
 
 
 class ScalingModel(Predictor):
-    """A scaling curve as one of ``sparkdl predict``'s models: inputs the parallelism and the other factors.
+    """A scaling curve as one of ``sparkdl predict``'s models: inputs the parallelism, the work and the other factors.
 
     ``scale_columns`` are the columns the parallelism is made of (not covariates); by default those of
-    :func:`models.predict.parallelism.resolve`. fit() raises NotIdentifiedError when the rows cannot
-    determine the curve (``fit_`` keeps the fit, whose mean ranges are still defined)."""
+    :func:`models.predict.parallelism.resolve`. ``work`` is the column of the amount of work (None: 1 for every
+    run). fit() raises NotIdentifiedError when the rows cannot determine the curve (``fit_`` keeps the fit, whose
+    mean ranges are still defined)."""
 
-    def __init__(self, curve: Curve, target: str = "wall_clock_s", scale_columns: Sequence[str] | None = None) -> None:
+    def __init__(self, curve: Curve, target: str = "wall_clock_s", scale_columns: Sequence[str] | None = None,
+                 work: str | None = None) -> None:
         super().__init__(target)
         self.curve = curve
         self.name = curve.name  # type: ignore[misc]
         self.scale_columns = None if scale_columns is None else list(scale_columns)
+        self.work = work
         self.fit_: CurveFit | None = None
         self._scale: tuple[str, ...] = ()
 
@@ -427,8 +527,11 @@ class ScalingModel(Predictor):
     def default_features(self, table: pd.DataFrame) -> list[str]:
         scale = self._scale or self._parallelism(table)
         others = [c for c in factor_columns(table, self.target)
-                  if c not in scale and c not in (PARALLELISM, "processes")]
+                  if c not in scale and c not in (PARALLELISM, "processes", self.work)]
         return [PARALLELISM, *others]
+
+    def required_columns(self) -> list[str]:
+        return list(self.features_) + ([self.work] if self.work and self.work not in self.features_ else [])
 
     def fit(self, table: pd.DataFrame) -> ScalingModel:
         self._scale = self._parallelism(table)
@@ -441,19 +544,33 @@ class ScalingModel(Predictor):
         out[PARALLELISM] = Parallelism(self._scale, "").values(table)
         return out
 
+    def _work(self, table: pd.DataFrame) -> np.ndarray | None:
+        return None if self.work is None else Work(self.work).values(table)
+
     def _fit(self, table: pd.DataFrame, y: np.ndarray) -> None:
         if PARALLELISM not in self.features_:
             raise NotIdentifiedError(f"{self.name}: one level of parallelism in the training rows; a scaling curve "
                                      "needs runs at two or more scales")
-        covariates = Covariates.learn(table, [c for c in self.features_ if c != PARALLELISM])
+        covariates = Covariates.learn(table, [c for c in self.features_ if c not in (PARALLELISM, self.work)])
         self.fit_ = fit_curve(self.curve, table[PARALLELISM].to_numpy(dtype=float), y,
-                              covariates.matrix(table), covariates)
+                              covariates.matrix(table), covariates, s=self._work(table))
         if not self.fit_.identified:
             raise NotIdentifiedError(f"not identified: {self.fit_.reason}")
 
     def _predict(self, configs: pd.DataFrame) -> np.ndarray:
         assert self.fit_ is not None
-        return self.fit_.predict(configs[PARALLELISM].to_numpy(dtype=float), self.fit_.covariates.matrix(configs))
+        return self.fit_.predict(configs[PARALLELISM].to_numpy(dtype=float), self.fit_.covariates.matrix(configs),
+                                 self._work(configs))
 
     def predict(self, configs: pd.DataFrame) -> np.ndarray:
         return super().predict(self._with_m(configs))
+
+
+class ErnestModel(ScalingModel):
+    """Ernest (Venkataraman et al. 2016) as a prediction model: the ``ernest`` curve, fitted as Ernest's predictor
+    does (non-negative least squares on the times; ``relative=True``: on the relative error, like the other
+    curves), its amount of work from the column ``work``."""
+
+    def __init__(self, target: str = "wall_clock_s", scale_columns: Sequence[str] | None = None,
+                 work: str | None = None, relative: bool = False) -> None:
+        super().__init__(ERNEST_RELATIVE if relative else ERNEST, target, scale_columns, work)
