@@ -36,7 +36,7 @@ from sparkdl.runspec import RunSpec, format_value
 from sparkdl.campaign import CampaignDir, Manifest, RunRecord
 from sparkdl.cli import on_interrupt, run_cli
 from harness.until import (DEFAULT_CONFIDENCE, DEFAULT_MAX, DEFAULT_MIN, MAX_REPLICATIONS, UntilError, UntilRule,
-                           first_pass, parse_until, result_text)
+                           check_reported, first_pass, parse_until, result_text)
 from sparkdl.options import (CONFIDENCE, DEFAULT_JOB, SAMPLES, CommandParser, add_budget, add_job, add_kubernetes,
                              add_out, add_seed, cluster_options, mlflow_uri, whole_number)
 from sparkdl.errors import EXIT_OK, EXIT_RUNS_FAILED
@@ -256,6 +256,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"skipped {problem}", file=sys.stderr)
     specs = checked.specs
     rule = until_rule(args)
+    if rule is not None:
+        check_reported(rule.response, {j.name: j for j in map(choice.for_spec, specs)}.values())
     reference_run = None
     if args.reference is not None and args.reference_every is None:
         raise ReferenceError(f"--reference {args.reference} needs --reference-every N: give how often to repeat it")

@@ -26,6 +26,7 @@ from harness.errors import HarnessError
 from sparkdl.runspec import RunSpec
 from sparkdl.campaign import RunRecord
 from sparkdl.numbers import finite
+from sparkdl.times import TIME_COLUMNS
 
 #: The reasons a point stopped getting replicates (None while it is still open).
 MET, MAX, BUDGET, FAILING = "met", "max", "budget", "failing"
@@ -99,6 +100,32 @@ def parse_until(text: str) -> tuple[str, float, bool]:
     if not (math.isfinite(width) and width > 0):
         raise UntilError(f"--until {text[:60]!r}: the width must be a number above 0, e.g. 5%")
     return m.group(1), width, m.group(3) == "%"
+
+
+#: What every run of every job records (the harness's own figures, and the time vocabulary of sparkdl.times).
+HARNESS_RESPONSES = frozenset({"wall_clock_s", "accuracy", "elapsed_s", "epochs_completed", "learning_rate_used",
+                               "batch_size_used", "attempts"}) | frozenset(TIME_COLUMNS)
+#: Prefixes of the figures a run's observation measures (Spark's event log, the hosts' sampler, the phases).
+OBSERVED_PREFIXES = ("spark_", "host_", "phase_")
+
+
+def check_reported(response: str, jobs: Iterable[object]) -> None:
+    """Refuse (before any run) a rule's response that no run of these jobs would report: the harness's own figures,
+    the observation's (``spark_*``, ``host_*``, ``phase_*``) and, for a job whose results are ``output``, the figures
+    it declares. A job whose results are ``json`` or ``mlflow`` names its own figures when it runs: any name is
+    taken (and :func:`check_response` refuses it after the first pass if no run measured it)."""
+    known = set(HARNESS_RESPONSES)
+    for job in jobs:
+        results = getattr(job, "results", "bigdl")
+        if results in ("json", "mlflow"):
+            return
+        figures = getattr(job, "figures", None)
+        if figures is not None:
+            known.update(figures.names())
+    if response in known or response.startswith(OBSERVED_PREFIXES):
+        return
+    raise UntilError(f"--until ci({response}): no run of this campaign reports {response}; give a figure its runs "
+                     f"report, e.g. ci(wall_clock_s) < 5% ({', '.join(sorted(known))[:300]})")
 
 
 # ---------------------------------------------------------------- one point's interval

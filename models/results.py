@@ -225,13 +225,17 @@ def table_options() -> argparse.ArgumentParser:
     return p
 
 
-def factor_list(text: str | None) -> tuple[str, ...] | None:
-    """``--factors a,b,c`` as a tuple (None when not given); an empty list is refused."""
+def factor_list(text: str | None, flag: str = "--factors") -> tuple[str, ...] | None:
+    """``--factors a,b,c`` as a tuple (None when not given); an empty list, or a name given twice, is refused."""
     if text is None:
         return None
     names = tuple(n.strip() for n in text.split(",") if n.strip())
     if not names:
-        raise InvalidTableError(f"--factors {text!r} names no column; give e.g. --factors nodes,epochs")
+        raise InvalidTableError(f"{flag} {text!r} names no column; give e.g. {flag} nodes,epochs")
+    twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
+    if twice is not None:
+        raise InvalidTableError(f"{flag} {text[:80]!r} names {twice[:40]!r} twice: give each column once, e.g. "
+                                f"{flag} {','.join(dict.fromkeys(names))[:80]}")
     return names
 
 

@@ -96,7 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         raise PlanError(f"no noise: {args.design} holds no {args.response!r} (it is a design, not a pilot); give "
                         "--cv 10%, --sd, or --pilot CAMPAIGN")
-    wp = factor_list(args.whole_plot) or ()
+    wp = factor_list(args.whole_plot, "--whole-plot") or ()
     if wp:
         noise = with_whole_plot_noise(noise, scale, ratio=args.variance_ratio,
                                       cv=parse_percent(args.whole_plot_cv, "--whole-plot-cv")

@@ -82,6 +82,9 @@ def parse_percent(text: str, option: str) -> float:
 def parse_effect(text: str) -> Effect:
     """``"5%"`` (relative) or ``"0.3"`` (response units)."""
     t = str(text).strip()
+    if t.startswith("-") and t[1:2].isdigit():  # the F test is two-sided: a fall is detected as a rise of its size
+        raise PlanError(f"--effect {text!r}: the tests are two-sided, an effect is its size: give --effect "
+                        f"{t[1:]} to detect a change of {t[1:]} either way")
     if t.endswith("%"):
         return Effect(parse_percent(t, "--effect"), True, t)
     try:

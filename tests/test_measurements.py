@@ -1,0 +1,213 @@
+"""One rule for what a measurement is, in every command that reads runs, and the answers a new user got wrong.
+
+Each table is built by hand: a campaign of 24 runs (batch_size x learning_rate x nodes, 3 replicates), then damaged as
+a user's table would be (a time of 1e308, -5 or inf, an accuracy of 1.5, a bare table without manifest.json)."""
+
+from __future__ import annotations
+
+import json
+import random
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from models.results import (build_table, factor_list, guess_factors, invalid_measurements, is_measurement,
+                            read_runs, set_aside_note)
+from sparkdl.cli import run_cli
+
+COLUMNS = ["run", "replicate", "model", "nodes", "executors", "executor_cores", "epochs", "learning_rate",
+           "batch_size", "status", "wall_clock_s", "accuracy", "epoch_wall_clock_ms", "final_loss"]
+
+
+def campaign(folder: Path, rows: int = 24, bad: dict[int, dict[str, object]] | None = None, manifest: bool = True,
+             nodes: tuple[int, ...] = (1, 2), columns: list[str] | None = None) -> Path:
+    """A campaign folder: 8 design points (batch_size, learning_rate, nodes) replicated in turn."""
+    rng = random.Random(1)
+    lines = []
+    for i in range(rows):
+        b, lr, n = (32, 64)[i % 2], (0.01, 0.1)[(i // 2) % 2], nodes[(i // 4) % len(nodes)]
+        t = 100 + b * 0.5 + 30 / n + rng.random() * 5
+        row = dict(run=i % 8 + 1, replicate=i // 8 + 1, model="lenet", nodes=n, executors=n, executor_cores=1,
+                   epochs=2, learning_rate=lr, batch_size=b, status="ok", wall_clock_s=round(t, 3),
+                   accuracy=round(min(0.8 + lr + rng.random() / 50, 0.99), 4),
+                   epoch_wall_clock_ms=round(t * 500 + rng.random() * 100, 1), final_loss=round(rng.random(), 4))
+        row.update((bad or {}).get(i, {}))
+        lines.append(row)
+    cols = columns or COLUMNS
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "results.csv").write_text(
+        "\n".join([",".join(cols), *(",".join(str(r[c]) for c in cols) for r in lines)]) + "\n")
+    if manifest:
+        (folder / "manifest.json").write_text(json.dumps({"version": 1, "factors": ["batch_size", "learning_rate",
+                                                                                   "nodes"]}))
+    return folder
+
+
+BAD_TIMES = {1: {"wall_clock_s": "1e308"}, 5: {"wall_clock_s": -5}, 9: {"wall_clock_s": "inf"}}
+NOTE = "note: set aside 3 of 24 rows that are not measurements: wall_clock_s not a time in [0, 31536000] s (3)"
+
+
+def run(main, argv: list[str], capsys) -> tuple[int, str, str]:
+    code = run_cli(main, argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# ---------------------------------------------------------------- the rule itself
+
+
+def test_the_rule_sets_aside_times_accuracies_and_counts_that_are_not_measurements():
+    frame = pd.DataFrame({"wall_clock_s": [1.0, -5, np.inf, 4e7, 2.0, np.nan, 3.0],
+                          "accuracy": [0.5, 0.5, 0.5, 0.5, 1.5, 0.5, -0.1],
+                          "attempts": [1, 1, 1, 1, 1, -1, 1]})
+    bad = invalid_measurements(frame)
+    assert bad["wall_clock_s not a time in [0, 31536000] s"].tolist() == [False, True, True, True, False, False, False]
+    assert bad["accuracy not a fraction in [0, 1]"].tolist() == [False, False, False, False, True, False, True]
+    assert bad["attempts a negative or infinite count"].tolist() == [False] * 5 + [True, False]
+    runs = read_runs_of(frame)
+    assert len(runs.frame) == 1 and runs.frame["wall_clock_s"].tolist() == [1.0]
+    assert runs.note() == ("set aside 6 of 7 rows that are not measurements: wall_clock_s not a time in "
+                           "[0, 31536000] s (3), accuracy not a fraction in [0, 1] (2), "
+                           "attempts a negative or infinite count (1)")
+
+
+def read_runs_of(frame):
+    from models.results import runs_of
+    return runs_of(frame)
+
+
+def test_a_time_column_in_milliseconds_has_its_bound_in_milliseconds():
+    frame = pd.DataFrame({"epoch_wall_clock_ms": [5e4, 4e10, -1.0]})
+    assert invalid_measurements(frame, also=["epoch_wall_clock_ms"])[
+        "epoch_wall_clock_ms not a time in [0, 31536000000] ms"].tolist() == [False, True, True]
+
+
+def test_percentages_are_refused_not_set_aside(tmp_path):
+    from models.errors import InvalidTableError
+
+    folder = campaign(tmp_path / "c", bad={i: {"accuracy": 80 + i / 10} for i in range(24)})
+    with pytest.raises(InvalidTableError, match="divide percentages by 100"):
+        read_runs(folder)
+
+
+def test_no_note_when_nothing_is_set_aside():
+    assert set_aside_note(5, {"status=failed": 2}) is None
+
+
+# ---------------------------------------------------------------- the same note in every command
+
+
+def _mains():
+    from models.anova.cli import main as anova
+    from models.power.cli import main as plan
+    from optimize.cli.pareto import main as pareto
+    from report.cli import main as report
+    return anova, plan, pareto, report
+
+
+def test_every_command_sets_aside_the_same_rows_with_the_same_note(tmp_path, capsys):
+    anova, plan, pareto, report = _mains()
+    folder = campaign(tmp_path / "c", bad=BAD_TIMES)
+    for main, argv in ((anova, [str(folder), "--response", "wall_clock_s"]),
+                       (plan, [str(folder), "--effect", "5%"]),
+                       (pareto, [str(folder), "--no-plot"]),
+                       (report, [str(folder), "--no-plots", "--out", str(tmp_path / "r.html")])):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)  # numpy or matplotlib overflowing on a time of 1e308
+            code, out, err = run(main, argv, capsys)
+        assert code == 0, (main.__module__, err)
+        assert NOTE in err.splitlines(), (main.__module__, err)
+        assert "inf" not in out.replace("info", "") and "nan" not in out, (main.__module__, out)
+
+
+def test_pareto_on_times_of_1e308_gives_a_finite_hypervolume(tmp_path, capsys):
+    _, _, pareto, _ = _mains()
+    folder = campaign(tmp_path / "c", bad=BAD_TIMES)
+    code, out, err = run(pareto, [str(folder), "--no-plot", "--format", "json"], capsys)
+    assert code == 0, err
+    doc = json.loads(out)
+    text = json.dumps(doc)
+    assert "Infinity" not in text and "NaN" not in text
+    assert NOTE in err
+
+
+def test_an_accuracy_of_1_5_is_set_aside_by_every_command_not_refused_by_some(tmp_path, capsys):
+    anova, plan, pareto, report = _mains()
+    folder = campaign(tmp_path / "c", bad={4: {"accuracy": 1.5}})
+    note = "note: set aside 1 of 24 rows that are not measurements: accuracy not a fraction in [0, 1] (1)"
+    for main, argv in ((anova, [str(folder)]), (pareto, [str(folder), "--no-plot"]),
+                       (report, [str(folder), "--no-plots", "--out", str(tmp_path / "r.html")])):
+        code, _, err = run(main, argv, capsys)
+        assert code == 0 and note in err.splitlines(), (main.__module__, err)
+
+
+def test_predict_and_anova_tell_factors_from_measurements_by_one_rule(tmp_path):
+    # a bare table of 6 runs: epoch_wall_clock_ms and final_loss were predict's factors and anova's measurements
+    folder = campaign(tmp_path / "bare", rows=6, manifest=False,
+                      columns=["nodes", "learning_rate", "batch_size", "wall_clock_s", "accuracy",
+                               "epoch_wall_clock_ms", "final_loss"])
+    frame = pd.read_csv(folder / "results.csv")
+    guess = guess_factors(frame, exclude=["wall_clock_s"])
+    assert guess.factors == ("nodes", "learning_rate", "batch_size")
+    assert guess.measurements == ("epoch_wall_clock_ms", "final_loss")
+    from models.predict.table import model_inputs
+    _, choice = model_inputs(frame, "wall_clock_s", None, folder)
+    assert choice.factors == guess.factors and choice.measurements == guess.measurements
+    table = build_table(frame, response="wall_clock_s", csv_path=folder / "results.csv")
+    assert table.factors == guess.factors and table.measurements == guess.measurements
+
+
+def test_a_design_factor_with_few_repeated_levels_is_still_a_factor():
+    assert not is_measurement(pd.Series([1, 2, 4, 1, 2, 4], name="nodes"))
+    assert not is_measurement(pd.Series([0.01, 0.1, 0.01, 0.1], name="learning_rate"))
+    assert is_measurement(pd.Series([1.5, 2.25, 3.125, 4.75], name="x"))  # a different fraction in every row
+    assert is_measurement(pd.Series([1, 1, 2, 2], name="final_loss"))
+
+
+# ---------------------------------------------------------------- plan
+
+
+def test_a_factor_named_twice_is_refused_in_one_line(tmp_path, capsys):
+    _, plan, _, _ = _mains()
+    folder = campaign(tmp_path / "c")
+    code, _, err = run(plan, [str(folder), "--effect", "5%", "--factors", "batch_size,batch_size"], capsys)
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.startswith("error: --factors 'batch_size,batch_size' names 'batch_size' twice")
+    with pytest.raises(Exception, match="names 'a' twice"):
+        factor_list("a,b,a")
+
+
+def test_a_negative_effect_reaches_plan_and_is_refused_naming_the_fix(tmp_path, capsys):
+    _, plan, _, _ = _mains()
+    folder = campaign(tmp_path / "c")
+    code, _, err = run(plan, [str(folder), "--effect", "-5%"], capsys)
+    assert code == 2 and err.count("\n") == 1, err
+    assert "give --effect 5%" in err and "expected one argument" not in err
+
+
+def test_a_negative_number_is_an_options_value_in_every_command():
+    from sparkdl.options import CommandParser
+
+    p = CommandParser()
+    p.add_argument("--at")
+    for value in ("-5%", "-1e3", "-.5", "-2"):
+        assert p.parse_args(["--at", value]).at == value
+
+
+# ---------------------------------------------------------------- submit --until
+
+
+def test_until_on_a_response_no_run_reports_is_refused_before_the_campaign(tmp_path, capsys):
+    from harness.submit import main as submit
+
+    design = tmp_path / "d.csv"
+    design.write_text("run,nodes,executors,executor_cores,epochs,learning_rate,batch_size,model\n"
+                      "1,1,1,1,2,0.1,64,lenet\n")
+    code, out, err = run(submit, [str(design), "--dry-run", "--until", "ci(nope) < 5%"], capsys)
+    assert code == 2 and err.count("\n") == 1 and out == "", err
+    assert err.startswith("error: --until ci(nope): no run of this campaign reports nope")
+    code, out, _ = run(submit, [str(design), "--dry-run", "--until", "ci(spark_jobs_span_s) < 5%"], capsys)
+    assert code == 0 and out
