@@ -11,7 +11,8 @@ order is restricted (whole plots), it can masquerade as a whole-plot factor's ef
   split-plot analysis's own REML fit (a random intercept per whole plot), and ``hours`` is tested
   by its t on the containment df, as the split-plot ANOVA tests its terms. The result names the method;
 * the estimate is the change of the response per hour, also as a percentage of its mean, with
-  its 95 % interval.
+  its 95 % interval; a campaign shorter than an hour gives the change over its own span instead (a rate per
+  hour would be the line extrapolated past the data).
 
 Reference runs (``harness.submit --reference-every N``) repeat one configuration through the
 campaign. When a campaign has at least 3 of them, the drift is estimated from them alone: the
@@ -71,18 +72,32 @@ class DriftResult:
         doc["significant"] = self.significant
         return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in doc.items()}
 
+    @property
+    def per(self) -> tuple[float, str]:
+        """(hours, words) the change is given over: an hour, or the campaign's span when it is shorter (a rate per
+        hour of a 3-minute campaign is a line extrapolated 20 times past its data)."""
+        if self.span_h >= 1:
+            return 1.0, "per hour"
+        return self.span_h, f"over the campaign's {span_text(self.span_h)}"
+
     def to_text(self) -> str:
         if not self.tested:
             return f"drift: not checked: {self.note}"
-        pct = f" ({self.pct_per_h:+.2f} % of the mean per hour)" if self.pct_per_h is not None else ""
+        k, per = self.per
+        pct = f" ({k * self.pct_per_h:+.2f} % of the mean {per})" if self.pct_per_h is not None else ""
         verdict = "a trend" if self.significant else "no trend"
         source = f"from {self.reference_runs} reference runs" if self.reference_runs else f"over {self.n} runs"
-        lines = [f"drift: {verdict} in {self.response} {source} across {self.span_h:.2f} h: "
-                 f"{self.slope_per_h:+.4g} per hour{pct}, 95 % CI [{self.ci_low:.4g}, {self.ci_high:.4g}], "
+        lines = [f"drift: {verdict} in {self.response} {source} across {span_text(self.span_h)}: "
+                 f"{k * self.slope_per_h:+.4g} {per}{pct}, 95 % CI [{k * self.ci_low:.4g}, {k * self.ci_high:.4g}], "
                  f"p = {self.p:.3g} ({self.method})"]
         if self.note:
             lines.append(f"drift: {self.note}")
         return "\n".join(lines)
+
+
+def span_text(hours: float) -> str:
+    """A campaign's span in words: ``2.50 h``, or ``3.0 min`` under an hour."""
+    return f"{hours:.2f} h" if hours >= 1 else f"{hours * 60:.1f} min"
 
 
 def run_hours(frame: pd.DataFrame, column: str = START_COLUMN) -> np.ndarray | None:
@@ -192,8 +207,9 @@ def adjust_for_drift(frame: pd.DataFrame, response: str, drift: DriftResult) -> 
     if hours is None:
         return frame, None
     adjusted = pd.to_numeric(frame[response], errors="coerce") - drift.slope_per_h * (hours - hours.mean())
+    k, per = drift.per
     note = (f"{response} adjusted for drift: the {drift.reference_runs} reference runs trend by "
-            f"{drift.slope_per_h:+.4g} per hour (p = {drift.p:.3g}); each run's value minus that trend "
+            f"{k * drift.slope_per_h:+.4g} {per} (p = {drift.p:.3g}); each run's value minus that trend "
             "(centred on the campaign's mean time) is analysed")
     return frame.assign(**{response: adjusted.to_numpy()}), note
 

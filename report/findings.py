@@ -227,7 +227,8 @@ def split_plot_sentences(sp: SplitPlotResult) -> list[str]:
 def drift_sentence(drift: DriftResult | None) -> str | None:
     if drift is None or not drift.tested or not drift.significant:
         return None
-    return (f"The response drifted during the campaign: {h.num(drift.slope_per_h)} per hour (p = {h.pval(drift.p)}); "
+    k, per = drift.per
+    return (f"The response drifted during the campaign: {h.num(k * drift.slope_per_h)} {per} (p = {h.pval(drift.p)}); "
             "see the drift section before trusting effects that changed with time.")
 
 

@@ -211,3 +211,27 @@ def test_until_on_a_response_no_run_reports_is_refused_before_the_campaign(tmp_p
     assert err.startswith("error: --until ci(nope): no run of this campaign reports nope")
     code, out, _ = run(submit, [str(design), "--dry-run", "--until", "ci(spark_jobs_span_s) < 5%"], capsys)
     assert code == 0 and out
+
+
+# ---------------------------------------------------------------- drift
+
+
+def test_the_drift_of_a_short_campaign_is_its_change_over_the_campaign_not_a_rate_extrapolated_per_hour():
+    from datetime import datetime, timedelta, timezone
+
+    from models.drift import check_drift
+
+    # 24 runs over 3 minutes (0.05 h) whose time rises by 6 s in that span: 120 s per hour extrapolated
+    t0 = datetime(2026, 12, 7, 8, 0, tzinfo=timezone.utc)
+    rng = np.random.default_rng(4)
+    minutes = np.linspace(0, 3, 24)
+    y = 100 + 2 * minutes + rng.normal(0, 0.2, 24)
+    frame = pd.DataFrame({"start": [(t0 + timedelta(minutes=float(m))).isoformat() for m in minutes], "y": y})
+    drift = check_drift(frame, "y")
+    text = drift.to_text()
+    assert "per hour" not in text and "across 3.0 min" in text, text
+    change = float(text.split("min: ")[1].split(" over the campaign")[0])
+    assert change == pytest.approx(drift.slope_per_h * drift.span_h, rel=1e-3)
+    assert change == pytest.approx(6.0, abs=0.6)  # what the data saw, not 120 per hour
+    long = check_drift(frame.assign(start=[(t0 + timedelta(hours=float(m))).isoformat() for m in minutes]), "y")
+    assert "per hour" in long.to_text()
