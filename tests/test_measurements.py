@@ -235,3 +235,68 @@ def test_the_drift_of_a_short_campaign_is_its_change_over_the_campaign_not_a_rat
     assert change == pytest.approx(6.0, abs=0.6)  # what the data saw, not 120 per hour
     long = check_drift(frame.assign(start=[(t0 + timedelta(hours=float(m))).isoformat() for m in minutes]), "y")
     assert "per hour" in long.to_text()
+
+
+# ---------------------------------------------------------------- predict
+
+
+def _predict():
+    from models.predict.cli import main
+    return main
+
+
+def test_predict_with_its_default_splits_on_runs_at_one_scale_gives_the_random_split_and_says_why(tmp_path, capsys):
+    folder = campaign(tmp_path / "c", nodes=(1,))
+    code, out, err = run(_predict(), [str(folder), "--models", "linear", "--fit-processes", "1"], capsys)
+    assert code == 0, err
+    assert ("note: the extrapolate split is left out (column 'parallelism' has one level; extrapolation needs at "
+            "least two): the random split alone") in err.splitlines()
+    assert "random split: random 19/5 rows" in out and "extrapolate split" not in out
+    code, _, err = run(_predict(), [str(folder), "--models", "linear", "--split", "extrapolate"], capsys)
+    assert code == 2 and err.startswith("error: column 'parallelism' has one level"), err  # asked for: refused
+
+
+def test_a_tree_model_that_cannot_be_fitted_on_few_rows_is_a_note_on_its_row_not_an_error(tmp_path, capsys):
+    folder = campaign(tmp_path / "c", rows=6)
+    code, out, err = run(_predict(), [str(folder), "--models", "linear,rf,gb", "--split", "random",
+                                      "--fit-processes", "1"], capsys)
+    assert code == 0 and "error" not in err, err
+    rows = {line.split()[0]: line for line in out.splitlines() if line.startswith(("rf ", "gb ", "linear "))}
+    assert "rf needs at least 10 training rows" in rows["rf"] and "failed" not in rows["rf"]
+    assert "gb needs at least 10 training rows" in rows["gb"]
+    assert "needs at least" not in rows["linear"]
+
+
+def test_the_scale_out_note_of_the_extrapolate_split_names_that_split(tmp_path, capsys):
+    folder = campaign(tmp_path / "c")
+    code, out, err = run(_predict(), [str(folder), "--models", "linear,amdahl", "--at", "8", "--no-intervals",
+                                      "--fit-processes", "1"], capsys)
+    assert code == 0, err
+    notes = [line for line in out.splitlines() if "one level of parallelism (1)" in line]
+    assert notes == ["scale-out on the extrapolate split (train parallelism < 4 (12 rows), test parallelism >= 4 "
+                     "(12 rows)): the training rows have one level of parallelism (1); scale-out needs runs at two or "
+                     "more scales"], out
+
+
+def test_amdahl_names_the_two_factors_aliased_with_each_other_not_the_parallelism(tmp_path, capsys):
+    folder = tmp_path / "alias"
+    folder.mkdir()
+    rng = random.Random(2)
+    lines = ["run,replicate,model,nodes,executors,executor_cores,epochs,learning_rate,batch_size,status,wall_clock_s,"
+             "accuracy"]
+    for i, (rep, n, b) in enumerate(((r, n, b) for r in (1, 2) for n in (1, 2, 4) for b in (32, 64))):
+        lr = 0.01 if b == 32 else 0.1  # learning_rate set by batch_size in every run
+        lines.append(f"{i + 1},{rep},lenet,{n},{n},1,2,{lr},{b},ok,{20 + 200 / n + b * 0.3 + rng.random():.3f},0.9")
+    (folder / "results.csv").write_text("\n".join(lines) + "\n")
+    (folder / "manifest.json").write_text(json.dumps({"version": 1, "factors": ["batch_size", "learning_rate",
+                                                                               "nodes"]}))
+    code, out, err = run(_predict(), [str(folder), "--models", "amdahl", "--split", "random", "--no-intervals"],
+                         capsys)
+    assert code == 0, err
+    row = next(line for line in out.splitlines() if line.startswith("amdahl "))
+    assert "learning_rate and batch_size are aliased with each other" in row, row
+    assert "parallelism is confounded" not in row
+    code, out, err = run(_predict(), [str(folder), "--models", "amdahl", "--split", "random", "--no-intervals",
+                                      "--factors", "nodes,batch_size"], capsys)
+    row = next(line for line in out.splitlines() if line.startswith("amdahl "))
+    assert code == 0 and "not identified" not in row, row  # keeping one of them identifies the curve

@@ -29,10 +29,11 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from models.errors import InvalidTableError
+from models.errors import InvalidTableError, TooFewRowsError
 from models.predict import parallelism as scale
 from models.predict import work as amount
-from models.predict.compare import SPLITS, compare, make_splits, parse_models, scale_covariates
+from models.predict.compare import SPLITS, compare, default_size_column, make_splits, parse_models, scale_covariates
+from models.predict.splits import extrapolation_split
 from models.predict.scaleout import advise, analyse
 from models.predict.result import Comparison
 from models.predict.intervals import DEFAULT_FOLDS, DEFAULT_LEVEL, check_level
@@ -93,6 +94,18 @@ def build_parser() -> argparse.ArgumentParser:
                            help="with --next: runs per candidate shape (default 2)")
     add_format(parser)
     return parser
+
+
+def _no_extrapolation(table: pd.DataFrame, by: str | None) -> str | None:
+    """Why the default splits cannot hold an extrapolate split (its column has one level: the runs share one scale),
+    None when they can; any other problem with the column is left to the split itself."""
+    try:
+        extrapolation_split(table, by or default_size_column(table))
+    except TooFewRowsError as exc:
+        return str(exc)
+    except InvalidTableError:
+        return None
+    return None
 
 
 def _candidates(text: str | None) -> list[float] | None:
@@ -167,6 +180,9 @@ def main(argv: list[str] | None = None) -> int:
         finite &= np.isfinite(pd.to_numeric(table[column], errors="coerce").to_numpy(dtype=float))
     table = table[finite].reset_index(drop=True)
     kinds = list(SPLITS) if args.split == "both" else [args.split]
+    if args.split == "both" and (why := _no_extrapolation(table, args.extrapolate_by)) is not None:
+        print(f"note: the extrapolate split is left out ({why}): the random split alone", file=sys.stderr)
+        kinds = ["random"]
     splits = make_splits(table, kinds, args.seed, args.extrapolate_by, args.test_fraction)
     scale_columns = found.columns if found is not None else None
     say = _progress(args.progress)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from models.errors import InvalidTableError, ModelError
+from models.errors import InvalidTableError, ModelError, TooFewRowsError
 from models.predict import flags
 from models.predict._base import Predictor
 from models.predict.ceiling import NoiseCeiling, noise_ceiling
@@ -143,7 +143,7 @@ def compare(table_splits: Sequence[Split], target: str, models: Sequence[str], s
             scaleout = analyse(extrapolate.train, target, covariates, test=extrapolate.test, level=scale_level,
                                work=None if work is None else Work(work.column))
         except ModelError as exc:
-            scaleout_note = f"scale-out: {exc}"
+            scaleout_note = f"scale-out on the extrapolate split ({extrapolate.description}): {exc}"
     return Comparison(target, tuple(rows), {s.kind: s.description for s in table_splits}, fits, ceiling,
                       scaleout, scaleout_note)
 
@@ -238,7 +238,7 @@ def _fit_one(task: _Task) -> tuple[ComparisonRow, PowerLawFit | None]:
         model.fit(split.train)
         elapsed = time.perf_counter() - start
         result = model.evaluate(split.test)
-    except NotIdentifiedError as exc:
+    except (NotIdentifiedError, TooFewRowsError) as exc:  # the rows cannot fit it: a note on its row, not a failure
         return ComparisonRow(name, split.kind, len(split.train), len(split.test), nan, nan, nan,
                              time.perf_counter() - start, None, not_identified=str(exc)), None
     except ModelError as exc:

@@ -371,7 +371,7 @@ def fit_curve(curve: Curve, m: np.ndarray, y: np.ndarray, x: np.ndarray | None =
     else:
         theta, beta = _fit_with_covariates(phi, y, w, x, m)
     levels = tuple(float(v) for v in np.unique(m))
-    reason = _identification(curve, levels, phi, w, x, theta, beta, m, s)
+    reason = _identification(curve, levels, phi, w, x, theta, beta, m, s, covariates.names)
     fitted = np.exp(x @ beta) * (phi @ theta) if k else phi @ theta
     rss = float(np.sum((w * (y - fitted)) ** 2))
     rel_rss = float(np.sum((relative_w * (y - fitted)) ** 2))
@@ -405,7 +405,8 @@ def _fit_family(curve: Curve, m: np.ndarray, y: np.ndarray, x: np.ndarray, covar
     levels = tuple(float(v) for v in np.unique(m))
     reason = None
     if len(levels) < curve.p:
-        reason = _identification(curve, levels, np.zeros((len(m), 0)), best.w, x, best.theta, best.beta, m, None)
+        reason = _identification(curve, levels, np.zeros((len(m), 0)), best.w, x, best.theta, best.beta, m, None,
+                                 covariates.names)
     elif best.reason is not None:
         reason = best.reason
     n_params = curve.p + x.shape[1]
@@ -466,7 +467,8 @@ def _fit_with_covariates(phi: np.ndarray, y: np.ndarray, w: np.ndarray, x: np.nd
 
 
 def _identification(curve: Curve, levels: tuple[float, ...], phi: np.ndarray, w: np.ndarray, x: np.ndarray,
-                    theta: np.ndarray, beta: np.ndarray, m: np.ndarray, s: np.ndarray | None) -> str | None:
+                    theta: np.ndarray, beta: np.ndarray, m: np.ndarray, s: np.ndarray | None,
+                    names: Sequence[str] = ()) -> str | None:
     """Why the rows cannot determine the curve (None when they can): fewer (parallelism, work) settings than
     coefficients, a basis of less than full rank at them, or covariates confounded with the scale."""
     shown = ", ".join(f"{v:g}" for v in levels)
@@ -488,10 +490,29 @@ def _identification(curve: Curve, levels: tuple[float, ...], phi: np.ndarray, w:
     if x.shape[1]:
         factor = np.exp(x @ beta)
         jac = np.column_stack([(w * factor)[:, None] * phi, (w * factor * (phi @ theta))[:, None] * x])
-        sv = np.linalg.svd(jac, compute_uv=False)
+        _, sv, vt = np.linalg.svd(jac, full_matrices=False)
         if sv.min() <= RANK_TOLERANCE * sv.max():
-            return "parallelism is confounded with the other factors in the training rows (a singular design)"
+            return _confounded(vt[sv <= RANK_TOLERANCE * sv.max()], phi.shape[1], names)
     return None
+
+
+def _confounded(null: np.ndarray, p: int, names: Sequence[str]) -> str:
+    """What a singular design's null directions (rows of ``null``: the curve's ``p`` coefficients, then one per
+    covariate named ``names``) say is aliased: the scale with some factors, or factors with each other."""
+    weight = np.abs(null).max(axis=0)
+    involved = weight > 1e-6 * weight.max()
+    columns = list(dict.fromkeys(str(n).removeprefix("log ").split("=")[0] for n, hit in zip(names, involved[p:])
+                                 if hit)) if len(names) == null.shape[1] - p else []
+    shown = " and ".join(columns) if len(columns) <= 2 else ", ".join(columns[:-1]) + " and " + columns[-1]
+    if not columns:
+        return "parallelism is confounded with the other factors in the training rows (a singular design)"
+    if involved[:p].any():
+        return (f"parallelism is confounded with {shown} in the training rows (a singular design): run other "
+                f"combinations, or leave {'it' if len(columns) == 1 else 'them'} out with --factors")
+    if len(columns) == 1:
+        return f"{shown} takes one level in the training rows: leave it out with --factors"
+    return (f"{shown} are aliased with each other in the training rows (each run's level of one fixes the "
+            f"other's): run other combinations, or keep one of them with --factors")
 
 
 # --- as a prediction model -------------------------------------------------------------------
