@@ -5,10 +5,12 @@ answers to bad input."""
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 from scipy.optimize import least_squares
 
 from models.errors import InvalidTableError, MissingColumnError
@@ -384,3 +386,74 @@ def test_ernest_on_fewer_levels_than_its_coefficients_is_not_identified():
         ErnestModel().fit(table)
     four = pd.DataFrame({"parallelism": [1.0, 2.0, 3.0, 4.0], "wall_clock_s": usl([1, 2, 3, 4])})
     assert ErnestModel().fit(four).predict(four) == pytest.approx(usl([1, 2, 3, 4]), rel=1e-6)
+
+
+# --- few rows, no replicates: the noise of the best curve and the AICc rule ----------------------------------
+
+
+def exact_usl(m: np.ndarray) -> np.ndarray:
+    """A USL that is still speeding up at 12 (fastest at 17.9), so Amdahl with a serial share of 0.2 looks close."""
+    m = np.asarray(m, dtype=float)
+    return (100.0 + 20.0 * (m - 1) + 0.25 * m * (m - 1)) / m
+
+
+def test_on_exact_usl_data_the_interval_at_12_holds_the_usl_and_is_within_twice_the_noise_band():
+    """One run at each of 1, 2, 4, 6, 8, 10 machines, no replicates, times exact: Amdahl and the power law fail the
+    test against the best curve's noise, Ernest (as exact, one more coefficient) is left out by its AICc, and the
+    interval at 12 is the USL's own: it holds the USL's value and is no wider than twice the noise band
+    (2 t sigma T(12), the band a run's noise alone gives)."""
+    m = np.array([1.0, 2, 4, 6, 8, 10])
+    result = analyse(pd.DataFrame({"parallelism": m, "wall_clock_s": exact_usl(m)}), "wall_clock_s", [], at=12.0)
+    fits = {f.curve.name: f for f in result.fits}
+    assert fits["usl"].fits and not fits["amdahl"].fits and not fits["power"].fits and not fits["ernest"].fits
+    assert fits["ernest"].weighed_out is not None and fits["amdahl"].weighed_out is None  # Amdahl: the F test
+    target = result.targets[0]
+    truth = float(exact_usl([12.0])[0])
+    assert target.low <= truth <= target.high
+    sigma, df, source = result.noise
+    assert source.startswith("residuals of usl")
+    band = 2 * stats.t.ppf(0.95, df) * sigma * truth
+    assert target.high - target.low <= 2 * band
+    text = "\n".join(result.text())
+    assert "AICc weight" in text and "left out of the interval" in text
+
+
+def test_without_replicates_the_interval_is_the_textbook_prediction_interval_of_the_one_curve_left():
+    """Cross-check against statsmodels: the same USL times to 0.01 s (the noise is the rounding); the USL, the one
+    curve left, is a weighted least squares fit (weights 1 / y^2, the relative error), and the interval for one new
+    run at 12 is WLS's t sigma sqrt(se_mean^2 + (sigma T)^2) about its prediction."""
+    import statsmodels.api as sm
+
+    m = np.array([1.0, 2, 4, 6, 8, 10])
+    y = np.round(exact_usl(m), 2)
+    result = analyse(pd.DataFrame({"parallelism": m, "wall_clock_s": y}), "wall_clock_s", [], at=12.0)
+    wls = sm.WLS(y, np.column_stack([1 / m, (m - 1) / m, m - 1]), weights=1 / y**2).fit()
+    prediction = wls.get_prediction(np.array([[1 / 12, 11 / 12, 11.0]]))
+    point, sigma = prediction.predicted_mean[0], math.sqrt(wls.scale)
+    half = stats.t.ppf(0.95, wls.df_resid) * math.hypot(prediction.se_mean[0], sigma * point)
+    target = result.targets[0]
+    assert result.noise[0] == pytest.approx(sigma, rel=1e-6) and result.noise[1] == wls.df_resid
+    assert (target.low, target.high) == pytest.approx((point - half, point + half), rel=1e-9)
+
+
+def test_the_aicc_weights_are_akaike_s_formula_and_a_curve_is_left_out_only_when_a_simpler_one_fits_as_well():
+    """aicc() against a direct computation; on noisy rows the weights sum to 1 and a curve is left out by the
+    parsimony rule exactly when a curve with fewer coefficients that passes the test has a relative RSS no larger."""
+    from models.predict.scaling import aicc
+
+    n, k, rss = 9, 3 + 1, 0.004
+    assert aicc(rss, n, 3) == pytest.approx(n * math.log(rss / n) + 2 * k + 2 * k * (k + 1) / (n - k - 1))
+    assert aicc(rss, 5, 3) is None  # n <= k + 1
+    for seed in range(6):
+        rng = np.random.default_rng(seed)
+        m = np.array([1.0, 2, 3, 4, 5, 6, 7, 8, 10, 12])
+        y = exact_usl(m) * (1 + 0.01 * rng.standard_normal(len(m)))
+        result = analyse(pd.DataFrame({"parallelism": m, "wall_clock_s": y}), "wall_clock_s", [], at=16.0)
+        weighed = [f for f in result.fits if f.aicc is not None]
+        assert len(weighed) >= 2
+        assert sum(f.aicc_weight for f in weighed) == pytest.approx(1.0)
+        passing = [g for g in result.fits if g.identified and (g.against_best is None or g.against_best >= 0.01)]
+        for f in weighed:
+            assert f.aicc == pytest.approx(aicc(f.rel_rss, len(m), f.n_params))
+            dominated = any(g.n_params < f.n_params and g.rel_rss <= f.rel_rss for g in passing)
+            assert (f.weighed_out is not None) == dominated

@@ -86,7 +86,7 @@ class TargetPrediction:
         parts = []
         for c in self.curves:
             point = f"{c.point:.4g}" if c.identified else "not identified"
-            parts.append(f"{c.curve} {point} [{c.low:.4g}, {c.high:.4g}]{'' if c.fits else ' (lack of fit, left out)'}")
+            parts.append(f"{c.curve} {point} [{c.low:.4g}, {c.high:.4g}]{'' if c.fits else ' (left out)'}")
         seen = ""
         if self.observed:
             seen = (f"; observed mean {np.mean(self.observed):.4g} over {len(self.observed)} run(s), "
@@ -125,9 +125,13 @@ class ScaleOut:
         out = []
         for f in self.fits:
             line = f.describe()
-            if not f.fits:
+            if f.weighed_out is not None and not _rejected(f):
+                line += f"; {f.weighed_out}: left out of the interval"
+            elif not f.fits:
                 against = "the replicates" if f.sigma_source == "replicates" else "the best-fitting curve's noise"
                 line += f"; lack of fit against {against} p = {f.lack_of_fit_p:.2g}: left out of the interval"
+            elif f.aicc_weight is not None:
+                line += f"; AICc weight {f.aicc_weight:.2g}"
             out.append(line)
         return out
 
@@ -155,6 +159,7 @@ class ScaleOut:
             "noise": {"relative_sd": sigma, "df": df, "source": source},
             "curves": [{"curve": f.curve.name, "identified": f.identified, "reason": f.reason, "fits": f.fits,
                         "lack_of_fit_p": f.lack_of_fit_p, "against_best_p": f.against_best,
+                        "aicc": f.aicc, "aicc_weight": f.aicc_weight, "weighed_out": f.weighed_out,
                         "coefficients": dict(zip(f.curve.parameters, map(float, f.theta))) if f.identified else None,
                         "text": line} for f, line in zip(self.fits, self.notes())],
             "targets": [{"parallelism": t.parallelism, "work": t.work, "config": t.config, "low": t.low, "high": t.high,
@@ -162,6 +167,12 @@ class ScaleOut:
                          "curves": [c.__dict__ for c in t.curves]} for t in self.targets],
             "coverage": self.coverage, "n_observed": self.n_observed,
         }
+
+
+def _rejected(f: CurveFit) -> bool:
+    """True when a lack-of-fit test (against the replicates or the best curve) rules ``f`` out."""
+    p = f.lack_of_fit_p
+    return p is not None and p < LACK_OF_FIT_P
 
 
 def _config_rows(table: pd.DataFrame, covariates: Sequence[str]) -> pd.DataFrame:
