@@ -1,0 +1,84 @@
+"""A first scaling design: the (machines, data fraction) runs an A-optimal design for Ernest's model chooses.
+
+Ernest (Venkataraman et al. 2016) runs a job on small fractions of its data at small cluster shapes and predicts
+the full data at the large one. Its training runs come from a convex problem: over the candidate runs (every
+machine count from ``machines`` and ``fractions`` fractions evenly spaced between the smallest and largest, keeping
+those with at least one partition per core), weights lambda in [0, 1] that minimise trace(M(lambda)^-1), M the
+weighted sum of the outer products of each run's features (1, s/m, m, log m), each feature divided by its mean
+over the candidates, under a budget: sum lambda (s / s_min) / m <= budget (the run's time if time ~ s/m, in units
+of the smallest fraction's on one machine). Runs with a weight above :data:`MIN_WEIGHT` are chosen, heaviest
+first. This is Ernest's expt_design.py; cvxpy solves it (its default solver for the semidefinite form).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from models.errors import PlanError
+
+#: A candidate run is chosen when its weight is above this (Ernest's MIN_WEIGHT_FOR_SELECTION).
+MIN_WEIGHT = 0.3
+
+
+@dataclass(frozen=True)
+class ScalingRun:
+    machines: int
+    cores: int
+    fraction: float
+    partitions: int
+    weight: float
+
+
+def features(fraction: np.ndarray, machines: np.ndarray) -> np.ndarray:
+    """Ernest's features of a run, in its predictor's order: 1, s/m, m, log m."""
+    s, m = np.asarray(fraction, dtype=float), np.asarray(machines, dtype=float)
+    return np.column_stack([np.ones_like(m), s / m, m, np.log(m)])
+
+
+def candidates(min_parts: int, max_parts: int, total_parts: int, min_machines: int, max_machines: int,
+               cores_per_machine: int, fractions: int = 20) -> list[tuple[float, int]]:
+    """(fraction, machines) of every candidate run: at least one partition per core."""
+    if not (0 < min_parts <= max_parts <= total_parts and 1 <= min_machines <= max_machines and cores_per_machine >= 1
+            and fractions >= 2):
+        raise PlanError("the scaling design needs 0 < min partitions <= max partitions <= total partitions, "
+                        "1 <= min machines <= max machines, cores per machine >= 1 and 2 or more fractions")
+    out = []
+    for s in np.linspace(min_parts / total_parts, max_parts / total_parts, fractions):
+        for m in range(min_machines, max_machines + 1):
+            if np.round(s * total_parts) >= cores_per_machine * m:
+                out.append((float(s), m))
+    if not out:
+        raise PlanError("no candidate run has a partition per core: raise the partitions or lower the machines")
+    return out
+
+
+def costs(points: list[tuple[float, int]], min_fraction: float) -> np.ndarray:
+    return np.array([(s / min_fraction) / m for s, m in points])
+
+
+def design(min_parts: int, max_parts: int, total_parts: int, min_machines: int, max_machines: int,
+           cores_per_machine: int, budget: float = 20.0, fractions: int = 20) -> tuple[list[ScalingRun], np.ndarray]:
+    """The chosen runs (heaviest first) and every candidate's weight; PlanError for a budget below the cheapest run."""
+    import cvxpy as cp
+
+    points = candidates(min_parts, max_parts, total_parts, min_machines, max_machines, cores_per_machine, fractions)
+    cost = costs(points, min_parts / total_parts)
+    if not (np.isfinite(budget) and budget >= cost.min()):
+        raise PlanError(f"--budget {budget:g} is below the cheapest run ({cost.min():.3g}, in units of the smallest "
+                        "fraction's time on one machine); give at least that")
+    x = features(np.array([p[0] for p in points]), np.array([p[1] for p in points]))
+    x = x / x.mean(axis=0)
+    lam = cp.Variable(len(points))
+    info = sum(lam[i] * np.outer(x[i], x[i]) for i in range(len(points)))
+    problem = cp.Problem(cp.Minimize(cp.matrix_frac(np.eye(x.shape[1]), info)),
+                         [lam >= 0, lam <= 1, cost @ lam <= budget])
+    problem.solve()
+    if problem.status not in ("optimal", "optimal_inaccurate") or lam.value is None:
+        raise PlanError(f"the design problem was not solved ({problem.status})")
+    weights = np.clip(np.asarray(lam.value, dtype=float), 0.0, 1.0)
+    chosen = sorted((i for i in range(len(points)) if weights[i] > MIN_WEIGHT), key=lambda i: -weights[i])
+    runs = [ScalingRun(points[i][1], points[i][1] * cores_per_machine, points[i][0],
+                       int(np.ceil(points[i][0] * total_parts)), float(weights[i])) for i in chosen]
+    return runs, weights
