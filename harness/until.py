@@ -25,6 +25,7 @@ from typing import Iterable, Mapping, Sequence
 from harness.errors import HarnessError
 from sparkdl.runspec import RunSpec
 from sparkdl.campaign import RunRecord
+from sparkdl.measurements import breaks_the_rule
 from sparkdl.numbers import finite
 from sparkdl.times import TIME_COLUMNS
 
@@ -233,10 +234,12 @@ def budget_allows(spent_s: float, runs: int, budget_s: float | None) -> bool:
 
 
 def observations(records: Iterable[RunRecord], response: str) -> dict[int, list[Observation]]:
-    """Each design point's runs as observations of ``response`` (a non-finite or missing value: None)."""
+    """Each design point's runs as observations of ``response`` (a non-finite or missing value, or a run the one
+    validity rule sets aside, :func:`sparkdl.measurements.breaks_the_rule`: None)."""
     out: dict[int, list[Observation]] = {}
     for r in records:
-        value = r.row().get(response) if r.ok else None
+        row = r.row() if r.ok else None
+        value = row.get(response) if row is not None and breaks_the_rule(row, [response]) is None else None
         number = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
         out.setdefault(r.run, []).append(Observation(r.replicate, number if math.isfinite(number) else None))
     return out

@@ -31,7 +31,7 @@ import pandas as pd
 
 from models.predict import RandomForestModel
 from models.predict.intervals import ConformalPredictor, Intervals
-from models.results import read_csv
+from models.results import read_csv, runs_of
 from optimize.concurrent import COURIER_COLUMNS, courier_table
 from optimize.errors import CampaignDataError, SearchOptionError
 from sparkdl.cli import run_cli
@@ -151,9 +151,9 @@ def load_table(path: str | Path) -> pd.DataFrame:
     path = Path(path)
     if path.is_dir():
         return courier_table(path)
-    table = read_csv(path)[1]  # the one table reader (models.results.read_csv)
+    csv, table = read_csv(path)  # the one table reader (models.results.read_csv)
     check_table(table)
-    return table
+    return runs_of(table, str(csv)).say().frame  # and its one validity rule, said in the one note
 
 
 # ---------------------------------------------------------------- evaluation vs a uniformly random batch

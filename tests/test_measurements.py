@@ -300,3 +300,32 @@ def test_amdahl_names_the_two_factors_aliased_with_each_other_not_the_parallelis
                                       "--factors", "nodes,batch_size"], capsys)
     row = next(line for line in out.splitlines() if line.startswith("amdahl "))
     assert code == 0 and "not identified" not in row, row  # keeping one of them identifies the curve
+
+
+# ---------------------------------------------------------------- the readers of one run at a time, and of Courier's table
+
+
+def test_the_stopping_rule_sets_aside_a_run_the_validity_rule_sets_aside():
+    from harness.until import observations
+    from sparkdl.campaign import RunRecord
+
+    def record(run: int, replicate: int, t: object) -> RunRecord:
+        return RunRecord.from_row({"run": run, "replicate": replicate, "model": "lenet", "nodes": 1, "executors": 1,
+                                   "executor_cores": 1, "epochs": 1, "learning_rate": 0.1, "batch_size": 32,
+                                   "status": "ok", "wall_clock_s": t, "accuracy": 0.9})
+
+    got = observations([record(1, 1, 10.0), record(1, 2, 1e308), record(1, 3, -5.0), record(1, 4, 11.0)],
+                       "wall_clock_s")
+    assert [o.value for o in got[1]] == [10.0, None, None, 11.0]
+
+
+def test_batch_on_a_courier_table_sets_aside_the_rows_every_command_sets_aside(tmp_path, capsys):
+    from optimize.batch import load_table
+
+    rows = ["batch,cpus,njobs,network,time,accuracy"] + [f"{b},{c},1,lenet,{t},0.9" for b, c, t in
+                                                          ((32, 1, 10), (64, 1, 9), (32, 2, "1e308"), (64, 2, -5))]
+    (tmp_path / "courier.csv").write_text("\n".join(rows) + "\n")
+    table = load_table(tmp_path / "courier.csv")
+    assert table["time"].tolist() == [10, 9]
+    assert ("note: set aside 2 of 4 rows that are not measurements: time not a time in [0, 31536000] s (2)"
+            in capsys.readouterr().err.splitlines())
