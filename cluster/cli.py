@@ -4,6 +4,7 @@
     sparkdl cluster status
     sparkdl cluster scale --workers 1
     sparkdl cluster stop
+    sparkdl cluster start --yarn --nodes 2 --cores 2 --memory 2g   # a real YARN + HDFS (cluster/yarn/local.py)
 
 The parser, ``main`` and what the command prints; the cluster, its state and its crash safety are
 :class:`cluster.local.LocalCluster`'s.
@@ -20,7 +21,9 @@ from pathlib import Path
 
 from cluster import runtime as runtimes
 from cluster.errors import ClusterError
-from cluster.local import LocalCluster
+from cluster.local import LocalCluster, parse_memory_mb
+from cluster.processes import available_memory_mb
+from cluster.yarn.local import LocalYarn
 from sparkdl.cli import run_cli
 from sparkdl.options import (DEFAULT_MASTER_PORT, DEFAULT_STATE_DIR, DEFAULT_WEBUI_PORT, PORT, CommandParser,
                              add_format, renamed)
@@ -34,6 +37,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     start = sub.add_parser("start", parents=[common], help="start a master and N workers (idempotent)")
     start.add_argument("--workers", type=int, default=2, help="workers to start (default 2)")
+    start.add_argument("--yarn", action="store_true",
+                       help="start a YARN ResourceManager (CapacityScheduler) with --nodes NodeManagers and an HDFS "
+                            "instead, under STATE_DIR/yarn; prints the HADOOP_CONF_DIR to export")
+    start.add_argument("--nodes", type=int, default=2, help="with --yarn: NodeManagers to start (default 2)")
     start.add_argument("--cores", type=int, default=2, help="cores each worker offers (default 2)")
     start.add_argument("--memory", default="2g", help="memory each worker offers, e.g. 2g or 700m (default 2g)")
     start.add_argument("--host", default="127.0.0.1", help="the address the master and workers bind (default 127.0.0.1)")
@@ -65,7 +72,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Exit 0; 3 when ``status`` finds no cluster; ClusterError 4 (through run_cli); signals 130/143/129."""
     args = build_parser().parse_args(argv)
     say = lambda msg: print(msg, flush=True)  # noqa: E731
-    if args.command == "start":
+    yarn = LocalYarn(args.state_dir / "yarn", progress=say)
+    if args.command == "start" and args.yarn:
+        st = yarn.start(args.nodes, args.cores, parse_memory_mb(args.memory), args.timeout,
+                        available_mb=available_memory_mb())
+        print(st.describe())
+    elif args.command == "start":
         rt = runtimes.resolve(args.runtime)
         env = runtimes.spark_env(rt, runtimes.prepare(rt, progress=say).path, local_ip=args.host)
         cluster = LocalCluster(args.state_dir, args.host, args.port, args.webui_port, env=env, progress=say)
@@ -79,14 +91,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(cluster.scale(args.workers, args.cores, args.memory, args.timeout).describe())
     elif args.command == "status":
         st = LocalCluster(args.state_dir, progress=say).status()
+        ys = yarn.status()
         if args.format == "json":
-            print(json.dumps(asdict(st), indent=2, default=str))
+            print(json.dumps({**asdict(st), "yarn": ys.to_dict()}, indent=2, default=str))
         else:
-            print(st.describe())
-        return 0 if st.running else 3
+            print(st.describe() if st.running or not ys.running else ys.describe())
+            if st.running and ys.running:
+                print(ys.describe())
+        return 0 if st.running or ys.running else 3
     else:
         cluster = LocalCluster(args.state_dir, progress=say)
-        stopped = cluster.stop()
+        stopped = yarn.stop() + cluster.stop()
         swept = cluster.sweep_campaigns()
         if not stopped and not swept:
             print("nothing to stop")

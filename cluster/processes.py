@@ -457,3 +457,16 @@ def log_tail(path: str, lines: int = 3) -> str:
         return "(no log)"
     interesting = [ln for ln in text if "ERROR" in ln or "Exception" in ln] or text
     return " | ".join(ln.strip() for ln in interesting[-lines:])
+
+
+def available_memory_mb(meminfo: str = "/proc/meminfo") -> int | None:
+    """MemAvailable of this machine in MB (None where /proc/meminfo does not exist)."""
+    try:
+        with open(meminfo) as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) // 1024
+    except OSError:
+        return None
+    return None
+

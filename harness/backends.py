@@ -17,6 +17,7 @@ from cluster import runtime as runtimes
 from cluster.errors import ClusterError, EnvironmentProblem, NotRunning
 from cluster.local import LocalCluster
 from cluster.master import AppInfo, MasterState, fetch_state
+from cluster.processes import available_memory_mb  # noqa: F401 (part of this module's interface)
 from cluster.sparkenv import SparkEnv
 from harness.errors import CapacityError
 from harness.runner import ProcessRunner, Runner
@@ -352,16 +353,3 @@ def low_disk_warning(path: Path, floor_mb: int = MIN_FREE_MB) -> str | None:
         return None
     return (f"warning: this machine has {free} MB free under {path}, below {floor_mb} MB: runs may fail with "
             "`No space left on device` (free some space, or use another --state-dir)")
-
-
-def available_memory_mb(meminfo: str = "/proc/meminfo") -> int | None:
-    """MemAvailable of this machine in MB (None where /proc/meminfo does not exist)."""
-    try:
-        with open(meminfo) as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) // 1024
-    except OSError:
-        return None
-    return None
-

@@ -4,7 +4,7 @@
 passes ``crash_point("<point>")``. Points used: ``cluster-start`` (``LocalCluster.start`` spawned a
 daemon, its pid not yet recorded), ``master-spawned`` / ``worker-spawned`` (the same in any
 cluster.local or cluster.daemon command: between spawning a daemon and recording its pid),
-``rescale``, ``runtime-switch`` (the cluster of one runtime stopped, the next one's not
+``yarn-spawned`` (the local YARN: HDFS spawned, the ResourceManager not yet), ``rescale``, ``runtime-switch`` (the cluster of one runtime stopped, the next one's not
 started), ``job-start``, ``mid-job``, ``parse``, ``store``. Unset, it costs one
 dictionary lookup. The crash tests (tests/test_crash*.py, bench/kill_matrix.py) set it.
 """
