@@ -108,15 +108,20 @@ def _no_extrapolation(table: pd.DataFrame, by: str | None) -> str | None:
     return None
 
 
+def _numbers(text: str, flag: str, example: str) -> list[float]:
+    """A comma list of numbers (``--at``, ``--candidates``), at most 10,000 characters and 1,000 values."""
+    if len(text) > 10_000:
+        raise InvalidTableError(f"{flag} is {len(text)} characters long; give a few parallelisms, e.g. {example}")
+    try:
+        return [float(v) for v in text.split(",") if v.strip()][:1000]
+    except ValueError:
+        raise InvalidTableError(f"{flag} {text[:60]!r}: give parallelisms as numbers, e.g. {example}") from None
+
+
 def _candidates(text: str | None) -> list[float] | None:
     if text is None:
         return None
-    if len(text) > 10_000:
-        raise InvalidTableError(f"--candidates is {len(text)} characters long; give at most a few parallelisms, e.g. 3,4,6")
-    try:
-        values = [float(v) for v in text.split(",") if v.strip()][:1000]
-    except ValueError:
-        raise InvalidTableError(f"--candidates {text[:60]!r}: give parallelisms as numbers, e.g. 3,4,6") from None
+    values = _numbers(text, "--candidates", "3,4,6")
     if not values or not all(math.isfinite(v) for v in values):
         raise InvalidTableError(f"--candidates {text[:60]!r}: give finite parallelisms, e.g. 3,4,6")
     return values
@@ -126,12 +131,7 @@ def _scales(text: str | None) -> list[float] | None:
     """``--at 16,32,48,64`` -> [16.0, 32.0, 48.0, 64.0]; one line naming the fix for anything else."""
     if text is None:
         return None
-    if len(text) > 10_000:
-        raise InvalidTableError(f"--at is {len(text)} characters long; give a few parallelisms, e.g. 16,32,48,64")
-    try:
-        values = [float(v) for v in text.split(",") if v.strip()][:1000]
-    except ValueError:
-        raise InvalidTableError(f"--at {text[:60]!r}: give parallelisms as numbers, e.g. 16,32,48,64") from None
+    values = _numbers(text, "--at", "16,32,48,64")
     if not values:
         raise InvalidTableError(f"--at {text[:60]!r}: give parallelisms as numbers, e.g. 16,32,48,64")
     for value in values:

@@ -29,6 +29,27 @@ _NAME = re.compile(r"[A-Za-z_][\w.-]{0,99}", re.ASCII)
 MAX_SPEC = 300
 
 
+
+def scale_column(table: pd.DataFrame, column: str, axis: str, flag: str, floor: float, what: str, need: str,
+                 strict: bool = False) -> np.ndarray:
+    """The numbers of one column of a scaling axis (parallelism m, work s): InvalidTableError naming the column, the
+    first bad row and ``flag`` when a value is text, true/false, not finite, or below ``floor`` (at or below it when
+    ``strict``)."""
+    series = table[column]
+    if pd.api.types.is_bool_dtype(series):
+        raise InvalidTableError(f"{axis} column {column!r} holds true/false, not {what}; name a numeric column with "
+                                f"{flag}")
+    numbers = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
+    bad = ~np.isfinite(numbers) | ((numbers <= floor) if strict else (numbers < floor))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        bound = f"> {floor:g}" if strict else f">= {floor:g}"
+        raise InvalidTableError(
+            f"{axis} column {column!r} has {int(bad.sum())} value(s) that are not a number {bound} "
+            f"(row {i + 1}: {str(series.iloc[i])[:40]!r}); every run needs {need}: drop those rows or name another "
+            f"column with {flag}")
+    return numbers
+
 @dataclass(frozen=True)
 class Parallelism:
     """The columns whose product is m, and the one line that says where they came from."""
@@ -56,18 +77,8 @@ class Parallelism:
             if column not in table.columns:
                 raise MissingColumnError(f"--parallelism {self.spec}: column {column!r} is not in the table; "
                                          f"columns are {list(table.columns)}")
-            series = table[column]
-            if pd.api.types.is_bool_dtype(series):
-                raise InvalidTableError(f"parallelism column {column!r} holds true/false, not a count of "
-                                        "machines or cores; name a numeric column with --parallelism")
-            numbers = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
-            bad = ~np.isfinite(numbers) | (numbers < 1)
-            if bad.any():
-                i = int(np.flatnonzero(bad)[0])
-                raise InvalidTableError(
-                    f"parallelism column {column!r} has {int(bad.sum())} value(s) that are not a number >= 1 "
-                    f"(row {i + 1}: {str(series.iloc[i])[:40]!r}); every run needs a scale of at least one "
-                    "machine or core: drop those rows or name another column with --parallelism")
+            numbers = scale_column(table, column, "parallelism", "--parallelism", 1.0, "a count of machines or cores",
+                                   "a scale of at least one machine or core")
             m = m * numbers
         return m
 

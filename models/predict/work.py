@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from models.errors import InvalidTableError, MissingColumnError
+from models.predict.parallelism import scale_column
 
 #: The largest amount of work --work COLUMN=VALUE takes (samples, records, bytes: 1e12 is past any job here).
 MAX_WORK = 1e12
@@ -42,18 +43,9 @@ class Work:
         if self.column not in table.columns:
             raise MissingColumnError(f"--work {self.spec}: column {self.column!r} is not in the table; columns are "
                                      f"{list(table.columns)}")
-        series = table[self.column]
-        if pd.api.types.is_bool_dtype(series):
-            raise InvalidTableError(f"work column {self.column!r} holds true/false, not an amount of work; name a "
-                                    "numeric column (an input fraction, a number of samples) with --work")
-        numbers = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
-        bad = ~np.isfinite(numbers) | (numbers <= 0)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise InvalidTableError(
-                f"work column {self.column!r} has {int(bad.sum())} value(s) that are not a number > 0 "
-                f"(row {i + 1}: {str(series.iloc[i])[:40]!r}); every run needs a positive amount of work: drop "
-                "those rows or name another column with --work")
+        numbers = scale_column(table, self.column, "work", "--work", 0.0,
+                               "an amount of work (an input fraction, a number of samples)",
+                               "a positive amount of work", strict=True)
         return numbers
 
 
