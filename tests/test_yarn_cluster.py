@@ -120,3 +120,8 @@ def test_a_start_killed_midway_is_cleaned_up_by_the_next_command(tmp_path: Path)
     stopped = cli("stop", "--state-dir", str(state))
     assert stopped.returncode == 0 and "stopped hdfs" in stopped.stdout, stopped.stdout  # recorded before the kill
     assert found_processes(state / "yarn") == []
+
+
+def test_stop_where_no_yarn_ever_ran_makes_no_folder(tmp_path: Path) -> None:
+    assert LocalYarn(tmp_path / "c" / "yarn").stop() == []
+    assert not (tmp_path / "c").exists()

@@ -107,14 +107,7 @@ def check_jars(folder: Path, pins: dict[str, str]) -> list[str]:
 
 def find_java() -> Path:
     """A Java home of a version Hadoop's daemons run on: $JAVA_HOME or /usr/lib/jvm, in :data:`JAVA_VERSIONS`' order."""
-    candidates = [(runtimes.java_major(p), p) for p in runtimes._java_candidates(None)]
-    for wanted in JAVA_VERSIONS:
-        for major, path in candidates:
-            if major == wanted and (path / "bin" / "java").is_file():
-                return path
-    seen = ", ".join(f"{p} ({m or '?'})" for m, p in candidates) or "none"
-    raise HadoopProblem(f"the local YARN needs Java 17 or 11 and none was found (seen: {seen}): install one "
-                        "(Debian: apt-get install openjdk-17-jdk-headless) or set JAVA_HOME to it")
+    return runtimes.find_java_home(JAVA_VERSIONS, None, "the local YARN")
 
 
 def _run(argv: list[str], what: str, cwd: Path | None = None) -> None:

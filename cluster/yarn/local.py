@@ -24,7 +24,6 @@ import fcntl
 import json
 import os
 import shutil
-import signal
 import subprocess
 import time
 from dataclasses import asdict, dataclass, field
@@ -32,11 +31,10 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from cluster.errors import ClusterError, StartupTimeout
-from cluster.processes import end_groups, free_port, log_tail, start_ticks
+from cluster.processes import _running, end_groups, free_port, log_tail, start_ticks
 from cluster.yarn import hadoop
 from cluster.yarn.config import site_xml, write_site
 from cluster.yarn.rest import Metrics, Node, ResourceManager
-from cluster.errors import NotRunning
 from sparkdl.crash import crash_point
 
 Progress = Callable[[str], None]
@@ -68,7 +66,7 @@ class Daemon:
     log: str
 
     def alive(self) -> bool:
-        return self.start_ticks is not None and start_ticks(self.pid) == self.start_ticks
+        return _running(self.pid, self.start_ticks)  # a JVM whose first thread exited still runs its shutdown
 
 
 @dataclass
@@ -131,41 +129,28 @@ class YarnStatus:
         return asdict(self)
 
 
-def _containers(state_dir: Path) -> list[tuple[int, int | None, str, Path]]:
-    """The processes whose working folder is a NodeManager's (``STATE_DIR/nm-I/...``): containers and their children."""
+def found_processes(state_dir: Path) -> list[tuple[int, int | None, str]]:
+    """Every process of ``state_dir`` now running, in one pass over the process table: its daemons (by their marker)
+    and the containers and their children (by a working folder under a NodeManager's, ``STATE_DIR/nm-I/...``)."""
     import psutil
 
     root = Path(os.path.realpath(state_dir))
+    marker = f"{MARKER}{root}"
     me = {os.getpid(), *(p.pid for p in psutil.Process().parents())}
     found = []
     for p in psutil.process_iter():
         try:
             if p.pid in me:
                 continue
+            if marker in p.cmdline():
+                found.append((p.pid, start_ticks(p.pid), f"stray daemon {p.pid} ({p.cmdline()[-1][-60:]})"))
+                continue
             cwd = Path(os.path.realpath(p.cwd()))
             if cwd.is_relative_to(root) and cwd != root and cwd.relative_to(root).parts[0].startswith("nm-"):
-                found.append((p.pid, start_ticks(p.pid), f"container process {p.pid} ({p.name()})", cwd))
+                found.append((p.pid, start_ticks(p.pid), f"container process {p.pid} ({p.name()})"))
         except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess, ProcessLookupError, OSError):
             continue
     return found
-
-
-def found_processes(state_dir: Path) -> list[tuple[int, int | None, str]]:
-    """Every process of ``state_dir`` now running: its daemons (by their marker) and their containers (by cwd)."""
-    import psutil
-
-    marker = f"{MARKER}{os.path.realpath(state_dir)}"
-    me = {os.getpid(), *(p.pid for p in psutil.Process().parents())}
-    found: dict[int, tuple[int, int | None, str]] = {}
-    for p in psutil.process_iter():
-        try:
-            if p.pid not in me and marker in p.cmdline():
-                found[p.pid] = (p.pid, start_ticks(p.pid), f"stray daemon {p.pid} ({p.cmdline()[-1][-60:]})")
-        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess, ProcessLookupError):
-            continue
-    for pid, ticks, what, _ in _containers(state_dir):
-        found.setdefault(pid, (pid, ticks, what))
-    return list(found.values())
 
 class LocalYarn:
     """The loopback YARN + HDFS of ``state_dir`` (``.cluster/yarn`` by default)."""
@@ -282,7 +267,7 @@ class LocalYarn:
             hdfs_up = (self.state_dir / "hdfs" / "hdfs.json").is_file()
             try:
                 running = len(rm.nodes()) if hdfs_up else 0
-            except (NotRunning, ClusterError):
+            except ClusterError:
                 running = 0
             if hdfs_up and running >= state.nodes:
                 return
@@ -309,12 +294,8 @@ class LocalYarn:
                               problem="its ResourceManager is not running: sparkdl cluster stop, then start again")
         try:
             return self._status(state)
-        except (NotRunning, ClusterError) as e:
+        except ClusterError as e:
             return YarnStatus(False, str(self.state_dir), str(self.conf_dir), problem=str(e))
-
-    def daemon(self, role: str) -> Daemon | None:
-        state = YarnState.load(self._state_path)
-        return next((d for d in state.daemons if d.role == role), None) if state else None
 
     def _stop_all(self, state: YarnState | None, grace: float = 15.0) -> list[str]:
         """End every daemon (NodeManagers first, so they end their containers), then anything of the folder left."""
@@ -336,27 +317,16 @@ class LocalYarn:
 
     def stop(self) -> list[str]:
         """Stop every JVM (and container) of the state directory; the names of what was stopped."""
+        if not self.state_dir.is_dir():  # `cluster stop` of a standalone cluster: no folder made, daemons looked for
+            strays = found_processes(self.state_dir)
+            end_groups(strays)
+            return [what for _, _, what in strays]
         with self._locked():
             stopped = self._stop_all(YarnState.load(self._state_path))
         for what in stopped:
             self.progress(f"stopped {what}")
         return stopped
 
-    def kill_node(self, index: int) -> None:
-        """SIGKILL NodeManager ``index`` and its containers at once, as when its host dies (the ResourceManager
-        declares it LOST after :data:`NM_EXPIRY_MS`)."""
-        d = self.daemon(f"nm-{index}")
-        if d is None or not d.alive():
-            raise NotRunning(f"NodeManager {index} is not running")
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(d.pid, signal.SIGKILL)
-        node_dir = Path(os.path.realpath(self.state_dir / f"nm-{index}"))
-        containers = [(pid, ticks, what) for pid, ticks, what, cwd in _containers(self.state_dir)
-                      if cwd.is_relative_to(node_dir)]
-        for pid, _, _ in containers:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pid, signal.SIGKILL)
-        end_groups([(d.pid, d.start_ticks, d.role), *containers], grace=5.0)
 
 SCHEDULER = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler"
 
