@@ -162,6 +162,16 @@ class ResultsTable:
                        + ", ".join(self.constant_factors))
         return tuple(out)
 
+    def say(self) -> "ResultsTable":
+        """Print the one note on the rows the validity rule set aside (:func:`set_aside_note`) on stderr as
+        ``note: ...``, the wording of every reader of runs (:meth:`Runs.say`); returns itself. (anova prints all of
+        :meth:`notices`.)"""
+        import sys
+
+        if (line := set_aside_note(self.n_read, self.dropped)) is not None:
+            print(f"note: {line}", file=sys.stderr)
+        return self
+
     def require_rows(self) -> None:
         """Refuse an empty table with one line saying why no row is left."""
         if len(self.frame):

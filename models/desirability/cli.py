@@ -64,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not 0 < args.level < 1:
         raise DesirabilityError(f"--level {args.level:g} must be between 0 and 1, e.g. 0.95")
     factors = tuple(f.strip() for f in args.factors.split(",") if f.strip())
-    table = load_results(args.results, compute_cost=False, factors=factors)
+    table = load_results(args.results, compute_cost=False, factors=factors).say()
     frame = table.frame
     goals = []
     for spec in args.objective:

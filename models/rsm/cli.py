@@ -51,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     factors = tuple(f.strip() for f in args.factors.split(",") if f.strip())
-    table = load_results(args.results, compute_cost=False, factors=factors)
+    table = load_results(args.results, compute_cost=False, factors=factors).say()
     frame = table.frame
     if args.response in frame.columns:
         frame = frame[frame[args.response].notna()].reset_index(drop=True)
