@@ -27,7 +27,8 @@ A job is a small TOML file next to the design (paths in it are relative to the f
 
 ``args`` is filled element by element, never through a shell: ``{name}`` is replaced by the
 design column ``name`` of the run (or by a harness field, below). An inner array is an optional
-group, left out as a whole when one of its fields has no value. Harness fields: ``{seed}`` (the
+group, left out as a whole when one of its fields has no value: a design column used only in optional groups
+may be left out of a design (the built-in MNIST jobs' ``input_fraction``, a scaling design's amount of work). Harness fields: ``{seed}`` (the
 campaign's ``--seed`` + replicate - 1), ``{run}``, ``{replicate}``, ``{key}``, ``{total_cores}``,
 and, when the campaign was given them, ``{data_dir}``, ``{train_samples}``, ``{test_samples}``,
 ``{learning_rate_decay}``, ``{data_cache}`` (the MNIST split decoded once per campaign). A ``json``
@@ -452,7 +453,8 @@ def column_problems(job: Job, columns: Sequence[str], option_fields: Sequence[st
     fields = job.fields()
     provided = set(columns) | set(HARNESS_FIELDS) | set(OPTION_FIELDS)
     problems = [f"the job {job.name} ({job.source.name}) uses {{{f}}} but the design has no column {f}: "
-                "add the column, or remove the field from the job's args" for f in fields if f not in provided]
+                "add the column, or remove the field from the job's args" for f in _required_fields(job)
+                if f not in provided]  # a field only in optional groups is an optional column (the group left out)
     required_option_fields = [f for f in OPTION_FIELDS if f in _required_fields(job) and f not in option_fields]
     problems += [f"the job {job.name} uses {{{f}}} outside an optional group, but the campaign was not given "
                  f"--{f.replace('_', '-')}: give it, or put the field in an inner array" for f in required_option_fields

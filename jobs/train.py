@@ -45,6 +45,7 @@ class JobArgs:
     train_samples: int | None = None
     test_samples: int | None = None
     data_cache: Path | None = None  # the split decoded once per campaign (jobs.mnist.write_cache)
+    train_fraction: float | None = None  # of the training digits (after train_samples): a scaling design's work
 
     @property
     def source(self) -> str:
@@ -69,6 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="shuffle and train/test split of --sample (keep it fixed so every run sees the same test set)")
     p.add_argument("--train-samples", type=positive(int, "--train-samples"), help="use only the first N training digits")
     p.add_argument("--test-samples", type=positive(int, "--test-samples"), help="use only the first N test digits")
+    p.add_argument("--train-fraction", type=fraction,
+                   help="use only this fraction (0 < F <= 1) of the training digits, the first ceil(F x N) of them "
+                        "(after --train-samples): the amount of work of a scaling design (sparkdl plan --scaling)")
     p.add_argument("--data-cache", type=Path,
                    help="the same split already decoded into an .npz (the harness writes it once per campaign)")
     return p
@@ -90,7 +94,24 @@ def parse_args(argv: list[str]) -> JobArgs:
         train_samples=ns.train_samples,
         test_samples=ns.test_samples,
         data_cache=ns.data_cache,
+        train_fraction=ns.train_fraction,
     )
+
+
+def fraction(text: str) -> float:
+    """``--train-fraction``'s type: a number above 0 and at most 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"--train-fraction must be above 0 and at most 1, got {text!r}")
+    return value
+
+
+def fraction_of(n: int, share: float | None) -> int | None:
+    """How many of ``n`` training digits ``--train-fraction share`` keeps: ceil(share x n), at least 1 (None: all)."""
+    return None if share is None else max(1, math.ceil(share * n - 1e-9))
 
 
 def app_name(model: str, learning_rate: float, batch_size: int, epochs: int) -> str:
@@ -213,6 +234,7 @@ def run(args: JobArgs) -> None:
         split = (mnist.read_cache(args.data_cache) if args.data_cache is not None
                  else mnist.load(args.data_dir, args.split_seed))
         train, test = split.train.head(args.train_samples), split.test.head(args.test_samples)
+        train = train.head(fraction_of(len(train.labels), args.train_fraction))
         # what sc.defaultParallelism will be once the executors are there (it counts only registered cores)
         partitions = default_parallelism(settings) or sc.defaultParallelism
         init_engine()

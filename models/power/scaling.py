@@ -12,6 +12,7 @@ first. This is Ernest's expt_design.py; cvxpy solves it (its default solver for 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,15 +40,28 @@ def features(fraction: np.ndarray, machines: np.ndarray) -> np.ndarray:
 
 def candidates(min_parts: int, max_parts: int, total_parts: int, min_machines: int, max_machines: int,
                cores_per_machine: int, fractions: int = 20) -> list[tuple[float, int]]:
-    """(fraction, machines) of every candidate run: at least one partition per core."""
-    if not (0 < min_parts <= max_parts <= total_parts and 1 <= min_machines <= max_machines and cores_per_machine >= 1
+    """(fraction, machines) of every candidate run, Ernest's way (data in partitions): at least one partition per
+    core."""
+    if not (0 < min_parts <= max_parts <= total_parts):
+        raise PlanError("the scaling design needs 0 < min partitions <= max partitions <= total partitions")
+    return fraction_candidates(min_parts / total_parts, max_parts / total_parts, min_machines, max_machines,
+                               cores_per_machine, fractions, total_parts)
+
+
+def fraction_candidates(min_fraction: float, max_fraction: float, min_machines: int, max_machines: int,
+                        cores_per_machine: int, fractions: int = 20,
+                        total_parts: int | None = None) -> list[tuple[float, int]]:
+    """(fraction, machines) of every candidate run: ``fractions`` fractions evenly spaced from the smallest to the
+    largest, at every machine count; with ``total_parts`` (the full data's partitions) only those with at least one
+    partition per core."""
+    if not (0 < min_fraction <= max_fraction <= 1 and 1 <= min_machines <= max_machines and cores_per_machine >= 1
             and fractions >= 2):
-        raise PlanError("the scaling design needs 0 < min partitions <= max partitions <= total partitions, "
-                        "1 <= min machines <= max machines, cores per machine >= 1 and 2 or more fractions")
+        raise PlanError("the scaling design needs fractions 0 < min <= max <= 1, 1 <= min machines <= max machines, "
+                        "cores per machine >= 1 and 2 or more fractions")
     out = []
-    for s in np.linspace(min_parts / total_parts, max_parts / total_parts, fractions):
+    for s in np.linspace(min_fraction, max_fraction, fractions):
         for m in range(min_machines, max_machines + 1):
-            if np.round(s * total_parts) >= cores_per_machine * m:
+            if total_parts is None or np.round(s * total_parts) >= cores_per_machine * m:
                 out.append((float(s), m))
     if not out:
         raise PlanError("no candidate run has a partition per core: raise the partitions or lower the machines")
@@ -60,11 +74,20 @@ def costs(points: list[tuple[float, int]], min_fraction: float) -> np.ndarray:
 
 def design(min_parts: int, max_parts: int, total_parts: int, min_machines: int, max_machines: int,
            cores_per_machine: int, budget: float = 20.0, fractions: int = 20) -> tuple[list[ScalingRun], np.ndarray]:
-    """The chosen runs (heaviest first) and every candidate's weight; PlanError for a budget below the cheapest run."""
+    """The chosen runs (heaviest first) and every candidate's weight; PlanError for a budget below the cheapest run.
+    Ernest's expt_design.py's inputs (the data in partitions)."""
+    points = candidates(min_parts, max_parts, total_parts, min_machines, max_machines, cores_per_machine, fractions)
+    return solve(points, cores_per_machine, budget, total_parts)
+
+
+def solve(points: list[tuple[float, int]], cores_per_machine: int, budget: float,
+          total_parts: int | None = None) -> tuple[list[ScalingRun], np.ndarray]:
+    """The A-optimal weights of the candidate ``points`` (fraction, machines) under ``budget`` (in units of the
+    smallest fraction's time on one machine): the chosen runs (weight above :data:`MIN_WEIGHT`, heaviest first) and
+    every candidate's weight. ``partitions`` of a run: its share of ``total_parts`` (0 without)."""
     import cvxpy as cp
 
-    points = candidates(min_parts, max_parts, total_parts, min_machines, max_machines, cores_per_machine, fractions)
-    cost = costs(points, min_parts / total_parts)
+    cost = costs(points, min(p[0] for p in points))
     if not (np.isfinite(budget) and budget >= cost.min()):
         raise PlanError(f"--budget {budget:g} is below the cheapest run ({cost.min():.3g}, in units of the smallest "
                         "fraction's time on one machine); give at least that")
@@ -74,11 +97,38 @@ def design(min_parts: int, max_parts: int, total_parts: int, min_machines: int, 
     info = sum(lam[i] * np.outer(x[i], x[i]) for i in range(len(points)))
     problem = cp.Problem(cp.Minimize(cp.matrix_frac(np.eye(x.shape[1]), info)),
                          [lam >= 0, lam <= 1, cost @ lam <= budget])
-    problem.solve()
+    try:
+        problem.solve()
+    except cp.error.SolverError as exc:
+        raise PlanError(f"the design problem was not solved ({exc}); raise the budget or widen the ranges") from None
     if problem.status not in ("optimal", "optimal_inaccurate") or lam.value is None:
-        raise PlanError(f"the design problem was not solved ({problem.status})")
+        raise PlanError(f"the design problem was not solved ({problem.status}); raise the budget or widen the ranges")
     weights = np.clip(np.asarray(lam.value, dtype=float), 0.0, 1.0)
     chosen = sorted((i for i in range(len(points)) if weights[i] > MIN_WEIGHT), key=lambda i: -weights[i])
     runs = [ScalingRun(points[i][1], points[i][1] * cores_per_machine, points[i][0],
-                       int(np.ceil(points[i][0] * total_parts)), float(weights[i])) for i in chosen]
+                       int(np.ceil(points[i][0] * total_parts)) if total_parts else 0, float(weights[i]))
+            for i in chosen]
     return runs, weights
+
+
+def relative_error(runs: list[ScalingRun], machines: float, fraction: float = 1.0) -> tuple[float, float]:
+    """How precisely Ernest's predictor, fitted to one run of each of ``runs``, predicts the time at ``machines`` on
+    ``fraction`` of the data, in units of the runs' noise (their coefficient of variation): (the standard error of
+    the predicted time, that of a new run there), each over the time predicted.
+
+    The times are taken to be proportional to s / m (the budget's cost model) with a noise whose SD is a fixed share
+    of the time; the predictor is Ernest's least squares on the times (features 1, s/m, m, log m), so the error is
+    the sandwich form x*' (X'X)^-1 X' diag(t^2) X (X'X)^-1 x*. inf when the runs cannot determine the four
+    coefficients (fewer than four runs, or too few machine counts)."""
+    s = np.array([r.fraction for r in runs], dtype=float)
+    m = np.array([r.machines for r in runs], dtype=float)
+    x = features(s, m)
+    if len(runs) < x.shape[1] or np.linalg.matrix_rank(x) < x.shape[1]:
+        return math.inf, math.inf
+    t = s / m
+    star = features(np.array([fraction]), np.array([float(machines)]))[0]
+    t_star = fraction / machines
+    bread = np.linalg.inv(x.T @ x)
+    cov = bread @ (x.T * t**2) @ x @ bread
+    mean = math.sqrt(max(float(star @ cov @ star), 0.0)) / t_star
+    return mean, math.sqrt(mean**2 + 1.0)
