@@ -105,10 +105,20 @@ def duration_s(text: str) -> float:
 
 
 def _master(text: str) -> str:
+    if text.strip().lower() == "yarn":
+        return "yarn"
     if text.strip().lower().startswith("yarn"):
-        raise ValueError(f"{text[:40]!r}: YARN is not a backend of this version (nothing would ask the ResourceManager "
-                         "for a run's state, fetch its logs or kill it); give a standalone master spark://HOST:PORT, "
-                         "see docs/real-hosts.md#yarn")
+        raise ValueError(f"{text[:40]!r}: the YARN master is spelled yarn (the cluster is the one HADOOP_CONF_DIR "
+                         "names), e.g. --master yarn")
+    return text
+
+
+_QUEUE = re.compile(r"[A-Za-z0-9_.-]{1,200}", re.ASCII)
+
+
+def _queue(text: str) -> str:
+    if not _QUEUE.fullmatch(text):
+        raise ValueError(f"{text[:40]!r} is not a YARN queue name: give a leaf queue of the cluster, e.g. default")
     return text
 
 
@@ -137,6 +147,7 @@ SEED = _option_type(_whole(0, MAX_SEED, "a seed"), "seed")
 BUDGET = _option_type(duration_s, "budget")
 CONFIDENCE = _option_type(_level, "confidence")
 MASTER = _option_type(_master, "master")
+QUEUE = _option_type(_queue, "queue")
 
 
 #: What argparse reads as a negative number, not an option (its own pattern takes -5 and -0.5 only).
@@ -168,11 +179,14 @@ def cluster_options() -> argparse.ArgumentParser:
     where = g.add_mutually_exclusive_group()
     where.add_argument("--local", action="store_true",
                        help="use (and rescale) the local loopback cluster under --state-dir (default)")
-    where.add_argument("--master", type=MASTER, help="submit to this existing standalone master, e.g. spark://host:7077 (sparkdl "
-                                        "submit --dry-run also takes a Kubernetes API server, k8s://https://HOST:PORT)")
+    where.add_argument("--master", type=MASTER, help="submit to this existing standalone master, e.g. spark://host:7077, "
+                                        "or to yarn (the YARN cluster of HADOOP_CONF_DIR; sparkdl submit --dry-run also "
+                                        "takes a Kubernetes API server, k8s://https://HOST:PORT)")
     where.add_argument("--cluster", type=Path, metavar="INVENTORY",
                        help="provision and drive the hosts of this inventory (TOML) over SSH")
     g.add_argument("--master-webui", help="the --master's web UI (default http://HOST:8080)")
+    g.add_argument("--queue", type=QUEUE, help="--master yarn: the YARN queue of every application (default: the "
+                                             "cluster's default queue)")
     g.add_argument("--state-dir", type=Path, default=DEFAULT_STATE_DIR,
                    help=f"local cluster state (default {DEFAULT_STATE_DIR})")
     g.add_argument("--port", type=PORT, default=DEFAULT_MASTER_PORT,
@@ -257,11 +271,12 @@ def add_parallelism(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -
                              "executor_cores, else the resource columns the table has, named on stderr)")
 
 
-def add_work(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
-    """``--work COLUMN[=VALUE]``: the amount-of-work axis of every scaling model (Ernest's scale s)."""
+def add_work(parser: argparse.ArgumentParser | argparse._ArgumentGroup, what: str | None = None) -> None:
+    """``--work COLUMN[=VALUE]``: the amount-of-work axis of every scaling model (Ernest's scale s); ``what``: the
+    help of a command that writes the column rather than reads it."""
     parser.add_argument("--work", metavar="COLUMN[=VALUE]",
-                        help="the column holding each run's amount of work (an input fraction, train_samples), the "
-                             "second axis of the scaling models (Ernest's s); with =VALUE, predict at that amount "
+                        help=what or "the column holding each run's amount of work (an input fraction, train_samples), "
+                             "the second axis of the scaling models (Ernest's s); with =VALUE, predict at that amount "
                              "(the full data: input_fraction=1, train_samples=60000); default: every run's work is 1")
 
 
