@@ -91,3 +91,46 @@ def format_csv(plan: PowerPlan) -> str:
     buf = io.StringIO()
     rows.to_csv(buf, index=False)
     return buf.getvalue()
+
+
+def format_scaling_text(plan: "ScalingPlan") -> str:
+    """The scaling design as text: its runs (weight, cost), the total against the budget, and the precision at the
+    targets."""
+    from models.power.scaling import ScalingPlan  # noqa: F401  (the type)
+
+    parts = f", {plan.partitions} partitions" if plan.partitions else ""
+    lines = [f"scaling design (Ernest's model, A-optimal): machines {plan.machines[0]}..{plan.machines[1]} x "
+             f"{plan.cores_per_machine} cores, data fractions {plan.fractions[0]:.5g}..{plan.fractions[1]:.5g}{parts}; "
+             f"{len(plan.runs)} of {plan.candidates} candidate runs chosen (weight above 0.3)", ""]
+    head = ["run", "machines", "cores", "fraction", *(["partitions"] if plan.partitions else []), "weight", "cost"]
+    body = [[str(i), str(r.machines), str(r.cores), f"{r.fraction:.5g}",
+             *([str(r.partitions)] if plan.partitions else []), f"{r.weight:.2f}", f"{c:.3g} s"]
+            for i, (r, c) in enumerate(zip(plan.runs, plan.costs_s), start=1)]
+    widths = [max(len(row[i]) for row in [head, *body]) for i in range(len(head))]
+    lines += ["  ".join(v.rjust(w) for v, w in zip(row, widths)) for row in [head, *body]]
+    over = " (over it: a run of weight below 1 is run whole, as Ernest's rule runs every weight above 0.3)" \
+        if plan.cost_s > plan.budget_s * (1 + 1e-6) else ""
+    spent = f"{plan.cost_s:.4g} s" + (f" ({duration(plan.cost_s)})" if plan.cost_s >= 120 else "")
+    lines += ["", f"cost: {spent} of cluster time, budget {plan.budget_s:.4g} s"
+                  f"{over}; a run costs {plan.base_time_s:g} s x (fraction / {plan.fractions[0]:.5g}) / machines"]
+    for t in plan.targets:
+        where = f"at {t.machines:g} machines ({t.cores:g} cores) on the full data"
+        if not math.isfinite(t.se_mean):
+            lines.append(f"{where}: not identified (Ernest's four coefficients need four runs at three or more "
+                         "machine counts): raise the budget")
+            continue
+        tail = (f"; {plan.level:.0%} prediction interval +-{t.half_width:.1%} of the predicted time at CV "
+                f"{plan.cv:.1%} (t, {plan.df} df)" if t.half_width is not None and math.isfinite(t.half_width)
+                else "; give --cv to see the interval" if plan.cv is None else "; no residual df: no interval")
+        lines.append(f"{where}: standard error {t.se_mean:.3g} x the runs' CV (a new run: {t.se_run:.3g} x){tail}")
+    return "\n".join(lines)
+
+
+def format_scaling_csv(plan: "ScalingPlan") -> str:
+    """One row per chosen run: machines, cores, fraction, partitions, weight, cost_s."""
+    frame = pd.DataFrame([{"run": i, "machines": r.machines, "cores": r.cores, "fraction": r.fraction,
+                           "partitions": r.partitions or None, "weight": r.weight, "cost_s": c}
+                          for i, (r, c) in enumerate(zip(plan.runs, plan.costs_s), start=1)])
+    buf = io.StringIO()
+    frame.to_csv(buf, index=False)
+    return buf.getvalue()

@@ -132,3 +132,107 @@ def relative_error(runs: list[ScalingRun], machines: float, fraction: float = 1.
     cov = bread @ (x.T * t**2) @ x @ bread
     mean = math.sqrt(max(float(star @ cov @ star), 0.0)) / t_star
     return mean, math.sqrt(mean**2 + 1.0)
+
+
+@dataclass(frozen=True)
+class ScalingTarget:
+    """The precision at ``machines`` on ``fraction`` of the data: the standard error of the predicted time and of a
+    new run there, each over the time (in units of the runs' CV), and with a CV the interval's half-width (a share
+    of the time: the prediction interval of a new run, t with the residual degrees of freedom)."""
+
+    machines: float
+    cores: float
+    fraction: float
+    se_mean: float
+    se_run: float
+    half_width: float | None
+
+    def to_dict(self) -> dict[str, object]:
+        return {"machines": self.machines, "cores": self.cores, "fraction": self.fraction, "se_mean": self.se_mean,
+                "se_run": self.se_run, "half_width": self.half_width}
+
+
+@dataclass(frozen=True)
+class ScalingPlan:
+    """A first scaling design (:func:`plan_scaling`): the runs chosen, in run order (machines, then fraction), what
+    they cost, and how precisely they predict the targets."""
+
+    machines: tuple[int, int]
+    cores_per_machine: int
+    fractions: tuple[float, float]
+    partitions: int | None
+    budget_s: float
+    base_time_s: float
+    candidates: int
+    runs: tuple[ScalingRun, ...]
+    costs_s: tuple[float, ...]
+    targets: tuple[ScalingTarget, ...]
+    cv: float | None
+    level: float
+
+    @property
+    def cost_s(self) -> float:
+        return float(sum(self.costs_s))
+
+    @property
+    def df(self) -> int:
+        """The residual degrees of freedom of Ernest's fit to the runs (four coefficients)."""
+        return len(self.runs) - 4
+
+    def to_dict(self) -> dict[str, object]:
+        return {"machines": list(self.machines), "cores_per_machine": self.cores_per_machine,
+                "fractions": list(self.fractions), "partitions": self.partitions, "budget_s": self.budget_s,
+                "base_time_s": self.base_time_s, "budget_units": self.budget_s / self.base_time_s,
+                "candidates": self.candidates, "cost_s": self.cost_s, "cv": self.cv, "level": self.level,
+                "df": self.df,
+                "runs": [{"machines": r.machines, "cores": r.cores, "fraction": r.fraction, "partitions": r.partitions
+                          or None, "weight": r.weight, "cost_s": c} for r, c in zip(self.runs, self.costs_s)],
+                "targets": [t.to_dict() for t in self.targets]}
+
+
+def plan_scaling(machines: tuple[int, int], cores_per_machine: int, fractions: tuple[float, float], budget_s: float,
+                 base_time_s: float = 1.0, partitions: int | None = None, at: tuple[float, ...] | None = None,
+                 cv: float | None = None, level: float = 0.9, steps: int = 20) -> ScalingPlan:
+    """The A-optimal runs for Ernest's model (:func:`solve`) under a cluster-time budget: ``budget_s`` over
+    ``base_time_s`` (the time of one run on the smallest fraction on one machine; 1 s: the budget is in Ernest's
+    units), each run costing base_time_s x (s / s_min) / m. The targets (``at``, default the largest machines) are on
+    the full data."""
+    from scipy import stats
+
+    if not (math.isfinite(base_time_s) and base_time_s > 0):
+        raise PlanError(f"--base-time {base_time_s:g}: give the time of one run on the smallest fraction, above 0")
+    points = fraction_candidates(fractions[0], fractions[1], machines[0], machines[1], cores_per_machine, steps,
+                                 partitions)
+    runs, _ = solve(points, cores_per_machine, budget_s / base_time_s, partitions)
+    runs = sorted(runs, key=lambda r: (r.machines, r.fraction))
+    s_min = min(p[0] for p in points)
+    spent = tuple(base_time_s * (r.fraction / s_min) / r.machines for r in runs)
+    df = len(runs) - 4
+    quantile = float(stats.t.ppf(0.5 + level / 2, df)) if df > 0 else math.inf
+    targets = []
+    for m in at or (float(machines[1]),):
+        mean, run = relative_error(runs, m)
+        half = None if cv is None else quantile * cv * run
+        targets.append(ScalingTarget(float(m), float(m) * cores_per_machine, 1.0, mean, run, half))
+    return ScalingPlan(machines, cores_per_machine, fractions, partitions, budget_s, base_time_s, len(points),
+                       tuple(runs), spent, tuple(targets), cv, level)
+
+
+#: The design columns a scaling design writes itself (a --fixed column may not be one of them).
+DESIGN_COLUMNS = ("run", "replicate", "nodes", "executors", "executor_cores")
+
+
+def design_rows(plan: ScalingPlan, work: str = "input_fraction", total: float | None = None,
+                fixed: dict[str, str] | None = None) -> list[dict[str, object]]:
+    """The rows of the design CSV ``sparkdl submit`` runs: one run per chosen point, in run order; a machine is a
+    node with one executor of ``cores_per_machine`` cores; the ``work`` column holds the fraction (times ``total``,
+    rounded to a whole number when ``total`` is whole: ``--work train_samples_value=4000``)."""
+    rows = []
+    for i, r in enumerate(plan.runs, start=1):
+        amount: object = round(r.fraction, 6)
+        if total is not None:
+            amount = r.fraction * total
+            amount = max(1, math.ceil(amount - 1e-9)) if float(total).is_integer() else round(amount, 6)
+        rows.append({"run": i, "replicate": 1, "nodes": r.machines, "executors": 1,
+                     "executor_cores": plan.cores_per_machine, work: amount, **(fixed or {})})
+    return rows
