@@ -13,6 +13,7 @@ first. This is Ernest's expt_design.py; cvxpy solves it (its default solver for 
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -98,7 +99,9 @@ def solve(points: list[tuple[float, int]], cores_per_machine: int, budget: float
     problem = cp.Problem(cp.Minimize(cp.matrix_frac(np.eye(x.shape[1]), info)),
                          [lam >= 0, lam <= 1, cost @ lam <= budget])
     try:
-        problem.solve()
+        with warnings.catch_warnings():  # an inaccurate solution is taken (its status says so), not printed
+            warnings.simplefilter("ignore", UserWarning)
+            problem.solve()
     except cp.error.SolverError as exc:
         raise PlanError(f"the design problem was not solved ({exc}); raise the budget or widen the ranges") from None
     if problem.status not in ("optimal", "optimal_inaccurate") or lam.value is None:
@@ -205,6 +208,9 @@ def plan_scaling(machines: tuple[int, int], cores_per_machine: int, fractions: t
                                  partitions)
     runs, _ = solve(points, cores_per_machine, budget_s / base_time_s, partitions)
     runs = sorted(runs, key=lambda r: (r.machines, r.fraction))
+    if not math.isfinite(relative_error(runs, float(machines[1]))[0]):
+        raise PlanError(f"--budget {budget_s:g} s buys {len(runs)} runs at {len({r.machines for r in runs})} machine "
+                        "count(s), too few for Ernest's four coefficients: raise it (or lower --base-time)")
     s_min = min(p[0] for p in points)
     spent = tuple(base_time_s * (r.fraction / s_min) / r.machines for r in runs)
     df = len(runs) - 4
