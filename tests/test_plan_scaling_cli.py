@@ -102,6 +102,7 @@ def test_a_work_column_of_samples_holds_whole_amounts(tmp_path, capsys):
     (["--machines", "1..8", "--fractions", "0..1/8", "--budget", "20"], "above 0 and at most 1"),
     (["--machines", "1..8", "--fractions", "1/8..2", "--budget", "20"], "above 0 and at most 1"),
     (["--machines", "0..8", "--fractions", "1/64..1/8", "--budget", "20"], "at least 1"),
+    (["--machines", "1..2", "--fractions", "1/8..1/2", "--budget", "1h"], "three or more machine counts"),
     (["--machines", "1.5..8", "--fractions", "1/64..1/8", "--budget", "20"], "whole machine counts"),
     (["--machines", "8", "--fractions", "1/64..1/8", "--budget", "20"], "give a range MIN..MAX"),
     (["--machines", "1..8", "--fractions", "1/0..1/8", "--budget", "20"], "not a number or a ratio"),

@@ -204,6 +204,9 @@ def plan_scaling(machines: tuple[int, int], cores_per_machine: int, fractions: t
 
     if not (math.isfinite(base_time_s) and base_time_s > 0):
         raise PlanError(f"--base-time {base_time_s:g}: give the time of one run on the smallest fraction, above 0")
+    if machines[1] - machines[0] < 2:
+        raise PlanError(f"--machines {machines[0]}..{machines[1]}: Ernest's model (1, s/m, m, log m) needs three or "
+                        f"more machine counts, e.g. --machines {machines[0]}..{machines[0] + 2}")
     points = fraction_candidates(fractions[0], fractions[1], machines[0], machines[1], cores_per_machine, steps,
                                  partitions)
     runs, _ = solve(points, cores_per_machine, budget_s / base_time_s, partitions)
