@@ -132,6 +132,30 @@ def _level(text: str) -> float:
     return value
 
 
+def _interval_level(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value < 1:  # nan too
+        raise ValueError(f"{text[:40]!r} is not an interval level: give a fraction above 0 and below 1, e.g. 0.9")
+    return value
+
+
+def number_in(low: float, high: float, what: str, name: str, low_open: bool = False) -> "object":
+    """An argparse type: a finite number from ``low`` (above it when ``low_open``) to ``high`` (``what`` it is)."""
+    def check(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not (low < value if low_open else low <= value) or not value <= high:  # nan and inf too
+            raise ValueError(f"{text[:40]!r} is out of range: give {what} {'above' if low_open else 'from'} {low:g} "
+                             f"{'and at most' if low_open else 'to'} {high:g}")
+        return value
+    return _option_type(check, name)
+
+
 def whole_number(low: int, high: int, what: str, name: str) -> "object":
     """An argparse type: a whole number from ``low`` to ``high`` (``what`` it counts, for the message)."""
     return _option_type(_whole(low, high, what), name)
@@ -146,6 +170,7 @@ SAMPLES = _option_type(_whole(1, MAX_SAMPLES, "a number of digits"), "samples")
 SEED = _option_type(_whole(0, MAX_SEED, "a seed"), "seed")
 BUDGET = _option_type(duration_s, "budget")
 CONFIDENCE = _option_type(_level, "confidence")
+LEVEL = _option_type(_interval_level, "level")
 MASTER = _option_type(_master, "master")
 QUEUE = _option_type(_queue, "queue")
 
