@@ -19,7 +19,8 @@ from optimize.batch import CANDIDATES, BatchChoice, Courier, Evaluation, evaluat
 from optimize.concurrent import COURIER_COLUMNS
 from optimize.errors import SearchOptionError
 from sparkdl.cli import run_cli
-from sparkdl.options import CommandParser, add_campaign, add_job, add_seed, now_positional, renamed
+from sparkdl.measurements import MAX_WALL_CLOCK_S
+from sparkdl.options import LEVEL, CommandParser, add_campaign, add_job, add_seed, now_positional, number_in, renamed
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -27,7 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_campaign(p, "results.csv and concurrency.csv of sparkdl concurrent, or a CSV with "
                     + ", ".join(COURIER_COLUMNS))
     now_positional(p, "--campaign")
-    p.add_argument("--slo", type=float, help="latency SLO in seconds")
+    p.add_argument("--slo", type=number_in(0, MAX_WALL_CLOCK_S, "an SLO in seconds", "slo", low_open=True),
+                   help="latency SLO in seconds")
     p.add_argument("--cpus", type=int, help="CPUs of the job")
     p.add_argument("--njobs", type=int, help="concurrent jobs")
     add_job(p, builtin_names(), "the job whose batch size to choose (default: the campaign's, when it ran one)",
@@ -38,9 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trees", type=int, default=100, help="trees per random forest (default 100)")
     add_seed(p, "the random forests, the held-out split and the drawn SLOs")
     p.add_argument("--evaluate", type=int, metavar="TRIALS", help="Courier vs random batch on held-out rows")
-    p.add_argument("--margin", type=float, default=0.0,
+    p.add_argument("--margin", type=number_in(0, 100, "a margin", "margin"), default=0.0,
                    help="require predicted time x (1 + margin) <= SLO (default 0: Courier's rule)")
-    p.add_argument("--level", type=float, default=0.9,
+    p.add_argument("--level", type=LEVEL, default=0.9,
                    help="nominal level of the prediction intervals of a single choice (default 0.9)")
     p.add_argument("--slo-mean", type=float, default=300.0,
                    help="--evaluate: mean of the normal distribution each trial's SLO is drawn from, seconds (default 300)")

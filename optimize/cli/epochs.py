@@ -18,7 +18,7 @@ from optimize.epochs import EpochChoice, EpochTimeModel, max_epochs, parse_confi
 from optimize.errors import JobFailedError, SearchOptionError
 from optimize.session import ClusterOptions, JobConfig, check_job, open_session, optimizer_jobs, submit_options
 from sparkdl.cli import on_interrupt, run_cli
-from sparkdl.options import (SAMPLES, CommandParser, add_budget, add_campaign, add_job, add_out, add_seed,
+from sparkdl.options import (LEVEL, SAMPLES, CommandParser, add_budget, add_campaign, add_job, add_out, add_seed,
                              cluster_options, now_positional, renamed)
 
 
@@ -37,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--lower", type=int, default=1, help="the fewest epochs to consider (default 1)")
     p.add_argument("--upper", type=int, default=20, help="the most epochs to consider (default 20)")
     p.add_argument("--step", type=int, default=1, help="the step between epoch counts (default 1)")
-    p.add_argument("--level", type=float, default=0.9, help="interval level (default 0.9)")
+    p.add_argument("--level", type=LEVEL, default=0.9, help="interval level (default 0.9)")
     p.add_argument("--safe", action="store_true", help="choose by the interval's upper end")
     p.add_argument("--cv-folds", type=int, default=5, help="cross-validation folds of the intervals (default 5)")
     p.add_argument("--trees", type=int, default=100, help="trees per random forest (default 100)")
