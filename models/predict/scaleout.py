@@ -294,6 +294,8 @@ class NextRun:
     expected_low: float
     expected_high: float
     cost: float  # predicted time x parallelism x runs
+    #: The amount of work the runs are made at (None without --work).
+    work: float | None = None
 
     @property
     def width(self) -> float:
@@ -312,14 +314,19 @@ class Advice:
     def text(self) -> list[str]:
         where = ", ".join(f"{k} {v}" for k, v in self.config.items())
         now = self.current
-        lines = [f"next run (target m = {self.at:g}{', ' + where if where else ''}; interval now "
+        worked = any(c.work is not None for c in self.candidates)
+        at_work = f", s = {now.work:g}" if now.work is not None else ""
+        lines = [f"next run (target m = {self.at:g}{at_work}{', ' + where if where else ''}; interval now "
                  f"{now.low:.4g} to {now.high:.4g}, width {now.high - now.low:.4g}):",
-                 f"  {'m':>6} {'runs':>4} {'expected interval':>23} {'width':>9} {'cost':>10}"]
+                 f"  {'m':>6}{f' {chr(115):>8}' if worked else ''} {'runs':>4} {'expected interval':>23} "
+                 f"{'width':>9} {'cost':>10}"]
         for i, c in enumerate(self.candidates):
             mark = "  <- run this" if i == 0 else ""
-            lines.append(f"  {c.parallelism:>6g} {c.runs:>4} {c.expected_low:>11.4g} to {c.expected_high:<9.4g} "
+            s = f" {c.work:>8.4g}" if worked and c.work is not None else ""
+            lines.append(f"  {c.parallelism:>6g}{s} {c.runs:>4} {c.expected_low:>11.4g} to {c.expected_high:<9.4g} "
                          f"{c.width:>9.4g} {c.cost:>10.4g}{mark}")
-        lines.append("  cost: predicted time x m x runs (cluster-seconds in units of the parallelism)")
+        lines.append("  cost: predicted time x m x runs (cluster-seconds in units of the parallelism)"
+                     + ("; s: the amount of work of the runs" if worked else ""))
         return lines
 
     def to_dict(self) -> dict[str, Any]:
@@ -338,13 +345,26 @@ def default_candidates(levels: Sequence[float], at: float, most: int = 6) -> lis
     return sorted(set(map(float, levels)) | set(between))
 
 
+#: With --work, the amounts of work a candidate's runs may be made at (the runs' own, spread): at most this many.
+MAX_WORK_LEVELS = 3
+
+
+def work_levels(amounts: np.ndarray | None, most: int = MAX_WORK_LEVELS) -> list[float]:
+    """The amounts of work the runs had, at most ``most`` of them: the smallest, the largest and between."""
+    levels = sorted(set(map(float, amounts if amounts is not None else ())))
+    if len(levels) > most:
+        levels = [levels[i] for i in sorted(set(np.round(np.linspace(0, len(levels) - 1, most)).astype(int)))]
+    return levels
+
+
 def advise(train: pd.DataFrame, target: str, covariates: Sequence[str], at: float,
            candidates: Sequence[float] | None = None, runs: int = 2, level: float = 0.9,
            curves: Sequence[Curve] = tuple(CURVES.values()), work: Work | None = None) -> Advice:
     """Rank ``candidates`` (default :func:`default_candidates`) by the expected interval width at ``at`` (see the
     module docstring): the mean over three scenarios of the width expected over the lack-of-fit tests' outcomes.
-    With ``work``, the candidates' runs are made at the amount of work most runs had, and the target is at
-    ``work.value`` (else at that same amount)."""
+    With ``work``, a candidate is a parallelism and an amount of work (the amounts the runs had, at most
+    :data:`MAX_WORK_LEVELS` of them, spread from the smallest to the largest), and the target is at ``work.value``
+    (else at the amount most runs had)."""
     check_scales(train, at, work)
     if runs < 1:
         raise InvalidTableError(f"runs per candidate must be at least 1, got {runs}")
@@ -378,7 +398,8 @@ def advise(train: pd.DataFrame, target: str, covariates: Sequence[str], at: floa
     x_c = fits[0].covariates.matrix(config) if covariates else np.zeros((1, 0))
     s_real = None if work is None else work.values(base)
     out = []
-    for m_c in candidates:
+    amounts = [s_c] if work is None else work_levels(s_real)
+    for m_c, s_c in [(m, s) for m in candidates for s in amounts]:
         m_all = np.concatenate([m_real, np.full(runs, m_c)])
         x_all = np.vstack([x_real, np.repeat(x_c, runs, axis=0)])
         s_all = None if s_real is None else np.concatenate([s_real, np.full(runs, s_c)])
@@ -387,6 +408,8 @@ def advise(train: pd.DataFrame, target: str, covariates: Sequence[str], at: floa
             truth = _scenario(extremes, which, m_all, x_all, s_all)
             extra = pd.concat([chosen] * runs, ignore_index=True) if keys else pd.DataFrame(index=range(runs))
             extra[PARALLELISM] = m_c
+            if work is not None:
+                extra[work.column] = s_c
             extra[target] = truth[-runs:]
             grown = pd.concat([base, extra], ignore_index=True)
             after = {c.curve: c for c in _at(fit_curves(grown, target, covariates, curves, sigma, work), at, config,
@@ -399,7 +422,7 @@ def advise(train: pd.DataFrame, target: str, covariates: Sequence[str], at: floa
             highs.append(high)
             centres.append(float(truth[-1]))
         centre = float(np.mean(centres))
-        out.append(NextRun(m_c, runs, float(np.mean(lows)), float(np.mean(highs)), centre * m_c * runs))
+        out.append(NextRun(m_c, runs, float(np.mean(lows)), float(np.mean(highs)), centre * m_c * runs, s_c))
     out.sort(key=lambda c: (c.width, c.cost))
     return Advice(at, current.config, current, tuple(out))
 
