@@ -46,7 +46,7 @@ from models.power.scaling import DESIGN_COLUMNS, design_rows, plan_scaling
 from models.power.inputs import read_inputs
 from models.results import factor_list, time_response
 from sparkdl.numbers import json_safe
-from sparkdl.options import CommandParser, add_budget, add_format, add_out, add_response, add_work, duration_s
+from sparkdl.options import LEVEL, CommandParser, add_budget, add_format, add_out, add_response, add_work, duration_s
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -112,7 +112,7 @@ def _scaling_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--at", metavar="M[,M...]",
                    help="with --scaling: the machine counts to predict the full data at (default the largest "
                         "--machines)")
-    g.add_argument("--level", type=float, default=0.9,
+    g.add_argument("--level", type=LEVEL, default=0.9,
                    help="with --scaling and --cv: level of the prediction interval at --at (default 0.9)")
     add_work(g, "with --scaling: the design column that holds each run's amount of work (default input_fraction, "
                 "which the built-in lenet and birnn jobs read); with =VALUE, the full data's amount, the column "

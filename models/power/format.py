@@ -100,7 +100,7 @@ def format_scaling_text(plan: "ScalingPlan") -> str:
 
     parts = f", {plan.partitions} partitions" if plan.partitions else ""
     lines = [f"scaling design (Ernest's model, A-optimal): machines {plan.machines[0]}..{plan.machines[1]} x "
-             f"{plan.cores_per_machine} cores, data fractions {plan.fractions[0]:.5g}..{plan.fractions[1]:.5g}{parts}; "
+             f"{plan.cores_per_machine} core{'s' if plan.cores_per_machine != 1 else ''}, data fractions {plan.fractions[0]:.5g}..{plan.fractions[1]:.5g}{parts}; "
              f"{len(plan.runs)} of {plan.candidates} candidate runs chosen (weight above 0.3)", ""]
     head = ["run", "machines", "cores", "fraction", *(["partitions"] if plan.partitions else []), "weight", "cost"]
     body = [[str(i), str(r.machines), str(r.cores), f"{r.fraction:.5g}",
