@@ -64,6 +64,8 @@ EnvFor = Callable[[str, str], SparkEnv]
 NOT_RUN = "not run"
 #: A run's notes (what was done to keep its figures), in its folder runs/<key>/.
 RUN_NOTES = "notes.txt"
+#: Where a backend whose executors run in containers (YARN) puts their logs, inside the run's folder.
+CONTAINER_LOGS = "containers"
 
 
 @dataclass(frozen=True)
@@ -240,8 +242,9 @@ class Campaign:
                 self._not_started(spec, str(blocked))
                 raise NotRun(spec, blocked)
             run_dir = self.folder.run_dir(spec.key) if self.observer is not None else None
-            argv = submit_argv(spec, self.options, env,
-                               event_log_dir=run_dir if self.observer is not None and self.observer.event_log else None)
+            build = getattr(self.backend, "submit_argv", submit_argv)  # a backend with its own argv (YARN's)
+            argv = build(spec, self.options, env,
+                         event_log_dir=run_dir if self.observer is not None and self.observer.event_log else None)
             if job.results == "json":  # a figure left by an earlier attempt must not count for this one
                 self.folder.run_dir(spec.key)
                 metrics_path(spec, self.options).unlink(missing_ok=True)
@@ -286,6 +289,9 @@ class Campaign:
                     # program's end prints may be missing: the rows are then read as the pruning watch read them)
                     rows = figures.epochs if figures.problem is None else tuple(EpochTail(out, job.figures).read())
                     write_run_epochs(self.folder.run_dir(spec.key), rows)
+            settle = getattr(self.backend, "settle", None)  # a backend whose applications outlive the driver (YARN)
+            if settle is not None:
+                outcome = settle(spec, argv, outcome, self.folder.run_dir(spec.key) / CONTAINER_LOGS)
             if outcome.app_id is None:
                 outcome = replace(outcome, app_id=self._app_id(argv[argv.index("--name") + 1]))
             if not outcome.ok and outcome.failure_kind == "infrastructure":
@@ -539,12 +545,14 @@ class ClusterChoice:
     webui_port: int = DEFAULT_WEBUI_PORT
     keep_cluster: bool = False
     plain_jvm: bool = False             # local cluster: stock JVMs even for jobs that ask for the start-up tuning
+    queue: str | None = None            # --master yarn: the applications' queue
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> "ClusterChoice":
         return cls(master=args.master, master_webui=args.master_webui, inventory=args.cluster,
                    state_dir=args.state_dir, port=args.port, webui_port=args.webui_port,
-                   keep_cluster=args.keep_cluster, plain_jvm=getattr(args, "plain_jvm", False))
+                   keep_cluster=args.keep_cluster, plain_jvm=getattr(args, "plain_jvm", False),
+                   queue=getattr(args, "queue", None))
 
     @property
     def is_local(self) -> bool:
@@ -564,6 +572,13 @@ def make_backend(choice: ClusterChoice | argparse.Namespace, folder: CampaignDir
         return RemoteBackend(RemoteCluster(load_inventory(choice.inventory), progress=progress), executor_memory_mb,
                              logs_dir=folder.path / "cluster-logs", keep_running=choice.keep_cluster,
                              progress=progress, owner=f"{socket.gethostname()}:{folder.path.resolve()}")
+    if choice.master == "yarn":
+        from harness.yarn import yarn_backend
+
+        return yarn_backend(executor_memory_mb, folder.path, f"{socket.gethostname()}:{folder.path.resolve()}",
+                            choice.queue, progress)
+    if choice.queue is not None:
+        raise HarnessError(f"--queue {choice.queue} is a YARN queue: add --master yarn, or drop --queue")
     if choice.master is not None:
         host = choice.master.split("://", 1)[-1].split(":", 1)[0]
         return FixedBackend(choice.master, choice.master_webui or f"http://{host}:{DEFAULT_WEBUI_PORT}",

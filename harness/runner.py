@@ -11,7 +11,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Protocol
+from typing import Callable, Mapping, Protocol, Sequence
 
 from cluster.local import end_process_group
 from logparse.patterns import PRUNED
@@ -71,8 +71,18 @@ class ProcessRunner:
     returns a reason the job is ended and the prune line appended to its .out.
     """
 
-    def __init__(self, watch: Watch | None = None) -> None:
+    def __init__(self, watch: Watch | None = None, before_stop: Callable[[Sequence[str]], None] | None = None) -> None:
+        """``before_stop(argv)``: called before the runner ends a job (timeout, interrupt, watch), while its driver
+        still lives: a backend whose application outlives its driver (YARN) ends it first."""
         self.watch = watch
+        self.before_stop = before_stop
+
+    def _stopping(self, argv: Sequence[str]) -> None:
+        if self.before_stop is not None:
+            try:
+                self.before_stop(argv)
+            except Exception:  # noqa: BLE001 - the job is ended either way; the backend's cleanup runs again after
+                pass
 
     def run(self, argv: list[str], env: Mapping[str, str], out: Path, err: Path,
             timeout: float | None, on_start: OnStart | None = None, cwd: Path | None = None) -> Completed:
@@ -87,9 +97,11 @@ class ProcessRunner:
                 code, stopped = self._wait(proc, out, timeout, started)
                 timed_out = False
             except subprocess.TimeoutExpired:
+                self._stopping(argv)
                 end_process_group(proc)
                 code, timed_out = proc.returncode if proc.returncode is not None else -9, True
             except BaseException:
+                self._stopping(argv)
                 end_process_group(proc, grace=2.0)
                 raise
         if stopped is not None:
@@ -111,5 +123,6 @@ class ProcessRunner:
                 pass
             reason = self.watch(out)
             if reason:
+                self._stopping(proc.args)  # type: ignore[arg-type]
                 end_process_group(proc, grace=2.0)
                 return (proc.returncode if proc.returncode is not None else -9), reason

@@ -31,6 +31,7 @@ from harness.errors import DesignFileError
 from harness.designfile import check_design
 from harness.job import JobChoice, builtin_names, jvm_of, resolve_job, runtime_of
 from harness import kubernetes
+from harness.yarn import YarnError, capacity_problems, is_yarn, planned_argv
 from harness.reference import MAX_EVERY, ReferenceError, with_reference
 from sparkdl.runspec import RunSpec, format_value
 from sparkdl.campaign import CampaignDir, Manifest, RunRecord
@@ -88,8 +89,9 @@ def dry_run_env(runtime: str, jvm: str, plain_jvm: bool, local: bool) -> SparkEn
 
 
 def dry_run_plan(specs: Sequence[RunSpec], options: SubmitOptions, env_for: Callable[[RunSpec], SparkEnv],
-                 mem_mb: int, local: bool) -> str:
-    """What a campaign would do: the cluster scaling plan and every run's exact argv, blocked by runtime."""
+                 mem_mb: int, local: bool, argv_of: Callable[..., list[str]] = submit_argv) -> str:
+    """What a campaign would do: the cluster scaling plan and every run's exact argv, blocked by runtime
+    (``argv_of``: a backend's own argv, e.g. YARN's)."""
     lines = []
     if local:
         size = WorkerSize.for_design(specs, mem_mb)
@@ -107,7 +109,7 @@ def dry_run_plan(specs: Sequence[RunSpec], options: SubmitOptions, env_for: Call
             workers = spec.nodes
         lines.append(f"# run {spec.key}: {spec.nodes} node(s) x {spec.executors} executor(s) x "
                      f"{spec.executor_cores} core(s) = {spec.total_cores} cores")
-        lines.append(shlex.join(submit_argv(spec, options, env)))
+        lines.append(shlex.join(argv_of(spec, options, env)))
     return "\n".join(lines)
 
 
@@ -286,8 +288,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             job = choice.for_spec(spec)
             return dry_run_env(runtime_of(job, spec), jvm_of(job, spec), args.plain_jvm, local)
 
+        argv_of = submit_argv
+        if is_yarn(args.master):  # nothing is asked of the cluster: its archive is shown where it will be
+            for spec in specs:
+                if problems := capacity_problems(spec, None, mem_mb):
+                    raise YarnError(f"run {spec.key}: {problems[0]}")
+            argv_of = planned_argv(args.out, args.queue)
         print(dry_run_plan(specs if rule is None else first_pass(specs, rule.min_replications), options, env_for,
-                           mem_mb, local=local))
+                           mem_mb, local=local, argv_of=argv_of))
         if rule is not None:
             print(f"# then replicates, one at a time, where {rule.text} is not met yet (at most "
                   f"{rule.max_replications} a point)")

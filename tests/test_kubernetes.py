@@ -187,13 +187,13 @@ def test_a_design_column_setting_an_owned_conf_is_refused_before_any_template_is
     assert len(err.strip().splitlines()) == 1 and "spark.kubernetes.namespace" in err and "drop that column" in err
 
 
-@pytest.mark.parametrize("master", ["yarn", "yarn-cluster", "YARN"])
-def test_a_yarn_master_is_refused_in_one_line_before_anything_is_written(tmp_path, capsys, master):
-    """YARN is not a backend (docs/real-hosts.md#yarn): `--master yarn` was taken for a standalone master's host name
-    and left a campaign folder behind when nothing answered."""
+@pytest.mark.parametrize("master", ["yarn-cluster", "yarn-client", "YARN:8032"])
+def test_a_yarn_master_other_than_yarn_is_refused_in_one_line_before_anything_is_written(tmp_path, capsys, master):
+    """Spark's old spellings (yarn-cluster, yarn-client) and a host-like YARN name are not a standalone master's host
+    name: refused, naming the one spelling (the cluster is HADOOP_CONF_DIR's)."""
     with pytest.raises(SystemExit) as exit_:
         dry_run(tmp_path, "--master", master)
     err = capsys.readouterr().err
     assert exit_.value.code == 2 and not (tmp_path / "campaign").exists()
     assert err.strip().splitlines()[-1].startswith("sparkdl submit: error: argument --master:")
-    assert "YARN is not a backend" in err and "real-hosts.md#yarn" in err
+    assert "spelled yarn" in err and "HADOOP_CONF_DIR" in err

@@ -25,7 +25,9 @@ def cli(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
 
 def test_the_lock_pins_every_jar_of_the_prepared_hadoop() -> None:
     pins = hadoop.read_lock()
-    assert "hadoop-client-minicluster-3.3.6.jar" in pins and len(pins) == 17
+    # the unshaded daemons (their REST API answers as documented), with no shaded client among them
+    assert "hadoop-yarn-server-resourcemanager-3.3.6.jar" in pins and "hadoop-hdfs-3.3.6-tests.jar" in pins
+    assert not any(name.startswith("hadoop-client-") for name in pins)
     built = hadoop.prepare()  # `make hadoop` prepared it: a no-op here
     assert hadoop.check_jars(built.home / "jars", pins) == []
     assert (built.home / "classes" / "MiniHdfs.class").is_file()
@@ -41,6 +43,7 @@ def test_a_jar_that_differs_from_the_lock_is_named(tmp_path: Path) -> None:
 
 
 def test_both_json_shapes_of_the_rest_api_are_read() -> None:
+    # documented: the unshaded daemons' answer; "java17" (bean names, unwrapped): a shaded build's Jersey fallback
     documented = {"nodes": {"node": [{"id": "h:1", "state": "RUNNING", "nodeHTTPAddress": "h:2", "usedMemoryMB": 512,
                                       "availMemoryMB": 1536, "usedVirtualCores": 1, "availableVirtualCores": 1}]}}
     java17 = {"nodes": [{"nodeId": "h:1", "state": "RUNNING", "nodeHTTPAddress": "h:2", "usedMemory": 512,

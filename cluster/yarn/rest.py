@@ -60,12 +60,11 @@ def _json(url: str, **kw: Any) -> dict[str, Any]:
 
 
 def _items(answer: dict[str, Any], outer: str, inner: str) -> list[dict[str, Any]]:
-    """The records of a list answer, wrapped as YARN's docs show (``{"nodes": {"node": [...]}}``) or unwrapped as
-    Hadoop 3.3's Jersey writes them on Java 17 (``{"nodes": [...]}``); an empty list is ``null`` in either.
-
-    On Java 17 Hadoop 3.3.6's web services write their records with the Java bean names rather than the
-    documented ones (``nodeId`` for ``id``, ``usedMemory`` for ``usedMemoryMB``, no root element): the readers
-    here take either, so the tool reads a real cluster on Java 8 as it reads the local one."""
+    """The records of a list answer, wrapped as YARN's docs show (``{"nodes": {"node": [...]}}``), or unwrapped in
+    Java bean names as Jersey's fallback writer gives them when JAXB does not see the records' annotations (the
+    shaded hadoop-client-minicluster does that: ``{"nodes": [...]}``, ``nodeId`` for ``id``); an empty list is ``{}``
+    or ``null``. The local cluster runs the unshaded daemons, which answer as documented; the fallback shape stays
+    readable for clusters that run a shaded build."""
     value = answer.get(outer)
     if isinstance(value, dict):  # {"queue": [...]}, or Java 17's field name ({"queueInfoList": [...]})
         value = value.get(inner, next((v for v in value.values() if isinstance(v, list)), None))
@@ -192,10 +191,19 @@ class ResourceManager:
         d = _json(f"{self.url}/ws/v1/cluster/apps/{urllib.parse.quote(app_id)}", timeout=self.timeout)
         return App.from_json(_record(d, "app"))
 
-    def apps(self, states: tuple[str, ...] = ()) -> list[App]:
-        query = f"?states={','.join(states)}" if states else ""
+    def apps(self, states: tuple[str, ...] = (), tags: tuple[str, ...] = ()) -> list[App]:
+        """The applications in ``states`` (all when empty) that carry one of ``tags`` (any when empty)."""
+        params = {**({"states": ",".join(states)} if states else {}),
+                  **({"applicationTags": ",".join(tags)} if tags else {})}
+        query = f"?{urllib.parse.urlencode(params)}" if params else ""
         return [App.from_json(a) for a in _items(_json(f"{self.url}/ws/v1/cluster/apps{query}", timeout=self.timeout),
                                                   "apps", "app")]
+
+    def attempts(self, app_id: str) -> list[tuple[str, str]]:
+        """The application's attempts as (master container id, its NodeManager's http address), first to last."""
+        d = _json(f"{self.url}/ws/v1/cluster/apps/{urllib.parse.quote(app_id)}/appattempts", timeout=self.timeout)
+        return [(str(a["containerId"]), str(a.get("nodeHttpAddress", ""))) for a in _items(d, "appAttempts", "appAttempt")
+                if a.get("containerId")]
 
     def kill(self, app_id: str) -> None:
         """Ask the ResourceManager to kill ``app_id`` (a no-op for an application that has ended)."""
