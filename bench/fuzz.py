@@ -42,17 +42,21 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests import inputs, surface_inputs  # noqa: E402
+from tests import analysis_inputs, inputs, surface_inputs  # noqa: E402
 from sparkdl.options import CommandParser  # noqa: E402
 
-#: Every kind: the files of tests/inputs.py, then the surfaces of tests/surface_inputs.py (MLflow URIs, sizes and
-#: results tables, runtime files with special requirements and locks, ``runtime lock --out``, the dispatcher).
-ALL_KINDS = (*inputs.KINDS, *surface_inputs.KINDS)
+#: Every kind: the files of tests/inputs.py, the surfaces of tests/surface_inputs.py (MLflow URIs, sizes and
+#: results tables, runtime files with special requirements and locks, ``runtime lock --out``, the dispatcher), then the
+#: newer surfaces of tests/analysis_inputs.py (predict's scaling options, plan, pareto --objectives, submit --until and
+#: the Kubernetes dry run, batch --slo, epochs --budget, concurrent, damaged tables), judged on their values.
+ALL_KINDS = (*inputs.KINDS, *surface_inputs.KINDS, *analysis_inputs.KINDS)
 
 
 def generated(kind: inputs.Kind, folder: Path, rng: random.Random) -> inputs.Case:
     if kind in surface_inputs.KINDS:
         return surface_inputs.generated_case(kind, folder, rng)
+    if kind in analysis_inputs.KINDS:
+        return analysis_inputs.generated_case(kind, folder, rng)
     return inputs.generated_case(kind, folder, rng)
 
 
@@ -118,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     run = inputs.run_main if args.in_process else surface_inputs.run_forked
     if not args.in_process:
         surface_inputs.warm_up()  # imported once here; every forked case inherits them
+        for name in analysis_inputs.WARM:
+            __import__(name)
 
     def record(kind: str, case: inputs.Case, folder: Path) -> None:
         outcome = run(case.main, case.argv, timeout=args.timeout)
