@@ -17,6 +17,7 @@ from cluster.yarn.config import read_conf_dir
 from cluster.yarn.local import LocalYarn, found_processes
 from cluster.yarn.rest import Node, ResourceManager
 from harness.yarn import LAUNCHED, campaign_tag, capacity_problems, container_mb
+from sparkdl.errors import EXIT_RUNS_FAILED
 from sparkdl.runspec import RunSpec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -139,10 +140,10 @@ def test_a_campaign_on_yarn_runs_each_row_as_an_application_and_leaves_none_runn
         assert len(logs) == 1 + want, (r["run"], logs)
 
     # a run stopped by its timeout: its application is killed through the ResourceManager
-    slow = write_design(tmp_path / "s.csv", "1,lenet,1,1,1,5,0.05,64")
+    slow = write_design(tmp_path / "s.csv", "1,lenet,1,1,1,80,0.05,64")
     stopped = submit(slow, tmp_path / "t", yarn, "--timeout", "25", "--retries", "0")
-    assert stopped.returncode == 1, stopped.stdout[-2000:] + stopped.stderr[-2000:]
+    assert stopped.returncode == EXIT_RUNS_FAILED, stopped.stdout[-2000:] + stopped.stderr[-2000:]
     (row,) = rows_of(tmp_path / "t")
-    assert row["status"] != "ok" and row["app_id"].startswith("application_")
+    assert row["status"] == "failed" and "raise --timeout" in row["reason"] and row["app_id"].startswith("application_")
     assert rm.app(row["app_id"]).state == "KILLED"
     assert [a.id for a in rm.apps() if not a.done] == []  # none left RUNNING or ACCEPTED
