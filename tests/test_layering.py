@@ -255,7 +255,7 @@ def test_the_old_import_paths_are_gone(old: str) -> None:
 @functools.cache
 def _project_files() -> list[Path]:
     """Every Python file of the project: the packages, tests, bench, examples, fabfile."""
-    skip = {".git", ".venv", "node_modules", "build", "dist"}
+    skip = {".git", ".venv", "node_modules", "build", "dist", ".cluster"}  # .cluster: clusters' state (a YARN's runtimes)
     return [p for p in sorted(ROOT.rglob("*.py")) if not skip & set(p.relative_to(ROOT).parts)]
 
 

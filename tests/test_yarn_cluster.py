@@ -107,6 +107,8 @@ def test_start_status_stop_a_real_yarn_and_hdfs(tmp_path: Path) -> None:
         stopped = cli("stop", "--state-dir", str(state))
     assert stopped.returncode == 0 and "stopped rm" in stopped.stdout, stopped.stdout + stopped.stderr
     assert found_processes(state / "yarn") == []  # no JVM left, recorded or not
+    assert list((state / "yarn").glob("nm-*/local")) == []  # nor the NodeManagers' localized files (a runtime: 800 MB)
+    assert list((state / "yarn").glob("nm-*/logs"))  # their logs are kept
     assert cli("status", "--state-dir", str(state)).returncode == 3
 
 

@@ -311,6 +311,8 @@ class LocalYarn:
         if strays:
             end_groups(strays, grace)
             stopped += [what for _, _, what in strays]
+        for local in self.state_dir.glob("nm-*/local"):  # the localized runtimes (800 MB each) and containers' folders:
+            shutil.rmtree(local, ignore_errors=True)      # the next start is a new cluster, nothing of them is reused
         if self._state_path.exists():
             self._state_path.unlink()
         return stopped
