@@ -107,6 +107,26 @@ def event_log_conf(directory: Path) -> list[str]:
     ]
 
 
+def runtime_args(env: SparkEnv, own: dict[str, str], drop: tuple[str, ...], python: str) -> list[str]:
+    """The runtime's spark-submit options for executors that are not on this machine (a pod, a YARN container): the
+    settings ``drop`` names (this machine's paths) go unless the job gives its own value, ``--jars`` goes when
+    ``"--jars"`` is in ``drop``, and the executors run ``python``."""
+    args = env.submit_args(own)
+    out: list[str] = []
+    for flag, value in zip(args[::2], args[1::2]):
+        key, _, _ = value.partition("=")
+        if flag == "--jars" and flag in drop:
+            continue
+        if flag == "--conf" and key in drop:
+            if own.get(key):
+                out += [flag, f"{key}={own[key]}"]
+            continue
+        if flag == "--conf" and key == "spark.pyspark.python":
+            value = f"{key}={python}"
+        out += [flag, value]
+    return out
+
+
 def submit_argv(spec: RunSpec, options: SubmitOptions, env: SparkEnv, event_log_dir: Path | None = None) -> list[str]:
     """The complete spark-submit argv for one run (no shell is ever involved).
 

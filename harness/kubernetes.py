@@ -30,7 +30,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 from urllib.parse import urlsplit
 
 from cluster.sparkenv import MERGED, SparkEnv
-from harness.command import SubmitOptions, app_args, app_name, job_args, job_for
+from harness.command import SubmitOptions, app_args, app_name, job_args, job_for, runtime_args
 from harness.errors import HarnessError
 from harness.job import job_confs
 from sparkdl.options import memory_mb
@@ -245,18 +245,7 @@ def validate_template(template: Mapping[str, object], version: str = KUBERNETES_
 def _runtime_args(env: SparkEnv, own: Mapping[str, str]) -> list[str]:
     """The runtime's spark-submit options for a driver here and executors in pods: settings naming this machine's
     paths go (a job's own value stays), and the executors run the image's Python."""
-    args = env.submit_args(own)
-    out: list[str] = []
-    for flag, value in zip(args[::2], args[1::2]):
-        key, _, _ = value.partition("=")
-        if flag == "--conf" and key in LOCAL_EXECUTOR_CONFS:
-            if own.get(key):
-                out += [flag, f"{key}={own[key]}"]
-            continue
-        if flag == "--conf" and key == "spark.pyspark.python":
-            value = f"{key}={IMAGE_PYTHON}"
-        out += [flag, value]
-    return out
+    return runtime_args(env, dict(own), LOCAL_EXECUTOR_CONFS, IMAGE_PYTHON)
 
 
 def _owned_conf(spec: RunSpec, own: Mapping[str, str]) -> None:

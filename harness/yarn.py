@@ -42,7 +42,7 @@ from cluster.master import AppInfo
 from cluster.sparkenv import MERGED, SparkEnv
 from cluster.yarn import config as yarn_config
 from cluster.yarn.rest import App, NodeManager, ResourceManager, YarnRestError
-from harness.command import SubmitOptions, app_args, app_name, event_log_conf, job_args, job_for
+from harness.command import SubmitOptions, app_args, app_name, event_log_conf, job_args, job_for, runtime_args
 from harness.errors import CapacityError, HarnessError
 from harness.job import job_confs
 from harness.runner import ProcessRunner, Runner
@@ -200,16 +200,7 @@ class YarnTarget:
 def _runtime_args(env: SparkEnv, own: dict[str, str]) -> list[str]:
     """The runtime's spark-submit options with the containers' Python; its jars are not uploaded (the archive has
     them) and the Python path of this machine's folders goes (the project's zip replaces it)."""
-    args = env.submit_args(own)
-    out: list[str] = []
-    for flag, value in zip(args[::2], args[1::2]):
-        key, _, _ = value.partition("=")
-        if flag == "--jars" or (flag == "--conf" and key == "spark.executorEnv.PYTHONPATH"):
-            continue  # the runtime's jars are in the archive, on the class path its settings name
-        if flag == "--conf" and key == "spark.pyspark.python":
-            value = f"{key}=./{LINK}/bin/python"
-        out += [flag, value]
-    return out
+    return runtime_args(env, own, ("--jars", "spark.executorEnv.PYTHONPATH"), f"./{LINK}/bin/python")
 
 
 def _java_in_archive(env: SparkEnv) -> str | None:
